@@ -1,0 +1,123 @@
+/*
+ * The topology graph: what a topology file (docs/topology.md) describes,
+ * turned into devices, directed links and routes between NPUs.
+ *
+ * NPUs are numbered 0..nnpus-1 in file order: node types in order, the nodes
+ * of a type in order, the NPUs of a node in order. That number is the NPU's
+ * rank in the world communicator.
+ *
+ * Every physical connection is two links, one per direction, each its own
+ * bandwidth resource. A route is the ordered list of links a message from one
+ * NPU to another crosses; its latency is the sum of its links' latencies plus
+ * the latency of every switch it passes through (docs/topology.md says which
+ * link carries which latency).
+ */
+#ifndef HCCN_DEVICE_SIM_TOPO_H
+#define HCCN_DEVICE_SIM_TOPO_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "hccn/hccn.h"
+
+#define HCCN_SIM_ROUTE_MAX 16   /* links in the longest possible route */
+#define HCCN_SIM_NAME_MAX 48
+
+typedef enum {
+    HCCN_SIM_DEV_NPU,
+    HCCN_SIM_DEV_SWITCH,  /* intra-node switch, leaf, spine or network switch */
+    HCCN_SIM_DEV_NIC,
+    HCCN_SIM_DEV_BRIDGE,  /* PCIe switch or host bridge */
+} hccn_sim_dev_kind_t;
+
+typedef enum {
+    HCCN_SIM_FABRIC_NONE,   /* single-NPU node */
+    HCCN_SIM_FABRIC_MESH,
+    HCCN_SIM_FABRIC_SWITCH,
+    HCCN_SIM_FABRIC_RING,
+    HCCN_SIM_FABRIC_PCIE,
+} hccn_sim_fabric_t;
+
+/* Links carry a level: 0 inside a node, 1 between a node and the network,
+ * 2 inside the network (leaf to spine). */
+enum { HCCN_SIM_LEVEL_INTRA = 0, HCCN_SIM_LEVEL_NIC = 1, HCCN_SIM_LEVEL_NET = 2 };
+
+typedef struct {
+    hccn_sim_dev_kind_t kind;
+    int node;                    /* -1 for devices of the network */
+    double lat;                  /* seconds added by crossing it (switches) */
+    char name[HCCN_SIM_NAME_MAX];/* "node1.npu3", "node0.nic2", "leaf0" ... */
+} hccn_sim_dev_t;
+
+typedef struct {
+    int src, dst;                /* device indices */
+    double bw;                   /* bytes/s in this direction; INFINITY = free */
+    double lat;                  /* seconds */
+    int level;
+} hccn_sim_link_t;
+
+typedef struct {
+    size_t arena_bytes;
+    double reduce_bw;            /* bytes/s reduced by this NPU */
+    double mem_bw;               /* bytes/s of a local copy; 0 = copies free */
+    double peak_flops;           /* FLOP/s; 0 when the file gives none */
+    int node, local;             /* node index and index inside the node */
+    int dev;                     /* device index of this NPU */
+    int nic;                     /* device index of its NIC, -1 if none */
+} hccn_sim_npu_t;
+
+typedef struct {
+    int first_npu, nnpus;        /* NPUs first_npu .. first_npu+nnpus-1 */
+    int type;                    /* index into the file's node_types */
+    hccn_sim_fabric_t fabric;
+    int leaf;                    /* leaf switch index, -1 when none */
+} hccn_sim_node_t;
+
+typedef struct hccn_sim_topo hccn_sim_topo_t;
+
+struct hccn_sim_topo {
+    char *name;                  /* "name" field, or the file's base name */
+    char *source;                /* file path or the name given for a string */
+    int nnodes, nnpus, ndevs, nlinks;
+    hccn_sim_node_t *nodes;
+    hccn_sim_npu_t *npus;
+    hccn_sim_dev_t *devs;
+    hccn_sim_link_t *links;
+    void *priv;                  /* loader-private routing tables */
+};
+
+/* Loads and validates a topology. On error returns HCCN_ERR_TOPOLOGY (or
+ * HCCN_ERR_IO / HCCN_ERR_NOMEM), *out is NULL and err holds one line:
+ * "<source>: <json path>: <rule broken>" (with line:column for JSON syntax
+ * errors). */
+hccn_status_t hccn_sim_topo_load_file(const char *path, hccn_sim_topo_t **out,
+                                      char *err, size_t errlen);
+hccn_status_t hccn_sim_topo_load_string(const char *json, const char *source,
+                                        hccn_sim_topo_t **out, char *err,
+                                        size_t errlen);
+/* As above from a parsed document (not consumed; the caller keeps it). */
+hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
+                                      hccn_sim_topo_t **out, char *err,
+                                      size_t errlen);
+
+void hccn_sim_topo_free(hccn_sim_topo_t *topo);
+
+/* The route from NPU a to NPU b (a != b): writes up to HCCN_SIM_ROUTE_MAX
+ * link indices to links, returns their number, and sets *lat to the route's
+ * latency in seconds. Returns 0 for a == b (no links, zero latency). Pure and
+ * thread-safe; O(route length). */
+int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
+                        int *links, double *lat);
+
+/* Summary figures printed by hccn-topo. */
+typedef struct {
+    int links_per_level[3];      /* directed links */
+    double bw_per_level[3];      /* bytes/s of one link of that level (min) */
+    double bisection_bw;         /* bytes/s, one direction, across the
+                                    worst balanced cut of the NPUs */
+} hccn_sim_topo_summary_t;
+
+void hccn_sim_topo_summarize(const hccn_sim_topo_t *topo,
+                             hccn_sim_topo_summary_t *sum);
+
+#endif /* HCCN_DEVICE_SIM_TOPO_H */

@@ -1,0 +1,221 @@
+/*
+ * hccn — hierarchical collective communication on a simulated NPU cluster.
+ *
+ * A cluster is made from a JSON topology file. hccn_cluster_run() starts one
+ * thread per simulated NPU (a "rank") and calls the user's function on each
+ * with that rank's context. Inside, ranks allocate device memory from their
+ * own arena and call point-to-point and collective operations exactly as they
+ * would call HCCL or NCCL; every operation moves the real bytes and reports
+ * the time it would take on the described cluster (simulated seconds).
+ *
+ * Conventions: every function returns hccn_status_t (0 on success, a negative
+ * code on error) unless it is a pure query. On error the calling thread's
+ * hccn_last_error() says what and where. Handles are owned by the caller that
+ * created them and stay valid until their destroy/free call.
+ */
+#ifndef HCCN_HCCN_H
+#define HCCN_HCCN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HCCN_VERSION_MAJOR 0
+#define HCCN_VERSION_MINOR 1
+
+/* Status codes: X(name, value, message). */
+#define HCCN_STATUS_MAP(X)                                                    \
+    X(HCCN_OK, 0, "success")                                                  \
+    X(HCCN_ERR_INVALID, -1, "invalid argument")                               \
+    X(HCCN_ERR_NOMEM, -2, "out of memory")                                    \
+    X(HCCN_ERR_TOPOLOGY, -3, "invalid topology")                              \
+    X(HCCN_ERR_MISMATCH, -4, "ranks disagree on a collective call")           \
+    X(HCCN_ERR_TIMEOUT, -5, "timed out waiting for other ranks")              \
+    X(HCCN_ERR_REMOTE, -6, "a peer rank failed or left")                      \
+    X(HCCN_ERR_UNSUPPORTED, -7, "operation not supported")                    \
+    X(HCCN_ERR_IO, -8, "input/output error")                                  \
+    X(HCCN_ERR_ABORTED, -9, "communicator aborted")                           \
+    X(HCCN_ERR_INPROGRESS, -10, "operation still in progress")                \
+    X(HCCN_ERR_FAULT, -11, "simulated hardware fault")                        \
+    X(HCCN_ERR_INTERNAL, -12, "internal error")
+
+typedef enum {
+#define HCCN_STATUS_ENUM(name, value, msg) name = value,
+    HCCN_STATUS_MAP(HCCN_STATUS_ENUM)
+#undef HCCN_STATUS_ENUM
+} hccn_status_t;
+
+/* Name ("HCCN_ERR_NOMEM") and message of a status code; never NULL. */
+const char *hccn_status_name(hccn_status_t status);
+const char *hccn_strerror(hccn_status_t status);
+
+/* The detailed message of the last error on the calling thread ("" if none).
+ * Valid until the next hccn call on that thread. */
+const char *hccn_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Data types and reduction operators.                                       */
+
+typedef enum {
+    HCCN_INT8 = 0,
+    HCCN_UINT8,
+    HCCN_INT16,
+    HCCN_UINT16,
+    HCCN_INT32,
+    HCCN_UINT32,
+    HCCN_INT64,
+    HCCN_UINT64,
+    HCCN_FP16,
+    HCCN_BF16,
+    HCCN_FP32,
+    HCCN_FP64,
+    HCCN_DTYPE_COUNT
+} hccn_dtype_t;
+
+typedef enum {
+    HCCN_SUM = 0,
+    HCCN_PROD,
+    HCCN_MAX,
+    HCCN_MIN,
+    HCCN_AVG,
+    HCCN_REDOP_COUNT
+} hccn_redop_t;
+
+/* Size in bytes of one element (0 for an invalid dtype) and names. */
+size_t hccn_dtype_size(hccn_dtype_t dtype);
+const char *hccn_dtype_name(hccn_dtype_t dtype);
+const char *hccn_redop_name(hccn_redop_t op);
+
+/* ------------------------------------------------------------------------ */
+/* Clusters, ranks and device memory.                                        */
+
+typedef struct hccn_cluster hccn_cluster_t;
+typedef struct hccn_ctx hccn_ctx_t;     /* one simulated NPU, seen by its thread */
+typedef struct hccn_comm hccn_comm_t;   /* one rank's handle on a communicator */
+typedef struct hccn_future hccn_future_t;
+
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_cluster_opts_t), for growth */
+    int bind_threads;        /* bind NPU threads to host cores round robin */
+    double timeout_s;        /* wall-clock wait limit; <= 0: HCCN_TIMEOUT or 300 */
+} hccn_cluster_opts_t;
+
+/* Creates a cluster from a topology file (path) or a JSON text (json, with
+ * name used in error messages). opts may be NULL. On error *out is NULL and
+ * hccn_last_error() names the file, the JSON path and the rule broken. */
+hccn_status_t hccn_cluster_create(const char *path,
+                                  const hccn_cluster_opts_t *opts,
+                                  hccn_cluster_t **out);
+hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
+                                       const hccn_cluster_opts_t *opts,
+                                       hccn_cluster_t **out);
+
+/* Destroys a cluster that is not running; frees every arena. NULL is a no-op. */
+void hccn_cluster_destroy(hccn_cluster_t *cluster);
+
+/* Number of simulated NPUs (ranks) and nodes. */
+int hccn_cluster_size(const hccn_cluster_t *cluster);
+int hccn_cluster_nodes(const hccn_cluster_t *cluster);
+
+typedef hccn_status_t (*hccn_rank_fn)(hccn_ctx_t *ctx, void *arg);
+
+/* Runs fn(ctx, arg) on every NPU thread and returns when all have returned.
+ * rank_status, if not NULL, receives each rank's status (cluster size
+ * entries). Returns HCCN_OK if every rank returned HCCN_OK, otherwise the
+ * status of the lowest failing rank, and hccn_last_error() names it. */
+hccn_status_t hccn_cluster_run(hccn_cluster_t *cluster, hccn_rank_fn fn,
+                               void *arg, hccn_status_t *rank_status);
+
+/* The calling rank's index, the cluster size, its node and index in node. */
+int hccn_rank(const hccn_ctx_t *ctx);
+int hccn_nranks(const hccn_ctx_t *ctx);
+int hccn_node(const hccn_ctx_t *ctx);
+int hccn_local_rank(const hccn_ctx_t *ctx);
+hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx);
+
+/* Device memory. Allocations are 256-byte aligned and come from the rank's
+ * arena; exhaustion gives HCCN_ERR_NOMEM and changes nothing. */
+hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr);
+hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr);
+
+typedef struct {
+    size_t total;        /* arena size */
+    size_t used;         /* bytes in live allocations (rounded to 256) */
+    size_t largest_free; /* largest allocation that would succeed now */
+    size_t allocations;  /* live allocations */
+} hccn_mem_info_t;
+
+hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info);
+
+/* Maps any pointer to the rank whose arena holds it and the offset in that
+ * arena. Returns HCCN_ERR_INVALID (rank -1) for a pointer in no arena. */
+hccn_status_t hccn_ptr_info(const hccn_cluster_t *cluster, const void *ptr,
+                            int *rank, size_t *offset);
+
+/* ------------------------------------------------------------------------ */
+/* Simulated time.                                                           */
+
+/* The rank's simulated clock, in seconds since the cluster started running. */
+double hccn_time(hccn_ctx_t *ctx);
+
+/* Simulated duration, in seconds, of the last blocking operation (or of the
+ * last future waited for) on this rank: its end minus the time it was called. */
+double hccn_last_duration(hccn_ctx_t *ctx);
+
+/* Advances the rank's compute timeline: seconds of simulated compute, or a
+ * FLOP count at the NPU's peak (peak_TFLOPS in the topology). */
+hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds);
+hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops);
+
+/* ------------------------------------------------------------------------ */
+/* Communicators.                                                            */
+
+/* The world communicator of the calling rank (all ranks of the cluster, in
+ * rank order). Owned by the cluster; never freed by the user. */
+hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx);
+
+int hccn_comm_rank(const hccn_comm_t *comm);
+int hccn_comm_size(const hccn_comm_t *comm);
+
+/* ------------------------------------------------------------------------ */
+/* Point-to-point. Sends and receives between a pair of ranks of a
+ * communicator match in the order they are posted (NCCL semantics). */
+
+hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
+                        hccn_dtype_t dtype, int peer);
+hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
+                        hccn_dtype_t dtype, int peer);
+hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
+                         hccn_dtype_t dtype, int peer, hccn_future_t **fut);
+hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
+                         hccn_dtype_t dtype, int peer, hccn_future_t **fut);
+
+/* ------------------------------------------------------------------------ */
+/* Futures. A future completes when its data has moved and its simulated end
+ * time has passed on the rank's clock; waiting advances the clock to it. */
+
+/* Blocks until the operation completes; the clock becomes max(clock, end).
+ * Returns the operation's status. A future may be waited for once. */
+hccn_status_t hccn_wait(hccn_future_t *fut);
+
+/* Sets *done to 1 if the operation has completed by the rank's current
+ * simulated time, else 0. Never advances the clock. */
+hccn_status_t hccn_test(hccn_future_t *fut, int *done);
+
+/* Simulated start (call) and end times of a completed operation. */
+hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
+                                double *end);
+
+/* Frees a completed (waited) future. Freeing a pending one is an error. */
+hccn_status_t hccn_future_free(hccn_future_t *fut);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "hccn/hccn_coll.h"
+
+#endif /* HCCN_HCCN_H */

@@ -1,0 +1,45 @@
+/*
+ * Collective operations. Every rank of the communicator calls the same
+ * collective, in the same order, from its own thread, with buffers in its
+ * own arena. Semantics follow NCCL (see docs/api.md for the HCCL/NCCL map);
+ * counts are in elements of dtype.
+ *
+ * In place: allreduce, broadcast and reduce when sendbuf == recvbuf;
+ * reduce_scatter when recvbuf == sendbuf + rank * recvcount elements;
+ * allgather when sendbuf == recvbuf + rank * sendcount elements.
+ *
+ * The blocking forms return when the data has moved and advance the rank's
+ * clock to the operation's simulated end. The i-forms return at once with a
+ * future (see hccn.h); operations on one communicator complete in call order.
+ */
+#ifndef HCCN_HCCN_COLL_H
+#define HCCN_HCCN_COLL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+hccn_status_t hccn_allreduce(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             hccn_redop_t op);
+hccn_status_t hccn_reduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t recvcount,
+                                  hccn_dtype_t dtype, hccn_redop_t op);
+hccn_status_t hccn_allgather(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t sendcount,
+                             hccn_dtype_t dtype);
+hccn_status_t hccn_broadcast(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             int root);
+hccn_status_t hccn_reduce(hccn_comm_t *comm, const void *sendbuf,
+                          void *recvbuf, size_t count, hccn_dtype_t dtype,
+                          hccn_redop_t op, int root);
+hccn_status_t hccn_alltoall(hccn_comm_t *comm, const void *sendbuf,
+                            void *recvbuf, size_t count, hccn_dtype_t dtype);
+hccn_status_t hccn_barrier(hccn_comm_t *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HCCN_HCCN_COLL_H */
