@@ -1,0 +1,638 @@
+/*
+ * The timing engine: batches, task dependencies, the event queue, device
+ * states and the horizon rule (see engine.h). Link sharing is in flow.c.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device_sim/engine_internal.h"
+
+enum { EV_READY, EV_DONE, EV_DELIVER };
+
+#define MATCH_BUCKETS 4096
+
+/* ---------------------------------------------------------------- heap --- */
+
+static int ev_less(const event_t *x, const event_t *y)
+{
+    if (x->t != y->t)
+        return x->t < y->t;
+    if (x->cls != y->cls)
+        return x->cls < y->cls;
+    if (x->dev != y->dev)
+        return x->dev < y->dev;
+    if (x->bseq != y->bseq)
+        return x->bseq < y->bseq;
+    if (x->idx != y->idx)
+        return x->idx < y->idx;
+    return x->type < y->type;
+}
+
+static int heap_push(hccn_sim_engine_t *eng, double t, int type, etask_t *task)
+{
+    if (eng->nheap == eng->capheap) {
+        size_t cap = eng->capheap ? 2 * eng->capheap : 256;
+        event_t *h = realloc(eng->heap, cap * sizeof(*h));
+        if (h == NULL)
+            return -1;
+        eng->heap = h;
+        eng->capheap = cap;
+    }
+    event_t ev = {.t = t, .cls = type == EV_READY ? 1 : 0, .dev = task->dev,
+                  .bseq = task->batch->seq, .idx = task->idx, .type = type,
+                  .task = task};
+    size_t i = eng->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&ev, &eng->heap[p]))
+            break;
+        eng->heap[i] = eng->heap[p];
+        i = p;
+    }
+    eng->heap[i] = ev;
+    return 0;
+}
+
+static event_t heap_pop(hccn_sim_engine_t *eng)
+{
+    event_t top = eng->heap[0];
+    event_t last = eng->heap[--eng->nheap];
+    size_t i = 0, n = eng->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ev_less(&eng->heap[c + 1], &eng->heap[c]))
+            c++;
+        if (!ev_less(&eng->heap[c], &last))
+            break;
+        eng->heap[i] = eng->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        eng->heap[i] = last;
+    return top;
+}
+
+/* ------------------------------------------------------------- matching --- */
+
+static size_t key_hash(const hccn_sim_key_t *k)
+{
+    uint64_t h = k->a * 0x9e3779b97f4a7c15ULL;
+    h ^= k->b + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+    h ^= k->c + 0x85ebca6b0c2b2ae3ULL + (h << 6) + (h >> 2);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int key_eq(const hccn_sim_key_t *x, const hccn_sim_key_t *y)
+{
+    return x->a == y->a && x->b == y->b && x->c == y->c;
+}
+
+/* Pairs t with a waiting half of the same key, or leaves t waiting. */
+static void match_half(hccn_sim_engine_t *eng, etask_t *t)
+{
+    size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
+    etask_t **pp = &eng->match[h];
+    for (; *pp != NULL; pp = &(*pp)->hash_next) {
+        etask_t *o = *pp;
+        if (key_eq(&o->key, &t->key) && o->kind != t->kind &&
+            o->dev == t->peer && o->peer == t->dev) {
+            *pp = o->hash_next;
+            o->hash_next = NULL;
+            o->mate = t;
+            t->mate = o;
+            return;
+        }
+    }
+    t->hash_next = eng->match[h];
+    eng->match[h] = t;
+}
+
+static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
+{
+    size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
+    for (etask_t **pp = &eng->match[h]; *pp != NULL; pp = &(*pp)->hash_next)
+        if (*pp == t) {
+            *pp = t->hash_next;
+            return;
+        }
+}
+
+/* --------------------------------------------------------------- tasks --- */
+
+static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
+
+static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
+{
+    hccn_sim_batch_t *b = t->batch;
+    t->state = T_DONE;
+    t->end = when;
+    for (uint32_t i = 0; i < t->nsucc; i++) {
+        etask_t *s = &b->tasks[b->succ[t->succ_off + i]];
+        if (when > s->ready)
+            s->ready = when;
+        if (--s->npending == 0)
+            heap_push(eng, s->ready, EV_READY, s);
+    }
+    if (when > b->end)
+        b->end = when;
+    if (--b->left == 0)
+        batch_complete(eng, b);
+}
+
+/* Local work runs first come, first served on its device. */
+static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
+{
+    edev_t *d = &eng->devs[t->dev];
+    if (t->cost <= 0.0) {
+        task_done(eng, t, when);
+        return;
+    }
+    double start = when > d->local_free ? when : d->local_free;
+    d->local_free = start + t->cost;
+    heap_push(eng, d->local_free, EV_DONE, t);
+}
+
+static void flow_drained(hccn_sim_engine_t *eng, flow_t *f)
+{
+    heap_push(eng, eng->now, EV_DONE, f->send);
+    heap_push(eng, eng->now + f->lat, EV_DELIVER, f->recv);
+}
+
+static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
+{
+    t->state = T_READY;
+    t->ready = when;
+    if (t->kind == HCCN_SIM_TASK_LOCAL) {
+        local_work(eng, t, when);
+        return;
+    }
+    etask_t *m = t->mate;
+    if (m == NULL || m->state != T_READY)
+        return;
+    etask_t *send = t->kind == HCCN_SIM_TASK_SEND ? t : m;
+    etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
+    send->state = recv->state = T_FLOW;
+    hccn_sim_flow_advance(eng, when);
+    hccn_sim_flow_start(eng, send, recv);
+}
+
+static void process(hccn_sim_engine_t *eng, const event_t *ev)
+{
+    switch (ev->type) {
+    case EV_READY:
+        task_ready(eng, ev->task, ev->t);
+        break;
+    case EV_DONE:
+        task_done(eng, ev->task, ev->t);
+        break;
+    case EV_DELIVER:
+        local_work(eng, ev->task, ev->t);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------- devices --- */
+
+static double horizon(const hccn_sim_engine_t *eng)
+{
+    double h = INFINITY;
+    if (eng->nrunning == 0)
+        return h;
+    for (int i = 0; i < eng->ndev; i++) {
+        const edev_t *d = &eng->devs[i];
+        if ((d->state == DEV_RUNNING || d->state == DEV_TESTING) &&
+            d->clock < h)
+            h = d->clock;
+    }
+    return h;
+}
+
+static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
+{
+    int was = d->state == DEV_RUNNING || d->state == DEV_TESTING;
+    int is = state == DEV_RUNNING || state == DEV_TESTING;
+    eng->nrunning += is - was;
+    d->state = state;
+}
+
+/* Earliest pending event: a flow draining (a completion) or the heap top. */
+static int next_event(hccn_sim_engine_t *eng, double *t, int *cls)
+{
+    double drain = hccn_sim_flow_next(eng);
+    /* At equal times a drain goes first: it is a completion, and drains are
+     * ordered before the queue's completions. */
+    if (eng->nheap > 0 && eng->heap[0].t < drain) {
+        *t = eng->heap[0].t;
+        *cls = eng->heap[0].cls;
+        return 1;
+    }
+    if (isfinite(drain)) {
+        *t = drain;
+        *cls = 0;
+        return 0;
+    }
+    *t = INFINITY;
+    *cls = 1;
+    return 1;
+}
+
+static void settle_locked(hccn_sim_engine_t *eng)
+{
+    for (;;) {
+        double t;
+        int cls;
+        int from_heap = next_event(eng, &t, &cls);
+        if (isinf(t))
+            break;
+        double h = horizon(eng);
+        if (cls == 0 ? t > h : t >= h)
+            break;
+        if (from_heap) {
+            event_t ev = heap_pop(eng);
+            process(eng, &ev);
+        } else {
+            hccn_sim_flow_advance(eng, t);
+            hccn_sim_flow_reap(eng, flow_drained);
+        }
+    }
+    /* Wake testers whose question can now be answered. */
+    for (int i = 0; i < eng->ndev; i++) {
+        edev_t *d = &eng->devs[i];
+        if (d->state == DEV_TESTING)
+            pthread_cond_signal(&d->cv);
+    }
+}
+
+/* ------------------------------------------------------------- batches --- */
+
+static void batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    if (b->all_prev != NULL)
+        b->all_prev->all_next = b->all_next;
+    else
+        eng->batches = b->all_next;
+    if (b->all_next != NULL)
+        b->all_next->all_prev = b->all_prev;
+    free(b->tasks);
+    free(b->succ);
+    free(b);
+}
+
+static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
+{
+    b->gated = 0;
+    b->start = t;
+    if (b->ntasks == 0) {
+        b->end = t;
+        batch_complete(eng, b);
+        return;
+    }
+    for (int i = 0; i < b->ntasks; i++) {
+        etask_t *task = &b->tasks[i];
+        if (task->npending == 0) {
+            task->ready = t;
+            heap_push(eng, t, EV_READY, task);
+        } else {
+            task->ready = t;
+        }
+    }
+}
+
+static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    b->done = 1;
+    if (b->end < b->start)
+        b->end = b->start;
+    edev_t *d = &eng->devs[b->dev];
+    if (d->state == DEV_WAITING && d->waiting_on == b) {
+        d->waiting_on = NULL;
+        if (b->end > d->clock)
+            d->clock = b->end;
+        set_state(eng, d, DEV_RUNNING);
+        pthread_cond_signal(&d->cv);
+    }
+    hccn_sim_batch_t *next = b->stream_next;
+    b->stream_next = NULL;
+    if (next != NULL)
+        gate_open(eng, next, next->t0 > b->end ? next->t0 : b->end);
+    if (b->released)
+        batch_free(eng, b);
+}
+
+static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
+                       int n, const uint32_t *deps)
+{
+    uint32_t ndeps = 0;
+    for (int i = 0; i < n; i++)
+        ndeps += tasks[i].ndeps;
+    b->tasks = calloc((size_t)(n > 0 ? n : 1), sizeof(etask_t));
+    b->succ = calloc(ndeps > 0 ? ndeps : 1, sizeof(uint32_t));
+    if (b->tasks == NULL || b->succ == NULL)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        etask_t *t = &b->tasks[i];
+        t->kind = tasks[i].kind;
+        t->dev = b->dev;
+        t->peer = tasks[i].peer;
+        t->idx = i;
+        t->bytes = tasks[i].bytes;
+        t->cost = tasks[i].cost;
+        t->key = tasks[i].key;
+        t->npending = tasks[i].ndeps;
+        t->batch = b;
+        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
+            uint32_t d = deps[tasks[i].dep_off + k];
+            if (d >= (uint32_t)i)
+                return -2;      /* deps must point backwards */
+            b->tasks[d].nsucc++;
+        }
+    }
+    uint32_t off = 0;
+    for (int i = 0; i < n; i++) {
+        b->tasks[i].succ_off = off;
+        off += b->tasks[i].nsucc;
+        b->tasks[i].nsucc = 0;
+    }
+    for (int i = 0; i < n; i++)
+        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
+            etask_t *d = &b->tasks[deps[tasks[i].dep_off + k]];
+            b->succ[d->succ_off + d->nsucc++] = (uint32_t)i;
+        }
+    return 0;
+}
+
+hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
+                                const hccn_sim_task_t *tasks, int ntasks,
+                                const uint32_t *deps, hccn_sim_batch_t *after)
+{
+    hccn_sim_batch_t *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return NULL;
+    b->dev = dev;
+    b->ntasks = b->left = ntasks;
+    if (batch_build(b, tasks, ntasks, deps) != 0) {
+        free(b->tasks);
+        free(b->succ);
+        free(b);
+        return NULL;
+    }
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    b->seq = d->nbatches++;
+    b->t0 = d->clock;
+    b->all_next = eng->batches;
+    if (eng->batches != NULL)
+        eng->batches->all_prev = b;
+    eng->batches = b;
+    for (int i = 0; i < ntasks; i++)
+        if (b->tasks[i].kind != HCCN_SIM_TASK_LOCAL)
+            match_half(eng, &b->tasks[i]);
+    if (after != NULL && !after->done) {
+        b->gated = 1;
+        after->stream_next = b;
+    } else {
+        double t = b->t0;
+        if (after != NULL && after->end > t)
+            t = after->end;
+        gate_open(eng, b, t);
+    }
+    settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+    return b;
+}
+
+/* -------------------------------------------------------------- waiting --- */
+
+static void deadline_after(struct timespec *ts, double seconds)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    double whole = floor(seconds);
+    ts->tv_sec += (time_t)whole;
+    ts->tv_nsec += (long)((seconds - whole) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+void hccn_sim_wait_begin(hccn_sim_engine_t *eng, int dev,
+                         hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    if (!b->done) {
+        d->waiting_on = b;
+        set_state(eng, d, DEV_WAITING);
+        settle_locked(eng);
+    }
+    pthread_mutex_unlock(&eng->lock);
+}
+
+hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
+                                hccn_sim_batch_t *b)
+{
+    hccn_status_t rc = HCCN_OK;
+    struct timespec ts;
+    deadline_after(&ts, eng->timeout_s);
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    if (!b->done && d->state != DEV_WAITING) {
+        d->waiting_on = b;
+        set_state(eng, d, DEV_WAITING);
+        settle_locked(eng);
+    }
+    while (!b->done) {
+        if (pthread_cond_timedwait(&d->cv, &eng->lock, &ts) == ETIMEDOUT &&
+            !b->done) {
+            rc = HCCN_ERR_TIMEOUT;
+            d->waiting_on = NULL;
+            set_state(eng, d, DEV_RUNNING);
+            break;
+        }
+    }
+    if (rc == HCCN_OK && b->end > d->clock)
+        d->clock = b->end;
+    pthread_mutex_unlock(&eng->lock);
+    return rc;
+}
+
+/* 1 when every event at or before t is settled. */
+static int settled_through(hccn_sim_engine_t *eng, double t)
+{
+    double next;
+    int cls;
+    next_event(eng, &next, &cls);
+    return next > t || (next == t && cls == 1);
+}
+
+int hccn_sim_test(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b)
+{
+    struct timespec ts;
+    deadline_after(&ts, eng->timeout_s);
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    set_state(eng, d, DEV_TESTING);
+    while (!b->done && !settled_through(eng, d->clock))
+        if (pthread_cond_timedwait(&d->cv, &eng->lock, &ts) == ETIMEDOUT)
+            break;
+    set_state(eng, d, DEV_RUNNING);
+    int done = b->done && b->end <= d->clock;
+    pthread_mutex_unlock(&eng->lock);
+    return done;
+}
+
+void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt)
+{
+    pthread_mutex_lock(&eng->lock);
+    if (dt > 0.0) {
+        eng->devs[dev].clock += dt;
+        settle_locked(eng);
+    }
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_finish(hccn_sim_engine_t *eng, int dev)
+{
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    d->waiting_on = NULL;
+    set_state(eng, d, DEV_DONE);
+    settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_settle(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+double hccn_sim_clock(hccn_sim_engine_t *eng, int dev)
+{
+    pthread_mutex_lock(&eng->lock);
+    double c = eng->devs[dev].clock;
+    pthread_mutex_unlock(&eng->lock);
+    return c;
+}
+
+int hccn_sim_batch_done(hccn_sim_engine_t *eng, const hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    int done = b->done;
+    pthread_mutex_unlock(&eng->lock);
+    return done;
+}
+
+double hccn_sim_batch_start(const hccn_sim_batch_t *b)
+{
+    return b->start;
+}
+
+double hccn_sim_batch_end(const hccn_sim_batch_t *b)
+{
+    return b->end;
+}
+
+double hccn_sim_task_end(const hccn_sim_batch_t *b, int i)
+{
+    return i >= 0 && i < b->ntasks ? b->tasks[i].end : NAN;
+}
+
+void hccn_sim_batch_release(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    if (b == NULL)
+        return;
+    pthread_mutex_lock(&eng->lock);
+    b->released = 1;
+    if (b->done)
+        batch_free(eng, b);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+/* ------------------------------------------------------------ lifetime --- */
+
+static void drop_all(hccn_sim_engine_t *eng)
+{
+    while (eng->batches != NULL) {
+        hccn_sim_batch_t *b = eng->batches;
+        for (int i = 0; i < b->ntasks; i++)
+            if (b->tasks[i].kind != HCCN_SIM_TASK_LOCAL &&
+                b->tasks[i].mate == NULL)
+                unmatch_half(eng, &b->tasks[i]);
+        batch_free(eng, b);
+    }
+    eng->nheap = 0;
+    memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
+    hccn_sim_flow_reset(eng);
+}
+
+void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    drop_all(eng);
+    eng->nrunning = 0;
+    for (int i = 0; i < eng->ndev; i++) {
+        edev_t *d = &eng->devs[i];
+        d->state = DEV_DONE;
+        set_state(eng, d, DEV_RUNNING);
+        d->clock = 0.0;
+        d->waiting_on = NULL;
+        d->nbatches = 0;
+        d->local_free = 0.0;
+    }
+    pthread_mutex_unlock(&eng->lock);
+}
+
+hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
+                                          double timeout_s)
+{
+    hccn_sim_engine_t *eng = calloc(1, sizeof(*eng));
+    if (eng == NULL)
+        return NULL;
+    eng->topo = topo;
+    eng->timeout_s = timeout_s > 0.0 ? timeout_s : 300.0;
+    eng->ndev = topo->nnpus;
+    eng->nmatch_buckets = MATCH_BUCKETS;
+    eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
+    eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
+    pthread_mutex_init(&eng->lock, NULL);
+    if (eng->match == NULL || eng->devs == NULL ||
+        hccn_sim_flow_init(eng) != 0) {
+        hccn_sim_flow_free(eng);
+        free(eng->match);
+        free(eng->devs);
+        pthread_mutex_destroy(&eng->lock);
+        free(eng);
+        return NULL;
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    for (int i = 0; i < eng->ndev; i++)
+        pthread_cond_init(&eng->devs[i].cv, &attr);
+    pthread_condattr_destroy(&attr);
+    hccn_sim_engine_reset(eng);
+    return eng;
+}
+
+void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
+{
+    if (eng == NULL)
+        return;
+    drop_all(eng);
+    for (int i = 0; i < eng->ndev; i++)
+        pthread_cond_destroy(&eng->devs[i].cv);
+    hccn_sim_flow_free(eng);
+    free(eng->heap);
+    free(eng->match);
+    free(eng->devs);
+    pthread_mutex_destroy(&eng->lock);
+    free(eng);
+}

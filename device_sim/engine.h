@@ -1,0 +1,114 @@
+/*
+ * The timing engine: a conservative discrete-event simulation of tasks on
+ * the topology, deterministic whatever the host does.
+ *
+ * Devices post *batches* of tasks with dependencies. A task is one side of a
+ * transfer (SEND or RECV, paired with the other side by a match key) or a
+ * LOCAL piece of work on the device (a reduction, a copy, a delay). Transfers
+ * share link bandwidth max-min fairly (docs/timing.md); local work of one
+ * device runs first-come first-served on that device.
+ *
+ * Determinism: every device is either RUNNING at a virtual clock (it may post
+ * new work at that time or later), WAITING for a batch (it posts nothing
+ * until the batch completes), or DONE. The engine only settles events that
+ * no future post can change: completions at times <= the horizon (the least
+ * clock of a RUNNING device) and starts at times < the horizon. Ties are
+ * broken by (time, completions before starts, device, batch number, task
+ * index), never by host order, so the simulated times depend only on what was
+ * posted and when in virtual time.
+ *
+ * Thread safety: all functions lock the engine; a device's functions are
+ * called only by that device's thread (or by one thread in timing-only use).
+ */
+#ifndef HCCN_DEVICE_SIM_ENGINE_H
+#define HCCN_DEVICE_SIM_ENGINE_H
+
+#include <stdint.h>
+
+#include "device_sim/topo.h"
+
+typedef struct hccn_sim_engine hccn_sim_engine_t;
+typedef struct hccn_sim_batch hccn_sim_batch_t;
+
+typedef enum {
+    HCCN_SIM_TASK_SEND,   /* bytes leave this device towards peer */
+    HCCN_SIM_TASK_RECV,   /* bytes from peer arrive here, then `cost` s of work */
+    HCCN_SIM_TASK_LOCAL,  /* `cost` seconds of local work */
+} hccn_sim_task_kind_t;
+
+/* Pairs a SEND with its RECV: both sides post the same key. */
+typedef struct {
+    uint64_t a, b, c;
+} hccn_sim_key_t;
+
+typedef struct {
+    hccn_sim_task_kind_t kind;
+    int peer;              /* SEND/RECV: the other device */
+    uint64_t bytes;        /* SEND/RECV: bytes on the wire (equal on both) */
+    double cost;           /* RECV: seconds of work after arrival; LOCAL */
+    hccn_sim_key_t key;    /* SEND/RECV */
+    uint32_t dep_off;      /* deps[dep_off .. dep_off+ndeps) are earlier */
+    uint32_t ndeps;        /*   task indices of the same batch */
+} hccn_sim_task_t;
+
+/* Creates an engine for topo's NPUs (device index == NPU rank). All devices
+ * start RUNNING at clock 0. timeout_s bounds every wall-clock wait. */
+hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
+                                          double timeout_s);
+void hccn_sim_engine_destroy(hccn_sim_engine_t *eng);
+
+/* Forgets all work and sets every device RUNNING at clock 0. Only between
+ * runs, with no thread inside the engine. */
+void hccn_sim_engine_reset(hccn_sim_engine_t *eng);
+
+/* Posts tasks for device dev; they start no earlier than its clock and, if
+ * after is not NULL, no earlier than after's completion (stream order).
+ * The engine copies tasks and deps. Returns NULL on allocation failure. */
+hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
+                                const hccn_sim_task_t *tasks, int ntasks,
+                                const uint32_t *deps, hccn_sim_batch_t *after);
+
+/* Declares that dev will post nothing until b completes (lets the horizon
+ * move on while the thread does other work, e.g. moving the data). */
+void hccn_sim_wait_begin(hccn_sim_engine_t *eng, int dev,
+                         hccn_sim_batch_t *b);
+
+/* Blocks until b completes, then sets dev RUNNING at max(clock, b's end).
+ * Returns HCCN_OK, or HCCN_ERR_TIMEOUT after the engine's wall timeout. */
+hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
+                                hccn_sim_batch_t *b);
+
+/* 1 if b completes at or before dev's clock, else 0; may block briefly (wall)
+ * until every event up to that clock is settled. Never moves the clock. */
+int hccn_sim_test(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b);
+
+/* Advances dev's clock by dt >= 0 seconds (compute). */
+void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt);
+
+/* dev has finished its function and will post nothing more. */
+void hccn_sim_finish(hccn_sim_engine_t *eng, int dev);
+
+double hccn_sim_clock(hccn_sim_engine_t *eng, int dev);
+
+/* Settles everything that can be settled (timing-only use: with every device
+ * DONE or WAITING this runs the simulation to its end). */
+void hccn_sim_settle(hccn_sim_engine_t *eng);
+
+/* A completed batch's start (the first moment its tasks could run) and end
+ * times, and whether it has completed. */
+int hccn_sim_batch_done(hccn_sim_engine_t *eng, const hccn_sim_batch_t *b);
+double hccn_sim_batch_start(const hccn_sim_batch_t *b);
+double hccn_sim_batch_end(const hccn_sim_batch_t *b);
+
+/* Completion time of task i of a completed batch. */
+double hccn_sim_task_end(const hccn_sim_batch_t *b, int i);
+
+/* Gives up the caller's reference. A batch is freed once it is released and
+ * complete (or the engine is reset/destroyed). */
+void hccn_sim_batch_release(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+
+/* Per-link totals since the last reset: bytes carried and busy seconds. */
+void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
+                         double *busy);
+
+#endif /* HCCN_DEVICE_SIM_ENGINE_H */

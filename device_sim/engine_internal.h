@@ -1,0 +1,120 @@
+/*
+ * Internal state of the timing engine, shared by engine.c (events, batches,
+ * devices) and flow.c (link sharing). Not installed.
+ */
+#ifndef HCCN_DEVICE_SIM_ENGINE_INTERNAL_H
+#define HCCN_DEVICE_SIM_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "device_sim/engine.h"
+
+typedef struct etask etask_t;
+
+enum { T_WAIT, T_READY, T_FLOW, T_DONE };
+
+struct etask {
+    hccn_sim_task_kind_t kind;
+    int state;
+    int dev, peer, idx;
+    uint64_t bytes;
+    double cost;
+    hccn_sim_key_t key;
+    uint32_t npending;          /* deps not done yet */
+    uint32_t succ_off, nsucc;   /* successors in batch->succ */
+    double ready;               /* latest completion among deps (and gate) */
+    double end;
+    etask_t *mate;              /* the other side of a transfer */
+    etask_t *hash_next;         /* unmatched halves, chained by key */
+    hccn_sim_batch_t *batch;
+};
+
+struct hccn_sim_batch {
+    int dev;
+    uint64_t seq;               /* per-device post number: canonical order */
+    int ntasks, left;
+    etask_t *tasks;
+    uint32_t *succ;
+    double t0, start, end;
+    int gated;                  /* waiting for `after` to complete */
+    int done, released;
+    hccn_sim_batch_t *stream_next;
+    hccn_sim_batch_t *all_prev, *all_next;  /* every live batch */
+};
+
+/* One transfer in flight: the bytes of send->bytes drain over the route at
+ * `rate` (bytes/s), then arrive `lat` seconds later. */
+typedef struct {
+    etask_t *send, *recv;
+    int nlinks;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    double remaining;
+    double rate;
+} flow_t;
+
+typedef struct {
+    double t;
+    int cls;                    /* 0 completion, 1 start */
+    int dev;
+    uint64_t bseq;
+    int idx;
+    int type;
+    etask_t *task;
+} event_t;
+
+enum { DEV_RUNNING, DEV_WAITING, DEV_TESTING, DEV_DONE };
+
+typedef struct {
+    int state;
+    double clock;
+    hccn_sim_batch_t *waiting_on;
+    uint64_t nbatches;
+    double local_free;          /* FIFO local work: busy until then */
+    pthread_cond_t cv;
+} edev_t;
+
+struct hccn_sim_engine {
+    pthread_mutex_t lock;
+    const hccn_sim_topo_t *topo;
+    double timeout_s;
+    int ndev;
+    edev_t *devs;
+    int nrunning;               /* devices in RUNNING or TESTING */
+
+    event_t *heap;
+    size_t nheap, capheap;
+
+    etask_t **match;            /* unmatched halves by key hash */
+    size_t nmatch_buckets;
+
+    hccn_sim_batch_t *batches;  /* all live batches */
+
+    /* Fluid link sharing (flow.c). */
+    double now;
+    flow_t **flows;             /* active, sorted by canonical key */
+    int nflows, capflows;
+    double *link_cap;           /* scratch per link */
+    int *link_cnt;
+    int *touched;
+    double *link_bytes, *link_busy;
+    int *link_active;           /* flows on each link */
+};
+
+/* flow.c */
+int hccn_sim_flow_init(hccn_sim_engine_t *eng);
+void hccn_sim_flow_free(hccn_sim_engine_t *eng);
+void hccn_sim_flow_reset(hccn_sim_engine_t *eng);
+/* Starts the transfer send->recv at eng->now; returns -1 on no memory. */
+int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv);
+/* Time at which the next flow drains (INFINITY if none). */
+double hccn_sim_flow_next(const hccn_sim_engine_t *eng);
+/* Moves fluid time to t (>= now). */
+void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);
+/* Removes every flow drained by now; calls done(eng, flow) for each in
+ * canonical order, then recomputes the rates. */
+void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
+                        void (*done)(hccn_sim_engine_t *, flow_t *));
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * Link sharing: transfers in flight are fluid flows over their routes, and
+ * their rates are max-min fair (progressive filling): every flow on the most
+ * contended link gets an equal share of what is left of it, those flows are
+ * fixed, and the rest fill the remaining capacity. Links of infinite
+ * bandwidth are not resources. Rates change only when a flow starts or
+ * drains, so the engine moves fluid time from event to event.
+ *
+ * Flows are kept sorted by a canonical key (the receiving task's device,
+ * batch number and index) so rates are a function of the set of flows, not
+ * of the order they arrived in.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_sim/engine_internal.h"
+
+/* A drain within this much of the earliest one is the same event; it keeps
+ * rounding residue from making extra sub-femtosecond events. */
+#define DRAIN_EPS 1e-15
+
+static int flow_cmp(const flow_t *x, const flow_t *y)
+{
+    const etask_t *a = x->recv, *b = y->recv;
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    if (a->batch->seq != b->batch->seq)
+        return a->batch->seq < b->batch->seq ? -1 : 1;
+    if (a->idx != b->idx)
+        return a->idx < b->idx ? -1 : 1;
+    return 0;
+}
+
+int hccn_sim_flow_init(hccn_sim_engine_t *eng)
+{
+    int n = eng->topo->nlinks;
+    size_t m = (size_t)(n > 0 ? n : 1);
+    eng->link_cap = calloc(m, sizeof(double));
+    eng->link_cnt = calloc(m, sizeof(int));
+    eng->touched = calloc(m, sizeof(int));
+    eng->link_bytes = calloc(m, sizeof(double));
+    eng->link_busy = calloc(m, sizeof(double));
+    eng->link_active = calloc(m, sizeof(int));
+    if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
+        !eng->link_bytes || !eng->link_busy || !eng->link_active)
+        return -1;
+    return 0;
+}
+
+void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
+{
+    for (int i = 0; i < eng->nflows; i++)
+        free(eng->flows[i]);
+    eng->nflows = 0;
+    eng->now = 0.0;
+    size_t n = (size_t)eng->topo->nlinks;
+    memset(eng->link_bytes, 0, n * sizeof(double));
+    memset(eng->link_busy, 0, n * sizeof(double));
+    memset(eng->link_active, 0, n * sizeof(int));
+}
+
+void hccn_sim_flow_free(hccn_sim_engine_t *eng)
+{
+    if (eng->link_bytes != NULL)
+        hccn_sim_flow_reset(eng);
+    free(eng->flows);
+    free(eng->link_cap);
+    free(eng->link_cnt);
+    free(eng->touched);
+    free(eng->link_bytes);
+    free(eng->link_busy);
+    free(eng->link_active);
+}
+
+/* Progressive filling over the active flows. */
+static void flow_rates(hccn_sim_engine_t *eng)
+{
+    const hccn_sim_link_t *links = eng->topo->links;
+    int ntouched = 0;
+    int unfixed = 0;
+
+    for (int i = 0; i < eng->nflows; i++) {
+        flow_t *f = eng->flows[i];
+        f->rate = -1.0;
+        unfixed++;
+        for (int k = 0; k < f->nlinks; k++) {
+            int l = f->links[k];
+            if (eng->link_cnt[l] == 0) {
+                eng->link_cap[l] = links[l].bw;
+                eng->touched[ntouched++] = l;
+            }
+            eng->link_cnt[l]++;
+        }
+    }
+    while (unfixed > 0) {
+        int best = -1;
+        double share = INFINITY;
+        for (int j = 0; j < ntouched; j++) {
+            int l = eng->touched[j];
+            if (eng->link_cnt[l] == 0)
+                continue;
+            double s = eng->link_cap[l] / eng->link_cnt[l];
+            if (s < share) {
+                share = s;
+                best = l;
+            }
+        }
+        if (best < 0)
+            break;
+        if (share < 0.0)
+            share = 0.0;
+        for (int i = 0; i < eng->nflows; i++) {
+            flow_t *f = eng->flows[i];
+            int on_best = 0;
+            if (f->rate >= 0.0)
+                continue;
+            for (int k = 0; k < f->nlinks; k++)
+                on_best |= f->links[k] == best;
+            if (!on_best)
+                continue;
+            f->rate = share;
+            unfixed--;
+            for (int k = 0; k < f->nlinks; k++) {
+                int l = f->links[k];
+                eng->link_cap[l] -= share;
+                eng->link_cnt[l]--;
+            }
+        }
+    }
+    /* Flows that cross only free links drain at once. */
+    for (int i = 0; i < eng->nflows; i++)
+        if (eng->flows[i]->rate < 0.0)
+            eng->flows[i]->rate = INFINITY;
+    for (int j = 0; j < ntouched; j++)
+        eng->link_cnt[eng->touched[j]] = 0;
+}
+
+int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
+{
+    const hccn_sim_topo_t *topo = eng->topo;
+    flow_t *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    if (eng->nflows == eng->capflows) {
+        int cap = eng->capflows ? 2 * eng->capflows : 64;
+        flow_t **nf = realloc(eng->flows, (size_t)cap * sizeof(*nf));
+        if (nf == NULL) {
+            free(f);
+            return -1;
+        }
+        eng->flows = nf;
+        eng->capflows = cap;
+    }
+    f->send = send;
+    f->recv = recv;
+    f->remaining = (double)send->bytes;
+    int n = hccn_sim_topo_route(topo, send->dev, recv->dev, f->links, &f->lat);
+    /* Only finite links are resources. */
+    f->nlinks = 0;
+    for (int k = 0; k < n; k++)
+        if (isfinite(topo->links[f->links[k]].bw))
+            f->links[f->nlinks++] = f->links[k];
+    if (send->bytes == 0)
+        f->nlinks = 0;
+    for (int k = 0; k < f->nlinks; k++) {
+        eng->link_bytes[f->links[k]] += (double)send->bytes;
+        eng->link_active[f->links[k]]++;
+    }
+
+    int pos = eng->nflows;
+    while (pos > 0 && flow_cmp(eng->flows[pos - 1], f) > 0) {
+        eng->flows[pos] = eng->flows[pos - 1];
+        pos--;
+    }
+    eng->flows[pos] = f;
+    eng->nflows++;
+    flow_rates(eng);
+    return 0;
+}
+
+static double drain_time(const hccn_sim_engine_t *eng, const flow_t *f)
+{
+    if (f->remaining <= 0.0 || isinf(f->rate))
+        return eng->now;
+    if (f->rate <= 0.0)
+        return INFINITY;
+    return eng->now + f->remaining / f->rate;
+}
+
+double hccn_sim_flow_next(const hccn_sim_engine_t *eng)
+{
+    double t = INFINITY;
+    for (int i = 0; i < eng->nflows; i++) {
+        double d = drain_time(eng, eng->flows[i]);
+        if (d < t)
+            t = d;
+    }
+    return t;
+}
+
+void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
+{
+    double dt = t - eng->now;
+    if (dt <= 0.0)
+        return;
+    for (int i = 0; i < eng->nflows; i++) {
+        flow_t *f = eng->flows[i];
+        if (isinf(f->rate))
+            f->remaining = 0.0;
+        else
+            f->remaining -= f->rate * dt;
+    }
+    for (int l = 0; l < eng->topo->nlinks; l++)
+        if (eng->link_active[l] > 0)
+            eng->link_busy[l] += dt;
+    eng->now = t;
+}
+
+void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
+                        void (*done)(hccn_sim_engine_t *, flow_t *))
+{
+    double limit = eng->now + DRAIN_EPS;
+    int kept = 0, reaped = 0;
+
+    /* done() only queues events, so it may run while the list is compacted;
+     * it is called in canonical order. */
+    for (int i = 0; i < eng->nflows; i++) {
+        flow_t *f = eng->flows[i];
+        if (drain_time(eng, f) <= limit) {
+            for (int k = 0; k < f->nlinks; k++)
+                eng->link_active[f->links[k]]--;
+            done(eng, f);
+            free(f);
+            reaped++;
+        } else {
+            eng->flows[kept++] = f;
+        }
+    }
+    eng->nflows = kept;
+    if (reaped > 0)
+        flow_rates(eng);
+}
+
+void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
+                         double *busy)
+{
+    pthread_mutex_lock(&eng->lock);
+    if (link >= 0 && link < eng->topo->nlinks) {
+        *bytes = eng->link_bytes[link];
+        *busy = eng->link_busy[link];
+    } else {
+        *bytes = 0.0;
+        *busy = 0.0;
+    }
+    pthread_mutex_unlock(&eng->lock);
+}

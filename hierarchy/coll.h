@@ -1,0 +1,86 @@
+/*
+ * Collective descriptions and the algorithm table (hierarchy layer).
+ *
+ * Buffer layouts follow NCCL; counts are in elements of esize bytes:
+ *   ALLREDUCE       SEND[count]          -> RECV[count] on every rank
+ *   REDUCE_SCATTER  SEND[n*count]        -> RECV[count]: block r on rank r
+ *   ALLGATHER       SEND[count]          -> RECV[n*count]: block i from i
+ *   BROADCAST       SEND[count] on root  -> RECV[count] on every rank
+ *   REDUCE          SEND[count]          -> RECV[count] on root only
+ *   ALLTOALL        SEND[n*count] block j for rank j -> RECV[n*count] block
+ *                   i from rank i
+ *   SCATTER         SEND[n*count] on root -> RECV[count]: block r on rank r
+ *   GATHER          SEND[count]          -> RECV[n*count] on root
+ *   BARRIER         no data
+ * A schedule must not read SEND after writing the same bytes of RECV: the
+ * runtime runs it with SEND == RECV for in-place calls (where the in-place
+ * forms in hccn_coll.h place the rank's own block).
+ * Reductions are written as RECV_REDUCE/REDUCE steps; the runtime applies
+ * the operator (and the AVG division) itself.
+ */
+#ifndef HCCN_HIERARCHY_COLL_H
+#define HCCN_HIERARCHY_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hierarchy/sched.h"
+
+typedef enum {
+    HCCN_COLL_ALLREDUCE,
+    HCCN_COLL_REDUCE_SCATTER,
+    HCCN_COLL_ALLGATHER,
+    HCCN_COLL_BROADCAST,
+    HCCN_COLL_REDUCE,
+    HCCN_COLL_ALLTOALL,
+    HCCN_COLL_SCATTER,
+    HCCN_COLL_GATHER,
+    HCCN_COLL_BARRIER,
+    HCCN_COLL_COUNT
+} hccn_coll_t;
+
+/* Where each communicator rank sits: node and index inside the node, in the
+ * world topology. Filled by the runtime from the topology. */
+typedef struct {
+    int nranks;
+    const int *node;        /* per comm rank: node index (dense, 0..nnodes-1) */
+    const int *local;       /* per comm rank: index among the comm's ranks on
+                               that node, 0..node_size-1 */
+    int nnodes;
+} hccn_hier_view_t;
+
+typedef struct {
+    hccn_coll_t coll;
+    int nranks;
+    uint64_t count;         /* elements, as in the table above */
+    size_t esize;           /* bytes per element (> 0) */
+    int root;               /* BROADCAST, REDUCE, SCATTER, GATHER */
+    const hccn_hier_view_t *view;   /* may be NULL for flat algorithms */
+    uint64_t chunk_bytes;   /* pipelining chunk for algorithms that use it;
+                               0 = the algorithm's default */
+} hccn_coll_args_t;
+
+/* Builds the schedule of one algorithm; NULL when the algorithm does not
+ * support these arguments (or on no memory). */
+typedef hccn_sched_t *(*hccn_algo_build_fn)(const hccn_coll_args_t *args);
+
+typedef struct {
+    const char *name;        /* "ring", "mesh", ... as used by HCCN_ALGO */
+    const char *description; /* one line */
+    unsigned colls;          /* bit (1u << hccn_coll_t) per supported coll */
+    hccn_algo_build_fn build;
+} hccn_algo_t;
+
+/* The table of algorithms, terminated by an entry with name == NULL. */
+const hccn_algo_t *hccn_hier_algos(void);
+
+/* Looks an algorithm up by name; NULL if unknown. */
+const hccn_algo_t *hccn_hier_algo_find(const char *name);
+
+const char *hccn_coll_name(hccn_coll_t coll);
+
+/* Bytes of SEND and RECV each rank needs for args (0 where unused). */
+void hccn_coll_buf_bytes(const hccn_coll_args_t *args, int rank,
+                         uint64_t *send_bytes, uint64_t *recv_bytes);
+
+#endif /* HCCN_HIERARCHY_COLL_H */

@@ -1,0 +1,186 @@
+/*
+ * Schedule construction and validation (see sched.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/sched.h"
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, (size_t)n * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+hccn_sched_t *hccn_sched_new(int nranks, const char *algo)
+{
+    if (nranks <= 0)
+        return NULL;
+    hccn_sched_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->nranks = nranks;
+    snprintf(s->algo, sizeof(s->algo), "%s", algo ? algo : "");
+    s->ranks = calloc((size_t)nranks, sizeof(*s->ranks));
+    if (s->ranks == NULL) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void hccn_sched_free(hccn_sched_t *s)
+{
+    if (s == NULL)
+        return;
+    for (int r = 0; r < s->nranks; r++) {
+        free(s->ranks[r].steps);
+        free(s->ranks[r].deps);
+    }
+    free(s->ranks);
+    free(s->xfer_send);
+    free(s->xfer_recv);
+    free(s);
+}
+
+uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
+                        const uint32_t *deps, uint32_t ndeps)
+{
+    if (s->failed || rank < 0 || rank >= s->nranks) {
+        s->failed = 1;
+        return UINT32_MAX;
+    }
+    hccn_sched_rank_t *r = &s->ranks[rank];
+    if (grow((void **)&r->steps, &r->capsteps, r->nsteps + 1,
+             sizeof(*r->steps)) != 0 ||
+        grow((void **)&r->deps, &r->capdeps, r->ndeps + ndeps,
+             sizeof(*r->deps)) != 0) {
+        s->failed = 1;
+        return UINT32_MAX;
+    }
+    hccn_step_t *st = &r->steps[r->nsteps];
+    *st = *step;
+    st->dep_off = r->ndeps;
+    st->ndeps = ndeps;
+    for (uint32_t i = 0; i < ndeps; i++) {
+        if (deps[i] >= r->nsteps)
+            s->failed = 1;
+        r->deps[r->ndeps++] = deps[i];
+    }
+    return r->nsteps++;
+}
+
+void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
+                     uint64_t soff, const uint32_t *sdeps, uint32_t nsdeps,
+                     int dst_rank, hccn_buf_t dbuf, uint64_t doff,
+                     const uint32_t *ddeps, uint32_t nddeps, uint64_t bytes,
+                     int reduce, hccn_buf_t lbuf, uint64_t loff,
+                     uint32_t *send_step, uint32_t *recv_step)
+{
+    uint32_t x = s->nxfers;
+    if (grow((void **)&s->xfer_send, &s->capxfers, x + 1,
+             sizeof(*s->xfer_send)) != 0) {
+        s->failed = 1;
+        return;
+    }
+    uint32_t cap = s->capxfers;
+    hccn_sched_ref_t *nr = realloc(s->xfer_recv, cap * sizeof(*nr));
+    if (nr == NULL) {
+        s->failed = 1;
+        return;
+    }
+    s->xfer_recv = nr;
+
+    hccn_step_t snd = {.kind = HCCN_STEP_SEND, .src_buf = (uint8_t)sbuf,
+                       .peer = dst_rank, .xfer = x, .src_off = soff,
+                       .bytes = bytes};
+    hccn_step_t rcv = {.kind = reduce ? HCCN_STEP_RECV_REDUCE : HCCN_STEP_RECV,
+                       .src_buf = (uint8_t)lbuf, .dst_buf = (uint8_t)dbuf,
+                       .peer = src_rank, .xfer = x, .src_off = loff,
+                       .dst_off = doff, .bytes = bytes};
+    uint32_t si = hccn_sched_add(s, src_rank, &snd, sdeps, nsdeps);
+    uint32_t ri = hccn_sched_add(s, dst_rank, &rcv, ddeps, nddeps);
+    if (s->failed)
+        return;
+    s->xfer_send[x] = (hccn_sched_ref_t){src_rank, si};
+    s->xfer_recv[x] = (hccn_sched_ref_t){dst_rank, ri};
+    s->nxfers = x + 1;
+    if (send_step != NULL)
+        *send_step = si;
+    if (recv_step != NULL)
+        *recv_step = ri;
+}
+
+uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
+                          hccn_buf_t sbuf, uint64_t soff, hccn_buf_t dbuf,
+                          uint64_t doff, uint64_t bytes, const uint32_t *deps,
+                          uint32_t ndeps)
+{
+    hccn_step_t st = {.kind = reduce ? HCCN_STEP_REDUCE : HCCN_STEP_COPY,
+                      .src_buf = (uint8_t)sbuf, .dst_buf = (uint8_t)dbuf,
+                      .peer = rank, .src_off = soff, .dst_off = doff,
+                      .bytes = bytes};
+    return hccn_sched_add(s, rank, &st, deps, ndeps);
+}
+
+uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank)
+{
+    return rank >= 0 && rank < s->nranks ? s->ranks[rank].nsteps : 0;
+}
+
+static int fail(char *why, size_t len, const char *fmt, int a, int b)
+{
+    if (why != NULL && len > 0)
+        snprintf(why, len, fmt, a, b);
+    return -1;
+}
+
+int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len)
+{
+    if (s->failed)
+        return fail(why, len, "construction failed (%d/%d)", 0, 0);
+    for (uint32_t x = 0; x < s->nxfers; x++) {
+        hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
+        const hccn_step_t *sa = &s->ranks[a.rank].steps[a.step];
+        const hccn_step_t *sb = &s->ranks[b.rank].steps[b.step];
+        if (sa->kind != HCCN_STEP_SEND || sa->xfer != x ||
+            sb->xfer != x || sa->peer != b.rank || sb->peer != a.rank)
+            return fail(why, len, "xfer %d between ranks %d is not paired",
+                        (int)x, a.rank);
+        if (sa->bytes != sb->bytes)
+            return fail(why, len, "xfer %d: sizes differ (rank %d)", (int)x,
+                        a.rank);
+    }
+    for (int r = 0; r < s->nranks; r++) {
+        const hccn_sched_rank_t *rk = &s->ranks[r];
+        for (uint32_t i = 0; i < rk->nsteps; i++) {
+            const hccn_step_t *st = &rk->steps[i];
+            if (st->src_buf > HCCN_BUF_SCRATCH || st->dst_buf > HCCN_BUF_SCRATCH)
+                return fail(why, len, "rank %d step %d names no buffer", r,
+                            (int)i);
+            if ((st->src_buf == HCCN_BUF_SCRATCH &&
+                 st->src_off + st->bytes > s->scratch_bytes &&
+                 st->kind != HCCN_STEP_RECV) ||
+                (st->dst_buf == HCCN_BUF_SCRATCH &&
+                 st->dst_off + st->bytes > s->scratch_bytes &&
+                 st->kind != HCCN_STEP_SEND))
+                return fail(why, len, "rank %d step %d overruns scratch", r,
+                            (int)i);
+            for (uint32_t k = 0; k < st->ndeps; k++)
+                if (rk->deps[st->dep_off + k] >= i)
+                    return fail(why, len, "rank %d step %d depends forward",
+                                r, (int)i);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * A collective is a schedule: for each rank of a communicator, an ordered
+ * list of steps (send, receive, receive-and-reduce, copy, local reduce) with
+ * explicit dependencies on earlier steps of the same rank. Algorithms only
+ * build schedules; the runtime executes them on the NPU threads (moving real
+ * bytes) and the timing engine times them.
+ *
+ * Buffers are named, not pointers: each rank has a SEND buffer, a RECV buffer
+ * and a private SCRATCH buffer of sched->scratch_bytes. Offsets and sizes are
+ * in bytes. A SEND and the RECV/RECV_REDUCE that consumes it share an xfer id.
+ *
+ * Data semantics of each step on rank r:
+ *   SEND(peer, xfer, src)                 src bytes become visible to peer
+ *   RECV(peer, xfer, dst)                 dst = data of the matching SEND
+ *   RECV_REDUCE(peer, xfer, src, dst)     dst = src op data (elementwise)
+ *   COPY(src, dst)                        dst = src
+ *   REDUCE(src, dst)                      dst = src op dst
+ * A step may start when all its dependencies are complete; a SEND is
+ * complete when its receiver has consumed the data, so a step that
+ * overwrites a sent region must depend on that SEND.
+ *
+ * Schedules are immutable once built and may be shared by threads.
+ */
+#ifndef HCCN_HIERARCHY_SCHED_H
+#define HCCN_HIERARCHY_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hccn/hccn.h"
+
+typedef enum {
+    HCCN_BUF_SEND = 0,
+    HCCN_BUF_RECV = 1,
+    HCCN_BUF_SCRATCH = 2,
+} hccn_buf_t;
+
+typedef enum {
+    HCCN_STEP_SEND,
+    HCCN_STEP_RECV,
+    HCCN_STEP_RECV_REDUCE,
+    HCCN_STEP_COPY,
+    HCCN_STEP_REDUCE,
+} hccn_step_kind_t;
+
+typedef struct {
+    uint8_t kind;
+    uint8_t src_buf, dst_buf;
+    uint8_t phase;          /* algorithm phase, for traces (0 = none) */
+    int32_t peer;           /* communicator rank */
+    uint32_t xfer;
+    uint64_t src_off, dst_off, bytes;
+    uint32_t dep_off, ndeps;
+} hccn_step_t;
+
+typedef struct {
+    hccn_step_t *steps;
+    uint32_t nsteps, capsteps;
+    uint32_t *deps;
+    uint32_t ndeps, capdeps;
+} hccn_sched_rank_t;
+
+typedef struct {
+    int32_t rank;
+    uint32_t step;
+} hccn_sched_ref_t;
+
+typedef struct hccn_sched {
+    int nranks;
+    char algo[48];          /* e.g. "ring", "hier(mesh,ring)" */
+    size_t scratch_bytes;   /* per rank */
+    hccn_sched_rank_t *ranks;
+    uint32_t nxfers, capxfers;
+    hccn_sched_ref_t *xfer_send;   /* xfer -> its SEND step */
+    hccn_sched_ref_t *xfer_recv;   /* xfer -> its RECV/RECV_REDUCE step */
+    int failed;             /* an allocation failed while building */
+} hccn_sched_t;
+
+/* A new empty schedule for nranks ranks; NULL on no memory. */
+hccn_sched_t *hccn_sched_new(int nranks, const char *algo);
+void hccn_sched_free(hccn_sched_t *s);
+
+/* Appends a step to rank's list and returns its index. deps are indices of
+ * earlier steps of that rank. On allocation failure sets s->failed and
+ * returns UINT32_MAX (later calls keep failing; check once at the end). */
+uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
+                        const uint32_t *deps, uint32_t ndeps);
+
+/* One transfer: a SEND on src_rank and a RECV (op_reduce == 0) or
+ * RECV_REDUCE on dst_rank, paired by a fresh xfer id. For RECV_REDUCE,
+ * (lbuf, loff) is the local operand on dst_rank. Each side gets its own
+ * dependency list. The step indices are returned through *send_step and
+ * *recv_step (either may be NULL). */
+void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
+                     uint64_t soff, const uint32_t *sdeps, uint32_t nsdeps,
+                     int dst_rank, hccn_buf_t dbuf, uint64_t doff,
+                     const uint32_t *ddeps, uint32_t nddeps, uint64_t bytes,
+                     int reduce, hccn_buf_t lbuf, uint64_t loff,
+                     uint32_t *send_step, uint32_t *recv_step);
+
+/* A local COPY (reduce == 0) or REDUCE step on rank. */
+uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
+                          hccn_buf_t sbuf, uint64_t soff, hccn_buf_t dbuf,
+                          uint64_t doff, uint64_t bytes, const uint32_t *deps,
+                          uint32_t ndeps);
+
+/* Number of steps of rank so far (the index the next step will get). */
+uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank);
+
+/* Checks the invariants (deps backwards, every xfer paired, sizes equal,
+ * buffers named, ranks in range). Returns 0 or -1 with a reason in why. */
+int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len);
+
+#endif /* HCCN_HIERARCHY_SCHED_H */
