@@ -321,7 +321,7 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     b->stream_next = NULL;
     if (next != NULL)
         gate_open(eng, next, next->t0 > b->end ? next->t0 : b->end);
-    if (b->released)
+    if (b->refs == 0 && !b->abandoned)
         batch_free(eng, b);
 }
 
@@ -375,6 +375,7 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
     if (b == NULL)
         return NULL;
     b->dev = dev;
+    b->refs = 1;
     b->ntasks = b->left = ntasks;
     if (batch_build(b, tasks, ntasks, deps) != 0) {
         free(b->tasks);
@@ -545,14 +546,34 @@ double hccn_sim_task_end(const hccn_sim_batch_t *b, int i)
     return i >= 0 && i < b->ntasks ? b->tasks[i].end : NAN;
 }
 
+void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    b->refs++;
+    pthread_mutex_unlock(&eng->lock);
+}
+
 void hccn_sim_batch_release(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     if (b == NULL)
         return;
     pthread_mutex_lock(&eng->lock);
-    b->released = 1;
-    if (b->done)
+    if (--b->refs == 0 && b->done && !b->abandoned)
         batch_free(eng, b);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_batch_abandon(hccn_sim_engine_t *eng, int dev,
+                            hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    b->abandoned = 1;
+    if (d->state == DEV_WAITING && d->waiting_on == b) {
+        d->waiting_on = NULL;
+        set_state(eng, d, DEV_RUNNING);
+    }
+    settle_locked(eng);
     pthread_mutex_unlock(&eng->lock);
 }
 

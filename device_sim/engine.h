@@ -103,9 +103,16 @@ double hccn_sim_batch_end(const hccn_sim_batch_t *b);
 /* Completion time of task i of a completed batch. */
 double hccn_sim_task_end(const hccn_sim_batch_t *b, int i);
 
-/* Gives up the caller's reference. A batch is freed once it is released and
- * complete (or the engine is reset/destroyed). */
+/* A batch starts with one reference (the poster's). It is freed once it has
+ * no references and is complete, or when the engine is reset/destroyed. */
+void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 void hccn_sim_batch_release(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+
+/* Gives up on b after an error (its peers will never post their halves):
+ * dev stops waiting for it and it stays in memory, inert for dev, until the
+ * next reset. */
+void hccn_sim_batch_abandon(hccn_sim_engine_t *eng, int dev,
+                            hccn_sim_batch_t *b);
 
 /* Per-link totals since the last reset: bytes carried and busy seconds. */
 void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,

@@ -38,7 +38,9 @@ struct hccn_sim_batch {
     uint32_t *succ;
     double t0, start, end;
     int gated;                  /* waiting for `after` to complete */
-    int done, released;
+    int done;
+    int refs;                   /* holders; freed at 0 once done */
+    int abandoned;              /* given up by its device (error paths) */
     hccn_sim_batch_t *stream_next;
     hccn_sim_batch_t *all_prev, *all_next;  /* every live batch */
 };

@@ -7,6 +7,8 @@
  * In place: allreduce, broadcast and reduce when sendbuf == recvbuf;
  * reduce_scatter when recvbuf == sendbuf + rank * recvcount elements;
  * allgather when sendbuf == recvbuf + rank * sendcount elements.
+ * Broadcast reads sendbuf only on the root; reduce writes recvbuf only on
+ * the root.
  *
  * The blocking forms return when the data has moved and advance the rank's
  * clock to the operation's simulated end. The i-forms return at once with a
@@ -36,7 +38,39 @@ hccn_status_t hccn_reduce(hccn_comm_t *comm, const void *sendbuf,
                           hccn_redop_t op, int root);
 hccn_status_t hccn_alltoall(hccn_comm_t *comm, const void *sendbuf,
                             void *recvbuf, size_t count, hccn_dtype_t dtype);
+/* Root scatters SEND[n*recvcount] (block r to rank r); every rank receives
+ * recvcount elements. Root gathers every rank's SEND[sendcount] into
+ * RECV[n*sendcount]. sendbuf (scatter) / recvbuf (gather) is read only on
+ * the root. */
+hccn_status_t hccn_scatter(hccn_comm_t *comm, const void *sendbuf,
+                           void *recvbuf, size_t recvcount, hccn_dtype_t dtype,
+                           int root);
+hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
+                          void *recvbuf, size_t sendcount, hccn_dtype_t dtype,
+                          int root);
 hccn_status_t hccn_barrier(hccn_comm_t *comm);
+
+/* Non-blocking forms: same arguments, plus the future they return. */
+hccn_status_t hccn_iallreduce(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t count, hccn_dtype_t dtype,
+                              hccn_redop_t op, hccn_future_t **fut);
+hccn_status_t hccn_ireduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                   void *recvbuf, size_t recvcount,
+                                   hccn_dtype_t dtype, hccn_redop_t op,
+                                   hccn_future_t **fut);
+hccn_status_t hccn_iallgather(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t sendcount,
+                              hccn_dtype_t dtype, hccn_future_t **fut);
+hccn_status_t hccn_ibroadcast(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t count, hccn_dtype_t dtype,
+                              int root, hccn_future_t **fut);
+hccn_status_t hccn_ireduce(hccn_comm_t *comm, const void *sendbuf,
+                           void *recvbuf, size_t count, hccn_dtype_t dtype,
+                           hccn_redop_t op, int root, hccn_future_t **fut);
+hccn_status_t hccn_ialltoall(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             hccn_future_t **fut);
+hccn_status_t hccn_ibarrier(hccn_comm_t *comm, hccn_future_t **fut);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,112 @@
+/*
+ * SPMD launch of NPU threads, host description, and doorbells.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device_sim/launch.h"
+
+typedef struct {
+    int rank;
+    hccn_sim_thread_fn fn;
+    void *arg;
+    hwloc_topology_t topo;
+    int ncores;
+} launch_arg_t;
+
+static void *thread_main(void *p)
+{
+    launch_arg_t *la = p;
+    if (la->topo != NULL && la->ncores > 0) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(la->topo, HWLOC_OBJ_CORE,
+                                                 (unsigned)(la->rank % la->ncores));
+        if (core != NULL)
+            hwloc_set_cpubind(la->topo, core->cpuset, HWLOC_CPUBIND_THREAD);
+    }
+    la->fn(la->rank, la->arg);
+    return NULL;
+}
+
+hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
+                              int bind)
+{
+    hccn_status_t rc = HCCN_OK;
+    pthread_t *th = calloc((size_t)n, sizeof(*th));
+    launch_arg_t *la = calloc((size_t)n, sizeof(*la));
+    hwloc_topology_t topo = NULL;
+    int ncores = 0;
+    if (th == NULL || la == NULL) {
+        rc = HCCN_ERR_NOMEM;
+        goto out_free;
+    }
+    if (bind && hwloc_topology_init(&topo) == 0) {
+        if (hwloc_topology_load(topo) == 0) {
+            ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        } else {
+            hwloc_topology_destroy(topo);
+            topo = NULL;
+        }
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1u << 20);
+    int started = 0;
+    for (; started < n; started++) {
+        la[started] = (launch_arg_t){started, fn, arg, topo, ncores};
+        if (pthread_create(&th[started], &attr, thread_main, &la[started]) != 0) {
+            rc = HCCN_ERR_NOMEM;
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (topo != NULL)
+        hwloc_topology_destroy(topo);
+out_free:
+    free(th);
+    free(la);
+    return rc;
+}
+
+void hccn_sim_host_describe(hccn_sim_host_t *host)
+{
+    hwloc_topology_t topo;
+    host->cores = host->pus = host->numa_nodes = 0;
+    if (hwloc_topology_init(&topo) != 0)
+        return;
+    if (hwloc_topology_load(topo) == 0) {
+        host->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+        host->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        host->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    }
+    hwloc_topology_destroy(topo);
+}
+
+uint32_t hccn_sim_bell_read(hccn_sim_bell_t *b)
+{
+    return atomic_load_explicit(&b->seq, memory_order_acquire);
+}
+
+void hccn_sim_bell_ring(hccn_sim_bell_t *b)
+{
+    atomic_fetch_add_explicit(&b->seq, 1, memory_order_acq_rel);
+    if (atomic_load_explicit(&b->sleepers, memory_order_acquire) > 0)
+        syscall(SYS_futex, &b->seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
+                NULL, 0);
+}
+
+void hccn_sim_bell_wait(hccn_sim_bell_t *b, uint32_t seen, int timeout_ms)
+{
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_acq_rel);
+    if (atomic_load_explicit(&b->seq, memory_order_acquire) == seen)
+        syscall(SYS_futex, &b->seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_acq_rel);
+}

@@ -1,0 +1,368 @@
+/*
+ * Clusters: creation from a topology, SPMD runs, rank contexts, device
+ * memory and simulated time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+
+#define DEFAULT_TIMEOUT_S 300.0
+
+static double env_timeout(void)
+{
+    const char *s = getenv("HCCN_TIMEOUT");
+    if (s == NULL || *s == '\0')
+        return DEFAULT_TIMEOUT_S;
+    char *end;
+    double v = strtod(s, &end);
+    return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
+}
+
+static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
+                                   const hccn_cluster_opts_t *opts,
+                                   hccn_cluster_t **out)
+{
+    hccn_cluster_t *cl = calloc(1, sizeof(*cl));
+    if (cl == NULL)
+        goto fail_nomem;
+    cl->topo = topo;
+    cl->nranks = topo->nnpus;
+    cl->timeout_s = env_timeout();
+    if (opts != NULL && opts->struct_size >= sizeof(*opts)) {
+        cl->bind_threads = opts->bind_threads;
+        if (opts->timeout_s > 0.0)
+            cl->timeout_s = opts->timeout_s;
+    }
+    cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
+    cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
+    if (cl->arenas == NULL || cl->ctxs == NULL)
+        goto fail_nomem;
+    for (int r = 0; r < cl->nranks; r++) {
+        if (hccn_sim_arena_init(&cl->arenas[r], topo->npus[r].arena_bytes) !=
+            HCCN_OK) {
+            hccn_cluster_destroy(cl);
+            return hccn_rt_error(HCCN_ERR_NOMEM,
+                                 "%s: cannot map the %zu-byte arena of NPU %d",
+                                 topo->source, topo->npus[r].arena_bytes, r);
+        }
+        cl->ctxs[r].cl = cl;
+        cl->ctxs[r].rank = r;
+    }
+    cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
+    if (cl->eng == NULL)
+        goto fail_destroy;
+    int *ranks = malloc((size_t)cl->nranks * sizeof(int));
+    if (ranks == NULL)
+        goto fail_destroy;
+    for (int r = 0; r < cl->nranks; r++)
+        ranks[r] = r;
+    cl->world = hccn_rt_comm_new(cl, cl->nranks, ranks);
+    free(ranks);
+    if (cl->world == NULL)
+        goto fail_destroy;
+    for (int r = 0; r < cl->nranks; r++)
+        cl->ctxs[r].world = cl->world->handles[r];
+    *out = cl;
+    return HCCN_OK;
+
+fail_destroy:
+    hccn_cluster_destroy(cl);
+    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+fail_nomem:
+    if (cl != NULL) {
+        free(cl->arenas);
+        free(cl->ctxs);
+        free(cl);
+    }
+    hccn_sim_topo_free(topo);
+    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+}
+
+hccn_status_t hccn_cluster_create(const char *path,
+                                  const hccn_cluster_opts_t *opts,
+                                  hccn_cluster_t **out)
+{
+    char err[RT_ERR_MAX];
+    hccn_sim_topo_t *topo = NULL;
+    if (out == NULL || path == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_create: %s is NULL",
+                             out == NULL ? "out" : "path");
+    *out = NULL;
+    hccn_status_t rc = hccn_sim_topo_load_file(path, &topo, err, sizeof(err));
+    if (rc != HCCN_OK)
+        return hccn_rt_error(rc, "%s", err);
+    return cluster_build(topo, opts, out);
+}
+
+hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
+                                       const hccn_cluster_opts_t *opts,
+                                       hccn_cluster_t **out)
+{
+    char err[RT_ERR_MAX];
+    hccn_sim_topo_t *topo = NULL;
+    if (out == NULL || json == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_create_json: %s is NULL",
+                             out == NULL ? "out" : "json");
+    *out = NULL;
+    hccn_status_t rc = hccn_sim_topo_load_string(
+        json, name != NULL ? name : "<string>", &topo, err, sizeof(err));
+    if (rc != HCCN_OK)
+        return hccn_rt_error(rc, "%s", err);
+    return cluster_build(topo, opts, out);
+}
+
+void hccn_cluster_destroy(hccn_cluster_t *cl)
+{
+    if (cl == NULL)
+        return;
+    if (cl->world != NULL)
+        hccn_rt_comm_free(cl->world);
+    hccn_sim_engine_destroy(cl->eng);
+    if (cl->arenas != NULL)
+        for (int r = 0; r < cl->nranks; r++)
+            hccn_sim_arena_fini(&cl->arenas[r]);
+    free(cl->arenas);
+    free(cl->ctxs);
+    hccn_sim_topo_free(cl->topo);
+    free(cl);
+}
+
+int hccn_cluster_size(const hccn_cluster_t *cl)
+{
+    return cl != NULL ? cl->nranks : 0;
+}
+
+int hccn_cluster_nodes(const hccn_cluster_t *cl)
+{
+    return cl != NULL ? cl->topo->nnodes : 0;
+}
+
+static void rank_main(int rank, void *arg)
+{
+    hccn_cluster_t *cl = arg;
+    hccn_ctx_t *ctx = &cl->ctxs[rank];
+    hccn_rt_error_clear();
+    hccn_status_t st = cl->fn(ctx, cl->arg);
+    if (st != HCCN_OK)
+        snprintf(ctx->errmsg, sizeof(ctx->errmsg), "%s", hccn_last_error());
+    hccn_rt_drain(ctx);
+    hccn_sim_finish(cl->eng, rank);
+    cl->status[rank] = st;
+}
+
+hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
+                               hccn_status_t *rank_status)
+{
+    if (cl == NULL || fn == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: %s is NULL",
+                             cl == NULL ? "cluster" : "fn");
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_run: the cluster is already running");
+    hccn_status_t *st = calloc((size_t)cl->nranks, sizeof(*st));
+    if (st == NULL) {
+        atomic_store(&cl->running, 0);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
+    }
+    hccn_sim_engine_reset(cl->eng);
+    hccn_rt_comm_reset(cl->world);
+    for (int r = 0; r < cl->nranks; r++) {
+        cl->ctxs[r].last_duration = 0.0;
+        cl->ctxs[r].errmsg[0] = '\0';
+    }
+    cl->fn = fn;
+    cl->arg = arg;
+    cl->status = st;
+    hccn_status_t rc = hccn_sim_launch(cl->nranks, rank_main, cl,
+                                       cl->bind_threads);
+    if (rc != HCCN_OK) {
+        hccn_rt_error(rc, "hccn_cluster_run: cannot start %d NPU threads",
+                      cl->nranks);
+    } else {
+        hccn_rt_error_clear();
+        for (int r = 0; r < cl->nranks; r++) {
+            if (st[r] == HCCN_OK)
+                continue;
+            rc = hccn_rt_error(st[r], "rank %d returned %s: %s", r,
+                               hccn_status_name(st[r]), cl->ctxs[r].errmsg);
+            break;
+        }
+    }
+    if (rank_status != NULL)
+        memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));
+    free(st);
+    cl->status = NULL;
+    atomic_store(&cl->running, 0);
+    return rc;
+}
+
+/* ------------------------------------------------------------ rank queries */
+
+int hccn_rank(const hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->rank : -1;
+}
+
+int hccn_nranks(const hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->cl->nranks : 0;
+}
+
+int hccn_node(const hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].node : -1;
+}
+
+int hccn_local_rank(const hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].local : -1;
+}
+
+hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->cl : NULL;
+}
+
+/* ----------------------------------------------------------- device memory */
+
+hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
+{
+    if (ctx == NULL || ptr == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: %s is NULL",
+                             ctx == NULL ? "ctx" : "ptr");
+    hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
+    hccn_status_t rc = hccn_sim_arena_alloc(a, bytes, ptr);
+    if (rc != HCCN_OK) {
+        hccn_mem_info_t info;
+        hccn_sim_arena_info(a, &info);
+        return hccn_rt_error(rc,
+                             "hccn_malloc: rank %d: %zu bytes do not fit "
+                             "(arena %zu bytes, %zu used, largest free %zu)",
+                             ctx->rank, bytes, info.total, info.used,
+                             info.largest_free);
+    }
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
+{
+    if (ctx == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_free: ctx is NULL");
+    if (ptr == NULL)
+        return HCCN_OK;
+    hccn_status_t rc = hccn_sim_arena_free(&ctx->cl->arenas[ctx->rank], ptr);
+    if (rc != HCCN_OK)
+        return hccn_rt_error(rc,
+                             "hccn_free: rank %d: %p is not the start of a "
+                             "live allocation in this rank's arena",
+                             ctx->rank, ptr);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info)
+{
+    if (ctx == NULL || info == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mem_info: %s is NULL",
+                             ctx == NULL ? "ctx" : "info");
+    hccn_sim_arena_info(&ctx->cl->arenas[ctx->rank], info);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_ptr_info(const hccn_cluster_t *cl, const void *ptr,
+                            int *rank, size_t *offset)
+{
+    if (rank != NULL)
+        *rank = -1;
+    if (cl == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_ptr_info: cluster is NULL");
+    for (int r = 0; r < cl->nranks; r++) {
+        const hccn_sim_arena_t *a = &cl->arenas[r];
+        if (hccn_sim_arena_contains(a, ptr, 1)) {
+            if (rank != NULL)
+                *rank = r;
+            if (offset != NULL)
+                *offset = (size_t)((const char *)ptr - a->base);
+            return HCCN_OK;
+        }
+    }
+    return hccn_rt_error(HCCN_ERR_INVALID,
+                         "hccn_ptr_info: %p is in no NPU's arena", ptr);
+}
+
+hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
+                                uint64_t bytes, const char *opname,
+                                const char *what)
+{
+    if (ptr == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: %s is NULL",
+                             opname, ctx->rank, what);
+    const hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
+    if (hccn_sim_arena_contains(a, ptr, (size_t)bytes))
+        return HCCN_OK;
+    int owner = -1;
+    for (int r = 0; r < ctx->cl->nranks; r++)
+        if (hccn_sim_arena_contains(&ctx->cl->arenas[r], ptr, 1))
+            owner = r;
+    if (owner == ctx->rank)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: %s %p + %llu bytes runs past the "
+                             "end of the rank's arena",
+                             opname, ctx->rank, what, ptr,
+                             (unsigned long long)bytes);
+    if (owner >= 0)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: %s %p is in the arena of rank %d, "
+                             "not the caller's",
+                             opname, ctx->rank, what, ptr, owner);
+    return hccn_rt_error(HCCN_ERR_INVALID,
+                         "%s: rank %d: %s %p is not device memory (not in "
+                         "the rank's arena; allocate it with hccn_malloc)",
+                         opname, ctx->rank, what, ptr);
+}
+
+/* ----------------------------------------------------------- simulated time */
+
+double hccn_time(hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
+}
+
+double hccn_last_duration(hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->last_duration : 0.0;
+}
+
+hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
+{
+    if (ctx == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute: ctx is NULL");
+    if (!(seconds >= 0.0) || seconds > 1e12)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_compute: rank %d: seconds must be in "
+                             "[0, 1e12] (got %g)",
+                             ctx->rank, seconds);
+    hccn_sim_advance(ctx->cl->eng, ctx->rank, seconds);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
+{
+    if (ctx == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
+    double peak = ctx->cl->topo->npus[ctx->rank].peak_flops;
+    if (peak <= 0.0)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_compute_flops: rank %d: the topology gives "
+                             "no npu.peak_TFLOPS for this NPU",
+                             ctx->rank);
+    if (!(flops >= 0.0))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_compute_flops: rank %d: flops must be >= 0",
+                             ctx->rank);
+    return hccn_compute(ctx, flops / peak);
+}

@@ -1,0 +1,317 @@
+/*
+ * The public collective API: argument checks, in-place rules, algorithm
+ * selection, and the blocking forms as post + wait.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/select.h"
+#include "runtime/rt.h"
+
+typedef struct {
+    const char *name;        /* "hccn_allreduce" */
+    hccn_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    hccn_dtype_t dtype;
+    hccn_redop_t op;
+    int root;
+} call_t;
+
+static hccn_status_t check_comm(const call_t *c, hccn_comm_t *comm)
+{
+    if (comm == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", c->name);
+    if (atomic_load(&comm->sh->broken))
+        return hccn_rt_error(HCCN_ERR_MISMATCH,
+                             "%s: rank %d: communicator %llu is broken by an "
+                             "earlier error (mismatch, timeout or abort); "
+                             "destroy it",
+                             c->name, comm->ctx->rank,
+                             (unsigned long long)comm->sh->uid);
+    return HCCN_OK;
+}
+
+static int has_reduction(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_ALLREDUCE || coll == HCCN_COLL_REDUCE_SCATTER ||
+           coll == HCCN_COLL_REDUCE;
+}
+
+static int is_rooted(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_BROADCAST || coll == HCCN_COLL_REDUCE ||
+           coll == HCCN_COLL_SCATTER || coll == HCCN_COLL_GATHER;
+}
+
+/* Checks dtype, op, root and sizes; fills the buffer sizes in bytes. */
+static hccn_status_t check_args(const call_t *c, hccn_comm_t *comm,
+                                uint64_t *sbytes, uint64_t *rbytes)
+{
+    int rank = comm->ctx->rank, n = comm->sh->size;
+    size_t es = hccn_dtype_size(c->dtype);
+    if (es == 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: invalid dtype %d",
+                             c->name, rank, (int)c->dtype);
+    if (has_reduction(c->coll) && ((int)c->op < 0 || c->op >= HCCN_REDOP_COUNT))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: invalid reduction op %d", c->name,
+                             rank, (int)c->op);
+    if (is_rooted(c->coll) && (c->root < 0 || c->root >= n))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: root %d is out of range [0, %d)",
+                             c->name, rank, c->root, n);
+    uint64_t bytes, all;
+    if (__builtin_mul_overflow((uint64_t)c->count, (uint64_t)es, &bytes) ||
+        __builtin_mul_overflow(bytes, (uint64_t)n, &all) ||
+        all > ((uint64_t)1 << 62))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: count %zu of %s overflows", c->name,
+                             rank, c->count, hccn_dtype_name(c->dtype));
+    hccn_coll_args_t a = {.coll = c->coll, .nranks = n, .count = c->count,
+                          .esize = es, .root = c->root};
+    hccn_coll_buf_bytes(&a, comm->rank, sbytes, rbytes);
+    return HCCN_OK;
+}
+
+static int overlaps(const void *a, uint64_t na, const void *b, uint64_t nb)
+{
+    const char *x = a, *y = b;
+    return na > 0 && nb > 0 && x < y + nb && y < x + na;
+}
+
+/* NCCL's in-place forms, per collective. */
+static int in_place_ok(const call_t *c, int rank, size_t es)
+{
+    const char *s = c->sendbuf, *r = c->recvbuf;
+    switch (c->coll) {
+    case HCCN_COLL_REDUCE_SCATTER:
+        return r == s + (size_t)rank * c->count * es;
+    case HCCN_COLL_ALLGATHER:
+        return s == r + (size_t)rank * c->count * es;
+    case HCCN_COLL_ALLREDUCE:
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_REDUCE:
+        return s == r;
+    default:
+        return 0;
+    }
+}
+
+static hccn_status_t check_bufs(const call_t *c, hccn_comm_t *comm,
+                                uint64_t sbytes, uint64_t rbytes)
+{
+    hccn_ctx_t *ctx = comm->ctx;
+    hccn_status_t rc;
+    if (sbytes > 0 &&
+        (rc = hccn_rt_check_buf(ctx, c->sendbuf, sbytes, c->name, "sendbuf")))
+        return rc;
+    if (rbytes > 0 &&
+        (rc = hccn_rt_check_buf(ctx, c->recvbuf, rbytes, c->name, "recvbuf")))
+        return rc;
+    if (overlaps(c->sendbuf, sbytes, c->recvbuf, rbytes) &&
+        !in_place_ok(c, comm->rank, hccn_dtype_size(c->dtype)))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: sendbuf %p (%llu bytes) and recvbuf "
+                             "%p (%llu bytes) overlap but are not the "
+                             "in-place form of this collective",
+                             c->name, ctx->rank, c->sendbuf,
+                             (unsigned long long)sbytes, c->recvbuf,
+                             (unsigned long long)rbytes);
+    return HCCN_OK;
+}
+
+static uint64_t avg_elems(const call_t *c, int rank)
+{
+    if (c->op != HCCN_AVG)
+        return 0;
+    if (c->coll == HCCN_COLL_REDUCE)
+        return rank == c->root ? c->count : 0;
+    return has_reduction(c->coll) ? c->count : 0;
+}
+
+static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
+                               hccn_future_t **fut)
+{
+    hccn_status_t rc = check_comm(c, comm);
+    if (rc != HCCN_OK)
+        return rc;
+    if (fut == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: future is NULL",
+                             c->name, comm->ctx->rank);
+    *fut = NULL;
+    uint64_t sbytes, rbytes;
+    if ((rc = check_args(c, comm, &sbytes, &rbytes)) != HCCN_OK ||
+        (rc = check_bufs(c, comm, sbytes, rbytes)) != HCCN_OK)
+        return rc;
+    hccn_coll_args_t a = {.coll = c->coll, .nranks = comm->sh->size,
+                          .count = c->count, .esize = hccn_dtype_size(c->dtype),
+                          .root = is_rooted(c->coll) ? c->root : 0,
+                          .view = &comm->sh->view};
+    char why[256];
+    const hccn_algo_t *algo = hccn_hier_select(&a, getenv("HCCN_ALGO"), why,
+                                               sizeof(why));
+    if (algo == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: HCCN_ALGO: %s",
+                             c->name, comm->ctx->rank, why);
+    /* Unused buffers are passed on as given; schedules never touch them. */
+    return hccn_rt_coll_post(comm, &a, algo, c->sendbuf, c->recvbuf, c->dtype,
+                             c->op, avg_elems(c, comm->rank), fut);
+}
+
+static hccn_status_t coll_run(const call_t *c, hccn_comm_t *comm)
+{
+    hccn_future_t *f;
+    hccn_status_t rc = coll_post(c, comm, &f);
+    if (rc != HCCN_OK)
+        return rc;
+    rc = hccn_rt_op_wait(f);
+    hccn_rt_op_free(f);
+    return rc;
+}
+
+#define CALL(fn, kind, sb, rb, cnt, dt, rop, rt)                              \
+    ((call_t){.name = fn, .coll = kind, .sendbuf = sb, .recvbuf = rb,         \
+              .count = cnt, .dtype = dt, .op = rop, .root = rt})
+
+hccn_status_t hccn_allreduce(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             hccn_redop_t op)
+{
+    call_t c = CALL("hccn_allreduce", HCCN_COLL_ALLREDUCE, sendbuf, recvbuf,
+                    count, dtype, op, 0);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_iallreduce(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t count, hccn_dtype_t dtype,
+                              hccn_redop_t op, hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_iallreduce", HCCN_COLL_ALLREDUCE, sendbuf, recvbuf,
+                    count, dtype, op, 0);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_reduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t recvcount,
+                                  hccn_dtype_t dtype, hccn_redop_t op)
+{
+    call_t c = CALL("hccn_reduce_scatter", HCCN_COLL_REDUCE_SCATTER, sendbuf,
+                    recvbuf, recvcount, dtype, op, 0);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_ireduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                   void *recvbuf, size_t recvcount,
+                                   hccn_dtype_t dtype, hccn_redop_t op,
+                                   hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_ireduce_scatter", HCCN_COLL_REDUCE_SCATTER, sendbuf,
+                    recvbuf, recvcount, dtype, op, 0);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_allgather(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t sendcount,
+                             hccn_dtype_t dtype)
+{
+    call_t c = CALL("hccn_allgather", HCCN_COLL_ALLGATHER, sendbuf, recvbuf,
+                    sendcount, dtype, HCCN_SUM, 0);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_iallgather(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t sendcount,
+                              hccn_dtype_t dtype, hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_iallgather", HCCN_COLL_ALLGATHER, sendbuf, recvbuf,
+                    sendcount, dtype, HCCN_SUM, 0);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_broadcast(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             int root)
+{
+    call_t c = CALL("hccn_broadcast", HCCN_COLL_BROADCAST, sendbuf, recvbuf,
+                    count, dtype, HCCN_SUM, root);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_ibroadcast(hccn_comm_t *comm, const void *sendbuf,
+                              void *recvbuf, size_t count, hccn_dtype_t dtype,
+                              int root, hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_ibroadcast", HCCN_COLL_BROADCAST, sendbuf, recvbuf,
+                    count, dtype, HCCN_SUM, root);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_reduce(hccn_comm_t *comm, const void *sendbuf,
+                          void *recvbuf, size_t count, hccn_dtype_t dtype,
+                          hccn_redop_t op, int root)
+{
+    call_t c = CALL("hccn_reduce", HCCN_COLL_REDUCE, sendbuf, recvbuf, count,
+                    dtype, op, root);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_ireduce(hccn_comm_t *comm, const void *sendbuf,
+                           void *recvbuf, size_t count, hccn_dtype_t dtype,
+                           hccn_redop_t op, int root, hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_ireduce", HCCN_COLL_REDUCE, sendbuf, recvbuf, count,
+                    dtype, op, root);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_alltoall(hccn_comm_t *comm, const void *sendbuf,
+                            void *recvbuf, size_t count, hccn_dtype_t dtype)
+{
+    call_t c = CALL("hccn_alltoall", HCCN_COLL_ALLTOALL, sendbuf, recvbuf,
+                    count, dtype, HCCN_SUM, 0);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_ialltoall(hccn_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count, hccn_dtype_t dtype,
+                             hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_ialltoall", HCCN_COLL_ALLTOALL, sendbuf, recvbuf,
+                    count, dtype, HCCN_SUM, 0);
+    return coll_post(&c, comm, fut);
+}
+
+hccn_status_t hccn_scatter(hccn_comm_t *comm, const void *sendbuf,
+                           void *recvbuf, size_t recvcount, hccn_dtype_t dtype,
+                           int root)
+{
+    call_t c = CALL("hccn_scatter", HCCN_COLL_SCATTER, sendbuf, recvbuf,
+                    recvcount, dtype, HCCN_SUM, root);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
+                          void *recvbuf, size_t sendcount, hccn_dtype_t dtype,
+                          int root)
+{
+    call_t c = CALL("hccn_gather", HCCN_COLL_GATHER, sendbuf, recvbuf,
+                    sendcount, dtype, HCCN_SUM, root);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_barrier(hccn_comm_t *comm)
+{
+    call_t c = CALL("hccn_barrier", HCCN_COLL_BARRIER, NULL, NULL, 0,
+                    HCCN_UINT8, HCCN_SUM, 0);
+    return coll_run(&c, comm);
+}
+
+hccn_status_t hccn_ibarrier(hccn_comm_t *comm, hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_ibarrier", HCCN_COLL_BARRIER, NULL, NULL, 0,
+                    HCCN_UINT8, HCCN_SUM, 0);
+    return coll_post(&c, comm, fut);
+}

@@ -1,0 +1,264 @@
+/*
+ * Communicators: the shared object every member rank sees (rendezvous slots,
+ * schedule cache, point-to-point mailboxes) and each rank's handle on it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+
+#define CACHE_MAX 128
+
+static void comm_free_handles(rt_comm_t *c)
+{
+    if (c->handles == NULL)
+        return;
+    for (int r = 0; r < c->size; r++) {
+        hccn_comm_t *h = c->handles[r];
+        if (h == NULL)
+            continue;
+        free(h->send_seq);
+        free(h->recv_seq);
+        free(h);
+    }
+    free(c->handles);
+    c->handles = NULL;
+}
+
+/* Node and local index of each member, from the topology. Nodes are
+ * renumbered densely in order of first appearance. */
+static int comm_view(rt_comm_t *c)
+{
+    const hccn_sim_topo_t *topo = c->cl->topo;
+    int *map = malloc((size_t)topo->nnodes * sizeof(int));
+    int *count = calloc((size_t)topo->nnodes, sizeof(int));
+    if (map == NULL || count == NULL) {
+        free(map);
+        free(count);
+        return -1;
+    }
+    for (int n = 0; n < topo->nnodes; n++)
+        map[n] = -1;
+    int nnodes = 0;
+    for (int r = 0; r < c->size; r++) {
+        int wn = topo->npus[c->world[r]].node;
+        if (map[wn] < 0)
+            map[wn] = nnodes++;
+        c->node[r] = map[wn];
+        c->local[r] = count[wn]++;
+    }
+    c->view = (hccn_hier_view_t){c->size, c->node, c->local, nnodes};
+    free(map);
+    free(count);
+    return 0;
+}
+
+rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
+{
+    rt_comm_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->cl = cl;
+    c->size = size;
+    c->uid = atomic_fetch_add(&cl->next_comm_uid, 1) + 1;
+    pthread_mutex_init(&c->lock, NULL);
+    c->world = malloc((size_t)size * sizeof(int));
+    c->node = malloc((size_t)size * sizeof(int));
+    c->local = malloc((size_t)size * sizeof(int));
+    c->boxes = calloc((size_t)size * (size_t)size, sizeof(*c->boxes));
+    c->handles = calloc((size_t)size, sizeof(*c->handles));
+    if (!c->world || !c->node || !c->local || !c->boxes || !c->handles)
+        goto fail;
+    memcpy(c->world, world, (size_t)size * sizeof(int));
+    if (comm_view(c) != 0)
+        goto fail;
+    for (int i = 0; i < RT_SLOTS; i++) {
+        c->slots[i].fp = calloc((size_t)size, sizeof(rt_fp_t));
+        c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
+        if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL)
+            goto fail;
+    }
+    for (int r = 0; r < size; r++) {
+        hccn_comm_t *h = calloc(1, sizeof(*h));
+        if (h == NULL)
+            goto fail;
+        c->handles[r] = h;
+        h->sh = c;
+        h->rank = r;
+        h->ctx = &cl->ctxs[world[r]];
+        h->send_seq = calloc((size_t)size, sizeof(uint64_t));
+        h->recv_seq = calloc((size_t)size, sizeof(uint64_t));
+        if (h->send_seq == NULL || h->recv_seq == NULL)
+            goto fail;
+    }
+    return c;
+fail:
+    hccn_rt_comm_free(c);
+    return NULL;
+}
+
+static void slot_clear(rt_slot_t *s)
+{
+    s->in_use = 0;
+    s->arrived = s->finished = 0;
+    atomic_store(&s->ready, 0);
+    s->status = HCCN_OK;
+    s->msg[0] = '\0';
+    s->nxfers = 0;
+    free((void *)s->xstate);
+    s->xstate = NULL;
+}
+
+void hccn_rt_comm_reset(rt_comm_t *c)
+{
+    for (int i = 0; i < RT_SLOTS; i++)
+        slot_clear(&c->slots[i]);
+    for (int i = 0; i < c->size * c->size; i++) {
+        free(c->boxes[i]);
+        c->boxes[i] = NULL;
+    }
+    for (int r = 0; r < c->size; r++) {
+        hccn_comm_t *h = c->handles[r];
+        h->coll_seq = 0;
+        memset(h->send_seq, 0, (size_t)c->size * sizeof(uint64_t));
+        memset(h->recv_seq, 0, (size_t)c->size * sizeof(uint64_t));
+        h->stream_tail = NULL;   /* the engine reset dropped every batch */
+    }
+    atomic_store(&c->broken, 0);
+}
+
+void hccn_rt_comm_free(rt_comm_t *c)
+{
+    if (c == NULL)
+        return;
+    for (int i = 0; i < RT_SLOTS; i++) {
+        free((void *)c->slots[i].xstate);
+        free(c->slots[i].fp);
+        free(c->slots[i].bufs);
+    }
+    if (c->boxes != NULL)
+        for (int i = 0; i < c->size * c->size; i++)
+            free(c->boxes[i]);
+    for (int i = 0; i < c->ncache; i++)
+        hccn_sched_free(c->cache[i].sched);
+    free(c->cache);
+    comm_free_handles(c);
+    free(c->boxes);
+    free(c->world);
+    free(c->node);
+    free(c->local);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* A key that identifies a schedule: everything its builder reads. */
+static uint64_t sched_key(const hccn_coll_args_t *a, const hccn_algo_t *algo)
+{
+    uint64_t h = 1469598103934665603ULL;
+    uint64_t parts[] = {(uint64_t)a->coll, a->count, (uint64_t)a->esize,
+                        (uint64_t)(int64_t)a->root, a->chunk_bytes,
+                        (uint64_t)(uintptr_t)algo};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        h ^= parts[i];
+        h *= 1099511628211ULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
+                                       const hccn_algo_t *algo, int *owned)
+{
+    *owned = 0;
+    uint64_t key = sched_key(a, algo);
+    const hccn_sched_t *found = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->ncache && found == NULL; i++)
+        if (c->cache[i].key == key)
+            found = c->cache[i].sched;
+    pthread_mutex_unlock(&c->lock);
+    if (found != NULL)
+        return found;
+
+    hccn_sched_t *s = algo->build(a);
+    char why[256];
+    if (s == NULL) {
+        hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                      "%s: algorithm '%s' does not support %d ranks, count "
+                      "%llu",
+                      hccn_coll_name(a->coll), algo->name, a->nranks,
+                      (unsigned long long)a->count);
+        return NULL;
+    }
+    if (hccn_sched_validate(s, why, sizeof(why)) != 0) {
+        hccn_rt_error(HCCN_ERR_INTERNAL, "%s: algorithm '%s' built an invalid "
+                      "schedule: %s",
+                      hccn_coll_name(a->coll), algo->name, why);
+        hccn_sched_free(s);
+        return NULL;
+    }
+    pthread_mutex_lock(&c->lock);
+    /* Another rank may have built the same one meanwhile. */
+    for (int i = 0; i < c->ncache && found == NULL; i++)
+        if (c->cache[i].key == key)
+            found = c->cache[i].sched;
+    if (found == NULL && c->ncache == c->capcache && c->capcache < CACHE_MAX) {
+        int cap = c->capcache ? 2 * c->capcache : 16;
+        rt_sched_entry_t *n = realloc(c->cache, (size_t)cap * sizeof(*n));
+        if (n != NULL) {
+            c->cache = n;
+            c->capcache = cap;
+        }
+    }
+    if (found == NULL && c->ncache < c->capcache) {
+        c->cache[c->ncache++] = (rt_sched_entry_t){key, s};
+        found = s;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (s != NULL) {
+        if (found != NULL) {
+            hccn_sched_free(s);
+        } else {
+            /* The cache is full: the caller owns this one. */
+            *owned = 1;
+            found = s;
+        }
+    }
+    return found;
+}
+
+rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq)
+{
+    size_t i = (size_t)src * (size_t)c->size + (size_t)dst;
+    rt_box_ent_t *box = __atomic_load_n(&c->boxes[i], __ATOMIC_ACQUIRE);
+    if (box == NULL) {
+        pthread_mutex_lock(&c->lock);
+        box = c->boxes[i];
+        if (box == NULL) {
+            box = calloc(RT_BOX_DEPTH, sizeof(*box));
+            __atomic_store_n(&c->boxes[i], box, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (box == NULL)
+            return NULL;
+    }
+    return &box[seq % RT_BOX_DEPTH];
+}
+
+/* --------------------------------------------------------- public queries */
+
+hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
+{
+    return ctx != NULL ? ctx->world : NULL;
+}
+
+int hccn_comm_rank(const hccn_comm_t *comm)
+{
+    return comm != NULL ? comm->rank : -1;
+}
+
+int hccn_comm_size(const hccn_comm_t *comm)
+{
+    return comm != NULL ? comm->sh->size : 0;
+}

@@ -1,0 +1,620 @@
+/*
+ * The executor: runs a rank's part of a schedule on real bytes (the data
+ * plane) and posts the same steps to the timing engine (the time plane).
+ *
+ * Data plane. The receiver pulls: a SEND publishes its bytes (xstate 1) once
+ * its dependencies are done, the matching RECV copies or reduces straight
+ * from the sender's buffer into its own and marks it consumed (xstate 2),
+ * and only then is the SEND complete. Nothing is staged. Every rank first
+ * registers at the collective's rendezvous slot; bytes move only after all
+ * ranks have arrived with matching fingerprints, so a mismatched call never
+ * writes into a user buffer.
+ *
+ * Time plane. Each step becomes one engine task with the same dependencies;
+ * the engine decides every simulated time, so the order in which threads
+ * move bytes never shows in the results.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/kernels.h"
+#include "runtime/rt.h"
+
+enum { ST_IDLE, ST_PUBLISHED, ST_DONE };
+
+/* --------------------------------------------------------------- posting */
+
+static void list_append(hccn_ctx_t *ctx, rt_op_t *op)
+{
+    op->next = NULL;
+    op->listed = 1;
+    if (ctx->ops_tail != NULL)
+        ctx->ops_tail->next = op;
+    else
+        ctx->ops_head = op;
+    ctx->ops_tail = op;
+}
+
+static void list_remove(hccn_ctx_t *ctx, rt_op_t *op)
+{
+    rt_op_t *prev = NULL;
+    for (rt_op_t *o = ctx->ops_head; o != NULL; prev = o, o = o->next) {
+        if (o != op)
+            continue;
+        if (prev != NULL)
+            prev->next = o->next;
+        else
+            ctx->ops_head = o->next;
+        if (ctx->ops_tail == o)
+            ctx->ops_tail = prev;
+        break;
+    }
+    op->listed = 0;
+    op->next = NULL;
+}
+
+/* Seconds of local work for a step on this NPU. */
+static double step_cost(const hccn_sim_npu_t *npu, const hccn_step_t *st,
+                        char *const bufs[3])
+{
+    switch (st->kind) {
+    case HCCN_STEP_RECV_REDUCE:
+    case HCCN_STEP_REDUCE:
+        return (double)st->bytes / npu->reduce_bw;
+    case HCCN_STEP_COPY:
+        if (npu->mem_bw <= 0.0 ||
+            bufs[st->src_buf] + st->src_off == bufs[st->dst_buf] + st->dst_off)
+            return 0.0;
+        return (double)st->bytes / npu->mem_bw;
+    default:
+        return 0.0;
+    }
+}
+
+static hccn_status_t post_steps(rt_op_t *op)
+{
+    hccn_comm_t *comm = op->comm;
+    rt_comm_t *c = comm->sh;
+    hccn_cluster_t *cl = op->ctx->cl;
+    const hccn_sched_rank_t *rk = &op->sched->ranks[comm->rank];
+    const hccn_sim_npu_t *npu = &cl->topo->npus[op->ctx->rank];
+    hccn_sim_task_t *tasks = malloc((rk->nsteps + 1) * sizeof(*tasks));
+    if (tasks == NULL)
+        return HCCN_ERR_NOMEM;
+    for (uint32_t i = 0; i < rk->nsteps; i++) {
+        const hccn_step_t *st = &rk->steps[i];
+        hccn_sim_task_t *t = &tasks[i];
+        memset(t, 0, sizeof(*t));
+        t->dep_off = st->dep_off;
+        t->ndeps = st->ndeps;
+        t->cost = step_cost(npu, st, op->bufs);
+        if (st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
+            st->kind == HCCN_STEP_RECV_REDUCE) {
+            t->kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
+                                                 : HCCN_SIM_TASK_RECV;
+            t->peer = c->world[st->peer];
+            t->bytes = st->bytes;
+            t->key = (hccn_sim_key_t){c->uid, op->seq, st->xfer};
+        } else {
+            t->kind = HCCN_SIM_TASK_LOCAL;
+        }
+    }
+    op->batch = hccn_sim_post(cl->eng, op->ctx->rank, tasks, (int)rk->nsteps,
+                              rk->deps, comm->stream_tail);
+    free(tasks);
+    if (op->batch == NULL)
+        return HCCN_ERR_NOMEM;
+    if (comm->stream_tail != NULL)
+        hccn_sim_batch_release(cl->eng, comm->stream_tail);
+    hccn_sim_batch_retain(cl->eng, op->batch);
+    comm->stream_tail = op->batch;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                                const hccn_algo_t *algo, const void *sendbuf,
+                                void *recvbuf, hccn_dtype_t dtype,
+                                hccn_redop_t redop, uint64_t avg_elems,
+                                rt_op_t **out)
+{
+    hccn_ctx_t *ctx = comm->ctx;
+    rt_op_t *op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             hccn_coll_name(a->coll), ctx->rank);
+    op->kind = RT_OP_COLL;
+    op->ctx = ctx;
+    op->comm = comm;
+    op->dtype = dtype;
+    op->op = redop;
+    op->avg_elems = avg_elems;
+    op->fp = (rt_fp_t){a->coll, a->count, dtype, redop, a->root};
+    op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
+    if (op->sched == NULL) {
+        free(op);
+        return HCCN_ERR_UNSUPPORTED;
+    }
+    op->nsteps = op->sched->ranks[comm->rank].nsteps;
+    op->step_state = calloc(op->nsteps + 1, 1);
+    if (op->sched->scratch_bytes > 0)
+        op->scratch = malloc(op->sched->scratch_bytes);
+    op->bufs[HCCN_BUF_SEND] = (char *)sendbuf;
+    op->bufs[HCCN_BUF_RECV] = recvbuf;
+    op->bufs[HCCN_BUF_SCRATCH] = op->scratch;
+    if (op->step_state == NULL ||
+        (op->sched->scratch_bytes > 0 && op->scratch == NULL)) {
+        hccn_rt_op_free(op);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             hccn_coll_name(a->coll), ctx->rank);
+    }
+    op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
+    op->seq = comm->coll_seq++;
+    hccn_status_t rc = post_steps(op);
+    if (rc != HCCN_OK) {
+        hccn_rt_op_free(op);
+        return hccn_rt_error(rc, "%s: rank %d: out of memory",
+                             hccn_coll_name(a->coll), ctx->rank);
+    }
+    list_append(ctx, op);
+    *out = op;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
+                               size_t bytes, int peer, rt_op_t **out)
+{
+    hccn_ctx_t *ctx = comm->ctx;
+    rt_comm_t *c = comm->sh;
+    rt_op_t *op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             is_send ? "send" : "recv", ctx->rank);
+    op->kind = is_send ? RT_OP_SEND : RT_OP_RECV;
+    op->ctx = ctx;
+    op->comm = comm;
+    op->peer = peer;
+    op->buf = buf;
+    op->bytes = bytes;
+    op->pseq = is_send ? comm->send_seq[peer]++ : comm->recv_seq[peer]++;
+    op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
+    int src = is_send ? comm->rank : peer, dst = is_send ? peer : comm->rank;
+    hccn_sim_task_t t = {
+        .kind = is_send ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
+        .peer = c->world[peer],
+        .bytes = bytes,
+        .key = {c->uid | (1ULL << 63), ((uint64_t)src << 32) | (uint32_t)dst,
+                op->pseq}};
+    op->batch = hccn_sim_post(ctx->cl->eng, ctx->rank, &t, 1, NULL, NULL);
+    if (op->batch == NULL) {
+        free(op);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             is_send ? "send" : "recv", ctx->rank);
+    }
+    list_append(ctx, op);
+    *out = op;
+    return HCCN_OK;
+}
+
+/* ------------------------------------------------------- rendezvous slots */
+
+static void ring_members(rt_comm_t *c)
+{
+    for (int r = 0; r < c->size; r++)
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);
+}
+
+static int fp_equal(const rt_fp_t *a, const rt_fp_t *b)
+{
+    return a->coll == b->coll && a->count == b->count &&
+           a->dtype == b->dtype && a->op == b->op && a->root == b->root;
+}
+
+static int fp_format(char *buf, size_t len, const rt_fp_t *f)
+{
+    return snprintf(buf, len, "%s(count=%llu, %s, %s, root=%d)",
+                    hccn_coll_name((hccn_coll_t)f->coll),
+                    (unsigned long long)f->count,
+                    hccn_dtype_name((hccn_dtype_t)f->dtype),
+                    hccn_redop_name((hccn_redop_t)f->op), f->root);
+}
+
+/* Called with the lock held once every rank has arrived. */
+static void slot_check(rt_comm_t *c, rt_slot_t *s)
+{
+    char a[160], b[160];
+    int n = 0;
+    for (int r = 1; r < c->size; r++) {
+        if (fp_equal(&s->fp[0], &s->fp[r]))
+            continue;
+        if (n == 0) {
+            fp_format(a, sizeof(a), &s->fp[0]);
+            fp_format(b, sizeof(b), &s->fp[r]);
+            snprintf(s->msg, sizeof(s->msg),
+                     "collective #%llu on communicator %llu: rank 0 called "
+                     "%s but rank %d called %s",
+                     (unsigned long long)s->seq, (unsigned long long)c->uid,
+                     a, r, b);
+        }
+        n++;
+    }
+    if (n > 1) {
+        size_t used = strlen(s->msg);
+        snprintf(s->msg + used, sizeof(s->msg) - used,
+                 " (%d ranks disagree with rank 0)", n);
+    }
+    if (n > 0) {
+        s->status = HCCN_ERR_MISMATCH;
+        atomic_store(&c->broken, 1);
+        return;
+    }
+    s->xstate = calloc(s->nxfers + 1, sizeof(*s->xstate));
+    if (s->xstate == NULL) {
+        s->status = HCCN_ERR_NOMEM;
+        snprintf(s->msg, sizeof(s->msg), "out of memory at a rendezvous");
+    }
+}
+
+/* Registers op at its slot; 0 if the slot is still busy with an older
+ * collective (this rank is RT_SLOTS collectives ahead). */
+static int slot_arrive(rt_op_t *op)
+{
+    rt_comm_t *c = op->comm->sh;
+    rt_slot_t *s = &c->slots[op->seq % RT_SLOTS];
+    int r = op->comm->rank;
+    pthread_mutex_lock(&c->lock);
+    if (s->in_use && s->seq != op->seq) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    if (!s->in_use) {
+        s->in_use = 1;
+        s->seq = op->seq;
+    }
+    s->fp[r] = op->fp;
+    for (int k = 0; k < 3; k++)
+        s->bufs[r * 3 + k] = op->bufs[k];
+    if (op->sched->nxfers > s->nxfers)
+        s->nxfers = op->sched->nxfers;
+    int all = ++s->arrived == c->size;
+    if (all)
+        slot_check(c, s);
+    if (all)
+        atomic_store_explicit(&s->ready, 1, memory_order_release);
+    pthread_mutex_unlock(&c->lock);
+    op->slot = s;
+    if (all)
+        ring_members(c);
+    return 1;
+}
+
+static void slot_leave(rt_op_t *op)
+{
+    rt_comm_t *c = op->comm->sh;
+    rt_slot_t *s = op->slot;
+    int last;
+    pthread_mutex_lock(&c->lock);
+    last = ++s->finished == c->size;
+    if (last) {
+        s->in_use = 0;
+        s->arrived = s->finished = 0;
+        atomic_store(&s->ready, 0);
+        s->status = HCCN_OK;
+        s->msg[0] = '\0';
+        s->nxfers = 0;
+        free((void *)s->xstate);
+        s->xstate = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    op->slot = NULL;
+    if (last)
+        ring_members(c);
+}
+
+/* ------------------------------------------------------------ data plane */
+
+static int deps_done(const rt_op_t *op, const hccn_sched_rank_t *rk,
+                     const hccn_step_t *st)
+{
+    for (uint32_t k = 0; k < st->ndeps; k++)
+        if (op->step_state[rk->deps[st->dep_off + k]] != ST_DONE)
+            return 0;
+    return 1;
+}
+
+static hccn_redop_t kernel_op(hccn_redop_t op)
+{
+    return op == HCCN_AVG ? HCCN_SUM : op;
+}
+
+/* Where the sender of xfer x keeps its bytes. */
+static const char *peer_src(const rt_op_t *op, uint32_t x)
+{
+    hccn_sched_ref_t ref = op->sched->xfer_send[x];
+    const hccn_step_t *snd = &op->sched->ranks[ref.rank].steps[ref.step];
+    return op->slot->bufs[ref.rank * 3 + snd->src_buf] + snd->src_off;
+}
+
+/* Tries one step; returns 1 if its state changed. */
+static int run_step(rt_op_t *op, uint32_t i)
+{
+    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
+    const hccn_step_t *st = &rk->steps[i];
+    rt_slot_t *s = op->slot;
+    rt_comm_t *c = op->comm->sh;
+    size_t esize = hccn_dtype_size(op->dtype);
+    char *dst = op->bufs[st->dst_buf] + st->dst_off;
+    const char *src = op->bufs[st->src_buf] + st->src_off;
+
+    if (op->step_state[i] == ST_IDLE && !deps_done(op, rk, st))
+        return 0;
+    switch (st->kind) {
+    case HCCN_STEP_SEND:
+        if (op->step_state[i] == ST_IDLE) {
+            atomic_store_explicit(&s->xstate[st->xfer], 1,
+                                  memory_order_release);
+            op->step_state[i] = ST_PUBLISHED;
+            hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
+            return 1;
+        }
+        if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 2)
+            return 0;
+        break;
+    case HCCN_STEP_RECV:
+    case HCCN_STEP_RECV_REDUCE:
+        if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
+            return 0;
+        if (st->kind == HCCN_STEP_RECV)
+            memcpy(dst, peer_src(op, st->xfer), st->bytes);
+        else
+            hccn_rt_reduce3(dst, src, peer_src(op, st->xfer),
+                            st->bytes / esize, op->dtype, kernel_op(op->op));
+        atomic_store_explicit(&s->xstate[st->xfer], 2, memory_order_release);
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
+        break;
+    case HCCN_STEP_COPY:
+        if (dst != src)
+            memmove(dst, src, st->bytes);
+        break;
+    case HCCN_STEP_REDUCE:
+        hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
+                       kernel_op(op->op));
+        break;
+    }
+    op->step_state[i] = ST_DONE;
+    return 1;
+}
+
+static void coll_finish(rt_op_t *op)
+{
+    if (op->op == HCCN_AVG && op->status == HCCN_OK && op->avg_elems > 0)
+        hccn_rt_avg_finish(op->bufs[HCCN_BUF_RECV], op->avg_elems, op->dtype,
+                           op->comm->sh->size);
+    slot_leave(op);
+    op->stage = RT_STAGE_DONE;
+}
+
+static int progress_coll(rt_op_t *op)
+{
+    int moved = 0;
+    if (op->stage == RT_STAGE_ARRIVE) {
+        if (!slot_arrive(op))
+            return 0;
+        op->stage = RT_STAGE_READY;
+        moved = 1;
+    }
+    if (op->stage == RT_STAGE_READY) {
+        if (!atomic_load_explicit(&op->slot->ready, memory_order_acquire))
+            return moved;
+        if (op->slot->status != HCCN_OK) {
+            op->status = op->slot->status;
+            snprintf(op->ctx->errmsg, sizeof(op->ctx->errmsg), "%s",
+                     op->slot->msg);
+            coll_finish(op);
+            return 1;
+        }
+        op->stage = RT_STAGE_RUN;
+        moved = 1;
+    }
+    if (op->stage != RT_STAGE_RUN)
+        return moved;
+    for (uint32_t i = op->cursor; i < op->nsteps; i++)
+        if (op->step_state[i] != ST_DONE)
+            moved |= run_step(op, i);
+    while (op->cursor < op->nsteps && op->step_state[op->cursor] == ST_DONE)
+        op->cursor++;
+    if (op->cursor == op->nsteps) {
+        coll_finish(op);
+        moved = 1;
+    }
+    return moved;
+}
+
+static int progress_send(rt_op_t *op)
+{
+    rt_comm_t *c = op->comm->sh;
+    if (op->stage == RT_STAGE_ARRIVE) {
+        rt_box_ent_t *e = hccn_rt_comm_box(c, op->comm->rank, op->peer, op->pseq);
+        if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 0)
+            return 0;
+        e->seq = op->pseq;
+        e->buf = op->buf;
+        e->bytes = op->bytes;
+        e->status = HCCN_OK;
+        op->ent = e;
+        atomic_store_explicit(&e->state, 1, memory_order_release);
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[op->peer]].bell);
+        op->stage = RT_STAGE_RUN;
+        return 1;
+    }
+    if (op->stage != RT_STAGE_RUN ||
+        atomic_load_explicit(&op->ent->state, memory_order_acquire) != 2)
+        return 0;
+    op->status = op->ent->status;
+    if (op->status != HCCN_OK)
+        snprintf(op->ctx->errmsg, sizeof(op->ctx->errmsg),
+                 "send #%llu from rank %d to rank %d: %zu bytes sent but the "
+                 "matching receive expects a different size",
+                 (unsigned long long)op->pseq, op->comm->rank, op->peer,
+                 op->bytes);
+    atomic_store_explicit(&op->ent->state, 0, memory_order_release);
+    op->stage = RT_STAGE_DONE;
+    return 1;
+}
+
+static int progress_recv(rt_op_t *op)
+{
+    rt_comm_t *c = op->comm->sh;
+    rt_box_ent_t *e = hccn_rt_comm_box(c, op->peer, op->comm->rank, op->pseq);
+    if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 1 ||
+        e->seq != op->pseq)
+        return 0;
+    if (e->bytes != op->bytes) {
+        op->status = e->status = HCCN_ERR_MISMATCH;
+        snprintf(op->ctx->errmsg, sizeof(op->ctx->errmsg),
+                 "recv #%llu on rank %d from rank %d: expects %zu bytes but "
+                 "the matching send has %zu",
+                 (unsigned long long)op->pseq, op->comm->rank, op->peer,
+                 op->bytes, e->bytes);
+    } else {
+        memcpy(op->buf, e->buf, op->bytes);
+    }
+    atomic_store_explicit(&e->state, 2, memory_order_release);
+    hccn_sim_bell_ring(&c->cl->ctxs[c->world[op->peer]].bell);
+    op->stage = RT_STAGE_DONE;
+    return 1;
+}
+
+int hccn_rt_progress(hccn_ctx_t *ctx)
+{
+    int moved = 0;
+    rt_op_t *op = ctx->ops_head;
+    while (op != NULL) {
+        rt_op_t *next = op->next;
+        switch (op->kind) {
+        case RT_OP_COLL:
+            moved |= progress_coll(op);
+            break;
+        case RT_OP_SEND:
+            moved |= progress_send(op);
+            break;
+        case RT_OP_RECV:
+            moved |= progress_recv(op);
+            break;
+        }
+        if (op->stage == RT_STAGE_DONE)
+            list_remove(ctx, op);
+        op = next;
+    }
+    return moved;
+}
+
+/* --------------------------------------------------------------- waiting */
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *op_name(const rt_op_t *op)
+{
+    if (op->kind == RT_OP_SEND)
+        return "send";
+    if (op->kind == RT_OP_RECV)
+        return "recv";
+    return hccn_coll_name((hccn_coll_t)op->fp.coll);
+}
+
+/* Moves data until op's data plane is done; HCCN_ERR_TIMEOUT after the
+ * cluster's timeout. Spins briefly, then sleeps on the rank's doorbell. */
+static hccn_status_t data_wait(rt_op_t *op)
+{
+    hccn_ctx_t *ctx = op->ctx;
+    double start = wall_now();
+    int idle = 0;
+    while (op->stage != RT_STAGE_DONE) {
+        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
+        if (hccn_rt_progress(ctx)) {
+            idle = 0;
+            continue;
+        }
+        if (op->stage == RT_STAGE_DONE)
+            break;
+        if (++idle < 64)
+            continue;
+        if (wall_now() - start > ctx->cl->timeout_s) {
+            atomic_store(&op->comm->sh->broken, 1);
+            return hccn_rt_error(
+                HCCN_ERR_TIMEOUT,
+                "rank %d: %s #%llu on communicator %llu timed out after "
+                "%.0f s (%s)",
+                ctx->rank, op_name(op),
+                (unsigned long long)(op->kind == RT_OP_COLL ? op->seq : op->pseq),
+                (unsigned long long)op->comm->sh->uid, ctx->cl->timeout_s,
+                op->stage == RT_STAGE_ARRIVE || op->stage == RT_STAGE_READY
+                    ? "not every rank arrived"
+                    : "a peer stopped moving data");
+        }
+        hccn_sim_bell_wait(&ctx->bell, seen, 100);
+    }
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_op_wait(rt_op_t *op)
+{
+    hccn_ctx_t *ctx = op->ctx;
+    hccn_sim_engine_t *eng = ctx->cl->eng;
+    if (op->waited)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "rank %d: %s: this future was already waited for",
+                             ctx->rank, op_name(op));
+    op->waited = 1;
+    hccn_sim_wait_begin(eng, ctx->rank, op->batch);
+    hccn_status_t rc = data_wait(op);
+    if (rc == HCCN_OK && op->status != HCCN_OK)
+        rc = hccn_rt_error(op->status, "rank %d: %s", ctx->rank, ctx->errmsg);
+    if (rc != HCCN_OK) {
+        op->status = rc;
+        if (op->listed)
+            list_remove(ctx, op);
+        hccn_sim_batch_abandon(eng, ctx->rank, op->batch);
+        return rc;
+    }
+    rc = hccn_sim_wait_end(eng, ctx->rank, op->batch);
+    if (rc != HCCN_OK) {
+        op->status = rc;
+        return hccn_rt_error(rc,
+                             "rank %d: %s: the simulated time of the operation "
+                             "was not settled within %.0f s",
+                             ctx->rank, op_name(op), ctx->cl->timeout_s);
+    }
+    ctx->last_duration = hccn_sim_batch_end(op->batch) - op->t_call;
+    return HCCN_OK;
+}
+
+void hccn_rt_op_free(rt_op_t *op)
+{
+    if (op == NULL)
+        return;
+    if (op->listed)
+        list_remove(op->ctx, op);
+    if (op->batch != NULL)
+        hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
+    if (op->sched_owned)
+        hccn_sched_free((hccn_sched_t *)op->sched);
+    free(op->scratch);
+    free(op->step_state);
+    free(op);
+}
+
+void hccn_rt_drain(hccn_ctx_t *ctx)
+{
+    while (ctx->ops_head != NULL) {
+        rt_op_t *op = ctx->ops_head;
+        if (data_wait(op) != HCCN_OK && op->listed)
+            list_remove(ctx, op);
+    }
+}

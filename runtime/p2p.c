@@ -1,0 +1,140 @@
+/*
+ * Point-to-point messages and futures.
+ *
+ * A send and a receive match by (communicator, source, destination, order
+ * of posting), as in NCCL. In simulated time a message starts when both
+ * sides have posted it (at the later of the two clocks) and is not ordered
+ * after other operations of the communicator, as MPI's isend/irecv.
+ */
+#include "runtime/rt.h"
+
+static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
+                              const void *buf, size_t count,
+                              hccn_dtype_t dtype, int peer,
+                              hccn_future_t **fut)
+{
+    if (comm == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", name);
+    int rank = comm->ctx->rank;
+    if (fut == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: future is NULL",
+                             name, rank);
+    *fut = NULL;
+    size_t es = hccn_dtype_size(dtype);
+    if (es == 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: invalid dtype %d",
+                             name, rank, (int)dtype);
+    if (peer < 0 || peer >= comm->sh->size)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: peer %d is out of range [0, %d)",
+                             name, rank, peer, comm->sh->size);
+    uint64_t bytes;
+    if (__builtin_mul_overflow((uint64_t)count, (uint64_t)es, &bytes) ||
+        bytes > ((uint64_t)1 << 62))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: count %zu overflows", name, rank,
+                             count);
+    if (bytes > 0) {
+        hccn_status_t rc = hccn_rt_check_buf(comm->ctx, buf, bytes, name, "buf");
+        if (rc != HCCN_OK)
+            return rc;
+    }
+    return hccn_rt_p2p_post(comm, is_send, (void *)buf, (size_t)bytes, peer,
+                            fut);
+}
+
+static hccn_status_t run(hccn_status_t rc, hccn_future_t *f)
+{
+    if (rc != HCCN_OK)
+        return rc;
+    rc = hccn_rt_op_wait(f);
+    hccn_rt_op_free(f);
+    return rc;
+}
+
+hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
+                        hccn_dtype_t dtype, int peer)
+{
+    hccn_future_t *f = NULL;
+    return run(p2p_post("hccn_send", comm, 1, buf, count, dtype, peer, &f), f);
+}
+
+hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
+                        hccn_dtype_t dtype, int peer)
+{
+    hccn_future_t *f = NULL;
+    return run(p2p_post("hccn_recv", comm, 0, buf, count, dtype, peer, &f), f);
+}
+
+hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
+                         hccn_dtype_t dtype, int peer, hccn_future_t **fut)
+{
+    return p2p_post("hccn_isend", comm, 1, buf, count, dtype, peer, fut);
+}
+
+hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
+                         hccn_dtype_t dtype, int peer, hccn_future_t **fut)
+{
+    return p2p_post("hccn_irecv", comm, 0, buf, count, dtype, peer, fut);
+}
+
+/* --------------------------------------------------------------- futures */
+
+hccn_status_t hccn_wait(hccn_future_t *fut)
+{
+    if (fut == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_wait: future is NULL");
+    return hccn_rt_op_wait(fut);
+}
+
+hccn_status_t hccn_test(hccn_future_t *fut, int *done)
+{
+    if (fut == NULL || done == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_test: %s is NULL",
+                             fut == NULL ? "future" : "done");
+    *done = 0;
+    if (fut->waited) {
+        *done = 1;
+        return fut->status;
+    }
+    hccn_rt_progress(fut->ctx);
+    if (fut->stage != RT_STAGE_DONE)
+        return HCCN_OK;
+    if (fut->status != HCCN_OK) {
+        *done = 1;
+        return hccn_rt_error(fut->status, "rank %d: %s", fut->ctx->rank,
+                             fut->ctx->errmsg);
+    }
+    *done = hccn_sim_test(fut->ctx->cl->eng, fut->ctx->rank, fut->batch);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
+                                double *end)
+{
+    if (fut == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_future_times: future is NULL");
+    if (!hccn_sim_batch_done(fut->ctx->cl->eng, fut->batch))
+        return hccn_rt_error(HCCN_ERR_INPROGRESS,
+                             "hccn_future_times: rank %d: the operation has "
+                             "not completed",
+                             fut->ctx->rank);
+    if (start != NULL)
+        *start = fut->t_call;
+    if (end != NULL)
+        *end = hccn_sim_batch_end(fut->batch);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_future_free(hccn_future_t *fut)
+{
+    if (fut == NULL)
+        return HCCN_OK;
+    if (fut->stage != RT_STAGE_DONE && !fut->waited)
+        return hccn_rt_error(HCCN_ERR_INPROGRESS,
+                             "hccn_future_free: rank %d: the operation is "
+                             "still pending; wait for it first",
+                             fut->ctx->rank);
+    hccn_rt_op_free(fut);
+    return HCCN_OK;
+}

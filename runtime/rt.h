@@ -1,0 +1,209 @@
+/*
+ * Runtime internals: clusters, rank contexts, communicators, operations.
+ *
+ * Threads: each rank's context, communicator handles and operations are used
+ * only by that rank's thread. What ranks share (a communicator's rendezvous
+ * slots, schedule cache and mailboxes) is guarded by the communicator's lock
+ * or by atomics, as noted at each field.
+ */
+#ifndef HCCN_RUNTIME_RT_H
+#define HCCN_RUNTIME_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "device_sim/arena.h"
+#include "device_sim/engine.h"
+#include "device_sim/launch.h"
+#include "device_sim/topo.h"
+#include "hccn/hccn.h"
+#include "hierarchy/coll.h"
+
+#define RT_SLOTS 64        /* collectives a rank may run ahead of another */
+#define RT_BOX_DEPTH 64    /* sends a rank may post ahead to one peer */
+#define RT_ERR_MAX 1024
+
+typedef struct rt_comm rt_comm_t;
+typedef struct hccn_future rt_op_t;   /* an operation is its future */
+
+/* ----------------------------------------------------------------- errors */
+
+/* Sets the calling thread's last-error message and returns status. */
+hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void hccn_rt_error_clear(void);
+
+/* ---------------------------------------------------------------- cluster */
+
+struct hccn_ctx {
+    hccn_cluster_t *cl;
+    int rank;
+    hccn_sim_bell_t bell;         /* rung by peers when they make progress */
+    hccn_comm_t *world;
+    double last_duration;
+    rt_op_t *ops_head, *ops_tail; /* outstanding operations, post order */
+    char errmsg[RT_ERR_MAX];      /* message of the rank's failure */
+};
+
+struct hccn_cluster {
+    hccn_sim_topo_t *topo;
+    hccn_sim_engine_t *eng;
+    hccn_sim_arena_t *arenas;     /* per rank */
+    hccn_ctx_t *ctxs;             /* per rank */
+    int nranks;
+    int bind_threads;
+    double timeout_s;
+    rt_comm_t *world;
+    _Atomic int running;
+    _Atomic uint64_t next_comm_uid;
+    hccn_rank_fn fn;
+    void *arg;
+    hccn_status_t *status;
+};
+
+/* ------------------------------------------------------------ communicator */
+
+typedef struct {
+    int coll;                     /* hccn_coll_t */
+    uint64_t count;
+    int dtype, op, root;
+} rt_fp_t;
+
+/* Rendezvous of one collective (sequence number seq) on a communicator.
+ * Guarded by the communicator's lock, except xstate (atomics) and the
+ * buffers, which are read-only once ready is set. */
+typedef struct {
+    int in_use;
+    uint64_t seq;
+    int arrived, finished;
+    _Atomic int ready;            /* 1: all arrived and checked */
+    hccn_status_t status;         /* HCCN_ERR_MISMATCH when they disagree */
+    char msg[RT_ERR_MAX];
+    rt_fp_t *fp;                  /* per comm rank */
+    char **bufs;                  /* per comm rank: SEND, RECV, SCRATCH */
+    uint32_t nxfers;
+    _Atomic int *xstate;          /* per xfer: 0, 1 published, 2 consumed */
+} rt_slot_t;
+
+/* One entry of a point-to-point mailbox (src -> dst), by sequence number. */
+typedef struct {
+    _Atomic int state;            /* 0 free, 1 posted, 2 consumed */
+    uint64_t seq;
+    const void *buf;
+    size_t bytes;
+    hccn_status_t status;         /* set by the receiver on a size mismatch */
+} rt_box_ent_t;
+
+typedef struct {
+    uint64_t key;
+    hccn_sched_t *sched;
+} rt_sched_entry_t;
+
+struct rt_comm {
+    hccn_cluster_t *cl;
+    uint64_t uid;
+    int size;
+    int *world;                   /* comm rank -> world rank */
+    int *node, *local;            /* hccn_hier_view_t arrays */
+    hccn_hier_view_t view;
+    pthread_mutex_t lock;
+    rt_slot_t slots[RT_SLOTS];
+    rt_sched_entry_t *cache;      /* under lock */
+    int ncache, capcache;
+    rt_box_ent_t **boxes;         /* size*size, allocated on first use */
+    _Atomic int broken;           /* a mismatch or abort poisoned it */
+    hccn_comm_t **handles;        /* per comm rank */
+};
+
+struct hccn_comm {
+    rt_comm_t *sh;
+    hccn_ctx_t *ctx;
+    int rank;
+    uint64_t coll_seq;
+    uint64_t *send_seq, *recv_seq;    /* per peer */
+    hccn_sim_batch_t *stream_tail;    /* last posted batch (retained) */
+};
+
+rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world);
+void hccn_rt_comm_free(rt_comm_t *c);
+/* Forgets every collective and message in flight (between runs). */
+void hccn_rt_comm_reset(rt_comm_t *c);
+
+/* The schedule for args and algorithm, cached per communicator (at most
+ * 128); past that a fresh one is built and *owned set: the caller frees it.
+ * Returns NULL with the last error set when it cannot be built. */
+const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
+                                       const hccn_algo_t *algo, int *owned);
+
+/* The mailbox entry for message seq from src to dst (comm ranks). */
+rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq);
+
+/* ------------------------------------------------------------- operations */
+
+enum { RT_OP_COLL, RT_OP_SEND, RT_OP_RECV };
+enum { RT_STAGE_ARRIVE, RT_STAGE_READY, RT_STAGE_RUN, RT_STAGE_DONE };
+
+struct hccn_future {
+    int kind;
+    int stage;
+    hccn_ctx_t *ctx;
+    hccn_comm_t *comm;
+    hccn_sim_batch_t *batch;
+    hccn_status_t status;
+    double t_call;
+    int waited;
+    rt_op_t *next;                /* outstanding list */
+    int listed;
+
+    /* collectives */
+    rt_fp_t fp;
+    uint64_t seq;
+    rt_slot_t *slot;
+    const hccn_sched_t *sched;
+    int sched_owned;
+    char *bufs[3];
+    char *scratch;
+    uint8_t *step_state;
+    uint32_t cursor, nsteps;
+    hccn_dtype_t dtype;
+    hccn_redop_t op;
+    uint64_t avg_elems;           /* elements of RECV to divide for AVG */
+
+    /* point-to-point */
+    int peer;
+    uint64_t pseq;
+    void *buf;
+    size_t bytes;
+    rt_box_ent_t *ent;
+};
+
+/* Posts a collective for comm's rank; *out is the new operation. */
+hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                                const hccn_algo_t *algo, const void *sendbuf,
+                                void *recvbuf, hccn_dtype_t dtype,
+                                hccn_redop_t op, uint64_t avg_elems,
+                                rt_op_t **out);
+
+/* Posts one half of a point-to-point message. */
+hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
+                               size_t bytes, int peer, rt_op_t **out);
+
+/* Moves every outstanding operation of ctx as far as it can without
+ * blocking; returns 1 if anything moved. */
+int hccn_rt_progress(hccn_ctx_t *ctx);
+
+/* Blocks until op's data has moved and its simulated end is known; the
+ * rank's clock becomes max(clock, end). Returns the op's status. */
+hccn_status_t hccn_rt_op_wait(rt_op_t *op);
+void hccn_rt_op_free(rt_op_t *op);
+
+/* Checks that [ptr, ptr+bytes) is in the calling rank's arena. */
+hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
+                                uint64_t bytes, const char *opname,
+                                const char *what);
+
+/* Finishes every outstanding operation of ctx (at the end of a run). */
+void hccn_rt_drain(hccn_ctx_t *ctx);
+
+#endif /* HCCN_RUNTIME_RT_H */
