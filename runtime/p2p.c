@@ -43,11 +43,9 @@ static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
                             fut);
 }
 
-static hccn_status_t run(hccn_status_t rc, hccn_future_t *f)
+static hccn_status_t finish(hccn_future_t *f)
 {
-    if (rc != HCCN_OK)
-        return rc;
-    rc = hccn_rt_op_wait(f);
+    hccn_status_t rc = hccn_rt_op_wait(f);
     hccn_rt_op_free(f);
     return rc;
 }
@@ -56,14 +54,16 @@ hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
                         hccn_dtype_t dtype, int peer)
 {
     hccn_future_t *f = NULL;
-    return run(p2p_post("hccn_send", comm, 1, buf, count, dtype, peer, &f), f);
+    hccn_status_t rc = p2p_post("hccn_send", comm, 1, buf, count, dtype, peer, &f);
+    return rc != HCCN_OK ? rc : finish(f);
 }
 
 hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
                         hccn_dtype_t dtype, int peer)
 {
     hccn_future_t *f = NULL;
-    return run(p2p_post("hccn_recv", comm, 0, buf, count, dtype, peer, &f), f);
+    hccn_status_t rc = p2p_post("hccn_recv", comm, 0, buf, count, dtype, peer, &f);
+    return rc != HCCN_OK ? rc : finish(f);
 }
 
 hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
