@@ -96,8 +96,8 @@ uint32_t hccn_sim_bell_read(hccn_sim_bell_t *b)
 
 void hccn_sim_bell_ring(hccn_sim_bell_t *b)
 {
-    atomic_fetch_add_explicit(&b->seq, 1, memory_order_acq_rel);
-    if (atomic_load_explicit(&b->sleepers, memory_order_acquire) > 0)
+    atomic_fetch_add_explicit(&b->seq, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0)
         syscall(SYS_futex, &b->seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL,
                 NULL, 0);
 }
@@ -105,8 +105,8 @@ void hccn_sim_bell_ring(hccn_sim_bell_t *b)
 void hccn_sim_bell_wait(hccn_sim_bell_t *b, uint32_t seen, int timeout_ms)
 {
     struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
-    atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_acq_rel);
-    if (atomic_load_explicit(&b->seq, memory_order_acquire) == seen)
+    atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&b->seq, memory_order_seq_cst) == seen)
         syscall(SYS_futex, &b->seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-    atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_acq_rel);
+    atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_seq_cst);
 }

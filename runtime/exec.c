@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #include "runtime/kernels.h"
@@ -543,8 +544,12 @@ static hccn_status_t data_wait(rt_op_t *op)
         }
         if (op->stage == RT_STAGE_DONE)
             break;
-        if (++idle < 64)
+        /* On an oversubscribed host the peer we wait for needs our core:
+         * yield a few times, then sleep until a peer rings. */
+        if (++idle < 4) {
+            sched_yield();
             continue;
+        }
         if (wall_now() - start > ctx->cl->timeout_s) {
             atomic_store(&op->comm->sh->broken, 1);
             return hccn_rt_error(
