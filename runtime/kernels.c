@@ -12,8 +12,10 @@
  * - Float MAX/MIN of zeros of opposite sign: MAX gives +0 and MIN gives -0,
  *   whatever the operand order (as IEEE 754-2019 maximum/minimum), so the
  *   result does not depend on the order in which ranks combine data.
- * - A NaN result is always a quiet NaN; converting a NaN keeps its sign and
- *   the top bits of its payload and sets the quiet bit.
+ * - Converting a NaN keeps its sign and the top bits of its payload and
+ *   sets the quiet bit, so fp16/bf16 results are quiet NaNs. fp32/fp64
+ *   MAX/MIN return a NaN operand unchanged (SUM/PROD quiet it, as the
+ *   hardware does).
  * - Conversions assume the default floating-point environment (round to
  *   nearest even, no flush-to-zero), which the library never changes.
  * - An invalid dtype or op makes every function here a no-op; callers
@@ -28,6 +30,12 @@
 #define HCCN_SIMD _Pragma("omp simd")
 #else
 #define HCCN_SIMD
+#endif
+
+/* Vectorisation is for speed only: clang warns when it cannot honour "omp
+ * simd" (at -O1, or under some sanitizers), which must not fail -Werror. */
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -47,48 +55,75 @@ static inline float f32_from_bits(uint32_t u)
     return f;
 }
 
-/* fp16 is 1 sign, 5 exponent (bias 15) and 10 mantissa bits. */
-static inline float fp16_to_f32(uint16_t h)
+/* Branch-free select: the caller computes both x and y unconditionally.
+ * A plain "?:" would let the compiler sink a floating-point operation into
+ * one arm, and under -ftrapping-math (the default) it then refuses to
+ * if-convert, so the loop would not vectorise. */
+static inline uint32_t select32(int c, uint32_t x, uint32_t y)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t em = h & 0x7fffu;
-    /* Normal numbers: move the fields up and rebias 15 -> 127. */
-    uint32_t normal = (em << 13) + ((127u - 15u) << 23);
-    /* Zero and subnormals: the value is mantissa * 2^-24, exactly. */
-    uint32_t sub = f32_bits((float)(int32_t)em * 0x1p-24f);
-    /* Inf and NaN: all-ones exponent; NaNs get the quiet bit. */
-    uint32_t special = (em << 13) | 0x7f800000u |
-                       (em > 0x7c00u ? 0x00400000u : 0u);
-    uint32_t mag = em < 0x0400u ? sub : normal;
-    mag = em >= 0x7c00u ? special : mag;
-    return f32_from_bits(mag | sign);
+    uint32_t mask = 0u - (uint32_t)c;
+    return (x & mask) | (y & ~mask);
 }
 
+/* fp16 is 1 sign, 5 exponent (bias 15) and 10 mantissa bits. This widening
+ * keeps a NaN's bits, so a signalling NaN stays signalling; the kernels
+ * use it because any arithmetic or the narrowing below quiets it anyway. */
+static inline float fp16_widen(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t o = (uint32_t)(h & 0x7fffu) << 13; /* fields in fp32 places */
+    uint32_t exp = o & 0x0f800000u;
+    /* Normal numbers: rebias 15 -> 127; inf and NaN: rebias once more, to
+     * the all-ones exponent. */
+    uint32_t normal = o + ((127u - 15u) << 23);
+    normal += exp == 0x0f800000u ? (128u - 16u) << 23 : 0u;
+    /* Zero and subnormals (mantissa m): 2^-14 * (1 + m/1024) - 2^-14 is
+     * m * 2^-24, exactly. */
+    uint32_t sub = f32_bits(f32_from_bits(o + (113u << 23)) - 0x1p-14f);
+    return f32_from_bits(select32(exp == 0, sub, normal) | sign);
+}
+
+/* As fp16_widen, but NaNs come out quiet (the public conversions). */
+static inline float fp16_to_f32(uint16_t h)
+{
+    uint32_t quiet = (h & 0x7fffu) > 0x7c00u ? 0x00400000u : 0u;
+    return f32_from_bits(f32_bits(fp16_widen(h)) | quiet);
+}
+
+/* Narrowings build the result in the top half of a 32-bit word and shift
+ * it down at the end: then every step needs all 32 bits and the compiler
+ * packs to 16-bit lanes once, instead of after each select (costly without
+ * SSE4.1's packusdw). */
 static inline uint16_t f32_to_fp16(float f)
 {
     uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t ax = x & 0x7fffffffu;
     /* Normal results: rebias, then round the 13 dropped bits to nearest
      * even; a carry out of the mantissa correctly bumps the exponent. */
     uint32_t t = ax - ((127u - 15u) << 23);
-    uint32_t normal = (t + 0x0fffu + ((t >> 13) & 1u)) >> 13;
+    uint32_t normal = ((t + 0x0fffu + ((t >> 13) & 1u)) & ~0x1fffu) << 3;
     /* Below 2^-14 the result is a multiple of 2^-24: adding 0.5, whose ulp
      * is 2^-24, lets the FPU do the rounding; the mantissa field of the sum
      * is then the fp16 encoding (0x400 when it rounds up to 2^-14). */
-    uint32_t sub = f32_bits(f32_from_bits(ax) + 0.5f) - 0x3f000000u;
-    uint32_t nan = 0x7e00u | ((ax >> 13) & 0x03ffu);
-    uint32_t r = ax < 0x38800000u ? sub : normal;
-    r = ax >= 0x477ff000u ? 0x7c00u : r; /* 65520 and up round to inf */
-    r = ax > 0x7f800000u ? nan : r;
-    return (uint16_t)(r | sign);
+    uint32_t sub = (f32_bits(f32_from_bits(ax) + 0.5f) - 0x3f000000u) << 16;
+    uint32_t nan = 0x7e000000u | ((ax << 3) & 0x03ff0000u);
+    uint32_t r = select32(ax < 0x38800000u, sub, normal);
+    r = select32(ax >= 0x477ff000u, 0x7c000000u, r); /* from 65520: inf */
+    r = select32(ax > 0x7f800000u, nan, r);
+    return (uint16_t)((r | (x & 0x80000000u)) >> 16);
 }
 
-/* bf16 is the top half of an fp32: same exponent, 7 mantissa bits. */
+/* bf16 is the top half of an fp32: same exponent, 7 mantissa bits.
+ * Widening keeps NaN bits, as fp16_widen does. */
+static inline float bf16_widen(uint16_t h)
+{
+    return f32_from_bits((uint32_t)h << 16);
+}
+
 static inline float bf16_to_f32(uint16_t h)
 {
     uint32_t quiet = (h & 0x7fffu) > 0x7f80u ? 0x00400000u : 0u;
-    return f32_from_bits(((uint32_t)h << 16) | quiet);
+    return f32_from_bits(f32_bits(bf16_widen(h)) | quiet);
 }
 
 static inline uint16_t f32_to_bf16(float f)
@@ -96,9 +131,10 @@ static inline uint16_t f32_to_bf16(float f)
     uint32_t x = f32_bits(f);
     /* Round to nearest even on the low 16 bits; overflow carries into the
      * exponent and gives inf, and subnormals need nothing special. */
-    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    uint32_t nan = (x >> 16) | 0x0040u;
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u;
+    uint32_t nan = x | 0x00400000u;
+    uint32_t r = select32((x & 0x7fffffffu) > 0x7f800000u, nan, rounded);
+    return (uint16_t)(r >> 16);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -116,6 +152,34 @@ static inline uint16_t f32_to_bf16(float f)
     static inline T max_##sfx(T a, T b) { return a > b ? a : b; }            \
     static inline T min_##sfx(T a, T b) { return a < b ? a : b; }
 
+/* Baseline x86-64 (SSE2) has no 64-bit vector compare, so 64-bit MAX/MIN
+ * compute "a < b" as a mask from the sign of a wrapped subtraction,
+ * corrected for overflow (signed); unsigned operands are first offset by
+ * 2^63. */
+static inline uint64_t lt_mask_s64(uint64_t a, uint64_t b)
+{
+    uint64_t d = a - b;
+    return 0u - ((d ^ ((a ^ b) & (d ^ a))) >> 63);
+}
+
+static inline uint64_t lt_mask_u64(uint64_t a, uint64_t b)
+{
+    uint64_t bias = UINT64_C(1) << 63;
+    return lt_mask_s64(a ^ bias, b ^ bias);
+}
+
+#define HCCN_ORDER_OPS64(sfx, T, lt_mask)                                     \
+    static inline T max_##sfx(T a, T b)                                      \
+    {                                                                         \
+        uint64_t x = (uint64_t)a, y = (uint64_t)b;                            \
+        return (T)(x ^ ((x ^ y) & lt_mask(x, y)));                            \
+    }                                                                         \
+    static inline T min_##sfx(T a, T b)                                      \
+    {                                                                         \
+        uint64_t x = (uint64_t)a, y = (uint64_t)b;                            \
+        return (T)(y ^ ((x ^ y) & lt_mask(x, y)));                            \
+    }
+
 HCCN_WRAP_OPS(u8, uint8_t)
 HCCN_WRAP_OPS(u16, uint16_t)
 HCCN_WRAP_OPS(u32, uint32_t)
@@ -126,30 +190,34 @@ HCCN_ORDER_OPS(i16, int16_t)
 HCCN_ORDER_OPS(u16, uint16_t)
 HCCN_ORDER_OPS(i32, int32_t)
 HCCN_ORDER_OPS(u32, uint32_t)
-HCCN_ORDER_OPS(i64, int64_t)
-HCCN_ORDER_OPS(u64, uint64_t)
+HCCN_ORDER_OPS64(i64, int64_t, lt_mask_s64)
+HCCN_ORDER_OPS64(u64, uint64_t, lt_mask_u64)
 
-/* Floats: a NaN operand or two zeros go through a + b, which yields a quiet
- * NaN or the zero with the right sign (-0 + +0 = +0 for MAX); MIN negates
- * around the sum so that it prefers -0. Everything else is a plain select. */
-#define HCCN_FLOAT_OPS(sfx, T)                                                \
+/* Floats: only selects, no arithmetic (see select32 for why). A comparison
+ * with a NaN is false, so the first select already yields b when either is
+ * NaN, and the last one returns a if a is NaN: a NaN operand comes out as it
+ * is (a if both are). For two zeros MAX picks a if it is +0, else b, and
+ * MIN picks a if it is -0, else b. */
+#define HCCN_FLOAT_OPS(sfx, T, copysign)                                      \
     static inline T sum_##sfx(T a, T b) { return a + b; }                    \
     static inline T prod_##sfx(T a, T b) { return a * b; }                   \
-    static inline int tie_##sfx(T a, T b)                                    \
-    {                                                                         \
-        return isnan(a) | isnan(b) | ((a == 0) & (b == 0));                  \
-    }                                                                         \
     static inline T max_##sfx(T a, T b)                                      \
     {                                                                         \
-        return tie_##sfx(a, b) ? a + b : (a > b ? a : b);                    \
+        T m = a > b ? a : b;                                                  \
+        int zeros = (a == 0) & (b == 0);                                      \
+        m = (zeros & (copysign(1, a) > 0)) ? a : m;                           \
+        return isnan(a) ? a : m;                                              \
     }                                                                         \
     static inline T min_##sfx(T a, T b)                                      \
     {                                                                         \
-        return tie_##sfx(a, b) ? -(-a - b) : (a < b ? a : b);                \
+        T m = a < b ? a : b;                                                  \
+        int zeros = (a == 0) & (b == 0);                                      \
+        m = (zeros & (copysign(1, a) < 0)) ? a : m;                           \
+        return isnan(a) ? a : m;                                              \
     }
 
-HCCN_FLOAT_OPS(f32, float)
-HCCN_FLOAT_OPS(f64, double)
+HCCN_FLOAT_OPS(f32, float, copysignf)
+HCCN_FLOAT_OPS(f64, double, copysign)
 
 /* fp16/bf16: widen both operands, combine in fp32, round back. */
 #define HCCN_HALF_OP(op, sfx, to32, from32)                                   \
@@ -158,14 +226,14 @@ HCCN_FLOAT_OPS(f64, double)
         return from32(op##_f32(to32(a), to32(b)));                            \
     }
 
-HCCN_HALF_OP(sum, h16, fp16_to_f32, f32_to_fp16)
-HCCN_HALF_OP(prod, h16, fp16_to_f32, f32_to_fp16)
-HCCN_HALF_OP(max, h16, fp16_to_f32, f32_to_fp16)
-HCCN_HALF_OP(min, h16, fp16_to_f32, f32_to_fp16)
-HCCN_HALF_OP(sum, b16, bf16_to_f32, f32_to_bf16)
-HCCN_HALF_OP(prod, b16, bf16_to_f32, f32_to_bf16)
-HCCN_HALF_OP(max, b16, bf16_to_f32, f32_to_bf16)
-HCCN_HALF_OP(min, b16, bf16_to_f32, f32_to_bf16)
+HCCN_HALF_OP(sum, h16, fp16_widen, f32_to_fp16)
+HCCN_HALF_OP(prod, h16, fp16_widen, f32_to_fp16)
+HCCN_HALF_OP(max, h16, fp16_widen, f32_to_fp16)
+HCCN_HALF_OP(min, h16, fp16_widen, f32_to_fp16)
+HCCN_HALF_OP(sum, b16, bf16_widen, f32_to_bf16)
+HCCN_HALF_OP(prod, b16, bf16_widen, f32_to_bf16)
+HCCN_HALF_OP(max, b16, bf16_widen, f32_to_bf16)
+HCCN_HALF_OP(min, b16, bf16_widen, f32_to_bf16)
 
 /* ------------------------------------------------------------------------ */
 /* One loop per (dtype, op).                                                */
@@ -285,8 +353,8 @@ HCCN_AVG_INT(i32, int32_t, int32_t)
 HCCN_AVG_INT(u32, uint32_t, uint32_t)
 HCCN_AVG_INT(i64, int64_t, int64_t)
 HCCN_AVG_INT(u64, uint64_t, uint64_t)
-HCCN_AVG_FLOAT(h16, uint16_t, fp16_to_f32, f32_to_fp16)
-HCCN_AVG_FLOAT(b16, uint16_t, bf16_to_f32, f32_to_bf16)
+HCCN_AVG_FLOAT(h16, uint16_t, fp16_widen, f32_to_fp16)
+HCCN_AVG_FLOAT(b16, uint16_t, bf16_widen, f32_to_bf16)
 HCCN_AVG_FLOAT(f32, float, f32_same, f32_same)
 
 /* fp64 divides in double: nranks converts exactly. */
