@@ -1,7 +1,8 @@
 /*
- * Internals of the topology loader, shared by its four files:
+ * Internals of the topology loader, shared by its five files:
  *   topo.c        entry points: read, tokenize, parse, build; free
- *   topo_parse.c  JSON document -> validated spec (every error message)
+ *   topo_json.c   checked JSON access: typed getters that know the JSON path
+ *   topo_parse.c  JSON document -> validated spec (the format's rules)
  *   topo_build.c  spec -> devices, links and the routing tables
  *   topo_route.c  routes and the summary (bisection bandwidth)
  * Never included outside device_sim/topo*.c.
@@ -111,12 +112,85 @@ int hccn_sim_spec_leaves(const hccn_sim_spec_t *spec);
 /* Builds the graph of a validated spec. Returns HCCN_ERR_NOMEM or HCCN_OK;
  * *out owns copies of everything (the spec may be freed afterwards). */
 hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
-                                  const char *source, hccn_sim_topo_t **out);
+                                  hccn_sim_topo_t **out);
+
+/* A malloc'ed copy of the first n bytes of s, NUL-terminated; NULL when out
+ * of memory. */
+char *hccn_sim_topo_strndup(const char *s, size_t n);
 
 /* Formats "<prefix>: " followed by fmt into err (truncated, NUL-terminated,
  * control characters replaced by '?' so the message stays one line). */
 void hccn_sim_topo_errf(char *err, size_t errlen, const char *prefix,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* ------------------------------------------------------------------------ */
+/* JSON access (topo_json.c). A context carries the source name, the error
+ * buffer and the JSON path of the value being checked. Every function that
+ * returns a status writes "<source>: <path>: <rule>" on error and returns
+ * HCCN_ERR_TOPOLOGY (HCCN_ERR_NOMEM for jnomem).                           */
+
+typedef struct {
+    const char *source;
+    char *err;
+    size_t errlen;
+    char path[512];
+    size_t len;
+} hccn_sim_jctx_t;
+
+/* Append ".key" ("key" at the top) or "[i]" to the path; return the length
+ * that hccn_sim_jpop restores. */
+size_t hccn_sim_jkey(hccn_sim_jctx_t *c, const char *key);
+size_t hccn_sim_jindex(hccn_sim_jctx_t *c, size_t i);
+void hccn_sim_jpop(hccn_sim_jctx_t *c, size_t old);
+
+/* Report a broken rule at the path (+ ".key"); always HCCN_ERR_TOPOLOGY. */
+hccn_status_t hccn_sim_jfail(hccn_sim_jctx_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+hccn_status_t hccn_sim_jfail_key(hccn_sim_jctx_t *c, const char *key,
+                                 const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+hccn_status_t hccn_sim_jnomem(hccn_sim_jctx_t *c);
+
+/* The value as written in the file, shortened, for "(got ...)"; returns
+ * buf->s. */
+typedef struct {
+    char s[48];
+} hccn_sim_jgot_t;
+const char *hccn_sim_jgot(json_object *v, hccn_sim_jgot_t *buf);
+
+/* Typed getters for obj.key. present == NULL: the key is required; else
+ * *present says whether it was there (*out untouched when absent). */
+hccn_status_t hccn_sim_jint(hccn_sim_jctx_t *c, json_object *obj,
+                            const char *key, long long lo, long long hi,
+                            long long *out, int *present);
+/* A finite number with lo < x (lo_open) or lo <= x, and x <= hi. */
+hccn_status_t hccn_sim_jnum(hccn_sim_jctx_t *c, json_object *obj,
+                            const char *key, double lo, int lo_open,
+                            double hi, double *out, int *present);
+hccn_status_t hccn_sim_jbool(hccn_sim_jctx_t *c, json_object *obj,
+                             const char *key, int *out, int *present);
+hccn_status_t hccn_sim_jstring(hccn_sim_jctx_t *c, json_object *obj,
+                               const char *key, const char **out,
+                               int *present);
+/* A value of the given JSON type; what names it ("an array"). */
+hccn_status_t hccn_sim_jtyped(hccn_sim_jctx_t *c, json_object *obj,
+                              const char *key, json_type type,
+                              const char *what, json_object **out,
+                              int *present);
+
+/* v (at the current path) is an integer in lo..hi. */
+hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
+                                  long long lo, long long hi, long long *out);
+/* Element i of array arr is an NPU index in 0..n-1. */
+hccn_status_t hccn_sim_jelem(hccn_sim_jctx_t *c, json_object *arr, size_t i,
+                             int n, int *out);
+/* Fails on the first key of obj, in file order, not in the NULL-terminated
+ * allowed list. */
+hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
+                             const char *const *allowed);
+/* Fails when obj has key: "only allowed <why>". */
+hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
+                               const char *key, const char *why);
 
 #endif /* HCCN_DEVICE_SIM_TOPO_INTERNAL_H */

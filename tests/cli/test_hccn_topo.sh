@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# hccn-topo: exit 0 and a summary for every shipped config; exit 2 with one
+# line on stderr for invalid files; exit 2 with usage for bad arguments.
+# Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
+set -u
+: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+bin="$HCCN_BINARY_DIR/hccn-topo"
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# run ARGS...: runs the tool, leaves $rc, $tmp/out and $tmp/err.
+run() {
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+expect_out() {  # expect_out TEXT: stdout has the line TEXT
+    grep -qxF -- "$1" "$tmp/out" || fail "$label: no line '$1' in: $(cat "$tmp/out")"
+}
+
+[ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
+
+# Every config is valid.
+for f in "$HCCN_SOURCE_DIR"/configs/*.json; do
+    label=$(basename "$f")
+    run "$f"
+    [ "$rc" -eq 0 ] || fail "$label: exit $rc, stderr: $(cat "$tmp/err")"
+    [ -s "$tmp/err" ] && fail "$label: unexpected stderr: $(cat "$tmp/err")"
+    grep -q '^nodes: [0-9]' "$tmp/out" || fail "$label: no nodes line"
+    grep -q '^bisection: ' "$tmp/out" || fail "$label: no bisection line"
+done
+
+# Hand-computed figures (docs/topology.md).
+label=default; run "$HCCN_SOURCE_DIR/configs/default.json"
+expect_out "name: default"
+expect_out "nodes: 2"
+expect_out "npus: 16"
+expect_out "level 0 (intra-node): 112 links, min 56 GB/s per link"
+expect_out "level 1 (NIC): 64 links, min 25 GB/s per link"
+expect_out "level 2 (network): 0 links"
+expect_out "bisection: 200 GB/s"
+label=leafspine; run "$HCCN_SOURCE_DIR/configs/leafspine-4x8.json"
+expect_out "nodes: 4"
+expect_out "npus: 32"
+expect_out "level 2 (network): 4 links, min 200 GB/s per link"
+expect_out "bisection: 200 GB/s"
+label=pcie; run "$HCCN_SOURCE_DIR/configs/pcie-8.json"
+expect_out "bisection: 32 GB/s"
+label=ring; run "$HCCN_SOURCE_DIR/configs/ring-8.json"
+expect_out "bisection: 50 GB/s"
+label=laptop; run "$HCCN_SOURCE_DIR/configs/laptop-4.json"
+expect_out "bisection: 100 GB/s"
+
+label=route; run "$HCCN_SOURCE_DIR/configs/default.json" --route 0 8
+[ "$rc" -eq 0 ] || fail "route: exit $rc"
+expect_out "route 0 -> 8: 4 links, latency 3 us"
+label=verbose; run -v "$HCCN_SOURCE_DIR/configs/laptop-4.json"
+[ "$rc" -eq 0 ] || fail "verbose: exit $rc"
+grep -q '^link 0: node0.npu0 -> node0.nvswitch' "$tmp/out" || fail "verbose: no link list"
+
+# Every invalid file: exit 2, exactly one line on stderr naming the file.
+n=0
+for f in "$HCCN_SOURCE_DIR"/tests/data/topo_invalid/*.json; do
+    label=$(basename "$f")
+    run "$f"
+    [ "$rc" -eq 2 ] || fail "$label: exit $rc, expected 2"
+    [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$label: stderr is not one line"
+    grep -qF -- "$f" "$tmp/err" || fail "$label: stderr does not name the file"
+    [ -s "$tmp/out" ] && fail "$label: unexpected stdout"
+    n=$((n + 1))
+done
+[ "$n" -ge 30 ] || fail "only $n invalid files"
+
+label=missing; run "$tmp/no-such-file.json"
+[ "$rc" -eq 2 ] || fail "missing file: exit $rc"
+grep -q 'cannot open' "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
+
+# Bad arguments: usage on stderr, exit 2. --help: usage on stdout, exit 0.
+for args in "" "-x" "a.json b.json" "--route" "$HCCN_SOURCE_DIR/configs/default.json --route 0"; do
+    # shellcheck disable=SC2086
+    run $args
+    [ "$rc" -eq 2 ] || fail "args '$args': exit $rc, expected 2"
+    grep -q '^usage: hccn-topo' "$tmp/err" || fail "args '$args': no usage"
+done
+label=route-range; run "$HCCN_SOURCE_DIR/configs/default.json" --route 0 16
+[ "$rc" -eq 2 ] || fail "route out of range: exit $rc"
+run --help
+[ "$rc" -eq 0 ] || fail "--help: exit $rc"
+grep -q '^usage: hccn-topo' "$tmp/out" || fail "--help: no usage on stdout"
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "hccn-topo: all checks passed"
