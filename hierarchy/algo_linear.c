@@ -1,0 +1,207 @@
+/*
+ * "linear": the simplest schedules. A root talks to its peers one after
+ * another, in the order root+1, root+2, ..., root-1: each transfer at the
+ * root depends on the previous one there (a SEND on the previous SEND, a
+ * receive on the previous receive).
+ *
+ * broadcast  root sends the whole message to each peer in turn
+ * reduce     root receives each peer's message in turn, RECV_REDUCE into
+ *            RECV (the first one adds root's own SEND)
+ * scatter    root sends block i to rank i in turn
+ * gather     root receives block i from rank i in turn
+ * alltoall   pairwise: in round k = 1..p-1 rank r sends block r+k to r+k
+ *            and receives block r-k from r-k; round k waits for round k-1
+ * barrier    rank 0 gathers a 0-byte message from each rank in turn, then
+ *            releases each in turn
+ *
+ * Own blocks are COPY steps nothing waits for. docs/algorithms.md gives
+ * bytes and times.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/coll.h"
+
+enum { PHASE_GATHER = 1, PHASE_RELEASE = 2 };
+
+static int mod(int a, int p)
+{
+    return ((a % p) + p) % p;
+}
+
+/* Gives every step that has no phase yet the phase ph. */
+static void stamp(hccn_sched_t *s, int ph)
+{
+    if (s->failed)
+        return;
+    for (int r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
+            if (s->ranks[r].steps[i].phase == 0)
+                s->ranks[r].steps[i].phase = (uint8_t)ph;
+}
+
+/* ----------------------------------------------------- root to peers --- */
+
+/* Broadcast (blocks == 0: the whole SEND to every rank) or scatter (block
+ * i of SEND to rank i): SENDs chained at the root, receives independent. */
+static void build_from_root(hccn_sched_t *s, const hccn_coll_args_t *a,
+                            int blocks)
+{
+    const int p = s->nranks, root = a->root;
+    uint64_t b = a->count * a->esize;
+    hccn_sched_local(s, root, 0, HCCN_BUF_SEND,
+                     blocks ? (uint64_t)root * b : 0, HCCN_BUF_RECV, 0, b,
+                     NULL, 0);
+    uint32_t prev = 0;
+    for (int k = 1; k < p; k++) {
+        int i = mod(root + k, p);
+        hccn_sched_xfer(s, root, HCCN_BUF_SEND, blocks ? (uint64_t)i * b : 0,
+                        &prev, k > 1, i, HCCN_BUF_RECV, 0, NULL, 0, b, 0,
+                        HCCN_BUF_SEND, 0, &prev, NULL);
+    }
+}
+
+/* Reduce (blocks == 0) or gather (block i of RECV from rank i): receives
+ * chained at the root, SENDs independent. */
+static void build_to_root(hccn_sched_t *s, const hccn_coll_args_t *a,
+                          int blocks)
+{
+    const int p = s->nranks, root = a->root;
+    uint64_t b = a->count * a->esize;
+    if (blocks)
+        hccn_sched_local(s, root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                         (uint64_t)root * b, b, NULL, 0);
+    uint32_t prev = 0;
+    for (int k = 1; k < p; k++) {
+        int i = mod(root + k, p);
+        hccn_sched_xfer(s, i, HCCN_BUF_SEND, 0, NULL, 0, root, HCCN_BUF_RECV,
+                        blocks ? (uint64_t)i * b : 0, &prev, k > 1, b, !blocks,
+                        k == 1 ? HCCN_BUF_SEND : HCCN_BUF_RECV, 0, NULL,
+                        &prev);
+    }
+}
+
+/* ---------------------------------------------------------- pairwise --- */
+
+/* Round k's SEND and receive on each rank depend on both of round k-1's.
+ * No in-place form: the receive of block r-k overwrites SEND block r-k,
+ * which rank r sends only in round p-k. */
+static int build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = s->nranks;
+    uint64_t b = a->count * a->esize;
+    uint32_t *mem = calloc(4 * (size_t)p, sizeof(uint32_t));
+    if (mem == NULL)
+        return -1;
+    uint32_t *prev = mem, *cur = mem + 2 * (size_t)p;
+
+    for (int r = 0; r < p; r++)
+        hccn_sched_local(s, r, 0, HCCN_BUF_SEND, (uint64_t)r * b,
+                         HCCN_BUF_RECV, (uint64_t)r * b, b, NULL, 0);
+    for (int k = 1; k < p; k++) {
+        uint32_t nd = k > 1 ? 2 : 0;
+        for (int r = 0; r < p; r++) {
+            int to = mod(r + k, p);
+            hccn_sched_xfer(s, r, HCCN_BUF_SEND, (uint64_t)to * b,
+                            &prev[2 * r], nd, to, HCCN_BUF_RECV,
+                            (uint64_t)r * b, &prev[2 * to], nd, b, 0,
+                            HCCN_BUF_SEND, 0, &cur[2 * r], &cur[2 * to + 1]);
+        }
+        uint32_t *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    free(mem);
+    return 0;
+}
+
+/* ----------------------------------------------------------- barrier --- */
+
+/* Rank 0 receives from 1, 2, ..., p-1 in turn, then sends to 1, ..., p-1
+ * in turn; every other rank sends, then waits for its release. */
+static void build_barrier(hccn_sched_t *s)
+{
+    const int p = s->nranks;
+    uint32_t prev = 0;
+    for (int i = 1; i < p; i++)
+        hccn_sched_xfer(s, i, HCCN_BUF_SEND, 0, NULL, 0, 0, HCCN_BUF_RECV, 0,
+                        &prev, i > 1, 0, 0, HCCN_BUF_SEND, 0, NULL, &prev);
+    stamp(s, PHASE_GATHER);
+    for (int i = 1; i < p; i++) {
+        uint32_t mine = 0; /* i's SEND is its only step so far */
+        hccn_sched_xfer(s, 0, HCCN_BUF_SEND, 0, &prev, 1, i, HCCN_BUF_RECV, 0,
+                        &mine, 1, 0, 0, HCCN_BUF_SEND, 0, &prev, NULL);
+    }
+    stamp(s, PHASE_RELEASE);
+}
+
+/* ------------------------------------------------------------- entry --- */
+
+static int args_ok(const hccn_coll_args_t *a)
+{
+    if (a->nranks < 1 || a->esize == 0)
+        return 0;
+    switch (a->coll) {
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_REDUCE:
+    case HCCN_COLL_SCATTER:
+    case HCCN_COLL_GATHER:
+        if (a->root < 0 || a->root >= a->nranks)
+            return 0;
+        break;
+    case HCCN_COLL_ALLTOALL:
+    case HCCN_COLL_BARRIER:
+        break;
+    default:
+        return 0;
+    }
+    /* SEND/RECV sizes, up to p * count * esize, must fit. */
+    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
+}
+
+static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    int rc = 0;
+    switch (a->coll) {
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        build_from_root(s, a, a->coll == HCCN_COLL_SCATTER);
+        break;
+    case HCCN_COLL_REDUCE:
+    case HCCN_COLL_GATHER:
+        build_to_root(s, a, a->coll == HCCN_COLL_GATHER);
+        break;
+    case HCCN_COLL_ALLTOALL:
+        rc = build_alltoall(s, a);
+        break;
+    default:
+        build_barrier(s);
+        break;
+    }
+    stamp(s, PHASE_GATHER);
+    return rc;
+}
+
+/* Builds the linear schedule of args (see the top of this file); NULL for
+ * collectives linear does not do, bad arguments or no memory. */
+hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
+{
+    if (!args_ok(args))
+        return NULL;
+    hccn_sched_t *s = hccn_sched_new(args->nranks, "linear");
+    if (s == NULL ||
+        (args->count == 0 && args->coll != HCCN_COLL_BARRIER))
+        return s;
+    if (args->nranks == 1) {
+        if (args->coll != HCCN_COLL_BARRIER)
+            hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
+                             args->count * args->esize, NULL, 0);
+        stamp(s, PHASE_GATHER);
+    } else if (build(s, args) != 0) {
+        s->failed = 1;
+    }
+    if (s->failed) {
+        hccn_sched_free(s);
+        return NULL;
+    }
+    return s;
+}

@@ -1,0 +1,308 @@
+/*
+ * "mesh": every rank talks to every other directly, all transfers of a
+ * phase at once (meant for fully connected topologies).
+ *
+ * allreduce       reduce-scatter phase, then every rank sends its reduced
+ *                 block to all others
+ * reduce_scatter  rank j receives block j from every peer at once and
+ *                 reduces them one after another
+ * allgather       every rank sends its block to all others
+ * alltoall        rank r sends block j to rank j
+ * broadcast       root sends to all; reduce: all send to root, root reduces
+ * scatter/gather  root sends block j to j / receives block j from j
+ * barrier         every rank sends a 0-byte message to every other
+ *
+ * A rank's own data is a COPY nothing waits for. Reductions at rank j: the
+ * transfer from j+1 is a RECV_REDUCE straight into the destination (adding
+ * j's own SEND block), the others land in SCRATCH and are added by REDUCE
+ * steps chained in peer order j+2, j+3, ..., j-1. docs/algorithms.md gives
+ * bytes and times.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/coll.h"
+
+enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
+
+typedef struct {
+    uint64_t off, len; /* bytes */
+} span_t;
+
+static int mod(int a, int p)
+{
+    return ((a % p) + p) % p;
+}
+
+/* Block i (bytes) when count elements are split into p near-equal
+ * contiguous blocks, the first count % p of them one element longer. */
+static span_t block(const hccn_coll_args_t *a, int i)
+{
+    uint64_t p = (uint64_t)a->nranks, ui = (uint64_t)i;
+    uint64_t q = a->count / p, rem = a->count % p;
+    span_t s = {(ui * q + (ui < rem ? ui : rem)) * a->esize,
+                (q + (ui < rem ? 1 : 0)) * a->esize};
+    return s;
+}
+
+/* Gives every step that has no phase yet the phase ph. */
+static void stamp(hccn_sched_t *s, int ph)
+{
+    if (s->failed)
+        return;
+    for (int r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
+            if (s->ranks[r].steps[i].phase == 0)
+                s->ranks[r].steps[i].phase = (uint8_t)ph;
+}
+
+/* A plain transfer without dependencies; returns the SEND step. */
+static uint32_t move(hccn_sched_t *s, int from, hccn_buf_t sbuf,
+                     uint64_t soff, int to, hccn_buf_t dbuf, uint64_t doff,
+                     uint64_t bytes)
+{
+    uint32_t si = UINT32_MAX;
+    hccn_sched_xfer(s, from, sbuf, soff, NULL, 0, to, dbuf, doff, NULL, 0,
+                    bytes, 0, HCCN_BUF_SEND, 0, &si, NULL);
+    return si;
+}
+
+/* ------------------------------------------------------ reduce to one --- */
+
+/* Every peer i of rank j sends `bytes` from its SEND at soff(i) = src_off;
+ * rank j ends with the sum of all ranks' blocks at (dbuf, doff), its own
+ * from SEND at src_off. Peer j+1's block is a RECV_REDUCE into the
+ * destination, the rest go to SCRATCH slots of `bytes` (slot k-2 for peer
+ * j+k) and are REDUCEd in order. sends[i], if not NULL, gets peer i's
+ * SEND step. Returns the last step on j that writes the destination. */
+static uint32_t reduce_to(hccn_sched_t *s, int j, uint64_t src_off,
+                          uint64_t bytes, hccn_buf_t dbuf, uint64_t doff,
+                          uint32_t *sends)
+{
+    const int p = s->nranks;
+    uint32_t last = UINT32_MAX, si = UINT32_MAX;
+    hccn_sched_xfer(s, mod(j + 1, p), HCCN_BUF_SEND, src_off, NULL, 0, j,
+                    dbuf, doff, NULL, 0, bytes, 1, HCCN_BUF_SEND, src_off, &si,
+                    &last);
+    if (sends != NULL)
+        sends[mod(j + 1, p)] = si;
+    for (int k = 2; k < p; k++) {
+        uint32_t ri = UINT32_MAX;
+        uint64_t slot = (uint64_t)(k - 2) * bytes;
+        hccn_sched_xfer(s, mod(j + k, p), HCCN_BUF_SEND, src_off, NULL, 0, j,
+                        HCCN_BUF_SCRATCH, slot, NULL, 0, bytes, 0,
+                        HCCN_BUF_SEND, 0, &si, &ri);
+        if (sends != NULL)
+            sends[mod(j + k, p)] = si;
+        uint32_t deps[2] = {last, ri};
+        last = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, slot, dbuf, doff,
+                                bytes, deps, 2);
+    }
+    return last;
+}
+
+/* Phase 1 reduces block j at rank j (into RECV); phase 2 sends it from
+ * there to every other rank. A phase-2 receive of block j on rank i
+ * overwrites the bytes (in place) that i's phase-1 send to j read, so it
+ * depends on that send; the phase-2 send from j to i also waits for j's
+ * phase-1 send to i, so one link never carries two transfers at once. */
+static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = a->nranks;
+    uint32_t *sent = calloc((size_t)p * (size_t)p, sizeof(uint32_t));
+    uint32_t *done = calloc((size_t)p, sizeof(uint32_t));
+    if (sent == NULL || done == NULL) {
+        free(sent);
+        free(done);
+        return -1;
+    }
+    s->scratch_bytes = (size_t)((uint64_t)(p - 2) * block(a, 0).len);
+    /* sent[j * p + i]: rank i's phase-1 SEND to j. */
+    for (int j = 0; j < p; j++) {
+        span_t b = block(a, j);
+        done[j] = reduce_to(s, j, b.off, b.len, HCCN_BUF_RECV, b.off,
+                            &sent[(size_t)j * p]);
+    }
+    stamp(s, PHASE_REDUCE);
+    for (int j = 0; j < p && !s->failed; j++) {
+        span_t b = block(a, j);
+        for (int k = 1; k < p; k++) {
+            int i = mod(j + k, p);
+            uint32_t sdeps[2] = {done[j], sent[(size_t)i * p + j]};
+            hccn_sched_xfer(s, j, HCCN_BUF_RECV, b.off, sdeps, 2, i,
+                            HCCN_BUF_RECV, b.off, &sent[(size_t)j * p + i], 1,
+                            b.len, 0, HCCN_BUF_SEND, 0, NULL, NULL);
+        }
+    }
+    stamp(s, PHASE_GATHER);
+    free(sent);
+    free(done);
+    return 0;
+}
+
+static void build_reduce_scatter(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    uint64_t b = a->count * a->esize;
+    s->scratch_bytes = (size_t)((uint64_t)(s->nranks - 2) * b);
+    for (int j = 0; j < s->nranks; j++)
+        reduce_to(s, j, (uint64_t)j * b, b, HCCN_BUF_RECV, 0, NULL);
+    stamp(s, PHASE_REDUCE);
+}
+
+static void build_reduce(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    uint64_t n = a->count * a->esize;
+    s->scratch_bytes = (size_t)((uint64_t)(s->nranks - 2) * n);
+    reduce_to(s, a->root, 0, n, HCCN_BUF_RECV, 0, NULL);
+    stamp(s, PHASE_REDUCE);
+}
+
+/* ------------------------------------------------------- data moves --- */
+
+static void build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = s->nranks;
+    uint64_t b = a->count * a->esize;
+    for (int r = 0; r < p; r++) {
+        hccn_sched_local(s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                         (uint64_t)r * b, b, NULL, 0);
+        for (int k = 1; k < p; k++)
+            move(s, r, HCCN_BUF_SEND, 0, mod(r + k, p), HCCN_BUF_RECV,
+                 (uint64_t)r * b, b);
+    }
+    stamp(s, PHASE_GATHER);
+}
+
+/* No in-place form: a receive of block i would overwrite the block the
+ * rank still sends to i. */
+static void build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = s->nranks;
+    uint64_t b = a->count * a->esize;
+    for (int r = 0; r < p; r++) {
+        hccn_sched_local(s, r, 0, HCCN_BUF_SEND, (uint64_t)r * b,
+                         HCCN_BUF_RECV, (uint64_t)r * b, b, NULL, 0);
+        for (int k = 1; k < p; k++) {
+            int j = mod(r + k, p);
+            move(s, r, HCCN_BUF_SEND, (uint64_t)j * b, j, HCCN_BUF_RECV,
+                 (uint64_t)r * b, b);
+        }
+    }
+    stamp(s, PHASE_GATHER);
+}
+
+/* Broadcast (whole SEND to every RECV) and scatter (block i to rank i)
+ * differ only in the source offset. */
+static void build_from_root(hccn_sched_t *s, const hccn_coll_args_t *a,
+                            int blocks)
+{
+    const int p = s->nranks, root = a->root;
+    uint64_t b = a->count * a->esize;
+    hccn_sched_local(s, root, 0, HCCN_BUF_SEND,
+                     blocks ? (uint64_t)root * b : 0, HCCN_BUF_RECV, 0, b,
+                     NULL, 0);
+    for (int k = 1; k < p; k++) {
+        int i = mod(root + k, p);
+        move(s, root, HCCN_BUF_SEND, blocks ? (uint64_t)i * b : 0, i,
+             HCCN_BUF_RECV, 0, b);
+    }
+    stamp(s, PHASE_GATHER);
+}
+
+static void build_gather(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = s->nranks, root = a->root;
+    uint64_t b = a->count * a->esize;
+    hccn_sched_local(s, root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                     (uint64_t)root * b, b, NULL, 0);
+    for (int k = 1; k < p; k++) {
+        int i = mod(root + k, p);
+        move(s, i, HCCN_BUF_SEND, 0, root, HCCN_BUF_RECV, (uint64_t)i * b, b);
+    }
+    stamp(s, PHASE_GATHER);
+}
+
+/* 0-byte messages; the barrier is over when the last one has arrived. */
+static void build_barrier(hccn_sched_t *s)
+{
+    const int p = s->nranks;
+    for (int r = 0; r < p; r++)
+        for (int k = 1; k < p; k++)
+            move(s, r, HCCN_BUF_SEND, 0, mod(r + k, p), HCCN_BUF_RECV, 0, 0);
+    stamp(s, PHASE_GATHER);
+}
+
+/* ------------------------------------------------------------- entry --- */
+
+static int is_rooted(hccn_coll_t c)
+{
+    return c == HCCN_COLL_BROADCAST || c == HCCN_COLL_REDUCE ||
+           c == HCCN_COLL_SCATTER || c == HCCN_COLL_GATHER;
+}
+
+static int args_ok(const hccn_coll_args_t *a)
+{
+    if ((unsigned)a->coll >= HCCN_COLL_COUNT || a->nranks < 1 ||
+        a->esize == 0)
+        return 0;
+    if (is_rooted(a->coll) && (a->root < 0 || a->root >= a->nranks))
+        return 0;
+    /* SEND/RECV/SCRATCH sizes, up to p * count * esize, must fit. */
+    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
+}
+
+static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return build_allreduce(s, a);
+    case HCCN_COLL_REDUCE_SCATTER:
+        build_reduce_scatter(s, a);
+        break;
+    case HCCN_COLL_REDUCE:
+        build_reduce(s, a);
+        break;
+    case HCCN_COLL_ALLGATHER:
+        build_allgather(s, a);
+        break;
+    case HCCN_COLL_ALLTOALL:
+        build_alltoall(s, a);
+        break;
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        build_from_root(s, a, a->coll == HCCN_COLL_SCATTER);
+        break;
+    case HCCN_COLL_GATHER:
+        build_gather(s, a);
+        break;
+    default:
+        build_barrier(s);
+        break;
+    }
+    return 0;
+}
+
+/* Builds the mesh schedule of args (see the top of this file); NULL on bad
+ * arguments or no memory. */
+hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
+{
+    if (!args_ok(args))
+        return NULL;
+    hccn_sched_t *s = hccn_sched_new(args->nranks, "mesh");
+    if (s == NULL ||
+        (args->count == 0 && args->coll != HCCN_COLL_BARRIER))
+        return s;
+    if (args->nranks == 1) {
+        /* Only the own-block COPYs remain (and barrier is empty). */
+        if (args->coll != HCCN_COLL_BARRIER)
+            hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
+                             args->count * args->esize, NULL, 0);
+        stamp(s, 1);
+    } else if (build(s, args) != 0) {
+        s->failed = 1;
+    }
+    if (s->failed) {
+        hccn_sched_free(s);
+        return NULL;
+    }
+    return s;
+}

@@ -1,0 +1,311 @@
+/*
+ * "ring": rank r only ever sends to r+1 and receives from r-1 (mod p).
+ *
+ * allreduce       ring reduce-scatter of p near-equal blocks into RECV,
+ *                 then ring allgather of the reduced blocks (2(p-1) rounds)
+ * reduce_scatter  p-1 rounds; partial sums travel in two SCRATCH slots
+ * allgather       p-1 rounds, plus a COPY of the rank's own block
+ * broadcast       pipelined chain root -> root+1 -> ... -> root-1, chunked
+ * reduce          pipelined chain root+1 -> ... -> root-1 -> root, chunked,
+ *                 each hop reducing its own data into the passing chunk
+ *
+ * In the round-based collectives every step of round k+1 depends on both
+ * steps of round k of the same rank, which orders every overwrite after the
+ * sends that read the old bytes. docs/algorithms.md gives bytes and times.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/coll.h"
+
+#define RING_DEFAULT_CHUNK ((uint64_t)1 << 20)
+
+enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
+
+typedef struct {
+    uint64_t off, len; /* bytes */
+} span_t;
+
+static int mod(int a, int p)
+{
+    return ((a % p) + p) % p;
+}
+
+/* Block i (bytes) when count elements are split into p near-equal
+ * contiguous blocks, the first count % p of them one element longer. */
+static span_t block(const hccn_coll_args_t *a, int i)
+{
+    uint64_t p = (uint64_t)a->nranks, ui = (uint64_t)i;
+    uint64_t q = a->count / p, rem = a->count % p;
+    span_t s = {(ui * q + (ui < rem ? ui : rem)) * a->esize,
+                (q + (ui < rem ? 1 : 0)) * a->esize};
+    return s;
+}
+
+/* Gives every step that has no phase yet the phase ph. */
+static void stamp(hccn_sched_t *s, int ph)
+{
+    if (s->failed)
+        return;
+    for (int r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
+            if (s->ranks[r].steps[i].phase == 0)
+                s->ranks[r].steps[i].phase = (uint8_t)ph;
+}
+
+/* ------------------------------------------------------------ rounds --- */
+
+/* The steps of the last round of every rank: prev[2r] its SEND, prev[2r+1]
+ * its RECV. The current round is collected in cur and then becomes prev. */
+typedef struct {
+    hccn_sched_t *s;
+    const hccn_coll_args_t *a;
+    int p;
+    uint32_t *mem, *prev, *cur;
+    uint32_t nprev; /* 0 before the first round, else 2 */
+} ring_t;
+
+static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    g->s = s;
+    g->a = a;
+    g->p = a->nranks;
+    g->nprev = 0;
+    g->mem = calloc(4 * (size_t)g->p, sizeof(uint32_t));
+    if (g->mem == NULL)
+        return -1;
+    g->prev = g->mem;
+    g->cur = g->mem + 2 * (size_t)g->p;
+    return 0;
+}
+
+/* Rank r sends bytes at (sbuf, soff) to r+1, which receives them at (dbuf,
+ * doff), reducing with its own (lbuf, loff) when reduce is set. Both sides
+ * depend on their previous round. */
+static void ring_move(ring_t *g, int r, hccn_buf_t sbuf, uint64_t soff,
+                      hccn_buf_t dbuf, uint64_t doff, uint64_t bytes,
+                      int reduce, hccn_buf_t lbuf, uint64_t loff)
+{
+    int to = mod(r + 1, g->p);
+    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[2 * r], g->nprev, to, dbuf,
+                    doff, &g->prev[2 * to], g->nprev, bytes, reduce, lbuf,
+                    loff, &g->cur[2 * r], &g->cur[2 * to + 1]);
+}
+
+static void ring_next_round(ring_t *g)
+{
+    uint32_t *t = g->prev;
+    g->prev = g->cur;
+    g->cur = t;
+    g->nprev = 2;
+}
+
+/* ------------------------------------------------------- collectives --- */
+
+/* Reduce-scatter: in round k rank r passes block r-k to r+1, which adds
+ * its own SEND block into RECV; rank r ends with block r+1 complete.
+ * Allgather: in round k rank r passes block r+1-k on. */
+static void build_allreduce(ring_t *g)
+{
+    const int p = g->p;
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            span_t b = block(g->a, mod(r - k, p));
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, b.off,
+                      HCCN_BUF_RECV, b.off, b.len, 1, HCCN_BUF_SEND, b.off);
+        }
+        ring_next_round(g);
+    }
+    stamp(g->s, PHASE_RS);
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            span_t b = block(g->a, mod(r + 1 - k, p));
+            ring_move(g, r, HCCN_BUF_RECV, b.off, HCCN_BUF_RECV, b.off, b.len,
+                      0, HCCN_BUF_RECV, 0);
+        }
+        ring_next_round(g);
+    }
+    stamp(g->s, PHASE_AG);
+}
+
+/* In round k rank r passes the partial sum of block r-k-1 to r+1, which
+ * adds its SEND block into SCRATCH slot k%2 (into RECV in the last round,
+ * where the block is r+1 itself). A slot is rewritten two rounds after it
+ * was filled, by which time its SEND (one round later) has completed. */
+static void build_reduce_scatter(ring_t *g)
+{
+    const int p = g->p;
+    uint64_t b = g->a->count * g->a->esize;
+    g->s->scratch_bytes = (size_t)((p > 3 ? 2 : p - 2) * b);
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            uint64_t blk = (uint64_t)mod(r - k - 1, p) * b;
+            int last = k == p - 2;
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_SCRATCH,
+                      k == 0 ? blk : (uint64_t)((k - 1) % 2) * b,
+                      last ? HCCN_BUF_RECV : HCCN_BUF_SCRATCH,
+                      last ? 0 : (uint64_t)(k % 2) * b, b, 1, HCCN_BUF_SEND,
+                      blk);
+        }
+        ring_next_round(g);
+    }
+    stamp(g->s, PHASE_RS);
+}
+
+/* The own block is a COPY that nothing waits for; in round k rank r passes
+ * block r-k on (round 0 straight from SEND). */
+static void build_allgather(ring_t *g)
+{
+    const int p = g->p;
+    uint64_t b = g->a->count * g->a->esize;
+    for (int r = 0; r < p; r++)
+        hccn_sched_local(g->s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                         (uint64_t)r * b, b, NULL, 0);
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            uint64_t blk = (uint64_t)mod(r - k, p) * b;
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV,
+                      k == 0 ? 0 : blk, HCCN_BUF_RECV, blk, b, 0,
+                      HCCN_BUF_RECV, 0);
+        }
+        ring_next_round(g);
+    }
+    stamp(g->s, PHASE_AG);
+}
+
+/* ------------------------------------------------------------ chains --- */
+
+/* The pipelining chunk in bytes: a whole number of elements, at least one. */
+static uint64_t chunk_bytes(const hccn_coll_args_t *a)
+{
+    uint64_t c = a->chunk_bytes ? a->chunk_bytes : RING_DEFAULT_CHUNK;
+    c -= c % a->esize;
+    return c < a->esize ? a->esize : c;
+}
+
+/* A chain over positions 0..p-1 (rank first + i at position i): chunk j
+ * leaves position 0 from SEND, and each later position receives it into
+ * mid_buf (RECV at the last position) and, unless it is last, passes it on.
+ * Each SEND waits for the previous SEND of its rank and for the chunk's
+ * arrival; receives wait for nothing, so the pipeline runs at link speed.
+ * With reduce set, every receive adds the position's own SEND chunk. */
+static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
+                       hccn_buf_t mid_buf, int reduce)
+{
+    const int p = a->nranks;
+    uint64_t n = a->count * a->esize, c = chunk_bytes(a);
+    uint32_t *last_send = calloc(2 * (size_t)p, sizeof(uint32_t));
+    if (last_send == NULL)
+        return -1;
+    uint32_t *last_recv = last_send + p;
+
+    for (uint64_t off = 0; off < n; off += c) {
+        uint64_t len = n - off < c ? n - off : c;
+        for (int i = 0; i + 1 < p; i++) {
+            uint32_t deps[2], nd = 0;
+            if (i > 0)
+                deps[nd++] = last_recv[i];
+            if (off > 0)
+                deps[nd++] = last_send[i];
+            hccn_sched_xfer(s, mod(first + i, p),
+                            i == 0 ? HCCN_BUF_SEND : mid_buf, off, deps, nd,
+                            mod(first + i + 1, p),
+                            i + 2 == p ? HCCN_BUF_RECV : mid_buf, off, NULL, 0,
+                            len, reduce, HCCN_BUF_SEND, off, &last_send[i],
+                            &last_recv[i + 1]);
+        }
+    }
+    free(last_send);
+    stamp(s, PHASE_CHAIN);
+    return 0;
+}
+
+/* Root copies SEND to RECV (nothing waits for it) and starts the chain;
+ * every other rank receives into RECV and forwards from there. */
+static int build_broadcast(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    hccn_sched_local(s, a->root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
+                     a->count * a->esize, NULL, 0);
+    return build_chain(s, a, a->root, HCCN_BUF_RECV, 0);
+}
+
+/* The chain starts at root+1 and ends at root; ranks in between hold the
+ * running partial sums in SCRATCH (the whole message, so a chunk never
+ * waits for a slot and the pipeline keeps its closed form). */
+static int build_reduce(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    if (a->nranks > 2)
+        s->scratch_bytes = (size_t)(a->count * a->esize);
+    return build_chain(s, a, a->root + 1, HCCN_BUF_SCRATCH, 1);
+}
+
+/* ------------------------------------------------------------- entry --- */
+
+static int args_ok(const hccn_coll_args_t *a)
+{
+    if (a->nranks < 1 || a->esize == 0)
+        return 0;
+    if ((a->coll == HCCN_COLL_BROADCAST || a->coll == HCCN_COLL_REDUCE) &&
+        (a->root < 0 || a->root >= a->nranks))
+        return 0;
+    /* SEND/RECV sizes, up to p * count * esize, must fit comfortably. */
+    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
+}
+
+static void build_rounds(ring_t *g)
+{
+    switch (g->a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        build_allreduce(g);
+        break;
+    case HCCN_COLL_REDUCE_SCATTER:
+        build_reduce_scatter(g);
+        break;
+    default:
+        build_allgather(g);
+        break;
+    }
+}
+
+/* With one rank every collective is a COPY of SEND into RECV. */
+static void build_single(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
+                     a->count * a->esize, NULL, 0);
+    stamp(s, 1);
+}
+
+/* Builds the ring schedule of args (see the top of this file); NULL when
+ * the collective is not one of ring's, on bad arguments or no memory. */
+hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
+{
+    const unsigned mine = 1u << HCCN_COLL_ALLREDUCE |
+                          1u << HCCN_COLL_REDUCE_SCATTER |
+                          1u << HCCN_COLL_ALLGATHER |
+                          1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE;
+    if ((unsigned)args->coll >= HCCN_COLL_COUNT ||
+        !(mine & 1u << args->coll) || !args_ok(args))
+        return NULL;
+    hccn_sched_t *s = hccn_sched_new(args->nranks, "ring");
+    if (s == NULL || args->count == 0)
+        return s;
+
+    int rc = 0;
+    if (args->nranks == 1) {
+        build_single(s, args);
+    } else if (args->coll == HCCN_COLL_BROADCAST) {
+        rc = build_broadcast(s, args);
+    } else if (args->coll == HCCN_COLL_REDUCE) {
+        rc = build_reduce(s, args);
+    } else {
+        ring_t g;
+        rc = ring_init(&g, s, args);
+        if (rc == 0)
+            build_rounds(&g);
+        free(g.mem);
+    }
+    if (rc != 0 || s->failed) {
+        hccn_sched_free(s);
+        return NULL;
+    }
+    return s;
+}

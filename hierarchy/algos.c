@@ -1,0 +1,117 @@
+/*
+ * The algorithm table, collective names and buffer sizes (see coll.h).
+ *
+ * Adding an algorithm is one file with one builder function (taking
+ * hccn_coll_args_t, returning a schedule or NULL) plus one prototype and one
+ * row below. The table is data only; the selection policy lives in
+ * select.c.
+ */
+#include <string.h>
+
+#include "hierarchy/coll.h"
+
+/* Builders, one per algorithm file. */
+hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args);
+
+#define C(x) (1u << HCCN_COLL_##x)
+
+static const hccn_algo_t algos[] = {
+    {"ring", "neighbour ring; rooted collectives as a pipelined chain",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
+         C(REDUCE),
+     hccn_hier_ring_build},
+    {"mesh", "every pair talks directly, in one step",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
+         C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER),
+     hccn_hier_mesh_build},
+    {"linear", "root talks to one peer after another; pairwise alltoall",
+     C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
+         C(BARRIER),
+     hccn_hier_linear_build},
+    {NULL, NULL, 0, NULL},
+};
+
+#undef C
+
+const hccn_algo_t *hccn_hier_algos(void)
+{
+    return algos;
+}
+
+const hccn_algo_t *hccn_hier_algo_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (const hccn_algo_t *a = algos; a->name != NULL; a++)
+        if (strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+const char *hccn_coll_name(hccn_coll_t coll)
+{
+    static const char *const names[HCCN_COLL_COUNT] = {
+        [HCCN_COLL_ALLREDUCE] = "allreduce",
+        [HCCN_COLL_REDUCE_SCATTER] = "reduce_scatter",
+        [HCCN_COLL_ALLGATHER] = "allgather",
+        [HCCN_COLL_BROADCAST] = "broadcast",
+        [HCCN_COLL_REDUCE] = "reduce",
+        [HCCN_COLL_ALLTOALL] = "alltoall",
+        [HCCN_COLL_SCATTER] = "scatter",
+        [HCCN_COLL_GATHER] = "gather",
+        [HCCN_COLL_BARRIER] = "barrier",
+    };
+    if ((unsigned)coll >= HCCN_COLL_COUNT)
+        return "unknown";
+    return names[coll];
+}
+
+void hccn_coll_buf_bytes(const hccn_coll_args_t *args, int rank,
+                         uint64_t *send_bytes, uint64_t *recv_bytes)
+{
+    uint64_t one = args->count * args->esize;
+    uint64_t all = one * (uint64_t)(args->nranks > 0 ? args->nranks : 0);
+    int root = rank == args->root;
+    uint64_t s = 0, r = 0;
+
+    switch (args->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        s = r = one;
+        break;
+    case HCCN_COLL_REDUCE_SCATTER:
+        s = all;
+        r = one;
+        break;
+    case HCCN_COLL_ALLGATHER:
+        s = one;
+        r = all;
+        break;
+    case HCCN_COLL_BROADCAST:
+        s = root ? one : 0;
+        r = one;
+        break;
+    case HCCN_COLL_REDUCE:
+        s = one;
+        r = root ? one : 0;
+        break;
+    case HCCN_COLL_ALLTOALL:
+        s = r = all;
+        break;
+    case HCCN_COLL_SCATTER:
+        s = root ? all : 0;
+        r = one;
+        break;
+    case HCCN_COLL_GATHER:
+        s = one;
+        r = root ? all : 0;
+        break;
+    default:
+        break;
+    }
+    if (send_bytes != NULL)
+        *send_bytes = s;
+    if (recv_bytes != NULL)
+        *recv_bytes = r;
+}
