@@ -20,9 +20,13 @@ static const char *default_algo(hccn_coll_t coll)
 }
 
 const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
-                                    const char *override, char *why,
-                                    size_t len)
+                                    const hccn_hier_select_in_t *in,
+                                    char *why, size_t len, char *report,
+                                    size_t rlen)
 {
+    const char *override = in->spec;
+    if (report != NULL && rlen > 0)
+        report[0] = '\0';
     const char *name = override != NULL && *override ? override
                                                      : default_algo(a->coll);
     const hccn_algo_t *algo = hccn_hier_algo_find(name);

@@ -1,18 +1,27 @@
 /*
  * Algorithm selection. The choice depends only on the arguments, the
- * topology view and the override string, so every rank of a communicator
- * makes the same one.
+ * topology and the override string, so every rank of a communicator makes
+ * the same one.
  */
 #ifndef HCCN_HIERARCHY_SELECT_H
 #define HCCN_HIERARCHY_SELECT_H
 
+#include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 
-/* Picks the algorithm for a; override is an algorithm name (HCCN_ALGO) or
- * NULL. An override that does not support the collective is an error:
- * returns NULL and writes why. */
+typedef struct {
+    const hccn_sim_topo_t *topo;
+    const int *world;         /* comm rank -> NPU index in topo */
+    const char *spec;         /* override in HCCN_ALGO's grammar, or NULL */
+} hccn_hier_select_in_t;
+
+/* Picks the algorithm for a. An override that names an unknown algorithm
+ * or one that cannot run a is an error: returns NULL and writes why.
+ * report (may be NULL) receives one line on the choice and the candidates'
+ * predicted times, for HCCN_DEBUG=INFO. */
 const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
-                                    const char *override, char *why,
-                                    size_t len);
+                                    const hccn_hier_select_in_t *in,
+                                    char *why, size_t len, char *report,
+                                    size_t rlen);
 
 #endif

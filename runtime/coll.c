@@ -151,8 +151,10 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                           .root = is_rooted(c->coll) ? c->root : 0,
                           .view = &comm->sh->view};
     char why[256];
-    const hccn_algo_t *algo = hccn_hier_select(&a, getenv("HCCN_ALGO"), why,
-                                               sizeof(why));
+    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world,
+                                getenv("HCCN_ALGO")};
+    const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
+                                               NULL, 0);
     if (algo == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: HCCN_ALGO: %s",
                              c->name, comm->ctx->rank, why);

@@ -180,6 +180,38 @@ hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx);
 int hccn_comm_rank(const hccn_comm_t *comm);
 int hccn_comm_size(const hccn_comm_t *comm);
 
+#define HCCN_SPLIT_NOCOLOR (-1)
+
+/* Splits comm (NCCL's ncclCommSplit): every rank of comm calls it; ranks
+ * with the same color >= 0 form a new communicator, ordered by (key, rank
+ * in comm). A rank passing HCCN_SPLIT_NOCOLOR gets *out = NULL. */
+hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
+                              hccn_comm_t **out);
+
+/* A sub-communicator of the listed ranks of comm, in list order (HCCL's
+ * sub-communicator). Every rank of comm calls it with the same list; ranks
+ * not in the list get *out = NULL. */
+hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
+                               hccn_comm_t **out);
+
+/* Frees the calling rank's handle; the communicator goes when every member
+ * has destroyed its handle. Futures of a destroyed communicator fail with
+ * HCCN_ERR_INVALID. The world communicator cannot be destroyed. */
+hccn_status_t hccn_comm_destroy(hccn_comm_t *comm);
+
+/* Per-communicator options: an algorithm choice in HCCN_ALGO's grammar
+ * (NULL: back to the environment and the cost model), and compressed
+ * transfers for fp32 allreduce/reduce_scatter/allgather. Set by every rank
+ * alike. */
+hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec);
+
+enum {
+    HCCN_COMPRESS_NONE = 0,
+    HCCN_COMPRESS_FP16 = 1,   /* fp32 data crosses links as fp16 */
+    HCCN_COMPRESS_BF16 = 2,   /* ... as bf16 */
+};
+hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress);
+
 /* ------------------------------------------------------------------------ */
 /* Point-to-point. Sends and receives between a pair of ranks of a
  * communicator match in the order they are posted (NCCL semantics). */
@@ -211,6 +243,13 @@ hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
 
 /* Frees a completed (waited) future. Freeing a pending one is an error. */
 hccn_status_t hccn_future_free(hccn_future_t *fut);
+
+/* Groups (NCCL's ncclGroupStart/End): between start and end, blocking
+ * calls of this rank only post their operation; hccn_group_end waits for
+ * all of them (in posting order) and returns the first error. Groups nest;
+ * the outermost end waits. */
+hccn_status_t hccn_group_start(hccn_ctx_t *ctx);
+hccn_status_t hccn_group_end(hccn_ctx_t *ctx);
 
 #ifdef __cplusplus
 }

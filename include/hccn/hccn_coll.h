@@ -50,6 +50,31 @@ hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
                           int root);
 hccn_status_t hccn_barrier(hccn_comm_t *comm);
 
+/* Options of one call; NULL fields mean "the communicator's setting". */
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_coll_opts_t) */
+    int compress;            /* HCCN_COMPRESS_*, or -1 for the comm's */
+    const char *algo;        /* HCCN_ALGO grammar, or NULL */
+} hccn_coll_opts_t;
+
+/* allreduce / reduce_scatter / allgather with options; blocking when fut is
+ * NULL. Compression needs dtype HCCN_FP32 and op SUM, AVG, MAX or MIN. */
+hccn_status_t hccn_allreduce_opts(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t count,
+                                  hccn_dtype_t dtype, hccn_redop_t op,
+                                  const hccn_coll_opts_t *opts,
+                                  hccn_future_t **fut);
+hccn_status_t hccn_reduce_scatter_opts(hccn_comm_t *comm, const void *sendbuf,
+                                       void *recvbuf, size_t recvcount,
+                                       hccn_dtype_t dtype, hccn_redop_t op,
+                                       const hccn_coll_opts_t *opts,
+                                       hccn_future_t **fut);
+hccn_status_t hccn_allgather_opts(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t sendcount,
+                                  hccn_dtype_t dtype,
+                                  const hccn_coll_opts_t *opts,
+                                  hccn_future_t **fut);
+
 /* Non-blocking forms: same arguments, plus the future they return. */
 hccn_status_t hccn_iallreduce(hccn_comm_t *comm, const void *sendbuf,
                               void *recvbuf, size_t count, hccn_dtype_t dtype,
