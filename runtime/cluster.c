@@ -29,6 +29,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         goto fail_nomem;
     cl->topo = topo;
     cl->nranks = topo->nnpus;
+    pthread_mutex_init(&cl->comms_lock, NULL);
     cl->timeout_s = env_timeout();
     if (opts != NULL && opts->struct_size >= sizeof(*opts)) {
         cl->bind_threads = opts->bind_threads;
@@ -119,6 +120,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
 {
     if (cl == NULL)
         return;
+    hccn_rt_free_subcomms(cl);
     if (cl->world != NULL)
         hccn_rt_comm_free(cl->world);
     hccn_sim_engine_destroy(cl->eng);
@@ -128,6 +130,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     free(cl->arenas);
     free(cl->ctxs);
     hccn_sim_topo_free(cl->topo);
+    pthread_mutex_destroy(&cl->comms_lock);
     free(cl);
 }
 
@@ -192,6 +195,14 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_name(st[r]), cl->ctxs[r].errmsg);
             break;
         }
+    }
+    /* Communicators made during the run end with it. */
+    hccn_rt_free_subcomms(cl);
+    for (int r = 0; r < cl->nranks; r++) {
+        hccn_ctx_t *ctx = &cl->ctxs[r];
+        free(ctx->group_ops);
+        ctx->group_ops = NULL;
+        ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
     }
     if (rank_status != NULL)
         memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));

@@ -18,12 +18,17 @@ typedef struct {
     hccn_dtype_t dtype;
     hccn_redop_t op;
     int root;
+    const hccn_coll_opts_t *opts;
 } call_t;
 
 static hccn_status_t check_comm(const call_t *c, hccn_comm_t *comm)
 {
     if (comm == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", c->name);
+    if (comm->destroyed)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: the communicator was destroyed",
+                             c->name, comm->ctx->rank);
     if (atomic_load(&comm->sh->broken))
         return hccn_rt_error(HCCN_ERR_MISMATCH,
                              "%s: rank %d: communicator %llu is broken by an "
@@ -123,13 +128,55 @@ static hccn_status_t check_bufs(const call_t *c, hccn_comm_t *comm,
     return HCCN_OK;
 }
 
-static uint64_t avg_elems(const call_t *c, int rank)
+/* Elements of RECV that hold this rank's result (0 where it has none). */
+static uint64_t out_elems(const call_t *c, int rank, int n)
 {
-    if (c->op != HCCN_AVG)
-        return 0;
-    if (c->coll == HCCN_COLL_REDUCE)
+    switch (c->coll) {
+    case HCCN_COLL_ALLREDUCE:
+    case HCCN_COLL_REDUCE_SCATTER:
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        return c->count;
+    case HCCN_COLL_REDUCE:
         return rank == c->root ? c->count : 0;
-    return has_reduction(c->coll) ? c->count : 0;
+    case HCCN_COLL_ALLGATHER:
+    case HCCN_COLL_ALLTOALL:
+        return c->count * (uint64_t)n;
+    case HCCN_COLL_GATHER:
+        return rank == c->root ? c->count * (uint64_t)n : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The compression the call asks for: its option, else the comm's. */
+static hccn_status_t call_compress(const call_t *c, hccn_comm_t *comm,
+                                   int *compress)
+{
+    int z = comm->compress;
+    if (c->opts != NULL && c->opts->compress >= 0)
+        z = c->opts->compress;
+    *compress = 0;
+    if (z == HCCN_COMPRESS_NONE)
+        return HCCN_OK;
+    int rank = comm->ctx->rank;
+    if (z != HCCN_COMPRESS_FP16 && z != HCCN_COMPRESS_BF16)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: invalid compression %d", c->name,
+                             rank, z);
+    int coll_ok = c->coll == HCCN_COLL_ALLREDUCE ||
+                  c->coll == HCCN_COLL_REDUCE_SCATTER ||
+                  c->coll == HCCN_COLL_ALLGATHER;
+    if (!coll_ok)
+        return HCCN_OK;   /* a comm-wide setting leaves the others alone */
+    if (c->dtype != HCCN_FP32 || c->op == HCCN_PROD)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: compressed transfers need fp32 data "
+                             "and sum, avg, max or min (got %s, %s)",
+                             c->name, rank, hccn_dtype_name(c->dtype),
+                             hccn_redop_name(c->op));
+    *compress = z;
+    return HCCN_OK;
 }
 
 static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
@@ -143,40 +190,103 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                              c->name, comm->ctx->rank);
     *fut = NULL;
     uint64_t sbytes, rbytes;
+    int compress;
     if ((rc = check_args(c, comm, &sbytes, &rbytes)) != HCCN_OK ||
-        (rc = check_bufs(c, comm, sbytes, rbytes)) != HCCN_OK)
+        (rc = check_bufs(c, comm, sbytes, rbytes)) != HCCN_OK ||
+        (rc = call_compress(c, comm, &compress)) != HCCN_OK)
         return rc;
-    hccn_coll_args_t a = {.coll = c->coll, .nranks = comm->sh->size,
-                          .count = c->count, .esize = hccn_dtype_size(c->dtype),
+    int n = comm->sh->size, rank = comm->rank;
+    hccn_coll_args_t a = {.coll = c->coll, .nranks = n, .count = c->count,
+                          .esize = hccn_dtype_size(c->dtype),
                           .root = is_rooted(c->coll) ? c->root : 0,
                           .view = &comm->sh->view};
-    char why[256];
-    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world,
-                                getenv("HCCN_ALGO")};
+    const char *spec = c->opts != NULL && c->opts->algo != NULL
+                           ? c->opts->algo
+                           : comm->algo_spec != NULL ? comm->algo_spec
+                                                     : getenv("HCCN_ALGO");
+    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
+    char why[256], report[1024];
+    int log = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
     const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
-                                               NULL, 0);
+                                               log ? report : NULL,
+                                               sizeof(report));
     if (algo == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: HCCN_ALGO: %s",
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: algorithm: %s",
                              c->name, comm->ctx->rank, why);
+    if (log)
+        hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
+                    (unsigned long long)comm->sh->uid, report);
+    uint64_t out = out_elems(c, rank, n);
+    rt_coll_call_t call = {
+        .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,
+        .op = c->op, .compress = compress, .fp_kind = (int)c->coll,
+        .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
+        .out_elems = out};
     /* Unused buffers are passed on as given; schedules never touch them. */
-    return hccn_rt_coll_post(comm, &a, algo, c->sendbuf, c->recvbuf, c->dtype,
-                             c->op, avg_elems(c, comm->rank), fut);
+    return hccn_rt_coll_post(comm, &a, algo, &call, fut);
 }
 
+/* A blocking call: post, then wait — or, inside a group, leave the wait to
+ * hccn_group_end. */
 static hccn_status_t coll_run(const call_t *c, hccn_comm_t *comm)
 {
     hccn_future_t *f;
     hccn_status_t rc = coll_post(c, comm, &f);
     if (rc != HCCN_OK)
         return rc;
-    rc = hccn_rt_op_wait(f);
-    hccn_rt_op_free(f);
-    return rc;
+    return hccn_rt_complete(f);
 }
 
 #define CALL(fn, kind, sb, rb, cnt, dt, rop, rt)                              \
     ((call_t){.name = fn, .coll = kind, .sendbuf = sb, .recvbuf = rb,         \
-              .count = cnt, .dtype = dt, .op = rop, .root = rt})
+              .count = cnt, .dtype = dt, .op = rop, .root = rt, .opts = NULL})
+
+/* Blocking when fut is NULL, else non-blocking. */
+static hccn_status_t run_opts(call_t *c, hccn_comm_t *comm,
+                              const hccn_coll_opts_t *opts,
+                              hccn_future_t **fut)
+{
+    if (opts != NULL && opts->struct_size < sizeof(*opts))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: opts.struct_size must be "
+                             "sizeof(hccn_coll_opts_t)",
+                             c->name);
+    c->opts = opts;
+    return fut != NULL ? coll_post(c, comm, fut) : coll_run(c, comm);
+}
+
+hccn_status_t hccn_allreduce_opts(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t count,
+                                  hccn_dtype_t dtype, hccn_redop_t op,
+                                  const hccn_coll_opts_t *opts,
+                                  hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_allreduce_opts", HCCN_COLL_ALLREDUCE, sendbuf,
+                    recvbuf, count, dtype, op, 0);
+    return run_opts(&c, comm, opts, fut);
+}
+
+hccn_status_t hccn_reduce_scatter_opts(hccn_comm_t *comm, const void *sendbuf,
+                                       void *recvbuf, size_t recvcount,
+                                       hccn_dtype_t dtype, hccn_redop_t op,
+                                       const hccn_coll_opts_t *opts,
+                                       hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_reduce_scatter_opts", HCCN_COLL_REDUCE_SCATTER,
+                    sendbuf, recvbuf, recvcount, dtype, op, 0);
+    return run_opts(&c, comm, opts, fut);
+}
+
+hccn_status_t hccn_allgather_opts(hccn_comm_t *comm, const void *sendbuf,
+                                  void *recvbuf, size_t sendcount,
+                                  hccn_dtype_t dtype,
+                                  const hccn_coll_opts_t *opts,
+                                  hccn_future_t **fut)
+{
+    call_t c = CALL("hccn_allgather_opts", HCCN_COLL_ALLGATHER, sendbuf,
+                    recvbuf, sendcount, dtype, HCCN_SUM, 0);
+    return run_opts(&c, comm, opts, fut);
+}
 
 hccn_status_t hccn_allreduce(hccn_comm_t *comm, const void *sendbuf,
                              void *recvbuf, size_t count, hccn_dtype_t dtype,

@@ -19,6 +19,7 @@ static void comm_free_handles(rt_comm_t *c)
             continue;
         free(h->send_seq);
         free(h->recv_seq);
+        free(h->algo_spec);
         free(h);
     }
     free(c->handles);
@@ -72,6 +73,14 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
     memcpy(c->world, world, (size_t)size * sizeof(int));
     if (comm_view(c) != 0)
         goto fail;
+    for (int i = 0; i < RT_SPLITS; i++) {
+        rt_split_t *sp = &c->splits[i];
+        sp->color = calloc((size_t)size, sizeof(int));
+        sp->key = calloc((size_t)size, sizeof(int));
+        sp->result = calloc((size_t)size, sizeof(rt_comm_t *));
+        if (sp->color == NULL || sp->key == NULL || sp->result == NULL)
+            goto fail;
+    }
     for (int i = 0; i < RT_SLOTS; i++) {
         c->slots[i].fp = calloc((size_t)size, sizeof(rt_fp_t));
         c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
@@ -117,12 +126,21 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         free(c->boxes[i]);
         c->boxes[i] = NULL;
     }
+    for (int i = 0; i < RT_SPLITS; i++) {
+        rt_split_t *sp = &c->splits[i];
+        sp->in_use = sp->arrived = sp->picked = sp->built = 0;
+    }
     for (int r = 0; r < c->size; r++) {
         hccn_comm_t *h = c->handles[r];
         h->coll_seq = 0;
         memset(h->send_seq, 0, (size_t)c->size * sizeof(uint64_t));
         memset(h->recv_seq, 0, (size_t)c->size * sizeof(uint64_t));
         h->stream_tail = NULL;   /* the engine reset dropped every batch */
+        h->split_seq = 0;
+        h->pending = 0;
+        h->compress = HCCN_COMPRESS_NONE;
+        free(h->algo_spec);
+        h->algo_spec = NULL;
     }
     atomic_store(&c->broken, 0);
 }
@@ -135,6 +153,11 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free((void *)c->slots[i].xstate);
         free(c->slots[i].fp);
         free(c->slots[i].bufs);
+    }
+    for (int i = 0; i < RT_SPLITS; i++) {
+        free(c->splits[i].color);
+        free(c->splits[i].key);
+        free(c->splits[i].result);
     }
     if (c->boxes != NULL)
         for (int i = 0; i < c->size * c->size; i++)

@@ -96,7 +96,8 @@ static hccn_status_t post_steps(rt_op_t *op)
             t->kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
                                                  : HCCN_SIM_TASK_RECV;
             t->peer = c->world[st->peer];
-            t->bytes = st->bytes;
+            /* Compressed transfers carry 2-byte values instead of fp32. */
+            t->bytes = op->compress ? st->bytes / 2 : st->bytes;
             t->key = (hccn_sim_key_t){c->uid, op->seq, st->xfer};
         } else {
             t->kind = HCCN_SIM_TASK_LOCAL;
@@ -115,23 +116,25 @@ static hccn_status_t post_steps(rt_op_t *op)
 }
 
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
-                                const hccn_algo_t *algo, const void *sendbuf,
-                                void *recvbuf, hccn_dtype_t dtype,
-                                hccn_redop_t redop, uint64_t avg_elems,
-                                rt_op_t **out)
+                                const hccn_algo_t *algo,
+                                const rt_coll_call_t *call, rt_op_t **out)
 {
     hccn_ctx_t *ctx = comm->ctx;
+    const char *name = hccn_rt_fp_name(call->fp_kind);
     rt_op_t *op = calloc(1, sizeof(*op));
     if (op == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             hccn_coll_name(a->coll), ctx->rank);
+                             name, ctx->rank);
     op->kind = RT_OP_COLL;
     op->ctx = ctx;
     op->comm = comm;
-    op->dtype = dtype;
-    op->op = redop;
-    op->avg_elems = avg_elems;
-    op->fp = (rt_fp_t){a->coll, a->count, dtype, redop, a->root};
+    op->dtype = call->dtype;
+    op->op = call->op;
+    op->compress = call->compress;
+    op->avg_elems = call->avg_elems;
+    op->out_elems = call->out_elems;
+    op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
+                       call->op, a->root};
     op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
         free(op);
@@ -141,24 +144,25 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->step_state = calloc(op->nsteps + 1, 1);
     if (op->sched->scratch_bytes > 0)
         op->scratch = malloc(op->sched->scratch_bytes);
-    op->bufs[HCCN_BUF_SEND] = (char *)sendbuf;
-    op->bufs[HCCN_BUF_RECV] = recvbuf;
+    op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
+    op->bufs[HCCN_BUF_RECV] = call->recvbuf;
     op->bufs[HCCN_BUF_SCRATCH] = op->scratch;
     if (op->step_state == NULL ||
         (op->sched->scratch_bytes > 0 && op->scratch == NULL)) {
         hccn_rt_op_free(op);
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             hccn_coll_name(a->coll), ctx->rank);
+                             name, ctx->rank);
     }
     op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
     op->seq = comm->coll_seq++;
     hccn_status_t rc = post_steps(op);
     if (rc != HCCN_OK) {
         hccn_rt_op_free(op);
-        return hccn_rt_error(rc, "%s: rank %d: out of memory",
-                             hccn_coll_name(a->coll), ctx->rank);
+        return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
+                             ctx->rank);
     }
     list_append(ctx, op);
+    comm->pending++;
     *out = op;
     return HCCN_OK;
 }
@@ -194,6 +198,7 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
                              is_send ? "send" : "recv", ctx->rank);
     }
     list_append(ctx, op);
+    comm->pending++;
     *out = op;
     return HCCN_OK;
 }
@@ -212,10 +217,15 @@ static int fp_equal(const rt_fp_t *a, const rt_fp_t *b)
            a->dtype == b->dtype && a->op == b->op && a->root == b->root;
 }
 
+const char *hccn_rt_fp_name(int kind)
+{
+    return kind == RT_FP_SPLIT ? "comm_split" : hccn_coll_name((hccn_coll_t)kind);
+}
+
 static int fp_format(char *buf, size_t len, const rt_fp_t *f)
 {
     return snprintf(buf, len, "%s(count=%llu, %s, %s, root=%d)",
-                    hccn_coll_name((hccn_coll_t)f->coll),
+                    hccn_rt_fp_name(f->coll),
                     (unsigned long long)f->count,
                     hccn_dtype_name((hccn_dtype_t)f->dtype),
                     hccn_redop_name((hccn_redop_t)f->op), f->root);
@@ -337,6 +347,29 @@ static const char *peer_src(const rt_op_t *op, uint32_t x)
     return op->slot->bufs[ref.rank * 3 + snd->src_buf] + snd->src_off;
 }
 
+/* Receives n fp32 values that crossed the wire as fp16/bf16: each incoming
+ * value is rounded to the wire type, then stored (local == NULL) or reduced
+ * in fp32 with the local operand. */
+static void recv_compressed(rt_op_t *op, float *dst, const float *local,
+                            const float *in, size_t n)
+{
+    enum { BLOCK = 2048 };
+    uint16_t wire[BLOCK];
+    float val[BLOCK];
+    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
+    for (size_t i = 0; i < n; i += BLOCK) {
+        size_t k = n - i < BLOCK ? n - i : BLOCK;
+        hccn_rt_fp32_to_half_array(wire, in + i, k, wt);
+        if (local == NULL) {
+            hccn_rt_half_to_fp32_array(dst + i, wire, k, wt);
+        } else {
+            hccn_rt_half_to_fp32_array(val, wire, k, wt);
+            hccn_rt_reduce3(dst + i, local + i, val, k, HCCN_FP32,
+                            op->op == HCCN_AVG ? HCCN_SUM : op->op);
+        }
+    }
+}
+
 /* Tries one step; returns 1 if its state changed. */
 static int run_step(rt_op_t *op, uint32_t i)
 {
@@ -366,7 +399,12 @@ static int run_step(rt_op_t *op, uint32_t i)
     case HCCN_STEP_RECV_REDUCE:
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
             return 0;
-        if (st->kind == HCCN_STEP_RECV)
+        if (op->compress)
+            recv_compressed(op, (float *)dst,
+                            st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
+                            (const float *)peer_src(op, st->xfer),
+                            st->bytes / sizeof(float));
+        else if (st->kind == HCCN_STEP_RECV)
             memcpy(dst, peer_src(op, st->xfer), st->bytes);
         else
             hccn_rt_reduce3(dst, src, peer_src(op, st->xfer),
@@ -387,8 +425,25 @@ static int run_step(rt_op_t *op, uint32_t i)
     return 1;
 }
 
+/* Rounds the rank's result through the wire type, so that every rank holds
+ * what crossed the wire (the owner of a block would otherwise keep extra
+ * precision that its peers never saw). */
+static void round_result(rt_op_t *op)
+{
+    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
+    float *buf = (float *)op->bufs[HCCN_BUF_RECV];
+    uint16_t wire[2048];
+    for (uint64_t i = 0; i < op->out_elems; i += 2048) {
+        size_t k = op->out_elems - i < 2048 ? (size_t)(op->out_elems - i) : 2048;
+        hccn_rt_fp32_to_half_array(wire, buf + i, k, wt);
+        hccn_rt_half_to_fp32_array(buf + i, wire, k, wt);
+    }
+}
+
 static void coll_finish(rt_op_t *op)
 {
+    if (op->status == HCCN_OK && op->compress && op->out_elems > 0)
+        round_result(op);
     if (op->op == HCCN_AVG && op->status == HCCN_OK && op->avg_elems > 0)
         hccn_rt_avg_finish(op->bufs[HCCN_BUF_RECV], op->avg_elems, op->dtype,
                            op->comm->sh->size);
@@ -526,7 +581,7 @@ static const char *op_name(const rt_op_t *op)
         return "send";
     if (op->kind == RT_OP_RECV)
         return "recv";
-    return hccn_coll_name((hccn_coll_t)op->fp.coll);
+    return hccn_rt_fp_name(op->fp.coll);
 }
 
 /* Moves data until op's data plane is done; HCCN_ERR_TIMEOUT after the
@@ -577,6 +632,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
                              "rank %d: %s: this future was already waited for",
                              ctx->rank, op_name(op));
     op->waited = 1;
+    op->comm->pending--;
     hccn_sim_wait_begin(eng, ctx->rank, op->batch);
     hccn_status_t rc = data_wait(op);
     if (rc == HCCN_OK && op->status != HCCN_OK)

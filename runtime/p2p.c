@@ -16,6 +16,10 @@ static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
     if (comm == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", name);
     int rank = comm->ctx->rank;
+    if (comm->destroyed)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: the communicator was destroyed",
+                             name, rank);
     if (fut == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: future is NULL",
                              name, rank);
@@ -43,19 +47,13 @@ static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
                             fut);
 }
 
-static hccn_status_t finish(hccn_future_t *f)
-{
-    hccn_status_t rc = hccn_rt_op_wait(f);
-    hccn_rt_op_free(f);
-    return rc;
-}
 
 hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
                         hccn_dtype_t dtype, int peer)
 {
     hccn_future_t *f = NULL;
     hccn_status_t rc = p2p_post("hccn_send", comm, 1, buf, count, dtype, peer, &f);
-    return rc != HCCN_OK ? rc : finish(f);
+    return rc != HCCN_OK ? rc : hccn_rt_complete(f);
 }
 
 hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
@@ -63,7 +61,7 @@ hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
 {
     hccn_future_t *f = NULL;
     hccn_status_t rc = p2p_post("hccn_recv", comm, 0, buf, count, dtype, peer, &f);
-    return rc != HCCN_OK ? rc : finish(f);
+    return rc != HCCN_OK ? rc : hccn_rt_complete(f);
 }
 
 hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,

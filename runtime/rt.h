@@ -43,6 +43,9 @@ struct hccn_ctx {
     hccn_comm_t *world;
     double last_duration;
     rt_op_t *ops_head, *ops_tail; /* outstanding operations, post order */
+    int group_depth;              /* hccn_group_start nesting */
+    rt_op_t **group_ops;          /* posted inside the group, to wait */
+    int ngroup, capgroup;
     char errmsg[RT_ERR_MAX];      /* message of the rank's failure */
 };
 
@@ -55,6 +58,8 @@ struct hccn_cluster {
     int bind_threads;
     double timeout_s;
     rt_comm_t *world;
+    rt_comm_t *subcomms;          /* made during the current run */
+    pthread_mutex_t comms_lock;
     _Atomic int running;
     _Atomic uint64_t next_comm_uid;
     hccn_rank_fn fn;
@@ -100,6 +105,19 @@ typedef struct {
     hccn_sched_t *sched;
 } rt_sched_entry_t;
 
+#define RT_SPLITS 4
+
+/* Rendezvous of one hccn_comm_split on a communicator (under its lock). */
+typedef struct {
+    int in_use;
+    uint64_t seq;
+    int arrived, picked;
+    int *color, *key;             /* per comm rank */
+    rt_comm_t **result;           /* per comm rank: its new comm or NULL */
+    int built;
+    hccn_status_t status;
+} rt_split_t;
+
 struct rt_comm {
     hccn_cluster_t *cl;
     uint64_t uid;
@@ -114,12 +132,20 @@ struct rt_comm {
     rt_box_ent_t **boxes;         /* size*size, allocated on first use */
     _Atomic int broken;           /* a mismatch or abort poisoned it */
     hccn_comm_t **handles;        /* per comm rank */
+    int live_handles;             /* under lock; freed at 0 (sub-comms) */
+    rt_split_t splits[RT_SPLITS]; /* comm_split rendezvous, by split seq */
+    rt_comm_t *next_sub;          /* cluster's list of sub-communicators */
 };
 
 struct hccn_comm {
     rt_comm_t *sh;
     hccn_ctx_t *ctx;
     int rank;
+    int destroyed;
+    int pending;                      /* futures not yet waited */
+    char *algo_spec;                  /* hccn_comm_set_algo, or NULL */
+    int compress;                     /* HCCN_COMPRESS_* */
+    uint64_t split_seq;
     uint64_t coll_seq;
     uint64_t *send_seq, *recv_seq;    /* per peer */
     hccn_sim_batch_t *stream_tail;    /* last posted batch (retained) */
@@ -168,7 +194,9 @@ struct hccn_future {
     uint32_t cursor, nsteps;
     hccn_dtype_t dtype;
     hccn_redop_t op;
+    int compress;                 /* HCCN_COMPRESS_*: wire precision */
     uint64_t avg_elems;           /* elements of RECV to divide for AVG */
+    uint64_t out_elems;           /* elements of RECV that are the result */
 
     /* point-to-point */
     int peer;
@@ -178,12 +206,39 @@ struct hccn_future {
     rt_box_ent_t *ent;
 };
 
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    hccn_dtype_t dtype;
+    hccn_redop_t op;
+    int compress;                 /* HCCN_COMPRESS_* */
+    int fp_kind;                  /* fingerprint kind: hccn_coll_t or
+                                     RT_FP_SPLIT */
+    uint64_t fp_extra;            /* folded into the fingerprint */
+    uint64_t avg_elems, out_elems;
+} rt_coll_call_t;
+
+#define RT_FP_SPLIT 100
+
 /* Posts a collective for comm's rank; *out is the new operation. */
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
-                                const hccn_algo_t *algo, const void *sendbuf,
-                                void *recvbuf, hccn_dtype_t dtype,
-                                hccn_redop_t op, uint64_t avg_elems,
-                                rt_op_t **out);
+                                const hccn_algo_t *algo,
+                                const rt_coll_call_t *call, rt_op_t **out);
+
+/* Name of a fingerprint kind ("allreduce", "comm_split"). */
+const char *hccn_rt_fp_name(int kind);
+
+/* Frees every sub-communicator (end of a run, cluster destroy). */
+void hccn_rt_free_subcomms(hccn_cluster_t *cl);
+
+/* ------------------------------------------------------------- logging */
+
+enum { HCCN_LOG_WARN = 1, HCCN_LOG_INFO = 2, HCCN_LOG_TRACE = 3 };
+
+/* 1 if messages of this level are printed (HCCN_DEBUG=WARN|INFO|TRACE). */
+int hccn_rt_log_on(int level);
+void hccn_rt_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Posts one half of a point-to-point message. */
 hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
@@ -197,6 +252,10 @@ int hccn_rt_progress(hccn_ctx_t *ctx);
  * rank's clock becomes max(clock, end). Returns the op's status. */
 hccn_status_t hccn_rt_op_wait(rt_op_t *op);
 void hccn_rt_op_free(rt_op_t *op);
+
+/* Completes a blocking call's operation: waits and frees it, or inside a
+ * group hands it to hccn_group_end. */
+hccn_status_t hccn_rt_complete(rt_op_t *op);
 
 /* Checks that [ptr, ptr+bytes) is in the calling rank's arena. */
 hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,

@@ -1,0 +1,318 @@
+/*
+ * Sub-communicators: hccn_comm_split and hccn_comm_create, destruction, and
+ * per-communicator options.
+ *
+ * A split is a collective on the parent: a barrier (in simulated time and
+ * with the fingerprint "comm_split", so a rank that splits while another
+ * calls a collective gets HCCN_ERR_MISMATCH), then a rendezvous where each
+ * rank leaves its (color, key); the last to arrive builds the new
+ * communicators. Communicators made during a run are freed when the run
+ * ends, if their ranks have not destroyed them before.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/select.h"
+#include "runtime/rt.h"
+
+static hccn_status_t check_handle(const char *name, hccn_comm_t *comm)
+{
+    if (comm == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", name);
+    if (comm->destroyed)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: the communicator was destroyed",
+                             name, comm->ctx->rank);
+    if (atomic_load(&comm->sh->broken))
+        return hccn_rt_error(HCCN_ERR_MISMATCH,
+                             "%s: rank %d: communicator %llu is broken by an "
+                             "earlier error",
+                             name, comm->ctx->rank,
+                             (unsigned long long)comm->sh->uid);
+    return HCCN_OK;
+}
+
+/* The barrier that opens a split, fingerprinted with tag. */
+static hccn_status_t split_barrier(hccn_comm_t *comm, uint64_t tag)
+{
+    hccn_coll_args_t a = {.coll = HCCN_COLL_BARRIER, .nranks = comm->sh->size,
+                          .esize = 1, .view = &comm->sh->view};
+    rt_coll_call_t call = {.dtype = HCCN_UINT8, .op = HCCN_SUM,
+                           .fp_kind = RT_FP_SPLIT, .fp_extra = tag};
+    rt_op_t *op;
+    hccn_status_t rc = hccn_rt_coll_post(comm, &a, hccn_hier_algo_find("mesh"),
+                                         &call, &op);
+    if (rc != HCCN_OK)
+        return rc;
+    rc = hccn_rt_op_wait(op);
+    hccn_rt_op_free(op);
+    return rc;
+}
+
+static void sort_members(int *m, int n, const int *key)
+{
+    for (int i = 1; i < n; i++) {
+        int v = m[i], j = i;
+        while (j > 0 && (key[m[j - 1]] > key[v] ||
+                         (key[m[j - 1]] == key[v] && m[j - 1] > v))) {
+            m[j] = m[j - 1];
+            j--;
+        }
+        m[j] = v;
+    }
+}
+
+/* Builds every new communicator of a split (lock held, all arrived). */
+static hccn_status_t split_build(rt_comm_t *c, rt_split_t *rec)
+{
+    hccn_cluster_t *cl = c->cl;
+    int *members = malloc((size_t)c->size * sizeof(int));
+    int *world = malloc((size_t)c->size * sizeof(int));
+    hccn_status_t rc = HCCN_OK;
+    if (members == NULL || world == NULL) {
+        rc = HCCN_ERR_NOMEM;
+        goto out;
+    }
+    for (int r = 0; r < c->size; r++)
+        rec->result[r] = NULL;
+    for (int r = 0; r < c->size; r++) {
+        if (rec->color[r] < 0 || rec->result[r] != NULL)
+            continue;
+        int m = 0;
+        for (int q = 0; q < c->size; q++)
+            if (rec->color[q] == rec->color[r])
+                members[m++] = q;
+        sort_members(members, m, rec->key);
+        for (int i = 0; i < m; i++)
+            world[i] = c->world[members[i]];
+        rt_comm_t *nc = hccn_rt_comm_new(cl, m, world);
+        if (nc == NULL) {
+            rc = HCCN_ERR_NOMEM;
+            break;
+        }
+        nc->live_handles = m;
+        pthread_mutex_lock(&cl->comms_lock);
+        nc->next_sub = cl->subcomms;
+        cl->subcomms = nc;
+        pthread_mutex_unlock(&cl->comms_lock);
+        for (int i = 0; i < m; i++)
+            rec->result[members[i]] = nc;
+    }
+out:
+    free(members);
+    free(world);
+    return rc;
+}
+
+static hccn_status_t split_wait(hccn_ctx_t *ctx, rt_comm_t *c, int *flag,
+                                int want)
+{
+    for (;;) {
+        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
+        pthread_mutex_lock(&c->lock);
+        int v = *flag;
+        pthread_mutex_unlock(&c->lock);
+        if (v == want)
+            return HCCN_OK;
+        if (!hccn_rt_progress(ctx))
+            hccn_sim_bell_wait(&ctx->bell, seen, 100);
+    }
+}
+
+static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
+                              int key, uint64_t tag, hccn_comm_t **out)
+{
+    hccn_status_t rc;
+    rt_comm_t *c = comm->sh;
+    int r = comm->rank;
+    if ((rc = split_barrier(comm, tag)) != HCCN_OK)
+        return rc;
+    uint64_t seq = comm->split_seq++;
+    rt_split_t *rec = &c->splits[seq % RT_SPLITS];
+
+    /* Wait for the record to be free of the split RT_SPLITS before. */
+    for (;;) {
+        uint32_t seen = hccn_sim_bell_read(&comm->ctx->bell);
+        pthread_mutex_lock(&c->lock);
+        if (!rec->in_use || rec->seq == seq)
+            break;
+        pthread_mutex_unlock(&c->lock);
+        if (!hccn_rt_progress(comm->ctx))
+            hccn_sim_bell_wait(&comm->ctx->bell, seen, 100);
+    }
+    rec->in_use = 1;
+    rec->seq = seq;
+    rec->color[r] = color;
+    rec->key[r] = key;
+    int last = ++rec->arrived == c->size;
+    if (last) {
+        rec->status = split_build(c, rec);
+        rec->built = 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    for (int q = 0; q < c->size; q++)
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[q]].bell);
+    split_wait(comm->ctx, c, &rec->built, 1);
+
+    pthread_mutex_lock(&c->lock);
+    rc = rec->status;
+    rt_comm_t *nc = rec->result[r];
+    *out = NULL;
+    if (rc == HCCN_OK && nc != NULL)
+        for (int i = 0; i < nc->size; i++)
+            if (nc->world[i] == c->world[r])
+                *out = nc->handles[i];
+    if (++rec->picked == c->size) {
+        rec->in_use = 0;
+        rec->arrived = rec->picked = rec->built = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    for (int q = 0; q < c->size; q++)
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[q]].bell);
+    if (rc != HCCN_OK)
+        return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
+                             comm->ctx->rank);
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
+                              hccn_comm_t **out)
+{
+    hccn_status_t rc = check_handle("hccn_comm_split", comm);
+    if (rc != HCCN_OK)
+        return rc;
+    if (out == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_split: rank %d: out is NULL",
+                             comm->ctx->rank);
+    if (color < 0 && color != HCCN_SPLIT_NOCOLOR)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_split: rank %d: color %d must be >= 0 "
+                             "or HCCN_SPLIT_NOCOLOR",
+                             comm->ctx->rank, color);
+    return do_split("hccn_comm_split", comm, color, key, 0, out);
+}
+
+hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
+                               hccn_comm_t **out)
+{
+    hccn_status_t rc = check_handle("hccn_comm_create", comm);
+    if (rc != HCCN_OK)
+        return rc;
+    int me = comm->ctx->rank, size = comm->sh->size;
+    if (out == NULL || ranks == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_create: rank %d: %s is NULL", me,
+                             out == NULL ? "out" : "ranks");
+    if (n <= 0 || n > size)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_create: rank %d: n = %d must be in "
+                             "[1, %d]",
+                             me, n, size);
+    int pos = -1;
+    uint64_t tag = 1469598103934665603ULL;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= size)
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "hccn_comm_create: rank %d: ranks[%d] = %d "
+                                 "is out of range [0, %d)",
+                                 me, i, ranks[i], size);
+        for (int j = 0; j < i; j++)
+            if (ranks[j] == ranks[i])
+                return hccn_rt_error(HCCN_ERR_INVALID,
+                                     "hccn_comm_create: rank %d: rank %d is "
+                                     "listed twice",
+                                     me, ranks[i]);
+        if (ranks[i] == comm->rank)
+            pos = i;
+        tag = (tag ^ (uint64_t)ranks[i]) * 1099511628211ULL;
+    }
+    /* The list's hash goes into the fingerprint: different lists on
+     * different ranks are a mismatch, not two half-made communicators. */
+    return do_split("hccn_comm_create", comm,
+                    pos >= 0 ? 0 : HCCN_SPLIT_NOCOLOR, pos, tag | 1, out);
+}
+
+static void unlink_sub(hccn_cluster_t *cl, rt_comm_t *c)
+{
+    pthread_mutex_lock(&cl->comms_lock);
+    for (rt_comm_t **pp = &cl->subcomms; *pp != NULL; pp = &(*pp)->next_sub)
+        if (*pp == c) {
+            *pp = c->next_sub;
+            break;
+        }
+    pthread_mutex_unlock(&cl->comms_lock);
+}
+
+hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
+{
+    if (comm == NULL)
+        return HCCN_OK;
+    rt_comm_t *c = comm->sh;
+    int me = comm->ctx->rank;
+    if (c == comm->ctx->cl->world)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_destroy: rank %d: the world "
+                             "communicator belongs to the cluster",
+                             me);
+    if (comm->destroyed)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_destroy: rank %d: already destroyed",
+                             me);
+    if (comm->pending > 0)
+        return hccn_rt_error(HCCN_ERR_INPROGRESS,
+                             "hccn_comm_destroy: rank %d: %d operation(s) of "
+                             "this communicator not yet waited for",
+                             me, comm->pending);
+    comm->destroyed = 1;
+    pthread_mutex_lock(&c->lock);
+    int last = --c->live_handles == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last) {
+        unlink_sub(comm->ctx->cl, c);
+        hccn_rt_comm_free(c);
+    }
+    return HCCN_OK;
+}
+
+void hccn_rt_free_subcomms(hccn_cluster_t *cl)
+{
+    pthread_mutex_lock(&cl->comms_lock);
+    rt_comm_t *c = cl->subcomms;
+    cl->subcomms = NULL;
+    pthread_mutex_unlock(&cl->comms_lock);
+    while (c != NULL) {
+        rt_comm_t *next = c->next_sub;
+        hccn_rt_comm_free(c);
+        c = next;
+    }
+}
+
+hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
+{
+    hccn_status_t rc = check_handle("hccn_comm_set_algo", comm);
+    if (rc != HCCN_OK)
+        return rc;
+    char *copy = NULL;
+    if (spec != NULL && (copy = strdup(spec)) == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_comm_set_algo: out of memory");
+    free(comm->algo_spec);
+    comm->algo_spec = copy;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress)
+{
+    hccn_status_t rc = check_handle("hccn_comm_set_compression", comm);
+    if (rc != HCCN_OK)
+        return rc;
+    if (compress != HCCN_COMPRESS_NONE && compress != HCCN_COMPRESS_FP16 &&
+        compress != HCCN_COMPRESS_BF16)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_comm_set_compression: rank %d: invalid "
+                             "compression %d",
+                             comm->ctx->rank, compress);
+    comm->compress = compress;
+    return HCCN_OK;
+}
