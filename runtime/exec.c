@@ -65,8 +65,8 @@ static double step_cost(const hccn_sim_npu_t *npu, const hccn_step_t *st,
     case HCCN_STEP_REDUCE:
         return (double)st->bytes / npu->reduce_bw;
     case HCCN_STEP_COPY:
-        if (npu->mem_bw <= 0.0 ||
-            bufs[st->src_buf] + st->src_off == bufs[st->dst_buf] + st->dst_off)
+        if (npu->mem_bw <= 0.0 || st->bytes == 0 ||
+            (bufs[st->src_buf] == bufs[st->dst_buf] && st->src_off == st->dst_off))
             return 0.0;
         return (double)st->bytes / npu->mem_bw;
     default:
@@ -339,12 +339,19 @@ static hccn_redop_t kernel_op(hccn_redop_t op)
     return op == HCCN_AVG ? HCCN_SUM : op;
 }
 
+/* base + off, without arithmetic on NULL (unused buffers of rooted calls
+ * and zero-byte steps may name a NULL buffer). */
+static char *buf_at(char *base, uint64_t off)
+{
+    return base != NULL ? base + off : NULL;
+}
+
 /* Where the sender of xfer x keeps its bytes. */
 static const char *peer_src(const rt_op_t *op, uint32_t x)
 {
     hccn_sched_ref_t ref = op->sched->xfer_send[x];
     const hccn_step_t *snd = &op->sched->ranks[ref.rank].steps[ref.step];
-    return op->slot->bufs[ref.rank * 3 + snd->src_buf] + snd->src_off;
+    return buf_at(op->slot->bufs[ref.rank * 3 + snd->src_buf], snd->src_off);
 }
 
 /* Receives n fp32 values that crossed the wire as fp16/bf16: each incoming
@@ -378,8 +385,8 @@ static int run_step(rt_op_t *op, uint32_t i)
     rt_slot_t *s = op->slot;
     rt_comm_t *c = op->comm->sh;
     size_t esize = hccn_dtype_size(op->dtype);
-    char *dst = op->bufs[st->dst_buf] + st->dst_off;
-    const char *src = op->bufs[st->src_buf] + st->src_off;
+    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
+    const char *src = buf_at(op->bufs[st->src_buf], st->src_off);
 
     if (op->step_state[i] == ST_IDLE && !deps_done(op, rk, st))
         return 0;
@@ -399,7 +406,9 @@ static int run_step(rt_op_t *op, uint32_t i)
     case HCCN_STEP_RECV_REDUCE:
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
             return 0;
-        if (op->compress)
+        if (st->bytes == 0)
+            ;   /* a zero-byte message only synchronises */
+        else if (op->compress)
             recv_compressed(op, (float *)dst,
                             st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
                             (const float *)peer_src(op, st->xfer),
@@ -413,12 +422,13 @@ static int run_step(rt_op_t *op, uint32_t i)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
         break;
     case HCCN_STEP_COPY:
-        if (dst != src)
+        if (dst != src && st->bytes > 0)
             memmove(dst, src, st->bytes);
         break;
     case HCCN_STEP_REDUCE:
-        hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
-                       kernel_op(op->op));
+        if (st->bytes > 0)
+            hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
+                           kernel_op(op->op));
         break;
     }
     op->step_state[i] = ST_DONE;
