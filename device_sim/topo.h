@@ -120,4 +120,19 @@ typedef struct {
 void hccn_sim_topo_summarize(const hccn_sim_topo_t *topo,
                              hccn_sim_topo_summary_t *sum);
 
+/* ---- topology overrides (device_sim/topo_override.c) -------------------- */
+
+/* Applies one "PATH=VALUE" assignment to a parsed topology document, before
+ * validation. PATH is a JSON path as in the loader's errors ("network.lat_us",
+ * "node_types[0].nics.bw_GBps"); VALUE is parsed as JSON when it is one JSON
+ * value, else taken as a string. Containers on the path must exist; the last
+ * key of an object is replaced or added (the loader then rejects a key the
+ * format does not know, naming its path). On error doc is unchanged, err
+ * holds "<path>: <why>", and the result is HCCN_ERR_INVALID (malformed
+ * assignment) or HCCN_ERR_TOPOLOGY (the path is not in doc). */
+hccn_status_t hccn_sim_topo_override(json_object *doc, const char *assignment,
+                                     char *err, size_t errlen);
+
+/* ---- end of topology overrides ------------------------------------------ */
+
 #endif /* HCCN_DEVICE_SIM_TOPO_H */
