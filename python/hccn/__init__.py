@@ -1,0 +1,38 @@
+"""hccn: Python binding of the hccn simulated-NPU collective runtime.
+
+    import numpy as np
+    import hccn
+
+    def main():
+        hccn.init()
+        t = hccn.Tensor(np.full(4, hccn.get_rank(), np.float32))
+        hccn.allreduce(t)
+        return t.cpu().numpy()
+
+    print(hccn.run(main, topology="configs/laptop-4.json"))
+
+See docs/python.md for the whole API.
+"""
+from hccn._lib import has
+from hccn.cluster import (DEFAULT_TOPOLOGY, Cluster, compute, compute_flops,
+                          device_id, get_rank, get_world_size, last_duration,
+                          local_rank, mem_info, node, run, time)
+from hccn.collectives import (Future, allgather, allreduce, alltoall,
+                              barrier, broadcast, group_end, group_start,
+                              grouped, irecv, isend, recv, reduce,
+                              reduce_scatter, send)
+from hccn.dtypes import BFLOAT16, ReduceOp, from_bfloat16, to_bfloat16
+from hccn.errors import (AbortedError, FaultError, HccnError, HccnIOError,
+                         HccnTimeoutError, InProgressError, InternalError,
+                         InvalidArgumentError, MismatchError,
+                         OutOfMemoryError, RemoteError, TopologyError,
+                         UnsupportedError)
+from hccn.group import Group, init, new_group, split_group
+from hccn.tensor import Tensor, empty, zeros
+
+# torch.distributed spellings.
+all_reduce = allreduce
+all_gather = allgather
+all_to_all = alltoall
+
+__version__ = "0.1.0"

@@ -1,0 +1,236 @@
+"""Clusters and the SPMD launch: hccn.run(fn) calls fn on every simulated
+NPU thread and returns the list of their return values.
+
+The rank function runs inside a ctypes callback on a C thread (ctypes takes
+the GIL for it); every blocking hccn call releases the GIL, so ranks wait
+for each other in C, not in Python. An exception in a rank function makes
+that rank return an error status; run() then re-raises it with ``rank``
+set. The other ranks may be left waiting for the failed one until the
+runtime's wall-clock timeout (HCCN_TIMEOUT seconds, or timeout=).
+"""
+import ctypes
+import json
+import os
+import traceback
+
+from hccn import _state
+from hccn._lib import RANK_FN, ClusterOpts, MemInfo, lib
+from hccn.errors import (ERR_INTERNAL, AbortedError, HccnError,
+                         HccnTimeoutError, InvalidArgumentError, RemoteError,
+                         check, make_error)
+from hccn.tensor import Tensor
+
+DEFAULT_TOPOLOGY = "configs/default.json"
+_SOURCE_ROOT = os.path.normpath(os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "..", ".."))
+
+
+def _find_topology(path):
+    """path as given if it exists, else relative to the source tree (so
+    "configs/default.json" works from any directory of a checkout)."""
+    path = os.fspath(path)
+    if os.path.exists(path) or os.path.isabs(path):
+        return path
+    alt = os.path.join(_SOURCE_ROOT, path)
+    return alt if os.path.exists(alt) else path
+
+
+class Cluster:
+    """A simulated cluster made from a topology: a file path, a JSON text,
+    or a dict in the topology format (docs/topology.md).
+
+    timeout: wall-clock seconds a rank waits for its peers before
+    HCCN_ERR_TIMEOUT (default: HCCN_TIMEOUT or 300). bind_threads: pin NPU
+    threads to host cores."""
+
+    def __init__(self, topology=DEFAULT_TOPOLOGY, timeout=None,
+                 bind_threads=False):
+        L = lib()
+        opts = ClusterOpts(ctypes.sizeof(ClusterOpts), int(bool(bind_threads)),
+                           float(timeout) if timeout else 0.0)
+        out = ctypes.c_void_p()
+        if isinstance(topology, dict):
+            text = json.dumps(topology).encode()
+            name = str(topology.get("name", "<dict>")).encode()
+            rc = L.hccn_cluster_create_json(text, name, ctypes.byref(opts),
+                                            ctypes.byref(out))
+        elif isinstance(topology, str) and topology.lstrip().startswith("{"):
+            rc = L.hccn_cluster_create_json(topology.encode(), b"<string>",
+                                            ctypes.byref(opts),
+                                            ctypes.byref(out))
+        else:
+            path = _find_topology(topology)
+            rc = L.hccn_cluster_create(path.encode(), ctypes.byref(opts),
+                                       ctypes.byref(out))
+        check(rc, "hccn_cluster_create")
+        self._cl = out
+        self.size = L.hccn_cluster_size(out)
+        self.nodes = L.hccn_cluster_nodes(out)
+
+    def run(self, fn, args=(), kwargs=None):
+        """Calls fn(*args, **kwargs) on every NPU thread; returns the list
+        of return values by rank (device tensors among them are copied to
+        the host). Re-raises the exception of the failed rank (the lowest
+        whose error is not a consequence of another's: a timeout, remote or
+        abort error), with its ``rank`` and ``rank_errors`` (all ranks'
+        exceptions) attributes set."""
+        if self._cl is None:
+            raise InvalidArgumentError("Cluster.run: the cluster is closed")
+        if _state.current_or_none() is not None:
+            raise InvalidArgumentError("hccn.run cannot be nested inside a "
+                                       "rank function")
+        kwargs = kwargs or {}
+        results = [None] * self.size
+        errors = {}
+
+        def trampoline(ctx, _arg):
+            return _rank_main(self, ctx, fn, args, kwargs, results, errors)
+
+        cb = RANK_FN(trampoline)     # must outlive the C call
+        status = (ctypes.c_int * self.size)()
+        L = lib()
+        rc = L.hccn_cluster_run(self._cl, cb, None, status)
+        if errors:
+            raise _pick(errors)
+        if rc != 0:
+            raise make_error(rc, L.last_error())
+        return results
+
+    def close(self):
+        """Destroys the cluster (its device memory goes). Idempotent."""
+        if getattr(self, "_cl", None) is not None:
+            lib().hccn_cluster_destroy(self._cl)
+            self._cl = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _rank_main(cluster, ctx, fn, args, kwargs, results, errors):
+    """The body of the C callback: never lets an exception escape."""
+    rank = -1
+    try:
+        st = _state.RankState(cluster, ctx)
+        rank = st.device
+        _state.enter(st)
+        try:
+            value = fn(*args, **kwargs)
+            if isinstance(value, Tensor) and not value.is_cpu:
+                value = value.cpu()
+            results[rank] = value
+            return 0
+        finally:
+            st.close()
+            _state.leave()
+    except BaseException as e:     # reported by run(), on the main thread
+        e.__traceback_text__ = traceback.format_exc()
+        errors[rank] = e
+        if isinstance(e, HccnError) and e.status < 0:
+            return e.status
+        return ERR_INTERNAL
+
+
+_CONSEQUENCES = (HccnTimeoutError, RemoteError, AbortedError)
+
+
+def _pick(errors):
+    """The exception to re-raise: the lowest rank's that is not a timeout
+    (or remote/abort error) caused by another rank's failure."""
+    ranks = sorted(errors)
+    causes = [r for r in ranks if not isinstance(errors[r], _CONSEQUENCES)]
+    rank = (causes or ranks)[0]
+    e = errors[rank]
+    e.rank = rank
+    e.rank_errors = dict(errors)
+    if hasattr(e, "add_note"):
+        others = [r for r in ranks if r != rank]
+        e.add_note("raised on rank %d%s" % (rank, (
+            "; ranks %s failed too" % others) if others else ""))
+    return e
+
+
+def run(fn, topology=DEFAULT_TOPOLOGY, args=(), kwargs=None, timeout=None,
+        bind_threads=False):
+    """Makes a Cluster from topology, runs fn on every NPU (see
+    Cluster.run) and destroys the cluster. Returns fn's values by rank."""
+    cl = Cluster(topology, timeout=timeout, bind_threads=bind_threads)
+    try:
+        return cl.run(fn, args=args, kwargs=kwargs)
+    finally:
+        cl.close()
+
+
+# ------------------------------------------------- the calling rank
+
+
+def get_rank(group=None):
+    """The calling rank's index in group (default: its default group, see
+    init); -1 if it is not a member."""
+    from hccn.group import resolve
+    return resolve(group, "get_rank").rank()
+
+
+def get_world_size(group=None):
+    """The number of ranks in group (default: the default group)."""
+    from hccn.group import resolve
+    return resolve(group, "get_world_size").size()
+
+
+def device_id():
+    """The calling rank's NPU index in the cluster (its world rank)."""
+    return _state.current("device_id").device
+
+
+def node():
+    """The calling rank's node (server) index."""
+    return lib().hccn_node(_state.current("node").ctx)
+
+
+def local_rank():
+    """The calling rank's index inside its node."""
+    return lib().hccn_local_rank(_state.current("local_rank").ctx)
+
+
+def mem_info():
+    """The calling rank's arena: dict of total, used, largest_free and
+    allocations (bytes, bytes, bytes, count)."""
+    info = MemInfo()
+    check(lib().hccn_mem_info(_state.current("mem_info").ctx,
+                              ctypes.byref(info)), "hccn_mem_info")
+    return {name: getattr(info, name) for name, _ in MemInfo._fields_}
+
+
+# ------------------------------------------------------ simulated time
+
+
+def time():
+    """The calling rank's simulated clock, in seconds since the run began."""
+    return lib().hccn_time(_state.current("time").ctx)
+
+
+def last_duration():
+    """Simulated seconds of the rank's last blocking operation (or of the
+    last future it waited for)."""
+    return lib().hccn_last_duration(_state.current("last_duration").ctx)
+
+
+def compute(seconds):
+    """Advances the rank's compute timeline by simulated seconds; async
+    operations posted before keep running meanwhile (overlap)."""
+    check(lib().hccn_compute(_state.current("compute").ctx, float(seconds)),
+          "hccn_compute")
+
+
+def compute_flops(flops):
+    """compute() for a FLOP count at the NPU's peak_TFLOPS."""
+    check(lib().hccn_compute_flops(_state.current("compute_flops").ctx,
+                                   float(flops)), "hccn_compute_flops")
