@@ -19,25 +19,9 @@
  */
 #include <stdlib.h>
 
-#include "hierarchy/coll.h"
+#include "hierarchy/algo_util.h"
 
 enum { PHASE_GATHER = 1, PHASE_RELEASE = 2 };
-
-static int mod(int a, int p)
-{
-    return ((a % p) + p) % p;
-}
-
-/* Gives every step that has no phase yet the phase ph. */
-static void stamp(hccn_sched_t *s, int ph)
-{
-    if (s->failed)
-        return;
-    for (int r = 0; r < s->nranks; r++)
-        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
-            if (s->ranks[r].steps[i].phase == 0)
-                s->ranks[r].steps[i].phase = (uint8_t)ph;
-}
 
 /* ----------------------------------------------------- root to peers --- */
 
@@ -53,7 +37,7 @@ static void build_from_root(hccn_sched_t *s, const hccn_coll_args_t *a,
                      NULL, 0);
     uint32_t prev = 0;
     for (int k = 1; k < p; k++) {
-        int i = mod(root + k, p);
+        int i = hccn_hier_mod(root + k, p);
         hccn_sched_xfer(s, root, HCCN_BUF_SEND, blocks ? (uint64_t)i * b : 0,
                         &prev, k > 1, i, HCCN_BUF_RECV, 0, NULL, 0, b, 0,
                         HCCN_BUF_SEND, 0, &prev, NULL);
@@ -72,7 +56,7 @@ static void build_to_root(hccn_sched_t *s, const hccn_coll_args_t *a,
                          (uint64_t)root * b, b, NULL, 0);
     uint32_t prev = 0;
     for (int k = 1; k < p; k++) {
-        int i = mod(root + k, p);
+        int i = hccn_hier_mod(root + k, p);
         hccn_sched_xfer(s, i, HCCN_BUF_SEND, 0, NULL, 0, root, HCCN_BUF_RECV,
                         blocks ? (uint64_t)i * b : 0, &prev, k > 1, b, !blocks,
                         k == 1 ? HCCN_BUF_SEND : HCCN_BUF_RECV, 0, NULL,
@@ -100,7 +84,7 @@ static int build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
     for (int k = 1; k < p; k++) {
         uint32_t nd = k > 1 ? 2 : 0;
         for (int r = 0; r < p; r++) {
-            int to = mod(r + k, p);
+            int to = hccn_hier_mod(r + k, p);
             hccn_sched_xfer(s, r, HCCN_BUF_SEND, (uint64_t)to * b,
                             &prev[2 * r], nd, to, HCCN_BUF_RECV,
                             (uint64_t)r * b, &prev[2 * to], nd, b, 0,
@@ -125,38 +109,16 @@ static void build_barrier(hccn_sched_t *s)
     for (int i = 1; i < p; i++)
         hccn_sched_xfer(s, i, HCCN_BUF_SEND, 0, NULL, 0, 0, HCCN_BUF_RECV, 0,
                         &prev, i > 1, 0, 0, HCCN_BUF_SEND, 0, NULL, &prev);
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
     for (int i = 1; i < p; i++) {
         uint32_t mine = 0; /* i's SEND is its only step so far */
         hccn_sched_xfer(s, 0, HCCN_BUF_SEND, 0, &prev, 1, i, HCCN_BUF_RECV, 0,
                         &mine, 1, 0, 0, HCCN_BUF_SEND, 0, &prev, NULL);
     }
-    stamp(s, PHASE_RELEASE);
+    hccn_hier_stamp(s, PHASE_RELEASE);
 }
 
 /* ------------------------------------------------------------- entry --- */
-
-static int args_ok(const hccn_coll_args_t *a)
-{
-    if (a->nranks < 1 || a->esize == 0)
-        return 0;
-    switch (a->coll) {
-    case HCCN_COLL_BROADCAST:
-    case HCCN_COLL_REDUCE:
-    case HCCN_COLL_SCATTER:
-    case HCCN_COLL_GATHER:
-        if (a->root < 0 || a->root >= a->nranks)
-            return 0;
-        break;
-    case HCCN_COLL_ALLTOALL:
-    case HCCN_COLL_BARRIER:
-        break;
-    default:
-        return 0;
-    }
-    /* SEND/RECV sizes, up to p * count * esize, must fit. */
-    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
-}
 
 static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
@@ -177,7 +139,7 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
         build_barrier(s);
         break;
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
     return rc;
 }
 
@@ -185,7 +147,10 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
  * collectives linear does not do, bad arguments or no memory. */
 hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
 {
-    if (!args_ok(args))
+    const unsigned mine = 1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE |
+                          1u << HCCN_COLL_ALLTOALL | 1u << HCCN_COLL_SCATTER |
+                          1u << HCCN_COLL_GATHER | 1u << HCCN_COLL_BARRIER;
+    if (!hccn_hier_args_ok(args, mine))
         return NULL;
     hccn_sched_t *s = hccn_sched_new(args->nranks, "linear");
     if (s == NULL ||
@@ -195,13 +160,9 @@ hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
         if (args->coll != HCCN_COLL_BARRIER)
             hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
                              args->count * args->esize, NULL, 0);
-        stamp(s, PHASE_GATHER);
+        hccn_hier_stamp(s, PHASE_GATHER);
     } else if (build(s, args) != 0) {
         s->failed = 1;
     }
-    if (s->failed) {
-        hccn_sched_free(s);
-        return NULL;
-    }
-    return s;
+    return hccn_hier_finish(s, 0);
 }

@@ -20,39 +20,14 @@
  */
 #include <stdlib.h>
 
-#include "hierarchy/coll.h"
+#include "hierarchy/algo_util.h"
 
 enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
 
-typedef struct {
-    uint64_t off, len; /* bytes */
-} span_t;
-
-static int mod(int a, int p)
+/* Block i of a's count split over its ranks (see hccn_hier_block). */
+static hccn_span_t block(const hccn_coll_args_t *a, int i)
 {
-    return ((a % p) + p) % p;
-}
-
-/* Block i (bytes) when count elements are split into p near-equal
- * contiguous blocks, the first count % p of them one element longer. */
-static span_t block(const hccn_coll_args_t *a, int i)
-{
-    uint64_t p = (uint64_t)a->nranks, ui = (uint64_t)i;
-    uint64_t q = a->count / p, rem = a->count % p;
-    span_t s = {(ui * q + (ui < rem ? ui : rem)) * a->esize,
-                (q + (ui < rem ? 1 : 0)) * a->esize};
-    return s;
-}
-
-/* Gives every step that has no phase yet the phase ph. */
-static void stamp(hccn_sched_t *s, int ph)
-{
-    if (s->failed)
-        return;
-    for (int r = 0; r < s->nranks; r++)
-        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
-            if (s->ranks[r].steps[i].phase == 0)
-                s->ranks[r].steps[i].phase = (uint8_t)ph;
+    return hccn_hier_block(a->count, a->esize, a->nranks, i);
 }
 
 /* A plain transfer without dependencies; returns the SEND step. */
@@ -80,19 +55,19 @@ static uint32_t reduce_to(hccn_sched_t *s, int j, uint64_t src_off,
 {
     const int p = s->nranks;
     uint32_t last = UINT32_MAX, si = UINT32_MAX;
-    hccn_sched_xfer(s, mod(j + 1, p), HCCN_BUF_SEND, src_off, NULL, 0, j,
-                    dbuf, doff, NULL, 0, bytes, 1, HCCN_BUF_SEND, src_off, &si,
-                    &last);
+    hccn_sched_xfer(s, hccn_hier_mod(j + 1, p), HCCN_BUF_SEND, src_off, NULL,
+                    0, j, dbuf, doff, NULL, 0, bytes, 1, HCCN_BUF_SEND,
+                    src_off, &si, &last);
     if (sends != NULL)
-        sends[mod(j + 1, p)] = si;
+        sends[hccn_hier_mod(j + 1, p)] = si;
     for (int k = 2; k < p; k++) {
         uint32_t ri = UINT32_MAX;
         uint64_t slot = (uint64_t)(k - 2) * bytes;
-        hccn_sched_xfer(s, mod(j + k, p), HCCN_BUF_SEND, src_off, NULL, 0, j,
-                        HCCN_BUF_SCRATCH, slot, NULL, 0, bytes, 0,
+        hccn_sched_xfer(s, hccn_hier_mod(j + k, p), HCCN_BUF_SEND, src_off,
+                        NULL, 0, j, HCCN_BUF_SCRATCH, slot, NULL, 0, bytes, 0,
                         HCCN_BUF_SEND, 0, &si, &ri);
         if (sends != NULL)
-            sends[mod(j + k, p)] = si;
+            sends[hccn_hier_mod(j + k, p)] = si;
         uint32_t deps[2] = {last, ri};
         last = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, slot, dbuf, doff,
                                 bytes, deps, 2);
@@ -118,22 +93,22 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     s->scratch_bytes = (size_t)((uint64_t)(p - 2) * block(a, 0).len);
     /* sent[j * p + i]: rank i's phase-1 SEND to j. */
     for (int j = 0; j < p; j++) {
-        span_t b = block(a, j);
+        hccn_span_t b = block(a, j);
         done[j] = reduce_to(s, j, b.off, b.len, HCCN_BUF_RECV, b.off,
                             &sent[(size_t)j * p]);
     }
-    stamp(s, PHASE_REDUCE);
+    hccn_hier_stamp(s, PHASE_REDUCE);
     for (int j = 0; j < p && !s->failed; j++) {
-        span_t b = block(a, j);
+        hccn_span_t b = block(a, j);
         for (int k = 1; k < p; k++) {
-            int i = mod(j + k, p);
+            int i = hccn_hier_mod(j + k, p);
             uint32_t sdeps[2] = {done[j], sent[(size_t)i * p + j]};
             hccn_sched_xfer(s, j, HCCN_BUF_RECV, b.off, sdeps, 2, i,
                             HCCN_BUF_RECV, b.off, &sent[(size_t)j * p + i], 1,
                             b.len, 0, HCCN_BUF_SEND, 0, NULL, NULL);
         }
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
     free(sent);
     free(done);
     return 0;
@@ -145,7 +120,7 @@ static void build_reduce_scatter(hccn_sched_t *s, const hccn_coll_args_t *a)
     s->scratch_bytes = (size_t)((uint64_t)(s->nranks - 2) * b);
     for (int j = 0; j < s->nranks; j++)
         reduce_to(s, j, (uint64_t)j * b, b, HCCN_BUF_RECV, 0, NULL);
-    stamp(s, PHASE_REDUCE);
+    hccn_hier_stamp(s, PHASE_REDUCE);
 }
 
 static void build_reduce(hccn_sched_t *s, const hccn_coll_args_t *a)
@@ -153,7 +128,7 @@ static void build_reduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     uint64_t n = a->count * a->esize;
     s->scratch_bytes = (size_t)((uint64_t)(s->nranks - 2) * n);
     reduce_to(s, a->root, 0, n, HCCN_BUF_RECV, 0, NULL);
-    stamp(s, PHASE_REDUCE);
+    hccn_hier_stamp(s, PHASE_REDUCE);
 }
 
 /* ------------------------------------------------------- data moves --- */
@@ -166,10 +141,10 @@ static void build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a)
         hccn_sched_local(s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                          (uint64_t)r * b, b, NULL, 0);
         for (int k = 1; k < p; k++)
-            move(s, r, HCCN_BUF_SEND, 0, mod(r + k, p), HCCN_BUF_RECV,
+            move(s, r, HCCN_BUF_SEND, 0, hccn_hier_mod(r + k, p), HCCN_BUF_RECV,
                  (uint64_t)r * b, b);
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
 }
 
 /* No in-place form: a receive of block i would overwrite the block the
@@ -182,12 +157,12 @@ static void build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
         hccn_sched_local(s, r, 0, HCCN_BUF_SEND, (uint64_t)r * b,
                          HCCN_BUF_RECV, (uint64_t)r * b, b, NULL, 0);
         for (int k = 1; k < p; k++) {
-            int j = mod(r + k, p);
+            int j = hccn_hier_mod(r + k, p);
             move(s, r, HCCN_BUF_SEND, (uint64_t)j * b, j, HCCN_BUF_RECV,
                  (uint64_t)r * b, b);
         }
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
 }
 
 /* Broadcast (whole SEND to every RECV) and scatter (block i to rank i)
@@ -201,11 +176,11 @@ static void build_from_root(hccn_sched_t *s, const hccn_coll_args_t *a,
                      blocks ? (uint64_t)root * b : 0, HCCN_BUF_RECV, 0, b,
                      NULL, 0);
     for (int k = 1; k < p; k++) {
-        int i = mod(root + k, p);
+        int i = hccn_hier_mod(root + k, p);
         move(s, root, HCCN_BUF_SEND, blocks ? (uint64_t)i * b : 0, i,
              HCCN_BUF_RECV, 0, b);
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
 }
 
 static void build_gather(hccn_sched_t *s, const hccn_coll_args_t *a)
@@ -215,10 +190,10 @@ static void build_gather(hccn_sched_t *s, const hccn_coll_args_t *a)
     hccn_sched_local(s, root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                      (uint64_t)root * b, b, NULL, 0);
     for (int k = 1; k < p; k++) {
-        int i = mod(root + k, p);
+        int i = hccn_hier_mod(root + k, p);
         move(s, i, HCCN_BUF_SEND, 0, root, HCCN_BUF_RECV, (uint64_t)i * b, b);
     }
-    stamp(s, PHASE_GATHER);
+    hccn_hier_stamp(s, PHASE_GATHER);
 }
 
 /* 0-byte messages; the barrier is over when the last one has arrived. */
@@ -227,28 +202,12 @@ static void build_barrier(hccn_sched_t *s)
     const int p = s->nranks;
     for (int r = 0; r < p; r++)
         for (int k = 1; k < p; k++)
-            move(s, r, HCCN_BUF_SEND, 0, mod(r + k, p), HCCN_BUF_RECV, 0, 0);
-    stamp(s, PHASE_GATHER);
+            move(s, r, HCCN_BUF_SEND, 0, hccn_hier_mod(r + k, p),
+                 HCCN_BUF_RECV, 0, 0);
+    hccn_hier_stamp(s, PHASE_GATHER);
 }
 
 /* ------------------------------------------------------------- entry --- */
-
-static int is_rooted(hccn_coll_t c)
-{
-    return c == HCCN_COLL_BROADCAST || c == HCCN_COLL_REDUCE ||
-           c == HCCN_COLL_SCATTER || c == HCCN_COLL_GATHER;
-}
-
-static int args_ok(const hccn_coll_args_t *a)
-{
-    if ((unsigned)a->coll >= HCCN_COLL_COUNT || a->nranks < 1 ||
-        a->esize == 0)
-        return 0;
-    if (is_rooted(a->coll) && (a->root < 0 || a->root >= a->nranks))
-        return 0;
-    /* SEND/RECV/SCRATCH sizes, up to p * count * esize, must fit. */
-    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
-}
 
 static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
@@ -285,7 +244,7 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
  * arguments or no memory. */
 hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
 {
-    if (!args_ok(args))
+    if (!hccn_hier_args_ok(args, (1u << HCCN_COLL_COUNT) - 1))
         return NULL;
     hccn_sched_t *s = hccn_sched_new(args->nranks, "mesh");
     if (s == NULL ||
@@ -296,13 +255,9 @@ hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
         if (args->coll != HCCN_COLL_BARRIER)
             hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
                              args->count * args->esize, NULL, 0);
-        stamp(s, 1);
+        hccn_hier_stamp(s, 1);
     } else if (build(s, args) != 0) {
         s->failed = 1;
     }
-    if (s->failed) {
-        hccn_sched_free(s);
-        return NULL;
-    }
-    return s;
+    return hccn_hier_finish(s, 0);
 }

@@ -15,41 +15,16 @@
  */
 #include <stdlib.h>
 
-#include "hierarchy/coll.h"
+#include "hierarchy/algo_util.h"
 
 #define RING_DEFAULT_CHUNK ((uint64_t)1 << 20)
 
 enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
 
-typedef struct {
-    uint64_t off, len; /* bytes */
-} span_t;
-
-static int mod(int a, int p)
+/* Block i of a's count split over its ranks (see hccn_hier_block). */
+static hccn_span_t block(const hccn_coll_args_t *a, int i)
 {
-    return ((a % p) + p) % p;
-}
-
-/* Block i (bytes) when count elements are split into p near-equal
- * contiguous blocks, the first count % p of them one element longer. */
-static span_t block(const hccn_coll_args_t *a, int i)
-{
-    uint64_t p = (uint64_t)a->nranks, ui = (uint64_t)i;
-    uint64_t q = a->count / p, rem = a->count % p;
-    span_t s = {(ui * q + (ui < rem ? ui : rem)) * a->esize,
-                (q + (ui < rem ? 1 : 0)) * a->esize};
-    return s;
-}
-
-/* Gives every step that has no phase yet the phase ph. */
-static void stamp(hccn_sched_t *s, int ph)
-{
-    if (s->failed)
-        return;
-    for (int r = 0; r < s->nranks; r++)
-        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
-            if (s->ranks[r].steps[i].phase == 0)
-                s->ranks[r].steps[i].phase = (uint8_t)ph;
+    return hccn_hier_block(a->count, a->esize, a->nranks, i);
 }
 
 /* ------------------------------------------------------------ rounds --- */
@@ -85,7 +60,7 @@ static void ring_move(ring_t *g, int r, hccn_buf_t sbuf, uint64_t soff,
                       hccn_buf_t dbuf, uint64_t doff, uint64_t bytes,
                       int reduce, hccn_buf_t lbuf, uint64_t loff)
 {
-    int to = mod(r + 1, g->p);
+    int to = hccn_hier_mod(r + 1, g->p);
     hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[2 * r], g->nprev, to, dbuf,
                     doff, &g->prev[2 * to], g->nprev, bytes, reduce, lbuf,
                     loff, &g->cur[2 * r], &g->cur[2 * to + 1]);
@@ -109,22 +84,22 @@ static void build_allreduce(ring_t *g)
     const int p = g->p;
     for (int k = 0; k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            span_t b = block(g->a, mod(r - k, p));
+            hccn_span_t b = block(g->a, hccn_hier_mod(r - k, p));
             ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, b.off,
                       HCCN_BUF_RECV, b.off, b.len, 1, HCCN_BUF_SEND, b.off);
         }
         ring_next_round(g);
     }
-    stamp(g->s, PHASE_RS);
+    hccn_hier_stamp(g->s, PHASE_RS);
     for (int k = 0; k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            span_t b = block(g->a, mod(r + 1 - k, p));
+            hccn_span_t b = block(g->a, hccn_hier_mod(r + 1 - k, p));
             ring_move(g, r, HCCN_BUF_RECV, b.off, HCCN_BUF_RECV, b.off, b.len,
                       0, HCCN_BUF_RECV, 0);
         }
         ring_next_round(g);
     }
-    stamp(g->s, PHASE_AG);
+    hccn_hier_stamp(g->s, PHASE_AG);
 }
 
 /* In round k rank r passes the partial sum of block r-k-1 to r+1, which
@@ -138,7 +113,7 @@ static void build_reduce_scatter(ring_t *g)
     g->s->scratch_bytes = (size_t)((p > 3 ? 2 : p - 2) * b);
     for (int k = 0; k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            uint64_t blk = (uint64_t)mod(r - k - 1, p) * b;
+            uint64_t blk = (uint64_t)hccn_hier_mod(r - k - 1, p) * b;
             int last = k == p - 2;
             ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_SCRATCH,
                       k == 0 ? blk : (uint64_t)((k - 1) % 2) * b,
@@ -148,7 +123,7 @@ static void build_reduce_scatter(ring_t *g)
         }
         ring_next_round(g);
     }
-    stamp(g->s, PHASE_RS);
+    hccn_hier_stamp(g->s, PHASE_RS);
 }
 
 /* The own block is a COPY that nothing waits for; in round k rank r passes
@@ -162,25 +137,17 @@ static void build_allgather(ring_t *g)
                          (uint64_t)r * b, b, NULL, 0);
     for (int k = 0; k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            uint64_t blk = (uint64_t)mod(r - k, p) * b;
+            uint64_t blk = (uint64_t)hccn_hier_mod(r - k, p) * b;
             ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV,
                       k == 0 ? 0 : blk, HCCN_BUF_RECV, blk, b, 0,
                       HCCN_BUF_RECV, 0);
         }
         ring_next_round(g);
     }
-    stamp(g->s, PHASE_AG);
+    hccn_hier_stamp(g->s, PHASE_AG);
 }
 
 /* ------------------------------------------------------------ chains --- */
-
-/* The pipelining chunk in bytes: a whole number of elements, at least one. */
-static uint64_t chunk_bytes(const hccn_coll_args_t *a)
-{
-    uint64_t c = a->chunk_bytes ? a->chunk_bytes : RING_DEFAULT_CHUNK;
-    c -= c % a->esize;
-    return c < a->esize ? a->esize : c;
-}
 
 /* A chain over positions 0..p-1 (rank first + i at position i): chunk j
  * leaves position 0 from SEND, and each later position receives it into
@@ -192,7 +159,8 @@ static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
                        hccn_buf_t mid_buf, int reduce)
 {
     const int p = a->nranks;
-    uint64_t n = a->count * a->esize, c = chunk_bytes(a);
+    uint64_t n = a->count * a->esize;
+    uint64_t c = hccn_hier_chunk(a, RING_DEFAULT_CHUNK);
     uint32_t *last_send = calloc(2 * (size_t)p, sizeof(uint32_t));
     if (last_send == NULL)
         return -1;
@@ -206,16 +174,16 @@ static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
                 deps[nd++] = last_recv[i];
             if (off > 0)
                 deps[nd++] = last_send[i];
-            hccn_sched_xfer(s, mod(first + i, p),
+            hccn_sched_xfer(s, hccn_hier_mod(first + i, p),
                             i == 0 ? HCCN_BUF_SEND : mid_buf, off, deps, nd,
-                            mod(first + i + 1, p),
+                            hccn_hier_mod(first + i + 1, p),
                             i + 2 == p ? HCCN_BUF_RECV : mid_buf, off, NULL, 0,
                             len, reduce, HCCN_BUF_SEND, off, &last_send[i],
                             &last_recv[i + 1]);
         }
     }
     free(last_send);
-    stamp(s, PHASE_CHAIN);
+    hccn_hier_stamp(s, PHASE_CHAIN);
     return 0;
 }
 
@@ -240,17 +208,6 @@ static int build_reduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 
 /* ------------------------------------------------------------- entry --- */
 
-static int args_ok(const hccn_coll_args_t *a)
-{
-    if (a->nranks < 1 || a->esize == 0)
-        return 0;
-    if ((a->coll == HCCN_COLL_BROADCAST || a->coll == HCCN_COLL_REDUCE) &&
-        (a->root < 0 || a->root >= a->nranks))
-        return 0;
-    /* SEND/RECV sizes, up to p * count * esize, must fit comfortably. */
-    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
-}
-
 static void build_rounds(ring_t *g)
 {
     switch (g->a->coll) {
@@ -271,7 +228,7 @@ static void build_single(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
                      a->count * a->esize, NULL, 0);
-    stamp(s, 1);
+    hccn_hier_stamp(s, 1);
 }
 
 /* Builds the ring schedule of args (see the top of this file); NULL when
@@ -282,8 +239,7 @@ hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
                           1u << HCCN_COLL_REDUCE_SCATTER |
                           1u << HCCN_COLL_ALLGATHER |
                           1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE;
-    if ((unsigned)args->coll >= HCCN_COLL_COUNT ||
-        !(mine & 1u << args->coll) || !args_ok(args))
+    if (!hccn_hier_args_ok(args, mine))
         return NULL;
     hccn_sched_t *s = hccn_sched_new(args->nranks, "ring");
     if (s == NULL || args->count == 0)
@@ -303,9 +259,5 @@ hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
             build_rounds(&g);
         free(g.mem);
     }
-    if (rc != 0 || s->failed) {
-        hccn_sched_free(s);
-        return NULL;
-    }
-    return s;
+    return hccn_hier_finish(s, rc);
 }

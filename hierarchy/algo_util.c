@@ -1,0 +1,78 @@
+/*
+ * Helpers shared by the schedule builders (see algo_util.h).
+ */
+#include "hierarchy/algo_util.h"
+
+int hccn_hier_mod(int a, int p)
+{
+    return ((a % p) + p) % p;
+}
+
+int hccn_hier_pow2_floor(int p)
+{
+    int q = 1;
+    while (q <= p / 2)
+        q *= 2;
+    return q;
+}
+
+int hccn_hier_log2(int p)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= p)
+        k++;
+    return k;
+}
+
+hccn_span_t hccn_hier_block(uint64_t count, size_t esize, int parts, int i)
+{
+    uint64_t p = (uint64_t)parts, ui = (uint64_t)i;
+    uint64_t q = count / p, rem = count % p;
+    hccn_span_t s = {(ui * q + (ui < rem ? ui : rem)) * esize,
+                     (q + (ui < rem ? 1 : 0)) * esize};
+    return s;
+}
+
+int hccn_hier_is_rooted(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_BROADCAST || coll == HCCN_COLL_REDUCE ||
+           coll == HCCN_COLL_SCATTER || coll == HCCN_COLL_GATHER;
+}
+
+int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask)
+{
+    if ((unsigned)a->coll >= HCCN_COLL_COUNT || !(mask & 1u << a->coll) ||
+        a->nranks < 1 || a->esize == 0)
+        return 0;
+    if (hccn_hier_is_rooted(a->coll) &&
+        (a->root < 0 || a->root >= a->nranks))
+        return 0;
+    /* SEND/RECV sizes, up to p * count * esize, must fit comfortably. */
+    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
+}
+
+uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt)
+{
+    uint64_t c = a->chunk_bytes ? a->chunk_bytes : dflt;
+    c -= c % a->esize;
+    return c < a->esize ? a->esize : c;
+}
+
+void hccn_hier_stamp(hccn_sched_t *s, int ph)
+{
+    if (s->failed)
+        return;
+    for (int r = 0; r < s->nranks; r++)
+        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++)
+            if (s->ranks[r].steps[i].phase == 0)
+                s->ranks[r].steps[i].phase = (uint8_t)ph;
+}
+
+hccn_sched_t *hccn_hier_finish(hccn_sched_t *s, int rc)
+{
+    if (s != NULL && (rc != 0 || s->failed)) {
+        hccn_sched_free(s);
+        return NULL;
+    }
+    return s;
+}

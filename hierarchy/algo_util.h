@@ -1,0 +1,50 @@
+/*
+ * Small helpers shared by the schedule builders (hierarchy/algo_*.c): rank
+ * arithmetic, block splits, argument checks, phase stamping. Pure functions
+ * of their arguments, no transport types; internal to hierarchy/.
+ */
+#ifndef HCCN_HIERARCHY_ALGO_UTIL_H
+#define HCCN_HIERARCHY_ALGO_UTIL_H
+
+#include <stdint.h>
+
+#include "hierarchy/coll.h"
+
+/* A byte range of a buffer. */
+typedef struct {
+    uint64_t off, len;
+} hccn_span_t;
+
+/* a mod p in 0..p-1 for any sign of a (p > 0). */
+int hccn_hier_mod(int a, int p);
+
+/* The largest power of two <= p (p >= 1), and its base-2 logarithm. */
+int hccn_hier_pow2_floor(int p);
+int hccn_hier_log2(int p);
+
+/* Block i, in bytes, when count elements of esize bytes are split into
+ * parts near-equal contiguous blocks, the first count % parts of them one
+ * element longer. */
+hccn_span_t hccn_hier_block(uint64_t count, size_t esize, int parts, int i);
+
+/* 1 for the collectives with a root (broadcast, reduce, scatter, gather). */
+int hccn_hier_is_rooted(hccn_coll_t coll);
+
+/* 1 when a is well formed for a builder that implements the collectives of
+ * mask (bit 1u << coll): coll in mask, nranks >= 1, esize > 0, root in
+ * range for rooted collectives, and 4 * p * count * esize fits in 64 bits. */
+int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask);
+
+/* The pipelining chunk of a in bytes: a->chunk_bytes, or dflt when 0,
+ * rounded down to whole elements and at least one element. */
+uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt);
+
+/* Gives every step of s that has no phase yet the phase ph (no-op once
+ * construction has failed). */
+void hccn_hier_stamp(hccn_sched_t *s, int ph);
+
+/* Ends a build: frees s and returns NULL if construction failed (or rc is
+ * non-zero), else returns s. */
+hccn_sched_t *hccn_hier_finish(hccn_sched_t *s, int rc);
+
+#endif /* HCCN_HIERARCHY_ALGO_UTIL_H */
