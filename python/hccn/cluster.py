@@ -69,11 +69,12 @@ class Cluster:
 
     def run(self, fn, args=(), kwargs=None):
         """Calls fn(*args, **kwargs) on every NPU thread; returns the list
-        of return values by rank (device tensors among them are copied to
-        the host). Re-raises the exception of the failed rank (the lowest
-        whose error is not a consequence of another's: a timeout, remote or
-        abort error), with its ``rank`` and ``rank_errors`` (all ranks'
-        exceptions) attributes set."""
+        of return values by rank (device tensors among them, also inside
+        lists, tuples and dicts, are copied to the host). Re-raises the
+        exception of the failed rank (the lowest whose error is not a
+        consequence of another's: a timeout, remote or abort error), with
+        its ``rank`` and ``rank_errors`` (all ranks' exceptions) attributes
+        set."""
         if self._cl is None:
             raise InvalidArgumentError("Cluster.run: the cluster is closed")
         if _state.current_or_none() is not None:
@@ -123,10 +124,7 @@ def _rank_main(cluster, ctx, fn, args, kwargs, results, errors):
         rank = st.device
         _state.enter(st)
         try:
-            value = fn(*args, **kwargs)
-            if isinstance(value, Tensor) and not value.is_cpu:
-                value = value.cpu()
-            results[rank] = value
+            results[rank] = _to_host(fn(*args, **kwargs))
             return 0
         finally:
             st.close()
@@ -137,6 +135,18 @@ def _rank_main(cluster, ctx, fn, args, kwargs, results, errors):
         if isinstance(e, HccnError) and e.status < 0:
             return e.status
         return ERR_INTERNAL
+
+
+def _to_host(value):
+    """value with device tensors (also inside lists, tuples and dicts)
+    replaced by host copies: device memory goes when the rank returns."""
+    if isinstance(value, Tensor):
+        return value.cpu()
+    if type(value) in (list, tuple):
+        return type(value)(_to_host(v) for v in value)
+    if type(value) is dict:
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
 
 
 _CONSEQUENCES = (HccnTimeoutError, RemoteError, AbortedError)
