@@ -65,8 +65,10 @@ static double step_cost(const hccn_sim_npu_t *npu, const hccn_step_t *st,
     case HCCN_STEP_REDUCE:
         return (double)st->bytes / npu->reduce_bw;
     case HCCN_STEP_COPY:
+        /* Integer addresses: no pointer arithmetic on unused NULL buffers. */
         if (npu->mem_bw <= 0.0 || st->bytes == 0 ||
-            (bufs[st->src_buf] == bufs[st->dst_buf] && st->src_off == st->dst_off))
+            (uintptr_t)bufs[st->src_buf] + st->src_off ==
+                (uintptr_t)bufs[st->dst_buf] + st->dst_off)
             return 0.0;
         return (double)st->bytes / npu->mem_bw;
     default:
