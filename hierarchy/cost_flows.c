@@ -1,0 +1,337 @@
+/*
+ * The cost model's pricing of transfers that run at the same time on the
+ * topology (cost_internal.h, docs/selection.md): phases of concurrent
+ * transfers sharing links, and pipelines.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/cost_internal.h"
+
+int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
+{
+    size_t nl = (size_t)pl->topo->nlinks + 1;
+    memset(m, 0, sizeof(*m));
+    m->pl = pl;
+    m->p = nranks;
+    m->x = malloc((size_t)nranks * HCCN_CM_SAMPLE * sizeof(*m->x));
+    m->cnt = calloc(nl, sizeof(int));
+    m->end = malloc(nl * sizeof(int));
+    m->touched = malloc(nl * sizeof(int));
+    m->load = calloc(nl, sizeof(double));
+    if (!m->x || !m->cnt || !m->end || !m->touched || !m->load)
+        return -1;
+    return 0;
+}
+
+void hccn_hier_cm_free(hccn_cm_t *m)
+{
+    free(m->x);
+    free(m->cnt);
+    free(m->end);
+    free(m->touched);
+    free(m->load);
+    free(m->sz);
+    memset(m, 0, sizeof(*m));
+}
+
+double hccn_hier_cm_max(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+double hccn_hier_cm_time(const hccn_cm_xf_t *x)
+{
+    return x->lat + (double)x->bytes * x->w;
+}
+
+int hccn_hier_cm_member(const hccn_cm_team_t *t, int g, int i)
+{
+    return t->rank[(size_t)g * t->size + (size_t)(((i % t->size) + t->size) %
+                                                  t->size)];
+}
+
+int hccn_hier_cm_shifts(int size, int *ks)
+{
+    int n = size - 1 <= HCCN_CM_SAMPLE ? size - 1 : HCCN_CM_SAMPLE;
+    for (int i = 0; i < n; i++)
+        ks[i] = 1 + (int)((int64_t)i * (size - 1) / n);
+    return n;
+}
+
+/* ------------------------------------------------------------- phases --- */
+
+/* The finite-bandwidth links of x's route (only they are resources). */
+static int route(const hccn_cm_t *m, const hccn_cm_xf_t *x, int *links,
+                 double *lat)
+{
+    const hccn_sim_topo_t *topo = m->pl->topo;
+    int n = hccn_sim_topo_route(topo, m->pl->world[x->src],
+                                m->pl->world[x->dst], links, lat);
+    int kept = 0;
+    for (int k = 0; k < n; k++)
+        if (isfinite(topo->links[links[k]].bw))
+            links[kept++] = links[k];
+    return kept;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Counts the flows of x (those with bytes) on every link and keeps their
+ * sizes grouped by link, sorted, as running sums: link l's are
+ * sz[end[l] - cnt[l] .. end[l]). Returns the number of links touched. */
+static int group_sizes(hccn_cm_t *m, const hccn_cm_xf_t *x, size_t n)
+{
+    int links[HCCN_SIM_ROUTE_MAX], nt = 0;
+    double lat;
+    size_t need = n * HCCN_SIM_ROUTE_MAX, pos = 0;
+    if (need > m->capsz) {
+        double *sz = realloc(m->sz, need * sizeof(double));
+        if (sz == NULL) {
+            m->failed = 1;
+            return 0;
+        }
+        m->sz = sz;
+        m->capsz = need;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int k = x[i].bytes ? route(m, &x[i], links, &lat) : 0; k-- > 0;)
+            if (m->cnt[links[k]]++ == 0)
+                m->touched[nt++] = links[k];
+    for (int t = 0; t < nt; t++) {
+        m->end[m->touched[t]] = (int)pos;
+        pos += (size_t)m->cnt[m->touched[t]];
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int k = x[i].bytes ? route(m, &x[i], links, &lat) : 0; k-- > 0;)
+            m->sz[m->end[links[k]]++] = (double)x[i].bytes;
+    for (int t = 0; t < nt; t++) {
+        int l = m->touched[t];
+        double *seg = m->sz + (m->end[l] - m->cnt[l]);
+        qsort(seg, (size_t)m->cnt[l], sizeof(double), cmp_double);
+        for (int k = 1; k < m->cnt[l]; k++)
+            seg[k] += seg[k - 1];
+    }
+    return nt;
+}
+
+/* Bytes link l carries before a flow of b bytes on it has drained when its
+ * flows share it equally: the sum over them of min(their size, b). */
+static double link_work(const hccn_cm_t *m, int l, double b)
+{
+    const double *seg = m->sz + (m->end[l] - m->cnt[l]);
+    int lo = 0, hi = m->cnt[l];
+    while (lo < hi) {   /* lo = how many sizes are <= b */
+        int mid = (lo + hi) / 2;
+        double size = seg[mid] - (mid > 0 ? seg[mid - 1] : 0.0);
+        if (size <= b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (lo > 0 ? seg[lo - 1] : 0.0) + (double)(m->cnt[l] - lo) * b;
+}
+
+/* Processor sharing: a transfer has drained when its most loaded link has
+ * carried, of every flow on it, as many bytes as the transfer has. Exact
+ * for flows that start together and meet on one link; 0-byte transfers
+ * take only their latency. */
+void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
+                        double weight)
+{
+    const hccn_sim_link_t *tl = m->pl->topo->links;
+    int links[HCCN_SIM_ROUTE_MAX];
+    int nt = group_sizes(m, x, n);
+    for (size_t i = 0; i < n && !m->failed; i++) {
+        int k = route(m, &x[i], links, &x[i].lat);
+        double b = (double)x[i].bytes;
+        x[i].w = 0.0;
+        while (b > 0.0 && k-- > 0)
+            x[i].w = hccn_hier_cm_max(x[i].w, weight *
+                                                  link_work(m, links[k], b) /
+                                                  (tl[links[k]].bw * b));
+    }
+    for (int t = 0; t < nt; t++)
+        m->cnt[m->touched[t]] = 0;
+}
+
+/* ----------------------------------------------------------- pipelines --- */
+
+/* A pipeline's stages: stage i is the width transfers x[i*width ..]. */
+typedef struct {
+    hccn_cm_t *m;
+    const hccn_cm_xf_t *x;
+    int h, width;
+    const hccn_cm_chunks_t *ck;
+    double r;                /* seconds per byte reduced at a hop, or 0 */
+} pipe_t;
+
+/* Adds weight to the load of every finite link of stage i. */
+static void stage_load(const pipe_t *pp, int i, double weight)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    for (int g = 0; g < pp->width; g++)
+        for (int k = route(pp->m, &pp->x[i * pp->width + g], links, &lat);
+             k-- > 0;)
+            pp->m->load[links[k]] += weight;
+}
+
+/* Seconds per byte of stage i's slowest hop under the current loads. */
+static double stage_w(const pipe_t *pp, int i)
+{
+    const hccn_sim_link_t *tl = pp->m->pl->topo->links;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, w = 0.0;
+    for (int g = 0; g < pp->width; g++)
+        for (int k = route(pp->m, &pp->x[i * pp->width + g], links, &lat);
+             k-- > 0;)
+            w = hccn_hier_cm_max(w, pp->m->load[links[k]] / tl[links[k]].bw);
+    return w;
+}
+
+static void stages_clear(const pipe_t *pp)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    for (int i = 0; i < pp->h * pp->width; i++)
+        for (int k = route(pp->m, &pp->x[i], links, &lat); k-- > 0;)
+            pp->m->load[links[k]] = 0.0;
+}
+
+/* out[i] = seconds per byte of stage i while stages lo(i) .. lo(i)+len-1
+ * (clipped to 0..h-1) are busy at once, lo(i) = i - back; each loads its
+ * links by 1, except the stage at lo(i) by tail when tail > 0 (a shorter
+ * chunk there). A window sliding right: O(h) routes in all. */
+static void slide(const pipe_t *pp, int back, int len, double tail,
+                  double *out)
+{
+    int in_lo = 0, in_hi = -1;   /* stages loaded: in_lo .. in_hi */
+    for (int i = 0; i < pp->h; i++) {
+        int lo = i - back < 0 ? 0 : i - back;
+        int hi = i - back + len - 1 >= pp->h ? pp->h - 1 : i - back + len - 1;
+        while (in_hi < hi)
+            stage_load(pp, ++in_hi, 1.0);
+        while (in_lo < lo)
+            stage_load(pp, in_lo++, -1.0);
+        int short_at = tail > 0.0 && lo == i - back;
+        if (short_at)
+            stage_load(pp, lo, tail - 1.0);
+        out[i] = stage_w(pp, i);
+        if (short_at)
+            stage_load(pp, lo, 1.0 - tail);
+    }
+    stages_clear(pp);
+}
+
+/* The pipeline as a flow shop in which stage k is the bottleneck: the
+ * first chunk reaches k (sharing links with the chunks behind it), all the
+ * bytes cross k (sharing with every stage busy in the steady state), and
+ * the last chunk goes on to the end (sharing with those ahead). The worst
+ * k gives the time. Exact when stages share no links; high when they do,
+ * since k is faster while the pipeline fills and drains. */
+static double flow_shop(const pipe_t *pp, double *w)
+{
+    const hccn_cm_chunks_t *ck = pp->ck;
+    int h = pp->h, win = ck->n < (uint64_t)h ? (int)ck->n : h;
+    double *fill = w, *steady = w + h, *drain = w + 2 * (size_t)h;
+    double c = (double)ck->c, last = (double)ck->last, r = pp->r;
+    double n = (double)(ck->n - 1) * c + last;
+    slide(pp, win - 1, win, ck->n <= (uint64_t)h ? last / c : 0.0, fill);
+    if (win == h)
+        slide(pp, h, 2 * h, 0.0, steady);   /* every stage, always */
+    else
+        slide(pp, win / 2, win, 0.0, steady);
+    slide(pp, 0, win, 0.0, drain);
+    double before = 0.0, after = 0.0, worst = 0.0;
+    for (int i = 0; i < h; i++)
+        after += last * (drain[i] + r);
+    for (int k = 0; k < h; k++) {
+        after -= last * (drain[k] + r);
+        double move = before + n * steady[k] + last * r;
+        double red = before + c * fill[k] + n * r;
+        worst = hccn_hier_cm_max(worst, hccn_hier_cm_max(move, red) + after);
+        before += c * (fill[k] + r);
+    }
+    return worst;
+}
+
+/* A lockstep round in which stages lo..hi are loaded (stage tail_at with
+ * the short last chunk): as long as its slowest stage's drain, plus the
+ * reduction for the stage `front` that carries the first chunk (reduced
+ * before it moves on), overlapped with the drain elsewhere. */
+static double round_len(const pipe_t *pp, int lo, int hi, int tail_at,
+                        int front)
+{
+    double len = 0.0;
+    for (int j = lo; j <= hi; j++) {
+        double b = (double)(j == tail_at ? pp->ck->last : pp->ck->c);
+        double d = b * stage_w(pp, j), red = b * pp->r;
+        len = hccn_hier_cm_max(len, j == front ? d + red
+                                               : hccn_hier_cm_max(d, red));
+    }
+    return len;
+}
+
+/* The pipeline in lockstep: in round t stage j carries chunk t - j and the
+ * round lasts as long as its slowest stage. Exact for stages of equal
+ * speed, high when one is slower (the others would run ahead). The steady
+ * rounds (every stage busy with a full chunk) are priced once. */
+static double lockstep(const pipe_t *pp)
+{
+    const hccn_cm_chunks_t *ck = pp->ck;
+    uint64_t h = (uint64_t)pp->h, rounds = ck->n + h - 1;
+    double total = 0.0, tail = (double)ck->last / (double)ck->c;
+    int in_lo = 0, in_hi = -1, tail_at = -1;
+    for (uint64_t t = 0; t < rounds; t++) {
+        int lo = t + 1 > ck->n ? (int)(t + 1 - ck->n) : 0;
+        int hi = t + 1 < h ? (int)t : (int)h - 1;
+        while (in_hi < hi)
+            stage_load(pp, ++in_hi, 1.0);
+        for (; in_lo < lo; in_lo++)
+            stage_load(pp, in_lo, in_lo == tail_at ? -tail : -1.0);
+        if (t + 1 >= ck->n && tail_at != lo) {
+            tail_at = lo;   /* the last chunk's stage */
+            stage_load(pp, lo, tail - 1.0);
+        }
+        double len = round_len(pp, lo, hi, tail_at, t < h ? (int)t : -1);
+        if (t == h && ck->n >= h + 2) {
+            len *= (double)(ck->n - 1 - h);   /* rounds h .. n-2 */
+            t = ck->n - 2;
+        }
+        total += len;
+    }
+    stages_clear(pp);
+    return total;
+}
+
+/* Each group's hops add their latencies once; the rest is the smaller of
+ * two estimates that each err only on the high side. */
+double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
+                             int width, const hccn_cm_chunks_t *ck,
+                             int reduce)
+{
+    pipe_t pp = {m, x, h, width, ck, reduce ? m->r : 0.0};
+    double *w = malloc(3 * (size_t)h * sizeof(double));
+    if (w == NULL || h < 1) {
+        m->failed |= w == NULL;
+        free(w);
+        return 0.0;
+    }
+    double lat = 0.0;
+    hccn_hier_cm_flows(m, x, (size_t)h * width, 1.0);
+    for (int g = 0; g < width; g++) {
+        double sum = 0.0;
+        for (int i = 0; i < h; i++)
+            sum += x[i * width + g].lat;
+        lat = hccn_hier_cm_max(lat, sum);
+    }
+    double shop = flow_shop(&pp, w), step = lockstep(&pp);
+    free(w);
+    return lat + (step < shop ? step : shop);
+}

@@ -1,0 +1,393 @@
+/*
+ * The cost model's closed forms, one per algorithm of the table (see
+ * docs/selection.md for the formulas and docs/algorithms.md for the
+ * schedules they price). A form prices one collective run by every group
+ * of a team at the same time; a->nranks is the group size and a->root a
+ * member index.
+ *
+ * Each form mirrors its schedule's structure: rounds whose transfers run
+ * together (priced by hccn_hier_cm_flows, links shared), phases, chains
+ * and pipelines. A round ends when its slowest transfer (and reduction)
+ * does, the next one starts then.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
+
+/* The default chunk of ring's pipelined chains (docs/algorithms.md). */
+#define RING_CHUNK ((uint64_t)1 << 20)
+
+static uint64_t whole(const hccn_coll_args_t *a)
+{
+    return a->count * a->esize;
+}
+
+static uint64_t block(const hccn_coll_args_t *a, int i)
+{
+    return hccn_hier_block(a->count, a->esize, a->nranks, i).len;
+}
+
+static double copy_time(const hccn_cm_t *m, uint64_t bytes)
+{
+    return (double)bytes * m->m;
+}
+
+/* The slowest of the n priced transfers of x; done, if not NULL, gives the
+ * time each sender (communicator rank) starts. */
+static double slowest(const hccn_cm_xf_t *x, size_t n, const double *done)
+{
+    double end = 0.0;
+    for (size_t i = 0; i < n; i++)
+        end = hccn_hier_cm_max(end, hccn_hier_cm_time(&x[i]) +
+                                        (done ? done[x[i].src] : 0.0));
+    return end;
+}
+
+static hccn_cm_xf_t xf(int src, int dst, uint64_t bytes)
+{
+    return (hccn_cm_xf_t){src, dst, bytes, 0.0, 0.0};
+}
+
+/* One round: in every group member i sends bytes to member i + k. */
+static double shift_round(hccn_cm_t *m, const hccn_cm_team_t *t, int k,
+                          uint64_t bytes)
+{
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int i = 0; i < t->size; i++)
+            m->x[n++] = xf(hccn_hier_cm_member(t, g, i),
+                           hccn_hier_cm_member(t, g, i + k), bytes);
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    return slowest(m->x, n, NULL);
+}
+
+/* ---------------------------------------------------------------- ring --- */
+
+static double ring_rounds(hccn_cm_t *m, const hccn_cm_team_t *t, int rounds,
+                          uint64_t bytes, int reduce)
+{
+    double round = shift_round(m, t, 1, bytes);
+    return rounds * (round + (reduce ? (double)bytes * m->r : 0.0));
+}
+
+/* The pipelined chain member first -> first+1 -> ... of every group. */
+static double chain(hccn_cm_t *m, const hccn_cm_team_t *t,
+                    const hccn_coll_args_t *a, int first, int reduce)
+{
+    uint64_t n = whole(a), c = hccn_hier_chunk(a, RING_CHUNK);
+    c = c > n ? n : c;
+    hccn_cm_chunks_t ck = {c, (n + c - 1) / c, 0};
+    ck.last = n - (ck.n - 1) * c;
+    int h = t->size - 1, w = t->ngroups;
+    for (int i = 0; i < h; i++)
+        for (int g = 0; g < w; g++)
+            m->x[i * w + g] = xf(hccn_hier_cm_member(t, g, first + i),
+                                 hccn_hier_cm_member(t, g, first + i + 1), c);
+    return hccn_hier_cm_pipeline(m, m->x, h, w, &ck, reduce);
+}
+
+static double form_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a)
+{
+    const int p = a->nranks;
+    uint64_t b = whole(a);
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return ring_rounds(m, t, p - 1, block(a, 0), 1) +
+               ring_rounds(m, t, p - 1, block(a, 0), 0);
+    case HCCN_COLL_REDUCE_SCATTER:
+        return ring_rounds(m, t, p - 1, b, 1);
+    case HCCN_COLL_ALLGATHER:
+        return hccn_hier_cm_max(ring_rounds(m, t, p - 1, b, 0),
+                                copy_time(m, b));
+    case HCCN_COLL_BROADCAST:
+        return hccn_hier_cm_max(chain(m, t, a, a->root, 0), copy_time(m, b));
+    case HCCN_COLL_REDUCE:
+        return chain(m, t, a, a->root + 1, 1);
+    default:
+        return HCCN_COST_NONE;
+    }
+}
+
+/* ---------------------------------------------------------------- mesh --- */
+
+/* The all-pairs phase of every group, priced from the shifts ks[0..ns):
+ * x[(s * ngroups + g) * size + j] joins member j of group g and member
+ * j + ks[s], from that peer to j when into is set, else from j to it; it
+ * carries block j (blocks) or bytes. Returns the number of transfers. */
+static size_t all_pairs(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a, const int *ks, int ns,
+                        int into, int blocks, uint64_t bytes)
+{
+    size_t n = 0;
+    for (int s = 0; s < ns; s++)
+        for (int g = 0; g < t->ngroups; g++)
+            for (int j = 0; j < t->size; j++) {
+                int me = hccn_hier_cm_member(t, g, j);
+                int peer = hccn_hier_cm_member(t, g, j + ks[s]);
+                uint64_t b = blocks ? block(a, j) : bytes;
+                m->x[n++] = into ? xf(peer, me, b) : xf(me, peer, b);
+            }
+    hccn_hier_cm_flows(m, m->x, n, (double)(t->size - 1) / ns);
+    return n;
+}
+
+/* Member j of group g reduces what member j+k sends in the order k = 1,
+ * 2, ..., one reduction after another: the last one ends at the latest,
+ * over k, arrival of k plus the size-k reductions from k on. */
+static double reduce_chain(const hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const int *ks, int ns, int g, int j)
+{
+    double end = 0.0;
+    for (int s = 0; s < ns; s++) {
+        const hccn_cm_xf_t *x =
+            &m->x[((size_t)s * t->ngroups + g) * t->size + j];
+        end = hccn_hier_cm_max(end, hccn_hier_cm_time(x) +
+                                        (double)(t->size - ks[s]) *
+                                            (double)x->bytes * m->r);
+    }
+    return end;
+}
+
+/* Phase 1 reduces block j at member j; phase 2 sends it from there to
+ * every other member as soon as it is reduced. */
+static double mesh_allreduce(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a, const int *ks, int ns)
+{
+    double *done = calloc((size_t)m->p, sizeof(double));
+    if (done == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    all_pairs(m, t, a, ks, ns, 1, 1, 0);
+    for (int g = 0; g < t->ngroups; g++)
+        for (int j = 0; j < t->size; j++)
+            done[hccn_hier_cm_member(t, g, j)] =
+                reduce_chain(m, t, ks, ns, g, j);
+    size_t n = all_pairs(m, t, a, ks, ns, 0, 1, 0);
+    double end = slowest(m->x, n, done);
+    free(done);
+    return end;
+}
+
+/* Every group's root and its other members, all at once (x[(k-1) *
+ * ngroups + g] joins the root and member root+k); with reduce the root
+ * reduces them in the order k = 1, 2, ... */
+static double star(hccn_cm_t *m, const hccn_cm_team_t *t, int root, int into,
+                   uint64_t bytes, int reduce)
+{
+    const int w = t->ngroups;
+    size_t n = 0;
+    for (int k = 1; k < t->size; k++)
+        for (int g = 0; g < w; g++) {
+            int r = hccn_hier_cm_member(t, g, root);
+            int peer = hccn_hier_cm_member(t, g, root + k);
+            m->x[n++] = into ? xf(peer, r, bytes) : xf(r, peer, bytes);
+        }
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    if (!reduce)
+        return slowest(m->x, n, NULL);
+    double end = 0.0;
+    for (int k = 1; k < t->size; k++)
+        for (int g = 0; g < w; g++)
+            end = hccn_hier_cm_max(
+                end, hccn_hier_cm_time(&m->x[(size_t)(k - 1) * w + g]) +
+                         (double)(t->size - k) * (double)bytes * m->r);
+    return end;
+}
+
+static double form_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a)
+{
+    int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
+    uint64_t b = whole(a);
+    double end = 0.0;
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return mesh_allreduce(m, t, a, ks, ns);
+    case HCCN_COLL_REDUCE_SCATTER:
+        all_pairs(m, t, a, ks, ns, 1, 0, b);
+        for (int g = 0; g < t->ngroups; g++)
+            for (int j = 0; j < t->size; j++)
+                end = hccn_hier_cm_max(end, reduce_chain(m, t, ks, ns, g, j));
+        return end;
+    case HCCN_COLL_ALLGATHER:
+    case HCCN_COLL_ALLTOALL:
+        end = slowest(m->x, all_pairs(m, t, a, ks, ns, 0, 0, b), NULL);
+        return hccn_hier_cm_max(end, copy_time(m, b));
+    case HCCN_COLL_BARRIER:
+        return slowest(m->x, all_pairs(m, t, a, ks, ns, 0, 0, 0), NULL);
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        return hccn_hier_cm_max(star(m, t, a->root, 0, b, 0),
+                                copy_time(m, b));
+    case HCCN_COLL_GATHER:
+        return hccn_hier_cm_max(star(m, t, a->root, 1, b, 0),
+                                copy_time(m, b));
+    case HCCN_COLL_REDUCE:
+        return star(m, t, a->root, 1, b, 1);
+    default:
+        return HCCN_COST_NONE;
+    }
+}
+
+/* -------------------------------------------------------------- linear --- */
+
+/* Each group's root talks to member root+1, root+2, ... in turn. Sends go
+ * back to back (a send is done when it has drained); a receive waits for
+ * the previous one to arrive (and be reduced). */
+static double one_by_one(hccn_cm_t *m, const hccn_cm_team_t *t, int root,
+                         int into, uint64_t bytes, int reduce)
+{
+    const int w = t->ngroups;
+    double drained = 0.0, end = 0.0, step;
+    for (int k = 1; k < t->size; k++) {
+        for (int g = 0; g < w; g++) {
+            int r = hccn_hier_cm_member(t, g, root);
+            int peer = hccn_hier_cm_member(t, g, root + k);
+            m->x[g] = into ? xf(peer, r, bytes) : xf(r, peer, bytes);
+        }
+        hccn_hier_cm_flows(m, m->x, (size_t)w, 1.0);
+        if (into) {
+            end += slowest(m->x, (size_t)w, NULL) +
+                   (reduce ? (double)bytes * m->r : 0.0);
+            continue;
+        }
+        step = 0.0;
+        for (int g = 0; g < w; g++)
+            step = hccn_hier_cm_max(step, (double)bytes * m->x[g].w);
+        drained += step;
+        for (int g = 0; g < w; g++)
+            end = hccn_hier_cm_max(end, drained + m->x[g].lat);
+    }
+    return end;
+}
+
+/* Rounds k of a shift pattern, each after the last, priced from a sample
+ * of the shifts when there are many. */
+static double shift_rounds(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           uint64_t bytes)
+{
+    int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
+    double sum = 0.0;
+    for (int s = 0; s < ns; s++)
+        sum += shift_round(m, t, ks[s], bytes);
+    return ns > 0 ? sum * (t->size - 1) / ns : 0.0;
+}
+
+/* Member 0 hears from 1, 2, ... in turn (0-byte messages: a latency
+ * each), then releases them all at once. */
+static double linear_barrier(hccn_cm_t *m, const hccn_cm_team_t *t)
+{
+    double in = 0.0;
+    star(m, t, 0, 1, 0, 0);   /* prices member k -> 0 at x[(k-1)*ngroups+g] */
+    for (int k = 1; k < t->size; k++) {
+        double step = 0.0;
+        for (int g = 0; g < t->ngroups; g++)
+            step = hccn_hier_cm_max(
+                step, m->x[(size_t)(k - 1) * t->ngroups + g].lat);
+        in += step;
+    }
+    return in + star(m, t, 0, 0, 0, 0);
+}
+
+static double form_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a)
+{
+    uint64_t b = whole(a);
+    switch (a->coll) {
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        return hccn_hier_cm_max(one_by_one(m, t, a->root, 0, b, 0),
+                                copy_time(m, b));
+    case HCCN_COLL_GATHER:
+        return hccn_hier_cm_max(one_by_one(m, t, a->root, 1, b, 0),
+                                copy_time(m, b));
+    case HCCN_COLL_REDUCE:
+        return one_by_one(m, t, a->root, 1, b, 1);
+    case HCCN_COLL_ALLTOALL:
+        return hccn_hier_cm_max(shift_rounds(m, t, b), copy_time(m, b));
+    case HCCN_COLL_BARRIER:
+        return linear_barrier(m, t);
+    default:
+        return HCCN_COST_NONE;
+    }
+}
+
+/* ---------------------------------------------------- bruck, pairwise --- */
+
+/* Step d = 1, 2, 4, ...: allgather sends min(d, p-d) blocks to member
+ * i - d; alltoall sends the blocks of the positions with bit d set to
+ * member i + d. A step's transfers to one peer go back to back (one
+ * latency, the drain of all its bytes). A member starts step d+1 when its
+ * sends of step d have drained and its receives have arrived (alltoall's
+ * receives also wait for the receiver's previous step), so the steps of
+ * different members overlap: priced member by member, each step's
+ * transfers sharing links as if they ran together. */
+static double form_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a)
+{
+    const int p = a->nranks, ag = a->coll == HCCN_COLL_ALLGATHER;
+    uint64_t b = whole(a);
+    if (!ag && a->coll != HCCN_COLL_ALLTOALL)
+        return HCCN_COST_NONE;
+    double *start = calloc(2 * (size_t)m->p, sizeof(double)), end = 0.0;
+    if (start == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    double *next = start + m->p;
+    for (int d = 1; d < p; d *= 2) {
+        uint64_t blocks = 0;
+        if (ag)
+            blocks = (uint64_t)(d < p - d ? d : p - d);
+        else
+            for (int j = d; j < p; j++)
+                blocks += (j & d) != 0;
+        shift_round(m, t, ag ? -d : d, blocks * b);
+        for (size_t i = 0; i < (size_t)m->p; i++)
+            next[i] = start[i];
+        for (size_t i = 0; i < (size_t)t->ngroups * t->size; i++) {
+            const hccn_cm_xf_t *x = &m->x[i];
+            double go = ag ? start[x->src]
+                           : hccn_hier_cm_max(start[x->src], start[x->dst]);
+            double drained = go + (double)x->bytes * x->w;
+            next[x->src] = hccn_hier_cm_max(next[x->src], drained);
+            next[x->dst] = hccn_hier_cm_max(next[x->dst], drained + x->lat);
+        }
+        for (size_t i = 0; i < (size_t)m->p; i++)
+            end = hccn_hier_cm_max(end, start[i] = next[i]);
+    }
+    free(start);
+    return hccn_hier_cm_max(end, copy_time(m, b));
+}
+
+/* Every block is its own transfer and none waits for another: all of them
+ * run at once, as mesh's alltoall. */
+static double form_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a)
+{
+    return a->coll == HCCN_COLL_ALLTOALL ? form_mesh(m, t, a)
+                                         : HCCN_COST_NONE;
+}
+
+/* --------------------------------------------------------------- table --- */
+
+static const struct {
+    const char *name;
+    hccn_cm_form_fn fn;
+} forms[] = {
+    {"ring", form_ring},       {"mesh", form_mesh},
+    {"linear", form_linear},   {"bruck", form_bruck},
+    {"pairwise", form_pairwise},
+};
+
+hccn_cm_form_fn hccn_hier_cm_form(const char *name)
+{
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+        if (strcmp(forms[i].name, name) == 0)
+            return forms[i].fn;
+    return NULL;
+}

@@ -1,0 +1,98 @@
+/*
+ * Inside the cost model's closed forms (cost.h, docs/selection.md): the
+ * state of one prediction, and the pricing of transfers that run at the
+ * same time on the topology (cost_flows.c), used by the per-algorithm
+ * forms (cost_forms.c). Not installed.
+ *
+ * Transfers name communicator ranks; a team splits the ranks into groups
+ * of equal size that run the same pattern at the same time (the whole
+ * communicator, the ranks of each node, the same-index ranks of every
+ * node), so a form written for one group prices all of them at once,
+ * sharing links as they would.
+ */
+#ifndef HCCN_HIERARCHY_COST_INTERNAL_H
+#define HCCN_HIERARCHY_COST_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hierarchy/cost.h"
+
+/* Shift patterns (rounds, all-pairs phases) and pipelines are priced from
+ * at most this many shifts or positions; beyond, a sample stands for the
+ * rest (docs/selection.md). */
+#define HCCN_CM_SAMPLE 64
+
+typedef struct {
+    int src, dst;            /* communicator ranks */
+    uint64_t bytes;
+    double lat;              /* route latency, s */
+    double w;                /* seconds per byte it drains at */
+} hccn_cm_xf_t;
+
+typedef struct {
+    int ngroups, size;
+    const int *rank;         /* rank[g * size + i]: member i of group g */
+} hccn_cm_team_t;
+
+/* One prediction: the placement, the slowest rank's reduce and copy speed,
+ * a transfer buffer of p * HCCN_CM_SAMPLE entries, and scratch space for
+ * pricing. Per-link scratch is all zero between calls. */
+typedef struct {
+    const hccn_cost_place_t *pl;
+    int p;
+    double r;                /* seconds per byte reduced */
+    double m;                /* seconds per byte copied (0: free) */
+    hccn_cm_xf_t *x;
+    int *cnt, *end, *touched;
+    double *load;
+    double *sz;
+    size_t capsz;
+    int failed;              /* no memory: the prediction is void */
+} hccn_cm_t;
+
+/* Pipelined data: n chunks of c bytes, the last one last bytes. */
+typedef struct {
+    uint64_t c, n, last;
+} hccn_cm_chunks_t;
+
+/* Sets m up for nranks ranks placed by pl. 0, or -1 on no memory (then
+ * hccn_hier_cm_free is still to be called). */
+int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks);
+void hccn_hier_cm_free(hccn_cm_t *m);
+
+/* Prices the n transfers of x, which start at the same time: sets each
+ * one's lat and w (links shared equally by the flows on them). weight > 1
+ * stands for transfers left out of a sample. */
+void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
+                        double weight);
+
+/* lat + bytes * w of a priced transfer. */
+double hccn_hier_cm_time(const hccn_cm_xf_t *x);
+
+/* Seconds of a pipeline of h stages of width transfers each (x[i * width
+ * + g] is group g's hop i, src and dst set) carrying the chunks of ck; with
+ * reduce every hop's receiver reduces each chunk before passing it on. */
+double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
+                             int width, const hccn_cm_chunks_t *ck,
+                             int reduce);
+
+/* The shifts k in 1..size-1 a shift pattern is priced with, all or a
+ * sample; returns their number (<= HCCN_CM_SAMPLE). */
+int hccn_hier_cm_shifts(int size, int *ks);
+
+/* Member i of group g, with i taken mod the group size. */
+int hccn_hier_cm_member(const hccn_cm_team_t *t, int g, int i);
+
+double hccn_hier_cm_max(double a, double b);
+
+/* A closed form: seconds for every group of t to run a (a->nranks the
+ * group size, a->root a member index) at once, or HCCN_COST_NONE when the
+ * algorithm does not do a->coll. */
+typedef double (*hccn_cm_form_fn)(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                  const hccn_coll_args_t *a);
+
+/* The form of the algorithm named name; NULL when there is none. */
+hccn_cm_form_fn hccn_hier_cm_form(const char *name);
+
+#endif /* HCCN_HIERARCHY_COST_INTERNAL_H */
