@@ -14,6 +14,11 @@
 hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_bruck_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hd_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_rdouble_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_tree_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
 
 #define C(x) (1u << HCCN_COLL_##x)
 
@@ -30,6 +35,19 @@ static const hccn_algo_t algos[] = {
      C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
          C(BARRIER),
      hccn_hier_linear_build},
+    {"hd", "recursive halving-doubling (Rabenseifner); extra ranks fold in",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build},
+    {"rdouble", "recursive doubling: log2 p whole-message exchanges, for "
+                "tiny messages",
+     C(ALLREDUCE), hccn_hier_rdouble_build},
+    {"tree", "double binary tree allreduce; binary tree broadcast and "
+             "reduce; pipelined in chunks",
+     C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build},
+    {"bruck", "Bruck: ceil(log2 p) steps for any p, for small messages",
+     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build},
+    {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
+                 "independent",
+     C(ALLTOALL), hccn_hier_pairwise_build},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,329 @@
+/*
+ * "tree": binary trees, pipelined in chunks.
+ *
+ * allreduce  NCCL-style double binary tree: the message is cut in two
+ *            halves; tree A (a balanced in-order tree over ranks 0..p-1:
+ *            the root of a range is its middle, rounded down) carries the
+ *            first, tree B (the same shape over ranks relabelled i ->
+ *            p-1-i for even p, i -> i+1 mod p for odd p, so that most
+ *            inner ranks of one tree are leaves of the other) the second.
+ *            In each tree every chunk is reduced up to the root and
+ *            broadcast back down, chunk after chunk.
+ * broadcast  a binary heap tree rooted at root (position q = r - root has
+ *            children 2q+1, 2q+2): chunks flow down
+ * reduce     the same tree: chunks are reduced up into the root
+ *
+ * Chunks are args->chunk_bytes (default 1 MiB) of a tree's data. A rank
+ * reduces its children's chunk in a fixed order (the child with the
+ * shallower subtree first) with RECV_REDUCE: the first adds the rank's own
+ * SEND chunk, the second the running sum. Every SEND on a link waits for
+ * the previous SEND on that link, so chunks follow each other; a rank
+ * overwrites a chunk it sent up only after that SEND. Broadcast's root
+ * COPYs SEND to RECV (nothing waits for it); reduce keeps the partial sums
+ * of inner ranks in SCRATCH (the whole message, so a chunk never waits for
+ * a slot). docs/algorithms.md gives bytes, times and reduction orders.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/algo_util.h"
+
+#define TREE_DEFAULT_CHUNK ((uint64_t)1 << 20)
+
+enum { PHASE_UP = 1, PHASE_DOWN = 2 };
+
+/* One rank's place in a tree; children in reduction order. */
+typedef struct {
+    int parent; /* -1 at the root */
+    int child[2];
+    int nchild;
+    int depth;  /* of the subtree below (a leaf: 0) */
+} tnode_t;
+
+typedef struct {
+    int p, root;
+    tnode_t *node; /* per rank */
+    int *order;    /* ranks, children before parents (tree_order) */
+    int *dist;     /* per rank: edges to the root */
+    /* Per rank, for the chunk being built and across chunks: */
+    uint32_t *acc;      /* last step that wrote the chunk's sum */
+    uint32_t *up;       /* SEND of the chunk to the parent */
+    uint32_t *last_up;  /* previous chunk's SEND to the parent */
+    uint32_t *last_dn;  /* [2r + i]: previous SEND to child i */
+    uint32_t *got;      /* receive of the chunk from the parent */
+    int first_chunk;
+} tree_t;
+
+/* ------------------------------------------------------------ shapes --- */
+
+static int subtree_depth(const tree_t *t, int r)
+{
+    return r < 0 ? -1 : t->node[r].depth;
+}
+
+/* Orders the two children of r: the shallower subtree first. */
+static void order_children(tree_t *t, int r)
+{
+    tnode_t *n = &t->node[r];
+    if (n->nchild == 2 &&
+        subtree_depth(t, n->child[0]) > subtree_depth(t, n->child[1])) {
+        int c = n->child[0];
+        n->child[0] = n->child[1];
+        n->child[1] = c;
+    }
+}
+
+static void add_child(tree_t *t, int parent, int child)
+{
+    t->node[child].parent = parent;
+    if (parent >= 0)
+        t->node[parent].child[t->node[parent].nchild++] = child;
+}
+
+/* Balanced in-order tree over positions [lo, hi], position i being rank
+ * label(i); returns the root's rank (-1 for an empty range). */
+static int inorder(tree_t *t, int lo, int hi, int mirror, int shift)
+{
+    if (lo > hi)
+        return -1;
+    int mid = lo + (hi - lo) / 2, p = t->p;
+    int r = mirror ? p - 1 - mid : (mid + shift) % p;
+    int left = inorder(t, lo, mid - 1, mirror, shift);
+    int right = inorder(t, mid + 1, hi, mirror, shift);
+    t->node[r].nchild = 0;
+    if (left >= 0)
+        add_child(t, r, left);
+    if (right >= 0)
+        add_child(t, r, right);
+    int dl = subtree_depth(t, left), dr = subtree_depth(t, right);
+    t->node[r].depth = 1 + (dl > dr ? dl : dr);
+    order_children(t, r);
+    return r;
+}
+
+/* Heap tree rooted at root: position q = r - root, children 2q+1, 2q+2. */
+static void heap(tree_t *t)
+{
+    const int p = t->p;
+    for (int q = p - 1; q >= 0; q--) {
+        int r = (t->root + q) % p;
+        t->node[r].nchild = 0;
+        t->node[r].parent = -1;
+        int d = -1;
+        for (int c = 2 * q + 1; c <= 2 * q + 2 && c < p; c++) {
+            int cr = (t->root + c) % p;
+            add_child(t, r, cr);
+            if (t->node[cr].depth > d)
+                d = t->node[cr].depth;
+        }
+        t->node[r].depth = d + 1;
+        order_children(t, r);
+    }
+}
+
+/* Ranks ordered by their distance from the root, farthest first, so a
+ * rank's children come before it. */
+static void tree_order(tree_t *t)
+{
+    int *dist = t->dist, maxd = 0;
+    for (int r = 0; r < t->p; r++) {
+        for (int u = r; t->node[u].parent >= 0; u = t->node[u].parent)
+            dist[r]++;
+        maxd = dist[r] > maxd ? dist[r] : maxd;
+    }
+    int n = 0;
+    for (int d = maxd; d >= 0; d--)
+        for (int r = 0; r < t->p; r++)
+            if (dist[r] == d)
+                t->order[n++] = r;
+}
+
+static int tree_init(tree_t *t, int p)
+{
+    t->p = p;
+    t->node = calloc((size_t)p, sizeof(*t->node));
+    t->order = calloc(2 * (size_t)p, sizeof(int));
+    t->acc = calloc(7 * (size_t)p, sizeof(uint32_t));
+    if (t->node == NULL || t->order == NULL || t->acc == NULL)
+        return -1;
+    t->dist = t->order + p;
+    t->up = t->acc + p;
+    t->last_up = t->up + p;
+    t->got = t->last_up + p;
+    t->last_dn = t->got + p;
+    t->first_chunk = 1;
+    return 0;
+}
+
+static void tree_free(tree_t *t)
+{
+    free(t->node);
+    free(t->order);
+    free(t->acc);
+}
+
+/* ------------------------------------------------------------ chunks --- */
+
+/* Where a chunk lives on rank r: its SEND bytes, and the buffer its sum is
+ * built in (and, for broadcast, received into). */
+typedef struct {
+    hccn_sched_t *s;
+    uint64_t off, len;
+    hccn_buf_t acc_buf;      /* inner ranks */
+    hccn_buf_t root_buf;     /* the root */
+} chunk_t;
+
+static hccn_buf_t acc_buf(const tree_t *t, const chunk_t *c, int r)
+{
+    return r == t->root ? c->root_buf : c->acc_buf;
+}
+
+/* Up: every rank, children before parents, reduces its children's chunk
+ * (the first with its own SEND, the second with the running sum) and
+ * sends the result to its parent; leaves send their SEND chunk. */
+static void chunk_up(tree_t *t, const chunk_t *c)
+{
+    for (int i = 0; i < t->p; i++) {
+        int r = t->order[i];
+        const tnode_t *n = &t->node[r];
+        for (int k = 0; k < n->nchild; k++) {
+            int ch = n->child[k];
+            uint32_t sdeps[2], nsd = 0;
+            if (t->node[ch].nchild > 0)
+                sdeps[nsd++] = t->acc[ch];
+            if (!t->first_chunk)
+                sdeps[nsd++] = t->last_up[ch];
+            hccn_buf_t src = t->node[ch].nchild > 0 ? acc_buf(t, c, ch)
+                                                     : HCCN_BUF_SEND;
+            hccn_buf_t dst = acc_buf(t, c, r);
+            hccn_sched_xfer(c->s, ch, src, c->off, sdeps, nsd, r, dst,
+                            c->off, &t->acc[r], k > 0, c->len, 1,
+                            k == 0 ? HCCN_BUF_SEND : dst, c->off, &t->up[ch],
+                            &t->acc[r]);
+            t->last_up[ch] = t->up[ch];
+        }
+    }
+}
+
+/* Down: every rank, parents before children, sends the chunk's result to
+ * its children; a child's receive overwrites the chunk it sent up, so it
+ * waits for that SEND. The root sends from src_root (its sum, or SEND for
+ * a broadcast). */
+static void chunk_down(tree_t *t, const chunk_t *c, hccn_buf_t src_root,
+                       int waits_up)
+{
+    for (int i = t->p - 1; i >= 0; i--) {
+        int r = t->order[i];
+        const tnode_t *n = &t->node[r];
+        for (int k = 0; k < n->nchild; k++) {
+            int ch = n->child[k];
+            uint32_t sdeps[2], nsd = 0;
+            if (r != t->root || waits_up)
+                sdeps[nsd++] = r == t->root ? t->acc[r] : t->got[r];
+            if (!t->first_chunk)
+                sdeps[nsd++] = t->last_dn[2 * r + k];
+            hccn_sched_xfer(c->s, r, r == t->root ? src_root : HCCN_BUF_RECV,
+                            c->off, sdeps, nsd, ch, HCCN_BUF_RECV, c->off,
+                            &t->up[ch], waits_up, c->len, 0, HCCN_BUF_SEND,
+                            0, &t->last_dn[2 * r + k], &t->got[ch]);
+        }
+    }
+}
+
+/* The chunks of [off, off + len), one after another through tree t. */
+static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
+                     uint64_t off, uint64_t len, int up, int down)
+{
+    uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
+    chunk_t ch = {s, 0, 0, HCCN_BUF_RECV, HCCN_BUF_RECV};
+    if (a->coll == HCCN_COLL_REDUCE)
+        ch.acc_buf = HCCN_BUF_SCRATCH;
+    for (uint64_t o = 0; o < len; o += c) {
+        ch.off = off + o;
+        ch.len = len - o < c ? len - o : c;
+        if (up)
+            chunk_up(t, &ch);
+        if (down)
+            chunk_down(t, &ch, up ? HCCN_BUF_RECV : HCCN_BUF_SEND, up);
+        t->first_chunk = 0;
+    }
+}
+
+/* ------------------------------------------------------- collectives --- */
+
+/* Tree A carries the first ceil(count/2) elements, tree B the rest; their
+ * chunks are interleaved in the schedule (A's chunk j, then B's). */
+static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    tree_t ta, tb;
+    int rc = tree_init(&ta, a->nranks) | tree_init(&tb, a->nranks);
+    if (rc == 0) {
+        const int p = a->nranks;
+        ta.root = inorder(&ta, 0, p - 1, 0, 0);
+        ta.node[ta.root].parent = -1;
+        tb.root = inorder(&tb, 0, p - 1, p % 2 == 0, p % 2);
+        tb.node[tb.root].parent = -1;
+        tree_order(&ta);
+        tree_order(&tb);
+        uint64_t half = (a->count + 1) / 2 * a->esize;
+        uint64_t n = a->count * a->esize;
+        uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
+        for (uint64_t o = 0; o < half || o < n - half; o += c) {
+            if (o < half)
+                pipeline(&ta, s, a, o, half - o < c ? half - o : c, 1, 1);
+            if (o < n - half)
+                pipeline(&tb, s, a, half + o,
+                         n - half - o < c ? n - half - o : c, 1, 1);
+        }
+        hccn_hier_stamp(s, PHASE_UP);
+    }
+    tree_free(&ta);
+    tree_free(&tb);
+    return rc;
+}
+
+static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    tree_t t;
+    int rc = tree_init(&t, a->nranks);
+    if (rc == 0) {
+        uint64_t n = a->count * a->esize;
+        t.root = a->root;
+        heap(&t);
+        tree_order(&t);
+        if (a->coll == HCCN_COLL_BROADCAST) {
+            hccn_sched_local(s, a->root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                             0, n, NULL, 0);
+            pipeline(&t, s, a, 0, n, 0, 1);
+            hccn_hier_stamp(s, PHASE_DOWN);
+        } else {
+            if (a->nranks > 2)
+                s->scratch_bytes = (size_t)n;
+            pipeline(&t, s, a, 0, n, 1, 0);
+            hccn_hier_stamp(s, PHASE_UP);
+        }
+    }
+    tree_free(&t);
+    return rc;
+}
+
+/* Builds the tree schedule of args (allreduce, broadcast or reduce); NULL
+ * otherwise, on bad arguments or no memory. */
+hccn_sched_t *hccn_hier_tree_build(const hccn_coll_args_t *args)
+{
+    const unsigned mine = 1u << HCCN_COLL_ALLREDUCE |
+                          1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE;
+    if (!hccn_hier_args_ok(args, mine))
+        return NULL;
+    hccn_sched_t *s = hccn_sched_new(args->nranks, "tree");
+    if (s == NULL || args->count == 0)
+        return s;
+    if (args->nranks == 1) {
+        hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
+                         args->count * args->esize, NULL, 0);
+        hccn_hier_stamp(s, PHASE_UP);
+        return hccn_hier_finish(s, 0);
+    }
+    int rc = args->coll == HCCN_COLL_ALLREDUCE ? build_allreduce(s, args)
+                                               : build_rooted(s, args);
+    return hccn_hier_finish(s, rc);
+}
