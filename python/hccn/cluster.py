@@ -71,10 +71,10 @@ class Cluster:
         """Calls fn(*args, **kwargs) on every NPU thread; returns the list
         of return values by rank (device tensors among them, also inside
         lists, tuples and dicts, are copied to the host). Re-raises the
-        exception of the failed rank (the lowest whose error is not a
-        consequence of another's: a timeout, remote or abort error), with
-        its ``rank`` and ``rank_errors`` (all ranks' exceptions) attributes
-        set."""
+        exception of the failed rank most likely to be the cause (the
+        lowest rank with an error of its own, else with a timeout, else
+        with a remote or abort error), with its ``rank`` and
+        ``rank_errors`` (all ranks' exceptions) attributes set."""
         if self._cl is None:
             raise InvalidArgumentError("Cluster.run: the cluster is closed")
         if _state.current_or_none() is not None:
@@ -149,20 +149,23 @@ def _to_host(value):
     return value
 
 
-_CONSEQUENCES = (HccnTimeoutError, RemoteError, AbortedError)
+def _cause_order(e):
+    """0 for an error of the rank's own, 1 for a timeout, 2 for a remote or
+    abort error (a consequence of another rank's failure)."""
+    if isinstance(e, (RemoteError, AbortedError)):
+        return 2
+    return 1 if isinstance(e, HccnTimeoutError) else 0
 
 
 def _pick(errors):
-    """The exception to re-raise: the lowest rank's that is not a timeout
-    (or remote/abort error) caused by another rank's failure."""
-    ranks = sorted(errors)
-    causes = [r for r in ranks if not isinstance(errors[r], _CONSEQUENCES)]
-    rank = (causes or ranks)[0]
+    """The exception to re-raise: the lowest rank's among those most likely
+    to be the cause (own errors, then timeouts, then remote errors)."""
+    rank = min(errors, key=lambda r: (_cause_order(errors[r]), r))
     e = errors[rank]
     e.rank = rank
     e.rank_errors = dict(errors)
     if hasattr(e, "add_note"):
-        others = [r for r in ranks if r != rank]
+        others = sorted(r for r in errors if r != rank)
         e.add_note("raised on rank %d%s" % (rank, (
             "; ranks %s failed too" % others) if others else ""))
     return e
