@@ -29,7 +29,7 @@ def gradient(rank):
 
 def clip_step():
     hccn.init()
-    rank, n = hccn.get_rank(), hccn.get_world_size()
+    rank = hccn.get_rank()
     grad = hccn.Tensor(gradient(rank))
     shard = hccn.reduce_scatter(grad, op=hccn.ReduceOp.SUM)  # my 1/n, summed
     t_rs = hccn.last_duration()

@@ -30,6 +30,20 @@ from hccn.errors import (AbortedError, FaultError, HccnError, HccnIOError,
 from hccn.group import Group, init, new_group, split_group
 from hccn.tensor import Tensor, empty, zeros
 
+__all__ = [
+    "has", "DEFAULT_TOPOLOGY", "Cluster", "run", "compute", "compute_flops",
+    "device_id", "get_rank", "get_world_size", "last_duration", "local_rank",
+    "mem_info", "node", "time", "Future", "allgather", "allreduce",
+    "alltoall", "barrier", "broadcast", "group_end", "group_start",
+    "grouped", "irecv", "isend", "recv", "reduce", "reduce_scatter", "send",
+    "BFLOAT16", "ReduceOp", "from_bfloat16", "to_bfloat16", "AbortedError",
+    "FaultError", "HccnError", "HccnIOError", "HccnTimeoutError",
+    "InProgressError", "InternalError", "InvalidArgumentError",
+    "MismatchError", "OutOfMemoryError", "RemoteError", "TopologyError",
+    "UnsupportedError", "Group", "init", "new_group", "split_group",
+    "Tensor", "empty", "zeros", "all_reduce", "all_gather", "all_to_all",
+]
+
 # torch.distributed spellings.
 all_reduce = allreduce
 all_gather = allgather

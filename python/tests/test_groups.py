@@ -36,6 +36,7 @@ class NewGroupTest(RunCase):
         def fn():
             g = hccn.init(device_ids=[8, 9, 10, 11])
             r = hccn.get_rank()
+            assert r == g.rank()
             if r < 0:
                 return r, hccn.device_id(), None
             t = hccn.Tensor(np.full(4, hccn.device_id(), np.float32))
