@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# configs/: every file validates with hccn-topo; every real-system config
+# carries a "sources" field, and its key figures (NPUs, fabric bandwidth,
+# NIC bandwidth) appear in hccn-topo's summary and in its sources' text.
+# Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
+set -u
+: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+topo="$HCCN_BINARY_DIR/hccn-topo"
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+[ -x "$topo" ] || { echo "FAIL: $topo not built" >&2; exit 1; }
+
+n=0
+for f in "$HCCN_SOURCE_DIR"/configs/*.json; do
+    "$topo" "$f" >"$tmp/out" 2>"$tmp/err" ||
+        fail "$(basename "$f"): invalid: $(cat "$tmp/err")"
+    n=$((n + 1))
+done
+[ "$n" -ge 11 ] || fail "only $n configs"
+
+# check FILE NPUS NODES FABRIC_GBPS NIC_GBPS: the summary has these figures
+# (NIC "-" for a one-node config without NICs), and the sources text of the
+# file states the fabric and NIC figures.
+check() {
+    local file=$1 npus=$2 nodes=$3 fabric=$4 nic=$5 path
+    path="$HCCN_SOURCE_DIR/configs/$file"
+    "$topo" "$path" >"$tmp/out" 2>&1 || { fail "$file: invalid"; return; }
+    grep -qx "npus: $npus" "$tmp/out" || fail "$file: not $npus NPUs"
+    grep -qx "nodes: $nodes" "$tmp/out" || fail "$file: not $nodes nodes"
+    grep -q "^level 0 (intra-node): .*, min $fabric GB/s per link$" "$tmp/out" ||
+        [ "$fabric" = - ] || fail "$file: fabric is not $fabric GB/s: $(grep '^level 0' "$tmp/out")"
+    grep -q "^level 1 (NIC): .*, min $nic GB/s per link$" "$tmp/out" ||
+        [ "$nic" = - ] || fail "$file: NIC is not $nic GB/s: $(grep '^level 1' "$tmp/out")"
+    python3 - "$path" "$fabric" "$nic" <<'PY' || fail "$file: sources"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+src = doc.get("sources")
+assert isinstance(src, dict) and len(src) >= 5, "no sources object"
+text = " ".join(src.values())
+for fig in sys.argv[2:]:
+    assert fig == "-" or fig in text, "sources do not state " + fig
+for key in ("npu.arena_MiB", "npu.reduce_bw_GBps"):
+    assert key in src or "npu" in src, "no source for " + key
+PY
+}
+
+check ascend-910b.json 16 2 56 24.5
+check ascend-910a.json 8 2 30 12.25
+check hgx-a100.json 16 2 267 24.75
+check hgx-h100.json 16 2 400 49.5
+check pcie-8gpu.json 8 1 28.8 -
+check tcp-10gbe.json 2 2 - 1.176
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "configs: all checks passed"

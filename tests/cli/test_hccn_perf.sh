@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# hccn-perf: the table's columns parse and agree with each other (algbw =
+# size / time, busbw = algbw x the factor of docs/perf.md), every check
+# passes, --json and --csv hold the table's values, --set changes the named
+# field only, --sweep prints one block per value, errors exit 2.
+# Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
+set -u
+: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+bin="$HCCN_BINARY_DIR/hccn-perf"
+cfg="$HCCN_SOURCE_DIR/configs"
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HCCN_TIMEOUT=60
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# run ARGS...: runs hccn-perf, leaves $rc, $tmp/out and $tmp/err.
+run() {
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+[ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
+
+# --- every collective, both variants, on 4 ranks -------------------------
+label=all
+run all -t "$cfg/laptop-4.json" -b 64K -e 1M -f 4 -n 1 -w 0 \
+    --json "$tmp/all.json" --csv "$tmp/all.csv"
+[ "$rc" -eq 0 ] || fail "all: exit $rc: $(cat "$tmp/err")"
+# Per collective: rows, 14 fields, algbw = size/time, busbw = algbw x factor
+# (n = 4: allreduce 2(n-1)/n, reduce_scatter/allgather/alltoall (n-1)/n,
+# broadcast/reduce 1), #wrong 0 (N/A only for alltoall in place).
+awk -v n=4 '
+    function close_enough(got, want, tol) {
+        return (got - want <= tol && want - got <= tol)
+    }
+    /^# hccn-perf / { coll = $3; next }
+    /^#/ || NF == 0 { next }
+    {
+        if (NF != 14) { print "bad field count " NF ": " $0; bad++; next }
+        f = 1
+        if (coll == "allreduce") f = 2 * (n - 1) / n
+        else if (coll == "reduce_scatter" || coll == "allgather" ||
+                 coll == "alltoall") f = (n - 1) / n
+        rows[coll]++
+        for (v = 0; v < 2; v++) {
+            t = $(6 + 4 * v); a = $(7 + 4 * v); b = $(8 + 4 * v); w = $(9 + 4 * v)
+            if (t == "N/A") {
+                if (coll != "alltoall" || v != 1) { print "N/A in " coll; bad++ }
+                continue
+            }
+            if (!close_enough(a, $1 / t / 1e3, 0.01 + 0.01 * a)) {
+                print coll ": algbw " a " != size/time " $1 / t / 1e3; bad++
+            }
+            if (!close_enough(b, a * f, 0.006 + 0.005 * f)) {
+                print coll ": busbw " b " != " f " x algbw " a; bad++
+            }
+            if (w != "0") { print coll ": #wrong " w; bad++ }
+        }
+    }
+    END {
+        split("allreduce reduce_scatter allgather broadcast reduce alltoall", cs, " ")
+        for (i = 1; i <= 6; i++)
+            if (rows[cs[i]] != 3) { print cs[i] ": " rows[cs[i]] + 0 " rows, expected 3"; bad++ }
+        exit bad > 0
+    }' "$tmp/out" >"$tmp/awk" || fail "all: table: $(cat "$tmp/awk")"
+grep -q "^# Out of bounds values : 0 OK" "$tmp/out" || fail "all: no OK line"
+
+# --json and --csv hold the table's values: 6 collectives x 3 sizes x 2
+# variants, less alltoall in place = 33 records.
+python3 - "$tmp/all.json" "$tmp/all.csv" "$tmp/out" >"$tmp/py" 2>&1 <<'PY' || fail "json: $(cat "$tmp/py")"
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+recs = doc["records"]
+assert len(recs) == 33, len(recs)
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 33, len(rows)
+table, coll = {}, None
+for line in open(sys.argv[3]):
+    f = line.split()
+    if line.startswith("# hccn-perf "):
+        coll = f[2]
+    elif f and not line.startswith("#"):
+        for v in (0, 1):
+            if f[5 + 4 * v] != "N/A":
+                table[(coll, int(f[0]), v)] = [float(x) for x in f[5 + 4 * v:8 + 4 * v]]
+for r, c in zip(recs, rows):
+    key = (r["collective"], r["size"], int(r["inplace"]))
+    t, a, b = table.pop(key)
+    for got, want in ((r["time_us"], t), (r["algbw_GBps"], a), (r["busbw_GBps"], b)):
+        assert abs(round(got, 2) - want) <= 0.011, (key, got, want)
+    assert r["wrong"] == 0 and r["config"].endswith("laptop-4.json"), r
+    assert r["algorithm"] == "auto" and r["nranks"] == 4, r
+    assert abs(float(c["time_us"]) - r["time_us"]) <= 1e-9 * r["time_us"], (c, r)
+    assert c["collective"] == r["collective"] and int(c["size"]) == r["size"]
+assert not table, table
+PY
+
+# --- in place only, hccl format ------------------------------------------
+label=inplace
+run allgather -t "$cfg/laptop-4.json" -b 4K -e 4K -n 1 -w 1 --inplace
+[ "$rc" -eq 0 ] || fail "inplace: exit $rc"
+grep -q "in-place" "$tmp/out" && ! grep -q "out-of-place" "$tmp/out" ||
+    fail "inplace: wrong header"
+[ "$(grep -v '^#' "$tmp/out" | awk '{print NF}')" = 10 ] || fail "inplace: not 10 fields"
+label=hccl
+run allreduce -t "$cfg/laptop-4.json" -b 1K -e 4K -n 1 --format hccl
+[ "$rc" -eq 0 ] || fail "hccl: exit $rc"
+grep -q '^data_size(Bytes): | aveg_time(us): | alg_bandwidth(GB/s): | check_result:$' \
+    "$tmp/out" || fail "hccl: no header"
+[ "$(grep -c ' success$' "$tmp/out")" -eq 3 ] || fail "hccl: expected 3 success rows"
+
+# --- --set and --sweep ---------------------------------------------------
+# On two single-NPU nodes every byte crosses the NICs, so the time is a
+# constant plus bytes / NIC bandwidth: with bandwidths 1, 2 and 4 GB/s,
+# T(1) - T(2) = 2 (T(2) - T(4)) exactly.
+label=sweep
+run allreduce -t "$cfg/tcp-10gbe.json" -b 1M -e 1M -n 1 -w 0 --inplace \
+    --sweep 'node_types[0].nics.bw_GBps=1,2,4' --json "$tmp/sweep.json"
+[ "$rc" -eq 0 ] || fail "sweep: exit $rc: $(cat "$tmp/err")"
+[ "$(grep -c '^# sweep node_types\[0\].nics.bw_GBps=' "$tmp/out")" -eq 3 ] ||
+    fail "sweep: expected 3 blocks"
+[ "$(grep -v '^#' "$tmp/out" | awk '{print $1}' | tr '\n' ' ')" = "1 2 4 " ] ||
+    fail "sweep: leading column is not 1 2 4"
+python3 - "$tmp/sweep.json" >"$tmp/py" 2>&1 <<'PY' || fail "sweep: $(cat "$tmp/py")"
+import json, sys
+t = {r["sweep_value"]: r["time_us"] for r in json.load(open(sys.argv[1]))["records"]}
+d1, d2 = t["1"] - t["2"], t["2"] - t["4"]
+assert d1 > 0 and abs(d1 - 2 * d2) <= 1e-9 * d1, t
+PY
+# Latency is additive: equal steps of network.lat_us give equal steps of
+# time; setting a field to the value it has changes nothing.
+label=set
+run allreduce -t "$cfg/tcp-10gbe.json" -b 8 -e 8 -n 1 -w 0 --inplace \
+    --sweep 'network.lat_us=1,3,5' --json "$tmp/lat.json"
+python3 - "$tmp/lat.json" >"$tmp/py" 2>&1 <<'PY' || fail "lat: $(cat "$tmp/py")"
+import json, sys
+t = [r["time_us"] for r in json.load(open(sys.argv[1]))["records"]]
+assert t[1] > t[0] and abs((t[1] - t[0]) - (t[2] - t[1])) <= 1e-9 * t[2], t
+PY
+run allreduce -t "$cfg/default.json" -b 64K -e 64K -n 1 -w 0
+grep -v '^#' "$tmp/out" | awk '{$NF=""; print}' >"$tmp/plain"
+run allreduce -t "$cfg/default.json" -b 64K -e 64K -n 1 -w 0 \
+    --set network.lat_us=1.0 --set 'node_types[0].nics.bw_GBps=25'
+grep -v '^#' "$tmp/out" | awk '{$NF=""; print}' >"$tmp/same"
+cmp -s "$tmp/plain" "$tmp/same" || fail "set: same values changed the result"
+run allreduce -t "$cfg/default.json" -b 64K -e 64K -n 1 -w 0 --set network.lat_us=2
+grep -v '^#' "$tmp/out" | awk '{$NF=""; print}' >"$tmp/other"
+cmp -s "$tmp/plain" "$tmp/other" && fail "set: network.lat_us=2 changed nothing"
+
+# --- errors: exit 2 with one clear line ----------------------------------
+expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
+    local want=$1
+    shift
+    run "$@"
+    [ "$rc" -eq 2 ] || fail "'$*': exit $rc, expected 2"
+    grep -qF -- "$want" "$tmp/err" || fail "'$*': stderr '$(cat "$tmp/err")' lacks '$want'"
+}
+label=errors
+expect_error "nodes: no such key" allreduce -t "$cfg/laptop-4.json" --set nodes.count=2
+expect_error "node_types[4]: index out of range" allreduce -t "$cfg/laptop-4.json" \
+    --set 'node_types[4].count=2'
+expect_error "node_types[0].npu.speed: unknown key" allreduce -t "$cfg/laptop-4.json" \
+    --set 'node_types[0].npu.speed=2'
+expect_error "network.bogus: unknown key" allreduce -t "$cfg/default.json" \
+    --sweep 'network.bogus=1,2'
+expect_error "node_types[0].count: must be an integer" allreduce \
+    -t "$cfg/default.json" --sweep 'node_types[0].count=1,2.5'
+expect_error "not implemented yet" allreduce --no-data
+expect_error "unknown collective" allgatherv
+expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set network.lat_us
+expect_error "bad value" allreduce -n 0
+[ -s "$tmp/out" ] && fail "errors: unexpected stdout"
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "hccn-perf: all checks passed"
