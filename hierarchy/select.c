@@ -1,21 +1,214 @@
 /*
- * Algorithm selection (see select.h).
+ * Algorithm selection (see select.h and docs/selection.md): an override
+ * from the spec, else the candidate the cost model predicts to be fastest,
+ * ties going to the earlier row of the table.
+ *
+ * Predictions are kept in a cache keyed by everything they depend on: the
+ * topology (by content, see topo_print), the collective, count, element
+ * size, root, chunk size and the communicator's NPUs. Selection runs on
+ * every call of every rank; the first rank to ask computes, under the
+ * cache's lock, and the others find the answer. Only deterministic inputs
+ * go in, so every rank chooses the same.
  */
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "hierarchy/algo_spec.h"
+#include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 
-static const char *default_algo(hccn_coll_t coll)
+#define MAX_ALGOS 32        /* rows of the table priced (the rest: n/a) */
+#define CACHE_SLOTS 512
+#define PRINT_ITEMS 65536   /* topology items hashed (sampled beyond) */
+
+typedef struct {
+    uint64_t topo;          /* topo_print */
+    hccn_coll_t coll;
+    uint64_t count, chunk;
+    size_t esize;
+    int root, nranks;
+    uint64_t world_hash;
+    int *world;             /* NULL: slot unused */
+    unsigned long used;     /* for eviction: the least recently used goes */
+    double t[MAX_ALGOS];    /* per table row; HCCN_COST_NONE = n/a */
+} slot_t;
+
+static slot_t cache[CACHE_SLOTS];
+static unsigned long cache_clock;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ------------------------------------------------------------- hashing --- */
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
-    switch (coll) {
-    case HCCN_COLL_ALLTOALL:
-    case HCCN_COLL_BARRIER:
-        return "mesh";
-    case HCCN_COLL_SCATTER:
-    case HCCN_COLL_GATHER:
-        return "linear";
-    default:
-        return "ring";
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    return s != NULL ? mix(h, s, strlen(s) + 1) : mix(h, "", 1);
+}
+
+/* A fingerprint of what the predictions read from the topology: sizes,
+ * names, every link's ends, bandwidth and latency, every device's latency
+ * and every NPU's speeds (an even sample of PRINT_ITEMS of each beyond).
+ * Content, not address: a topology freed and another loaded in its place
+ * must not inherit its predictions. */
+static uint64_t topo_print(const hccn_sim_topo_t *t)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int sizes[4] = {t->nnodes, t->nnpus, t->ndevs, t->nlinks};
+    h = mix_str(mix_str(mix(h, sizes, sizeof(sizes)), t->name), t->source);
+    for (long k = 0; k < PRINT_ITEMS && k < t->nlinks; k++) {
+        const hccn_sim_link_t *l =
+            &t->links[t->nlinks <= PRINT_ITEMS ? k : k * t->nlinks / PRINT_ITEMS];
+        double v[2] = {l->bw, l->lat};
+        h = mix(mix(h, &l->src, sizeof(int) * 2), v, sizeof(v));
+    }
+    for (long k = 0; k < PRINT_ITEMS && k < t->ndevs; k++)
+        h = mix(h, &t->devs[t->ndevs <= PRINT_ITEMS ? k
+                                                    : k * t->ndevs / PRINT_ITEMS]
+                        .lat,
+                sizeof(double));
+    for (long k = 0; k < PRINT_ITEMS && k < t->nnpus; k++) {
+        const hccn_sim_npu_t *u =
+            &t->npus[t->nnpus <= PRINT_ITEMS ? k : k * t->nnpus / PRINT_ITEMS];
+        double v[2] = {u->reduce_bw, u->mem_bw};
+        h = mix(h, v, sizeof(v));
+    }
+    return h;
+}
+
+/* --------------------------------------------------------------- cache --- */
+
+static int slot_matches(const slot_t *s, const slot_t *key)
+{
+    return s->world != NULL && s->topo == key->topo &&
+           s->coll == key->coll && s->count == key->count &&
+           s->chunk == key->chunk && s->esize == key->esize &&
+           s->root == key->root && s->nranks == key->nranks &&
+           s->world_hash == key->world_hash &&
+           memcmp(s->world, key->world, (size_t)key->nranks * sizeof(int)) ==
+               0;
+}
+
+/* The predictions for key, computed into a free (or the least recently
+ * used) slot on a miss. Called with the lock held; copies them to t. */
+static void predictions(slot_t *key, const hccn_coll_args_t *a,
+                        const hccn_cost_place_t *pl, double *t)
+{
+    slot_t *s = NULL, *victim = &cache[0];
+    for (int i = 0; i < CACHE_SLOTS && s == NULL; i++) {
+        if (slot_matches(&cache[i], key))
+            s = &cache[i];
+        else if (cache[i].used < victim->used)
+            victim = &cache[i];
+    }
+    if (s == NULL) {
+        int i = 0;
+        for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
+            if (i < MAX_ALGOS)
+                key->t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
+        for (; i < MAX_ALGOS; i++)
+            key->t[i] = HCCN_COST_NONE;
+        int *world = malloc((size_t)key->nranks * sizeof(int));
+        if (world != NULL) {   /* else: answer, keep nothing */
+            free(victim->world);
+            memcpy(world, key->world, (size_t)key->nranks * sizeof(int));
+            *victim = *key;
+            victim->world = world;
+            s = victim;
+        } else {
+            s = key;
+        }
+    }
+    s->used = ++cache_clock;
+    memcpy(t, s->t, sizeof(s->t));
+}
+
+/* Predicted seconds of every row of the table for a (HCCN_COST_NONE where
+ * there is none), from the cache when it has them. */
+static void predict_all(const hccn_coll_args_t *a,
+                        const hccn_hier_select_in_t *in, double *t)
+{
+    int rooted = a->coll == HCCN_COLL_BROADCAST ||
+                 a->coll == HCCN_COLL_REDUCE ||
+                 a->coll == HCCN_COLL_SCATTER || a->coll == HCCN_COLL_GATHER;
+    slot_t key = {
+        .topo = topo_print(in->topo), .coll = a->coll, .count = a->count,
+        .chunk = a->chunk_bytes, .esize = a->esize,
+        .root = rooted ? a->root : 0, .nranks = a->nranks,
+        .world_hash = mix(0xcbf29ce484222325ULL, in->world,
+                          (size_t)a->nranks * sizeof(int)),
+        .world = (int *)in->world};
+    hccn_cost_place_t pl = {in->topo, in->world};
+    pthread_mutex_lock(&cache_lock);
+    predictions(&key, a, &pl, t);
+    pthread_mutex_unlock(&cache_lock);
+}
+
+/* ----------------------------------------------------------- selection --- */
+
+/* The cheapest row that implements a->coll and has a prediction, the
+ * earliest on ties; NULL if none has one. */
+static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t)
+{
+    const hccn_algo_t *best = NULL;
+    double bt = INFINITY;
+    int i = 0;
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
+        if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
+            t[i] < bt) {
+            best = al;
+            bt = t[i];
+        }
+    return best;
+}
+
+static const hccn_algo_t *first_able(hccn_coll_t coll)
+{
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++)
+        if (al->colls & 1u << coll)
+            return al;
+    return NULL;
+}
+
+/* "<coll> <bytes> B on <p> ranks: <algo> (<why>) — <algo> <t>us, ..., <algo>
+ * n/a": candidates fastest first, those without a prediction last. */
+static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
+                         const char *reason, const double *t, char *report,
+                         size_t rlen)
+{
+    int order[MAX_ALGOS], n = 0, i = 0;
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
+        if (i < MAX_ALGOS && (al->colls & 1u << a->coll)) {
+            int k = n++;   /* insertion sort; n/a sorts last, stable */
+            while (k > 0 && (t[order[k - 1]] < 0.0 ? t[i] >= 0.0
+                                                   : t[i] >= 0.0 &&
+                                                         t[i] < t[order[k - 1]])) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = i;
+        }
+    size_t w = (size_t)snprintf(report, rlen, "%s %llu B on %d ranks: %s (%s) —",
+                                hccn_coll_name(a->coll),
+                                (unsigned long long)(a->count * a->esize),
+                                a->nranks, pick->name, reason);
+    for (int k = 0; k < n && w < rlen; k++) {
+        const char *name = hccn_hier_algos()[order[k]].name;
+        if (t[order[k]] >= 0.0)
+            w += (size_t)snprintf(report + w, rlen - w, "%s %s %.1fus",
+                                  k ? "," : "", name, t[order[k]] * 1e6);
+        else
+            w += (size_t)snprintf(report + w, rlen - w, "%s %s n/a",
+                                  k ? "," : "", name);
     }
 }
 
@@ -24,21 +217,35 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
                                     char *why, size_t len, char *report,
                                     size_t rlen)
 {
-    const char *override = in->spec;
+    hccn_algo_spec_t spec;
+    const hccn_algo_t *algo = NULL;
+    const char *part = NULL;
+    double t[MAX_ALGOS];
+    char reason[160];
     if (report != NULL && rlen > 0)
         report[0] = '\0';
-    const char *name = override != NULL && *override ? override
-                                                     : default_algo(a->coll);
-    const hccn_algo_t *algo = hccn_hier_algo_find(name);
-    if (algo == NULL) {
-        snprintf(why, len, "unknown algorithm '%s' (hccn-info lists them)",
-                 name);
+    if ((unsigned)a->coll >= HCCN_COLL_COUNT) {
+        snprintf(why, len, "unknown collective %d", (int)a->coll);
         return NULL;
     }
-    if (!(algo->colls & (1u << a->coll))) {
-        snprintf(why, len, "algorithm '%s' does not implement %s", name,
+    if (hccn_hier_spec_get(in->spec, &spec, why, len) != 0 ||
+        hccn_hier_spec_pick(&spec, a->coll, &algo, &part, why, len) != 0)
+        return NULL;
+    if (algo != NULL && report == NULL)
+        return algo;   /* forced, and nobody asks for the figures */
+    predict_all(a, in, t);
+    if (algo != NULL) {
+        snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
+    } else if ((algo = cheapest(a, t)) != NULL) {
+        snprintf(reason, sizeof(reason), "cheapest");
+    } else if ((algo = first_able(a->coll)) != NULL) {
+        snprintf(reason, sizeof(reason), "no prediction: first in the table");
+    } else {
+        snprintf(why, len, "no algorithm implements %s",
                  hccn_coll_name(a->coll));
         return NULL;
     }
+    if (report != NULL && rlen > 0)
+        write_report(a, algo, reason, t, report, rlen);
     return algo;
 }

@@ -1,0 +1,409 @@
+/*
+ * Algorithm overrides in HCCL's grammar (see algo_spec.h and
+ * docs/selection.md):
+ *
+ *   spec    := entry ( "/" entry )*
+ *   entry   := [ coll "=" ] body        at most one entry without coll
+ *   body    := name | level ( ";" level )*
+ *   level   := ( "level0" | "level1" | "level2" ) ":" name
+ *
+ * Names are table names or HCCL's (H-D_R, NHR, NB, pipeline, pairwise,
+ * fullmesh); NA, auto or an absent level leave the choice to the cost
+ * model. Matching ignores case and the spaces around every token.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hierarchy/algo_spec.h"
+
+/* HCCL's names, and what each runs here: the first row of the list that
+ * exists and implements the collective (docs/selection.md). */
+static const struct {
+    const char *alias;
+    const char *names[3];
+} aliases[] = {
+    {"H-D_R", {"hd"}},
+    {"RHD", {"hd"}},
+    {"NHR", {"ring"}},
+    {"NHR_V1", {"ring"}},
+    {"NB", {"bruck", "hd"}},
+    {"fullmesh", {"mesh"}},
+    {"pipeline", {"hier"}},
+};
+
+/* Hierarchical rows by their level algorithms, in order of preference for
+ * a level given as NA. level1 "pipeline" is HCCL's name for the pipelined
+ * hierarchical algorithm. */
+static const struct {
+    const char *level0, *level1, *row;
+} level_rows[] = {
+    {"mesh", "ring", "hier"},
+    {"mesh", "pipeline", "hier"},
+    {"mesh", "hd", "hier_mh"},
+    {"ring", "ring", "hier_rr"},
+};
+
+/* HCCL's operation names and ours. */
+static const struct {
+    const char *name;
+    hccn_coll_t coll;
+} colls[] = {
+    {"allreduce", HCCN_COLL_ALLREDUCE},
+    {"reducescatter", HCCN_COLL_REDUCE_SCATTER},
+    {"reduce_scatter", HCCN_COLL_REDUCE_SCATTER},
+    {"allgather", HCCN_COLL_ALLGATHER},
+    {"broadcast", HCCN_COLL_BROADCAST},
+    {"reduce", HCCN_COLL_REDUCE},
+    {"alltoall", HCCN_COLL_ALLTOALL},
+    {"scatter", HCCN_COLL_SCATTER},
+    {"gather", HCCN_COLL_GATHER},
+    {"barrier", HCCN_COLL_BARRIER},
+};
+
+#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
+
+/* ------------------------------------------------------------- tokens --- */
+
+/* A piece of the spec text: s[0..n), spaces trimmed. */
+typedef struct {
+    const char *s;
+    size_t n;
+} tok_t;
+
+static tok_t trim(const char *s, size_t n)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        n--;
+    }
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return (tok_t){s, n};
+}
+
+static int tok_is(tok_t t, const char *word)
+{
+    return strlen(word) == t.n && strncasecmp(t.s, word, t.n) == 0;
+}
+
+/* The token before the first c in t (all of t if none); *rest is after. */
+static tok_t split(tok_t t, char c, tok_t *rest, int *found)
+{
+    const char *at = memchr(t.s, c, t.n);
+    *found = at != NULL;
+    if (at == NULL) {
+        *rest = (tok_t){t.s + t.n, 0};
+        return trim(t.s, t.n);
+    }
+    *rest = trim(at + 1, t.n - (size_t)(at + 1 - t.s));
+    return trim(t.s, (size_t)(at - t.s));
+}
+
+static void copy_tok(char *dst, size_t cap, tok_t t)
+{
+    size_t n = t.n < cap - 1 ? t.n : cap - 1;
+    memcpy(dst, t.s, n);
+    dst[n] = '\0';
+}
+
+/* ------------------------------------------------------------- names --- */
+
+static int is_auto(tok_t t)
+{
+    return tok_is(t, "NA") || tok_is(t, "auto");
+}
+
+/* The canonical name of t: a table name as spelled there, an HCCL alias as
+ * spelled in aliases[], "pipeline"; NULL when unknown. */
+static const char *known_name(tok_t t)
+{
+    for (const hccn_algo_t *a = hccn_hier_algos(); a->name != NULL; a++)
+        if (tok_is(t, a->name))
+            return a->name;
+    for (size_t i = 0; i < NELEM(aliases); i++)
+        if (tok_is(t, aliases[i].alias))
+            return aliases[i].alias;
+    return NULL;
+}
+
+/* One line listing every name a spec may use. */
+static void list_names(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const hccn_algo_t *a = hccn_hier_algos(); a->name && n < len; a++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+                              a->name);
+    for (size_t i = 0; i < NELEM(aliases) && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, ", %s", aliases[i].alias);
+}
+
+/* The level name of t for level l: a canonical algorithm name or "" for
+ * NA; NULL when unknown. HCCL aliases resolve to their first row. */
+static const char *level_name(tok_t t)
+{
+    if (is_auto(t))
+        return "";
+    if (tok_is(t, "pipeline"))
+        return "pipeline";
+    const char *name = known_name(t);
+    for (size_t i = 0; name != NULL && i < NELEM(aliases); i++)
+        if (strcmp(name, aliases[i].alias) == 0)
+            return aliases[i].names[0];
+    return name;
+}
+
+const hccn_algo_t *hccn_hier_spec_levels_row(const char *level0,
+                                             const char *level1)
+{
+    for (size_t i = 0; i < NELEM(level_rows); i++) {
+        if ((*level0 && strcmp(level0, level_rows[i].level0) != 0) ||
+            (*level1 && strcmp(level1, level_rows[i].level1) != 0))
+            continue;
+        const hccn_algo_t *row = hccn_hier_algo_find(level_rows[i].row);
+        if (row != NULL)
+            return row;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------- parse --- */
+
+typedef struct {
+    const char *spec;
+    char *why;
+    size_t len;
+} ctx_t;
+
+/* Writes "spec "<spec>": "<part>": <fmt>" (the part left out when it is
+ * the whole spec) and returns -1. */
+static int fail(const ctx_t *c, tok_t part, const char *fmt, const char *arg)
+{
+    char msg[768];
+    tok_t whole = trim(c->spec, strlen(c->spec));
+    snprintf(msg, sizeof(msg), fmt, arg);
+    if (part.s == whole.s && part.n == whole.n)
+        snprintf(c->why, c->len, "spec \"%s\": %s", c->spec, msg);
+    else
+        snprintf(c->why, c->len, "spec \"%s\": \"%.*s\": %s", c->spec,
+                 (int)part.n, part.s, msg);
+    return -1;
+}
+
+/* "level0:mesh;level1:ring" into ch. */
+static int parse_levels(const ctx_t *c, tok_t body, hccn_spec_choice_t *ch)
+{
+    int seen[3] = {0, 0, 0}, found;
+    tok_t rest = body;
+    ch->kind = HCCN_SPEC_LEVELS;
+    while (rest.n > 0) {
+        tok_t item = split(rest, ';', &rest, &found);
+        tok_t value, key = split(item, ':', &value, &found);
+        int l = tok_is(key, "level0") ? 0 : tok_is(key, "level1") ? 1
+                : tok_is(key, "level2")                          ? 2
+                                                                 : -1;
+        if (item.n == 0)
+            continue;   /* "level0:mesh;" */
+        if (l < 0 || !found)
+            return fail(c, item, "%s", "expected level0:, level1: or level2: "
+                                       "followed by an algorithm name");
+        if (seen[l]++)
+            return fail(c, item, "%s", "this level is given twice");
+        const char *name = level_name(value);
+        if (l == 2 && (name == NULL || *name))
+            return fail(c, item, "%s", "level2 (between supernodes) can "
+                                       "only be NA here");
+        if (name == NULL) {
+            char names[512];
+            list_names(names, sizeof(names));
+            return fail(c, item, "unknown algorithm (known: %s)", names);
+        }
+        if (l < 2)
+            snprintf(ch->level[l], sizeof(ch->level[l]), "%s", name);
+    }
+    if (!ch->level[0][0] && !ch->level[1][0])
+        ch->kind = HCCN_SPEC_AUTO;
+    else if (hccn_hier_spec_levels_row(ch->level[0], ch->level[1]) == NULL)
+        return fail(c, body, "%s", "no hierarchical algorithm runs these "
+                                   "levels (docs/selection.md lists the "
+                                   "level pairs)");
+    return 0;
+}
+
+static int parse_body(const ctx_t *c, tok_t body, hccn_spec_choice_t *ch)
+{
+    memset(ch, 0, sizeof(*ch));
+    copy_tok(ch->part, sizeof(ch->part), body);
+    if (body.n == 0)
+        return fail(c, body, "%s", "empty algorithm");
+    if (memchr(body.s, ':', body.n) != NULL)
+        return parse_levels(c, body, ch);
+    if (is_auto(body))
+        return 0;
+    const char *name = known_name(body);
+    if (name == NULL) {
+        char names[512];
+        list_names(names, sizeof(names));
+        return fail(c, body, "unknown algorithm (known: %s)", names);
+    }
+    ch->kind = HCCN_SPEC_ALGO;
+    snprintf(ch->algo, sizeof(ch->algo), "%s", name);
+    return 0;
+}
+
+static int parse_entry(const ctx_t *c, tok_t entry, hccn_algo_spec_t *out,
+                       int *have_dflt)
+{
+    int found;
+    tok_t body, op = split(entry, '=', &body, &found);
+    if (entry.n == 0)
+        return fail(c, entry, "%s", "empty entry (two '/' in a row?)");
+    if (!found) {
+        if ((*have_dflt)++)
+            return fail(c, entry, "%s", "a second entry without a "
+                                        "collective (write coll=algo)");
+        return parse_body(c, entry, &out->dflt);
+    }
+    for (size_t i = 0; i < NELEM(colls); i++) {
+        if (!tok_is(op, colls[i].name))
+            continue;
+        unsigned bit = 1u << colls[i].coll;
+        if (out->ops & bit)
+            return fail(c, op, "%s", "this collective is given twice");
+        out->ops |= bit;
+        return parse_body(c, body, &out->op[colls[i].coll]);
+    }
+    return fail(c, op, "%s", "unknown collective (allreduce, reducescatter, "
+                             "allgather, broadcast, reduce, alltoall, "
+                             "scatter, gather, barrier)");
+}
+
+int hccn_hier_spec_parse(const char *spec, hccn_algo_spec_t *out, char *why,
+                         size_t len)
+{
+    ctx_t c = {spec, why, len};
+    int have_dflt = 0, found;
+    memset(out, 0, sizeof(*out));
+    if (spec == NULL)
+        return 0;
+    snprintf(out->text, sizeof(out->text), "%s", spec);
+    tok_t rest = trim(spec, strlen(spec));
+    if (rest.n == 0)
+        return 0;
+    do {
+        tok_t entry = split(rest, '/', &rest, &found);
+        if (parse_entry(&c, entry, out, &have_dflt) != 0)
+            return -1;
+    } while (found);
+    return 0;
+}
+
+/* -------------------------------------------------------------- cache --- */
+
+#define CACHE_SLOTS 32
+
+static struct {
+    char *text;
+    int rc;
+    hccn_algo_spec_t spec;
+    char why[512];
+} cache[CACHE_SLOTS];
+static unsigned cache_next;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int hccn_hier_spec_get(const char *spec, hccn_algo_spec_t *out, char *why,
+                       size_t len)
+{
+    if (spec == NULL || *spec == '\0')
+        return hccn_hier_spec_parse(spec, out, why, len);
+    pthread_mutex_lock(&cache_lock);
+    int slot = -1;
+    for (int i = 0; i < CACHE_SLOTS && slot < 0; i++)
+        if (cache[i].text != NULL && strcmp(cache[i].text, spec) == 0)
+            slot = i;
+    if (slot < 0) {
+        char *text = strdup(spec);
+        slot = (int)(cache_next++ % CACHE_SLOTS);
+        free(cache[slot].text);
+        cache[slot].text = text;
+        cache[slot].rc = hccn_hier_spec_parse(spec, &cache[slot].spec,
+                                              cache[slot].why,
+                                              sizeof(cache[slot].why));
+        if (text == NULL)   /* no memory: answer, but keep nothing */
+            cache_next--;
+    }
+    int rc = cache[slot].rc;
+    *out = cache[slot].spec;
+    if (rc != 0)
+        snprintf(why, len, "%s", cache[slot].why);
+    pthread_mutex_unlock(&cache_lock);
+    return rc;
+}
+
+/* --------------------------------------------------------------- pick --- */
+
+/* The row name stands for when running coll: a table row, or an alias's
+ * first row that exists and implements coll (else its first that exists). */
+static const hccn_algo_t *resolve(const char *name, hccn_coll_t coll)
+{
+    const hccn_algo_t *row = hccn_hier_algo_find(name), *any = NULL;
+    for (size_t i = 0; row == NULL && i < NELEM(aliases); i++) {
+        if (strcmp(aliases[i].alias, name) != 0)
+            continue;
+        for (int k = 0; k < 3 && aliases[i].names[k] && row == NULL; k++) {
+            const hccn_algo_t *r = hccn_hier_algo_find(aliases[i].names[k]);
+            if (r != NULL && (r->colls & 1u << coll))
+                row = r;
+            else if (any == NULL)
+                any = r;
+        }
+    }
+    return row != NULL ? row : any;
+}
+
+/* Writes "spec "<spec>": "<part>": <msg>" (no part when it is the whole
+ * spec) and returns -1. */
+static int pick_fail(const hccn_algo_spec_t *spec,
+                     const hccn_spec_choice_t *ch, const char *msg,
+                     char *why, size_t len)
+{
+    if (strcmp(ch->part, spec->text) == 0)
+        snprintf(why, len, "spec \"%s\": %s", spec->text, msg);
+    else
+        snprintf(why, len, "spec \"%s\": \"%s\": %s", spec->text, ch->part,
+                 msg);
+    return -1;
+}
+
+int hccn_hier_spec_pick(const hccn_algo_spec_t *spec, hccn_coll_t coll,
+                        const hccn_algo_t **algo, const char **part,
+                        char *why, size_t len)
+{
+    const hccn_spec_choice_t *ch =
+        spec->ops & 1u << coll ? &spec->op[coll] : &spec->dflt;
+    const hccn_algo_t *row;
+    char msg[160];
+    *algo = NULL;
+    if (part != NULL)
+        *part = ch->part;
+    if (ch->kind == HCCN_SPEC_AUTO)
+        return 0;
+    if (ch->kind == HCCN_SPEC_ALGO)
+        row = resolve(ch->algo, coll);
+    else
+        row = hccn_hier_spec_levels_row(ch->level[0], ch->level[1]);
+    if (row != NULL && (row->colls & 1u << coll)) {
+        *algo = row;
+        return 0;
+    }
+    if (row == NULL)
+        snprintf(msg, sizeof(msg), "'%s' stands for no algorithm of this "
+                 "build", ch->algo);
+    else
+        snprintf(msg, sizeof(msg), "algorithm '%s' does not implement %s",
+                 row->name, hccn_coll_name(coll));
+    return pick_fail(spec, ch, msg, why, len);
+}
