@@ -234,26 +234,35 @@ static int append_rank(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
     return 0;
 }
 
+/* Adds what elided sink j stood for, but not steps of `after`: every
+ * appended step already waits for those. */
+static int add_elided(hccn_stepset_t *out, const hccn_stepset_t *res,
+                      const hccn_stepset_t *after)
+{
+    for (uint32_t k = 0; k < res->n; k++)
+        if ((after == NULL || !set_has(after, res->idx[k])) &&
+            set_add(out, res->idx[k]) != 0)
+            return -1;
+    return 0;
+}
+
 /* The sinks of sub rank i's appended steps (after's set when none). */
 static int sinks(const hccn_sched_rank_t *rk, const rank_work_t *w,
                  const hccn_stepset_t *after, hccn_stepset_t *out)
 {
     out->n = 0;
     int any = 0;
+    for (uint32_t j = 0; j < rk->nsteps; j++)
+        any |= w->map[j] != ELIDED;
+    if (!any)
+        return after != NULL ? set_add_all(out, after->idx, after->n) : 0;
     for (uint32_t j = 0; j < rk->nsteps; j++) {
-        if (w->map[j] != ELIDED)
-            any = 1;
         if (w->succ[j])
             continue;
-        int rc = w->map[j] != ELIDED
-                     ? set_add(out, w->map[j])
-                     : set_add_all(out, w->res[j].idx, w->res[j].n);
+        int rc = w->map[j] != ELIDED ? set_add(out, w->map[j])
+                                     : add_elided(out, &w->res[j], after);
         if (rc != 0)
             return -1;
-    }
-    if (!any && after != NULL) {
-        out->n = 0;
-        return set_add_all(out, after->idx, after->n);
     }
     return 0;
 }
