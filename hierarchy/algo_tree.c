@@ -170,6 +170,7 @@ typedef struct {
     uint64_t off, len;
     hccn_buf_t acc_buf;      /* inner ranks */
     hccn_buf_t root_buf;     /* the root */
+    uint64_t tmp;            /* SCRATCH offset of second children's data */
 } chunk_t;
 
 static hccn_buf_t acc_buf(const tree_t *t, const chunk_t *c, int r)
@@ -178,13 +179,17 @@ static hccn_buf_t acc_buf(const tree_t *t, const chunk_t *c, int r)
 }
 
 /* Up: every rank, children before parents, reduces its children's chunk
- * (the first with its own SEND, the second with the running sum) and
- * sends the result to its parent; leaves send their SEND chunk. */
+ * and sends the result to its parent; leaves send their SEND chunk. The
+ * first child's chunk is a RECV_REDUCE with the rank's own SEND chunk; the
+ * second's lands in SCRATCH (at tmp + offset, so no receive ever waits)
+ * and a REDUCE adds it once both are there. */
 static void chunk_up(tree_t *t, const chunk_t *c)
 {
     for (int i = 0; i < t->p; i++) {
         int r = t->order[i];
         const tnode_t *n = &t->node[r];
+        hccn_buf_t dst = acc_buf(t, c, r);
+        uint32_t got[2] = {0, 0};
         for (int k = 0; k < n->nchild; k++) {
             int ch = n->child[k];
             uint32_t sdeps[2], nsd = 0;
@@ -194,13 +199,18 @@ static void chunk_up(tree_t *t, const chunk_t *c)
                 sdeps[nsd++] = t->last_up[ch];
             hccn_buf_t src = t->node[ch].nchild > 0 ? acc_buf(t, c, ch)
                                                      : HCCN_BUF_SEND;
-            hccn_buf_t dst = acc_buf(t, c, r);
-            hccn_sched_xfer(c->s, ch, src, c->off, sdeps, nsd, r, dst,
-                            c->off, &t->acc[r], k > 0, c->len, 1,
-                            k == 0 ? HCCN_BUF_SEND : dst, c->off, &t->up[ch],
-                            &t->acc[r]);
+            hccn_sched_xfer(c->s, ch, src, c->off, sdeps, nsd, r,
+                            k == 0 ? dst : HCCN_BUF_SCRATCH,
+                            k == 0 ? c->off : c->tmp + c->off, NULL, 0,
+                            c->len, k == 0, HCCN_BUF_SEND, c->off,
+                            &t->up[ch], &got[k]);
             t->last_up[ch] = t->up[ch];
         }
+        t->acc[r] = got[0];
+        if (n->nchild == 2)
+            t->acc[r] = hccn_sched_local(c->s, r, 1, HCCN_BUF_SCRATCH,
+                                         c->tmp + c->off, dst, c->off,
+                                         c->len, got, 2);
     }
 }
 
@@ -234,9 +244,11 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
                      uint64_t off, uint64_t len, int up, int down)
 {
     uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
-    chunk_t ch = {s, 0, 0, HCCN_BUF_RECV, HCCN_BUF_RECV};
-    if (a->coll == HCCN_COLL_REDUCE)
+    chunk_t ch = {s, 0, 0, HCCN_BUF_RECV, HCCN_BUF_RECV, 0};
+    if (a->coll == HCCN_COLL_REDUCE) {
         ch.acc_buf = HCCN_BUF_SCRATCH;
+        ch.tmp = a->count * a->esize;
+    }
     for (uint64_t o = 0; o < len; o += c) {
         ch.off = off + o;
         ch.len = len - o < c ? len - o : c;
@@ -266,6 +278,8 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
         tree_order(&tb);
         uint64_t half = (a->count + 1) / 2 * a->esize;
         uint64_t n = a->count * a->esize;
+        if (p > 2)
+            s->scratch_bytes = (size_t)n;
         uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
         for (uint64_t o = 0; o < half || o < n - half; o += c) {
             if (o < half)
@@ -297,7 +311,7 @@ static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
             hccn_hier_stamp(s, PHASE_DOWN);
         } else {
             if (a->nranks > 2)
-                s->scratch_bytes = (size_t)n;
+                s->scratch_bytes = (size_t)(2 * n);
             pipeline(&t, s, a, 0, n, 1, 0);
             hccn_hier_stamp(s, PHASE_UP);
         }
