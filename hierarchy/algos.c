@@ -18,6 +18,9 @@ hccn_sched_t *hccn_hier_bruck_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hd_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_rdouble_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_tree_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_rr_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_mh_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
 
 #define C(x) (1u << HCCN_COLL_##x)
@@ -48,6 +51,15 @@ static const hccn_algo_t algos[] = {
     {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
                  "independent",
      C(ALLTOALL), hccn_hier_pairwise_build},
+    {"hier", "hierarchical: mesh inside nodes, ring across; allreduce "
+             "pipelined in chunks",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
+         C(REDUCE),
+     hccn_hier_hier_build},
+    {"hier_rr", "hierarchical: ring inside nodes and across",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build},
+    {"hier_mh", "hierarchical: mesh inside nodes, halving-doubling across",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build},
     {NULL, NULL, 0, NULL},
 };
 

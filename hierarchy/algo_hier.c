@@ -1,0 +1,548 @@
+/*
+ * "hier", "hier_rr", "hier_mh": hierarchical collectives composed from flat
+ * schedules (hierarchy/compose.h), following HCCL's level0/level1 split.
+ * Level 0 is the ranks of one node, level 1 the ranks with the same local
+ * index across nodes (args->view says which is which). The rows differ in
+ * the flat algorithms of the two levels: hier = mesh inside nodes and ring
+ * across, hier_rr = ring and ring, hier_mh = mesh and halving-doubling.
+ * With N nodes of L ranks, q = count / L (rounded down):
+ *
+ * allreduce       per chunk of the message (a multiple of L elements,
+ *                 args->chunk_bytes, default 4 MiB): P1 intra-node
+ *                 reduce-scatter into L blocks of RECV -> P2 inter-node
+ *                 allreduce of each rank's block among its level-1 group
+ *                 -> P3 intra-node allgather. Inside a node the P1s of all
+ *                 chunks run first, then the P3s; across nodes the P2s run
+ *                 in chunk order; so chunk c+1's P1 overlaps chunk c's P2
+ *                 and each level's links carry one phase at a time.
+ * reduce_scatter  inter-node reduce-scatter of node-sized super-blocks
+ *                 into SCRATCH -> intra-node reduce-scatter into RECV
+ * allgather       intra-node allgather into the node's super-block of
+ *                 RECV -> inter-node allgather of super-blocks
+ * broadcast       scatter of the root's SEND in the root's node -> inter-
+ *                 node broadcast of each block from the root's node ->
+ *                 intra-node allgather
+ * reduce          intra-node reduce-scatter into SCRATCH -> inter-node
+ *                 reduce of each block to the root's node -> gather to the
+ *                 root
+ *
+ * The count % L elements left over (fewer than L) are done last, after
+ * everything else on the rank: allreduce = intra allreduce -> inter
+ * allreduce, broadcast = inter broadcast from the root -> intra broadcast,
+ * reduce = intra reduce -> inter reduce to the root.
+ *
+ * Not applicable (NULL): no view, one node, or one rank per node. Nodes of
+ * different sizes (uneven shapes), and reduce_scatter/allgather on a
+ * communicator whose ranks are not node-major (rank = node * L + local),
+ * fall back to the flat ring (for allreduce, broadcast and reduce on the
+ * ranks ordered by node), named "hier(ring)". docs/algorithms.md gives
+ * bytes, times and reduction orders.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/algo_util.h"
+#include "hierarchy/compose.h"
+
+#define HIER_DEFAULT_CHUNK ((uint64_t)4 << 20)
+
+enum { PHASE_1 = 1, PHASE_2 = 2, PHASE_3 = 3, PHASE_TAIL = 4 };
+
+typedef struct {
+    const char *sched;     /* schedule name */
+    const char *l0, *l1;   /* flat algorithms of level 0 and level 1 */
+} variant_t;
+
+static const variant_t HIER = {"hier(mesh,ring)", "mesh", "ring"};
+static const variant_t HIER_RR = {"hier(ring,ring)", "ring", "ring"};
+static const variant_t HIER_MH = {"hier(mesh,hd)", "mesh", "hd"};
+
+typedef struct {
+    hccn_sched_t *s;
+    const hccn_coll_args_t *a;
+    const variant_t *v;
+    int N, L;
+    int *at;                  /* [n * L + l]: the rank at node n, local l */
+    int *grp;                 /* a group's ranks, max(N, L) entries */
+    hccn_frontier_t *intra;   /* last steps of each rank's level-0 phase */
+    hccn_frontier_t *inter;   /* last steps of each rank's level-1 phase */
+    hccn_frontier_t *tmp;
+} hier_t;
+
+/* ------------------------------------------------------------ shape --- */
+
+/* 1 if every node of v has a distinct local index 0..size-1 per rank. */
+static int places_ok(const hccn_hier_view_t *v, const int *size)
+{
+    int *first = calloc((size_t)v->nnodes + 1, sizeof(int));
+    unsigned char *seen = calloc((size_t)v->nranks + 1, 1);
+    int ok = first != NULL && seen != NULL;
+    for (int n = 0; ok && n < v->nnodes; n++)
+        first[n + 1] = first[n] + size[n];
+    for (int r = 0; ok && r < v->nranks; r++) {
+        int nd = v->node[r], l = v->local[r];
+        ok = l < size[nd] && !seen[first[nd] + l];
+        if (ok)
+            seen[first[nd] + l] = 1;
+    }
+    free(first);
+    free(seen);
+    return ok;
+}
+
+/* Checks args->view. Returns -1 when hier does not apply (no view, one
+ * node, one rank per node, or a view that does not describe the ranks), 0
+ * for nodes of different sizes, else 1 with *L ranks on every node. */
+static int shape(const hccn_coll_args_t *a, int *L)
+{
+    const hccn_hier_view_t *v = a->view;
+    if (v == NULL || v->nranks != a->nranks || v->nnodes < 2 ||
+        v->node == NULL || v->local == NULL)
+        return -1;
+    int *size = calloc((size_t)v->nnodes, sizeof(int));
+    if (size == NULL)
+        return -1;
+    int rc = 1;
+    for (int r = 0; r < a->nranks && rc > 0; r++) {
+        if (v->node[r] < 0 || v->node[r] >= v->nnodes || v->local[r] < 0)
+            rc = -1;
+        else
+            size[v->node[r]]++;
+    }
+    for (int n = 0; n < v->nnodes && rc > 0; n++)
+        if (size[n] == 0)
+            rc = -1;
+    if (rc > 0 && !places_ok(v, size))
+        rc = -1;
+    *L = rc > 0 ? size[0] : 0;
+    for (int n = 1; n < v->nnodes && rc > 0; n++)
+        if (size[n] != size[0])
+            rc = 0;
+    free(size);
+    if (rc > 0 && *L == 1)
+        rc = -1;
+    return rc;
+}
+
+/* 1 if rank r is node * L + local for every r. */
+static int node_major(const hccn_hier_view_t *v, int L)
+{
+    for (int r = 0; r < v->nranks; r++)
+        if (r != v->node[r] * L + v->local[r])
+            return 0;
+    return 1;
+}
+
+static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
+                     const variant_t *v, int L)
+{
+    h->s = s;
+    h->a = a;
+    h->v = v;
+    h->N = a->view->nnodes;
+    h->L = L;
+    h->at = malloc((size_t)a->nranks * sizeof(int));
+    h->grp = malloc((size_t)(h->N > L ? h->N : L) * sizeof(int));
+    h->intra = hccn_frontier_new(a->nranks);
+    h->inter = hccn_frontier_new(a->nranks);
+    h->tmp = hccn_frontier_new(a->nranks);
+    if (!h->at || !h->grp || !h->intra || !h->inter || !h->tmp)
+        return -1;
+    for (int r = 0; r < a->nranks; r++)
+        h->at[a->view->node[r] * L + a->view->local[r]] = r;
+    return 0;
+}
+
+static void hier_free(hier_t *h)
+{
+    free(h->at);
+    free(h->grp);
+    hccn_frontier_free(h->intra);
+    hccn_frontier_free(h->inter);
+    hccn_frontier_free(h->tmp);
+}
+
+/* The ranks of node n (by local index), or of level-1 group l (by node). */
+static const int *node_group(hier_t *h, int n)
+{
+    for (int l = 0; l < h->L; l++)
+        h->grp[l] = h->at[n * h->L + l];
+    return h->grp;
+}
+
+static const int *local_group(hier_t *h, int l)
+{
+    for (int n = 0; n < h->N; n++)
+        h->grp[n] = h->at[n * h->L + l];
+    return h->grp;
+}
+
+/* ------------------------------------------------------ composition --- */
+
+/* The flat schedule of algo for a subgroup of n ranks. */
+static hccn_sched_t *flat(const hier_t *h, const char *algo,
+                          hccn_coll_t coll, int n, uint64_t count, int root)
+{
+    const hccn_algo_t *al = hccn_hier_algo_find(algo);
+    hccn_coll_args_t sa = {.coll = coll, .nranks = n, .count = count,
+                           .esize = h->a->esize, .root = root,
+                           .chunk_bytes = h->a->chunk_bytes};
+    return al != NULL ? al->build(&sa) : NULL;
+}
+
+static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
+{
+    return (hccn_bufmap_t){buf, base, stride};
+}
+
+/* Appends sub (consumed) for the ranks of grp, its SEND, RECV and SCRATCH
+ * mapped as given; its roots wait for after, its sinks go to last. */
+static int put(hier_t *h, hccn_sched_t *sub, const int *grp,
+               hccn_bufmap_t send, hccn_bufmap_t recv, uint64_t scratch,
+               const hccn_frontier_t *after, hccn_frontier_t *last,
+               int phase)
+{
+    hccn_compose_t how = {.ranks = grp, .after = after, .phase = phase,
+                          .map = {send, recv,
+                                  at(HCCN_BUF_SCRATCH, scratch, 0)}};
+    int rc = hccn_sched_compose(h->s, sub, &how, last);
+    hccn_sched_free(sub);
+    return rc;
+}
+
+/* tmp = a | b. */
+static const hccn_frontier_t *both(hier_t *h, const hccn_frontier_t *a,
+                                   const hccn_frontier_t *b)
+{
+    if (hccn_frontier_copy(h->tmp, a) != 0 ||
+        hccn_frontier_merge(h->tmp, b) != 0)
+        h->s->failed = 1;
+    return h->tmp;
+}
+
+/* SCRATCH bytes a flat schedule needs (0 if it cannot be built). */
+static uint64_t probe(const hier_t *h, const char *algo, hccn_coll_t coll,
+                      int n, uint64_t count)
+{
+    hccn_sched_t *s = flat(h, algo, coll, n, count, 0);
+    uint64_t b = s != NULL ? s->scratch_bytes : 0;
+    hccn_sched_free(s);
+    return b;
+}
+
+/* -------------------------------------------------------- allreduce --- */
+
+/* The chunk in elements: a multiple of L, at least L. */
+static uint64_t chunk_elems(const hier_t *h)
+{
+    uint64_t c = hccn_hier_chunk(h->a, HIER_DEFAULT_CHUNK) / h->a->esize;
+    c -= c % (uint64_t)h->L;
+    return c < (uint64_t)h->L ? (uint64_t)h->L : c;
+}
+
+/* P1 and P2 of the chunk at element off with q elements per block; P2's
+ * sinks are kept in f2 for the chunk's P3. */
+static void ar_chunk_up(hier_t *h, uint64_t off, uint64_t q, uint64_t s2,
+                        hccn_frontier_t *f2)
+{
+    const size_t e = h->a->esize;
+    uint64_t o = off * e, b = q * e;
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, q, 0),
+            node_group(h, n), at(HCCN_BUF_SEND, o, 0),
+            at(HCCN_BUF_RECV, o, b), 0, h->intra, h->intra, PHASE_1);
+    const hccn_frontier_t *after = both(h, h->intra, h->inter);
+    for (int l = 0; l < h->L; l++)
+        put(h, flat(h, h->v->l1, HCCN_COLL_ALLREDUCE, h->N, q, 0),
+            local_group(h, l), at(HCCN_BUF_RECV, o + l * b, 0),
+            at(HCCN_BUF_RECV, o + l * b, 0), s2, after, h->inter, PHASE_2);
+    if (hccn_frontier_copy(f2, h->inter) != 0)
+        h->s->failed = 1;
+}
+
+static void ar_chunk_down(hier_t *h, uint64_t off, uint64_t q,
+                          const hccn_frontier_t *f2)
+{
+    const size_t e = h->a->esize;
+    uint64_t o = off * e, b = q * e;
+    const hccn_frontier_t *after = both(h, h->intra, f2);
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_ALLGATHER, h->L, q, 0),
+            node_group(h, n), at(HCCN_BUF_RECV, o, b),
+            at(HCCN_BUF_RECV, o, 0), 0, after, h->intra, PHASE_3);
+}
+
+/* The last count % L elements: intra allreduce, then inter allreduce (in
+ * every level-1 group, so every rank ends with the sum). */
+static void ar_tail(hier_t *h, uint64_t off, uint64_t t, uint64_t s2)
+{
+    uint64_t o = off * h->a->esize;
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_ALLREDUCE, h->L, t, 0),
+            node_group(h, n), at(HCCN_BUF_SEND, o, 0),
+            at(HCCN_BUF_RECV, o, 0), 0, h->intra, h->intra, PHASE_TAIL);
+    const hccn_frontier_t *after = both(h, h->intra, h->inter);
+    for (int l = 0; l < h->L; l++)
+        put(h, flat(h, h->v->l1, HCCN_COLL_ALLREDUCE, h->N, t, 0),
+            local_group(h, l), at(HCCN_BUF_RECV, o, 0),
+            at(HCCN_BUF_RECV, o, 0), s2, after, h->inter, PHASE_TAIL);
+}
+
+static int build_allreduce(hier_t *h)
+{
+    const uint64_t L = (uint64_t)h->L, ce = chunk_elems(h);
+    uint64_t main = h->a->count / L * L, tail = h->a->count - main;
+    size_t K = (size_t)((main + ce - 1) / ce);
+    uint64_t q0 = (main < ce ? main : ce) / L;
+    /* Level-1 phases overlap level-0 ones: their SCRATCH comes after the
+     * largest level-0 need. */
+    uint64_t s2 = probe(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, q0);
+    uint64_t s1t = probe(h, h->v->l0, HCCN_COLL_ALLREDUCE, h->L, tail);
+    s2 = s1t > s2 ? s1t : s2;
+    hccn_frontier_t **f2 = calloc(K + 1, sizeof(*f2));
+    if (f2 == NULL)
+        return -1;
+    for (size_t k = 0; k < K && !h->s->failed; k++) {
+        uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
+        f2[k] = hccn_frontier_new(h->a->nranks);
+        if (f2[k] == NULL)
+            h->s->failed = 1;
+        else
+            ar_chunk_up(h, off, len / L, s2, f2[k]);
+    }
+    for (size_t k = 0; k < K && !h->s->failed; k++) {
+        uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
+        ar_chunk_down(h, off, len / L, f2[k]);
+    }
+    if (tail > 0 && !h->s->failed)
+        ar_tail(h, main, tail, s2);
+    for (size_t k = 0; k < K; k++)
+        hccn_frontier_free(f2[k]);
+    free(f2);
+    return 0;
+}
+
+/* ------------------------------------------ reduce_scatter, allgather --- */
+
+/* Inter-node reduce-scatter of super-blocks (node i's L blocks) into
+ * SCRATCH [0, L*b), then intra-node reduce-scatter of them into RECV. */
+static int build_reduce_scatter(hier_t *h)
+{
+    uint64_t c = h->a->count, sb = (uint64_t)h->L * c * h->a->esize;
+    for (int l = 0; l < h->L; l++)
+        put(h, flat(h, h->v->l1, HCCN_COLL_REDUCE_SCATTER, h->N,
+                    (uint64_t)h->L * c, 0),
+            local_group(h, l), at(HCCN_BUF_SEND, 0, 0),
+            at(HCCN_BUF_SCRATCH, 0, 0), sb, NULL, h->inter, PHASE_1);
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, c, 0),
+            node_group(h, n), at(HCCN_BUF_SCRATCH, 0, 0),
+            at(HCCN_BUF_RECV, 0, 0), sb, h->inter, h->intra, PHASE_2);
+    return 0;
+}
+
+/* Intra-node allgather into node n's super-block of RECV, then inter-node
+ * allgather of the super-blocks, in place in RECV. */
+static int build_allgather(hier_t *h)
+{
+    uint64_t c = h->a->count, sb = (uint64_t)h->L * c * h->a->esize;
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_ALLGATHER, h->L, c, 0),
+            node_group(h, n), at(HCCN_BUF_SEND, 0, 0),
+            at(HCCN_BUF_RECV, (uint64_t)n * sb, 0), 0, NULL, h->intra,
+            PHASE_1);
+    for (int l = 0; l < h->L; l++)
+        put(h, flat(h, h->v->l1, HCCN_COLL_ALLGATHER, h->N,
+                    (uint64_t)h->L * c, 0),
+            local_group(h, l), at(HCCN_BUF_RECV, 0, sb),
+            at(HCCN_BUF_RECV, 0, 0), 0, h->intra, h->inter, PHASE_2);
+    return 0;
+}
+
+/* -------------------------------------------------- broadcast, reduce --- */
+
+static int root_node(const hier_t *h)
+{
+    return h->a->view->node[h->a->root];
+}
+
+static int root_local(const hier_t *h)
+{
+    return h->a->view->local[h->a->root];
+}
+
+static void bcast_tail(hier_t *h, uint64_t off, uint64_t t)
+{
+    uint64_t o = off * h->a->esize;
+    int n0 = root_node(h), l0 = root_local(h);
+    put(h, flat(h, h->v->l1, HCCN_COLL_BROADCAST, h->N, t, n0),
+        local_group(h, l0), at(HCCN_BUF_SEND, o, 0), at(HCCN_BUF_RECV, o, 0),
+        0, both(h, h->intra, h->inter), h->inter, PHASE_TAIL);
+    const hccn_frontier_t *after = both(h, h->intra, h->inter);
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_BROADCAST, h->L, t, l0),
+            node_group(h, n), at(HCCN_BUF_RECV, o, 0),
+            at(HCCN_BUF_RECV, o, 0), 0, after, h->intra, PHASE_TAIL);
+}
+
+/* Scatter in the root's node, inter-node broadcast of each block from the
+ * root's node, intra-node allgather; then the tail. */
+static int build_broadcast(hier_t *h)
+{
+    uint64_t q = h->a->count / (uint64_t)h->L, b = q * h->a->esize;
+    int n0 = root_node(h), l0 = root_local(h);
+    if (q > 0) {
+        put(h, flat(h, "mesh", HCCN_COLL_SCATTER, h->L, q, l0),
+            node_group(h, n0), at(HCCN_BUF_SEND, 0, 0),
+            at(HCCN_BUF_RECV, 0, b), 0, NULL, h->intra, PHASE_1);
+        for (int l = 0; l < h->L; l++)
+            put(h, flat(h, h->v->l1, HCCN_COLL_BROADCAST, h->N, q, n0),
+                local_group(h, l), at(HCCN_BUF_RECV, l * b, 0),
+                at(HCCN_BUF_RECV, l * b, 0), 0, h->intra, h->inter,
+                PHASE_2);
+        for (int n = 0; n < h->N; n++)
+            put(h, flat(h, h->v->l0, HCCN_COLL_ALLGATHER, h->L, q, 0),
+                node_group(h, n), at(HCCN_BUF_RECV, 0, b),
+                at(HCCN_BUF_RECV, 0, 0), 0, h->inter, h->intra, PHASE_3);
+    }
+    if (h->a->count % (uint64_t)h->L)
+        bcast_tail(h, q * (uint64_t)h->L, h->a->count % (uint64_t)h->L);
+    return 0;
+}
+
+/* The tail: intra reduce to local l0 into SCRATCH [x, x+t), then inter
+ * reduce from there to the root's RECV. */
+static void reduce_tail(hier_t *h, uint64_t off, uint64_t t, uint64_t x)
+{
+    uint64_t o = off * h->a->esize, tb = t * h->a->esize;
+    int n0 = root_node(h), l0 = root_local(h);
+    for (int n = 0; n < h->N; n++)
+        put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE, h->L, t, l0),
+            node_group(h, n), at(HCCN_BUF_SEND, o, 0),
+            at(HCCN_BUF_SCRATCH, x, 0), x + tb, both(h, h->intra, h->inter),
+            h->intra, PHASE_TAIL);
+    put(h, flat(h, h->v->l1, HCCN_COLL_REDUCE, h->N, t, n0),
+        local_group(h, l0), at(HCCN_BUF_SCRATCH, x, 0),
+        at(HCCN_BUF_RECV, o, 0), x + tb, h->intra, h->inter, PHASE_TAIL);
+}
+
+/* Intra-node reduce-scatter into SCRATCH [0, b), inter-node reduce of it
+ * (in place) to the root's node, gather to the root; then the tail. Each
+ * phase's own SCRATCH comes after [0, b). */
+static int build_reduce(hier_t *h)
+{
+    uint64_t q = h->a->count / (uint64_t)h->L, b = q * h->a->esize;
+    int n0 = root_node(h), l0 = root_local(h);
+    if (q > 0) {
+        for (int n = 0; n < h->N; n++)
+            put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, q, 0),
+                node_group(h, n), at(HCCN_BUF_SEND, 0, 0),
+                at(HCCN_BUF_SCRATCH, 0, 0), b, NULL, h->intra, PHASE_1);
+        for (int l = 0; l < h->L; l++)
+            put(h, flat(h, h->v->l1, HCCN_COLL_REDUCE, h->N, q, n0),
+                local_group(h, l), at(HCCN_BUF_SCRATCH, 0, 0),
+                at(HCCN_BUF_SCRATCH, 0, 0), b, h->intra, h->inter, PHASE_2);
+        put(h, flat(h, "mesh", HCCN_COLL_GATHER, h->L, q, l0),
+            node_group(h, n0), at(HCCN_BUF_SCRATCH, 0, 0),
+            at(HCCN_BUF_RECV, 0, 0), b, h->inter, h->intra, PHASE_3);
+    }
+    if (h->a->count % (uint64_t)h->L)
+        reduce_tail(h, q * (uint64_t)h->L, h->a->count % (uint64_t)h->L,
+                    h->s->scratch_bytes);
+    return 0;
+}
+
+/* ---------------------------------------------------------- fallback --- */
+
+/* The flat ring, on the ranks ordered by (node, local) for the
+ * collectives whose buffers do not depend on rank order. */
+static hccn_sched_t *fallback(const hccn_coll_args_t *a)
+{
+    const hccn_hier_view_t *v = a->view;
+    int p = a->nranks, whole = a->coll != HCCN_COLL_REDUCE_SCATTER &&
+                               a->coll != HCCN_COLL_ALLGATHER;
+    int *order = malloc((size_t)p * sizeof(int));
+    hccn_sched_t *s = hccn_sched_new(p, "hier(ring)");
+    if (order == NULL || s == NULL) {
+        free(order);
+        return hccn_hier_finish(s, -1);
+    }
+    int n = 0, sub_root = a->root;
+    for (int nd = 0; nd < (whole ? v->nnodes : 1); nd++)
+        for (int r = 0; r < p; r++)
+            if (!whole || v->node[r] == nd) {
+                if (r == a->root)
+                    sub_root = n;
+                order[n++] = r; /* ranks of a node in rank order */
+            }
+    hccn_coll_args_t sa = *a;
+    sa.root = sub_root;
+    sa.view = NULL;
+    const hccn_algo_t *ring = hccn_hier_algo_find("ring");
+    hccn_compose_t how = hccn_compose_identity();
+    how.ranks = order;
+    hccn_sched_t *sub = ring != NULL ? ring->build(&sa) : NULL;
+    int rc = hccn_sched_compose(s, sub, &how, NULL);
+    hccn_sched_free(sub);
+    free(order);
+    return hccn_hier_finish(s, rc);
+}
+
+/* ------------------------------------------------------------- entry --- */
+
+static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
+                           unsigned mine)
+{
+    int L = 0;
+    if (!hccn_hier_args_ok(a, mine) ||
+        a->count > (UINT64_MAX >> 4) / a->esize / (uint64_t)a->nranks)
+        return NULL;
+    int sh = shape(a, &L);
+    if (sh < 0)
+        return NULL;
+    if (sh == 0 || ((a->coll == HCCN_COLL_REDUCE_SCATTER ||
+                     a->coll == HCCN_COLL_ALLGATHER) &&
+                    !node_major(a->view, L)))
+        return fallback(a);
+    hier_t h;
+    hccn_sched_t *s = hccn_sched_new(a->nranks, v->sched);
+    if (s == NULL || a->count == 0)
+        return s;
+    int rc = hier_init(&h, s, a, v, L);
+    if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
+        rc = build_allreduce(&h);
+    else if (rc == 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
+        rc = build_reduce_scatter(&h);
+    else if (rc == 0 && a->coll == HCCN_COLL_ALLGATHER)
+        rc = build_allgather(&h);
+    else if (rc == 0 && a->coll == HCCN_COLL_BROADCAST)
+        rc = build_broadcast(&h);
+    else if (rc == 0)
+        rc = build_reduce(&h);
+    hier_free(&h);
+    return hccn_hier_finish(s, rc);
+}
+
+static const unsigned AR_RS_AG = 1u << HCCN_COLL_ALLREDUCE |
+                                 1u << HCCN_COLL_REDUCE_SCATTER |
+                                 1u << HCCN_COLL_ALLGATHER;
+
+/* Builds hier (mesh inside nodes, ring across) for args; NULL when it does
+ * not apply (see the top of this file), on bad arguments or no memory. */
+hccn_sched_t *hccn_hier_hier_build(const hccn_coll_args_t *args)
+{
+    return build(args, &HIER,
+                 AR_RS_AG | 1u << HCCN_COLL_BROADCAST |
+                     1u << HCCN_COLL_REDUCE);
+}
+
+/* As hccn_hier_hier_build with ring at both levels. */
+hccn_sched_t *hccn_hier_hier_rr_build(const hccn_coll_args_t *args)
+{
+    return build(args, &HIER_RR, AR_RS_AG);
+}
+
+/* As hccn_hier_hier_build with halving-doubling across nodes. */
+hccn_sched_t *hccn_hier_hier_mh_build(const hccn_coll_args_t *args)
+{
+    return build(args, &HIER_MH, AR_RS_AG);
+}
