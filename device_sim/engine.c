@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "device_sim/engine_internal.h"
@@ -13,6 +14,7 @@
 enum { EV_READY, EV_DONE, EV_DELIVER };
 
 #define MATCH_BUCKETS 4096
+#define JOIN_BUCKETS 1024
 
 /* ---------------------------------------------------------------- heap --- */
 
@@ -125,6 +127,14 @@ static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
 /* --------------------------------------------------------------- tasks --- */
 
 static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+
+static void wake(hccn_sim_engine_t *eng, int dev)
+{
+    pthread_cond_signal(&eng->devs[dev].cv);
+    if (eng->wake != NULL)
+        eng->wake(eng->wake_arg, dev);
+}
+
 static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 
 static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
@@ -261,12 +271,10 @@ static void settle_locked(hccn_sim_engine_t *eng)
             hccn_sim_flow_reap(eng, flow_drained);
         }
     }
-    /* Wake testers whose question can now be answered. */
-    for (int i = 0; i < eng->ndev; i++) {
-        edev_t *d = &eng->devs[i];
-        if (d->state == DEV_TESTING)
-            pthread_cond_signal(&d->cv);
-    }
+    /* Wake testers whose question may now be answered. */
+    for (int i = 0; i < eng->ndev; i++)
+        if (eng->devs[i].state == DEV_TESTING)
+            wake(eng, i);
 }
 
 /* ------------------------------------------------------------- batches --- */
@@ -284,7 +292,35 @@ static void batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     free(b);
 }
 
+static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
+
+/* b's own start time is known: start it, or wait for its join's members. */
 static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
+{
+    ejoin_t *j = b->join;
+    if (j == NULL) {
+        gate_start(eng, b, t);
+        return;
+    }
+    b->join = NULL;
+    j->members[j->arrived++] = b;
+    if (t > j->tmax)
+        j->tmax = t;
+    if (j->arrived < j->count)
+        return;
+    size_t h = key_hash(&j->key) & (JOIN_BUCKETS - 1);
+    for (ejoin_t **pp = &eng->joins[h]; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            break;
+        }
+    for (int i = 0; i < j->count; i++)
+        gate_start(eng, j->members[i], j->tmax);
+    free(j->members);
+    free(j);
+}
+
+static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     b->gated = 0;
     b->start = t;
@@ -315,7 +351,7 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         if (b->end > d->clock)
             d->clock = b->end;
         set_state(eng, d, DEV_RUNNING);
-        pthread_cond_signal(&d->cv);
+        wake(eng, b->dev);
     }
     hccn_sim_batch_t *next = b->stream_next;
     b->stream_next = NULL;
@@ -367,9 +403,56 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     return 0;
 }
 
+/* The open join of key, created for count members if new; NULL on no
+ * memory. Lock held. */
+static ejoin_t *join_get(hccn_sim_engine_t *eng, hccn_sim_key_t key, int count)
+{
+    size_t h = key_hash(&key) & (JOIN_BUCKETS - 1);
+    for (ejoin_t *j = eng->joins[h]; j != NULL; j = j->next)
+        if (key_eq(&j->key, &key))
+            return j;
+    ejoin_t *j = calloc(1, sizeof(*j));
+    if (j == NULL)
+        return NULL;
+    j->members = calloc((size_t)count, sizeof(*j->members));
+    if (j->members == NULL) {
+        free(j);
+        return NULL;
+    }
+    j->key = key;
+    j->count = count;
+    j->tmax = -INFINITY;
+    j->next = eng->joins[h];
+    eng->joins[h] = j;
+    return j;
+}
+
+static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
+                              const hccn_sim_task_t *tasks, int ntasks,
+                              const uint32_t *deps, hccn_sim_batch_t *after,
+                              const hccn_sim_key_t *join, int count);
+
 hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after)
+{
+    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0);
+}
+
+hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
+                                       const hccn_sim_task_t *tasks,
+                                       int ntasks, const uint32_t *deps,
+                                       hccn_sim_batch_t *after,
+                                       hccn_sim_key_t join, int count)
+{
+    return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
+                count);
+}
+
+static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
+                              const hccn_sim_task_t *tasks, int ntasks,
+                              const uint32_t *deps, hccn_sim_batch_t *after,
+                              const hccn_sim_key_t *join, int count)
 {
     hccn_sim_batch_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
@@ -384,6 +467,13 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
         return NULL;
     }
     pthread_mutex_lock(&eng->lock);
+    if (join != NULL && (b->join = join_get(eng, *join, count)) == NULL) {
+        pthread_mutex_unlock(&eng->lock);
+        free(b->tasks);
+        free(b->succ);
+        free(b);
+        return NULL;
+    }
     edev_t *d = &eng->devs[dev];
     b->seq = d->nbatches++;
     b->t0 = d->clock;
@@ -463,6 +553,20 @@ hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
     return rc;
 }
 
+void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
+                          hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    if (d->state == DEV_WAITING && d->waiting_on == b) {
+        d->waiting_on = NULL;
+        set_state(eng, d, DEV_RUNNING);
+    }
+    if (b->done && b->end > d->clock)
+        d->clock = b->end;
+    pthread_mutex_unlock(&eng->lock);
+}
+
 /* 1 when every event at or before t is settled. */
 static int settled_through(hccn_sim_engine_t *eng, double t)
 {
@@ -470,6 +574,21 @@ static int settled_through(hccn_sim_engine_t *eng, double t)
     int cls;
     next_event(eng, &next, &cls);
     return next > t || (next == t && cls == 1);
+}
+
+int hccn_sim_test_try(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b)
+{
+    pthread_mutex_lock(&eng->lock);
+    edev_t *d = &eng->devs[dev];
+    int answer = -1;
+    if (b->done || settled_through(eng, d->clock))
+        answer = b->done && b->end <= d->clock;
+    if (answer < 0 && d->state == DEV_RUNNING)
+        set_state(eng, d, DEV_TESTING);
+    else if (answer >= 0 && d->state == DEV_TESTING)
+        set_state(eng, d, DEV_RUNNING);
+    pthread_mutex_unlock(&eng->lock);
+    return answer;
 }
 
 int hccn_sim_test(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b)
@@ -505,6 +624,15 @@ void hccn_sim_finish(hccn_sim_engine_t *eng, int dev)
     d->waiting_on = NULL;
     set_state(eng, d, DEV_DONE);
     settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_engine_set_wake(hccn_sim_engine_t *eng,
+                              void (*fn)(void *arg, int dev), void *arg)
+{
+    pthread_mutex_lock(&eng->lock);
+    eng->wake = fn;
+    eng->wake_arg = arg;
     pthread_mutex_unlock(&eng->lock);
 }
 
@@ -577,6 +705,40 @@ void hccn_sim_batch_abandon(hccn_sim_engine_t *eng, int dev,
     pthread_mutex_unlock(&eng->lock);
 }
 
+/* ----------------------------------------------------------------- debug --- */
+
+static const char *state_names[] = {"RUNNING", "WAITING", "TESTING", "DONE"};
+
+void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out)
+{
+    pthread_mutex_lock(&eng->lock);
+    fprintf(out, "engine: now %.9g s, %zu queued events, %d flows, horizon %g\n",
+            eng->now, eng->nheap, eng->nflows, horizon(eng));
+    for (int i = 0; i < eng->ndev; i++) {
+        edev_t *d = &eng->devs[i];
+        fprintf(out, "  dev %d %s clock %.9g\n", i, state_names[d->state],
+                d->clock);
+    }
+    for (hccn_sim_batch_t *b = eng->batches; b != NULL; b = b->all_next) {
+        if (b->done)
+            continue;
+        fprintf(out, "  batch dev %d #%llu: %d of %d tasks left%s\n", b->dev,
+                (unsigned long long)b->seq, b->left, b->ntasks,
+                b->gated ? " (gated)" : "");
+        for (int i = 0; i < b->ntasks; i++) {
+            etask_t *t = &b->tasks[i];
+            if (t->state == T_DONE)
+                continue;
+            fprintf(out, "    task %d kind %d state %d peer %d pending %u "
+                    "mate %s key %llu/%llu/%llu\n",
+                    i, (int)t->kind, t->state, t->peer, t->npending,
+                    t->mate ? "yes" : "no", (unsigned long long)t->key.a,
+                    (unsigned long long)t->key.b, (unsigned long long)t->key.c);
+        }
+    }
+    pthread_mutex_unlock(&eng->lock);
+}
+
 /* ------------------------------------------------------------ lifetime --- */
 
 static void drop_all(hccn_sim_engine_t *eng)
@@ -591,6 +753,13 @@ static void drop_all(hccn_sim_engine_t *eng)
     }
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
+    for (int h = 0; h < JOIN_BUCKETS; h++)
+        while (eng->joins[h] != NULL) {
+            ejoin_t *j = eng->joins[h];
+            eng->joins[h] = j->next;
+            free(j->members);
+            free(j);
+        }
     hccn_sim_flow_reset(eng);
 }
 
@@ -622,12 +791,14 @@ hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
     eng->ndev = topo->nnpus;
     eng->nmatch_buckets = MATCH_BUCKETS;
     eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
+    eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
     eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
     pthread_mutex_init(&eng->lock, NULL);
-    if (eng->match == NULL || eng->devs == NULL ||
+    if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
         hccn_sim_flow_init(eng) != 0) {
         hccn_sim_flow_free(eng);
         free(eng->match);
+        free(eng->joins);
         free(eng->devs);
         pthread_mutex_destroy(&eng->lock);
         free(eng);
@@ -653,6 +824,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     hccn_sim_flow_free(eng);
     free(eng->heap);
     free(eng->match);
+    free(eng->joins);
     free(eng->devs);
     pthread_mutex_destroy(&eng->lock);
     free(eng);

@@ -24,6 +24,7 @@
 #define HCCN_DEVICE_SIM_ENGINE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "device_sim/topo.h"
 
@@ -68,19 +69,43 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after);
 
+/* As hccn_sim_post, for one of `count` batches (one per device) that must
+ * start together, at the latest of their own start times: all post with
+ * the same join key. A collective's ranks join, so its time never depends
+ * on how far each rank's thread got. */
+hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
+                                       const hccn_sim_task_t *tasks,
+                                       int ntasks, const uint32_t *deps,
+                                       hccn_sim_batch_t *after,
+                                       hccn_sim_key_t join, int count);
+
+/* Calls wake(arg, dev) (with the engine locked: it must not call back)
+ * whenever a device's awaited batch completes or a tester's question can
+ * be answered. */
+void hccn_sim_engine_set_wake(hccn_sim_engine_t *eng,
+                              void (*wake)(void *arg, int dev), void *arg);
+
 /* Declares that dev will post nothing until b completes (lets the horizon
  * move on while the thread does other work, e.g. moving the data). */
 void hccn_sim_wait_begin(hccn_sim_engine_t *eng, int dev,
                          hccn_sim_batch_t *b);
 
 /* Blocks until b completes, then sets dev RUNNING at max(clock, b's end).
- * Returns HCCN_OK, or HCCN_ERR_TIMEOUT after the engine's wall timeout. */
+ * Returns HCCN_OK, or HCCN_ERR_TIMEOUT after the engine's wall timeout.
+ * (Threads that must keep working while they wait poll
+ * hccn_sim_batch_done and call hccn_sim_wait_finish instead.) */
 hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
                                 hccn_sim_batch_t *b);
 
-/* 1 if b completes at or before dev's clock, else 0; may block briefly (wall)
- * until every event up to that clock is settled. Never moves the clock. */
-int hccn_sim_test(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b);
+/* After b has completed: dev's clock becomes max(clock, b's end). */
+void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
+                          hccn_sim_batch_t *b);
+
+/* 1 if b completes at or before dev's clock, 0 if not, -1 if that is not
+ * known yet (events up to the clock are not all settled; dev then counts
+ * as testing at its clock, and is woken when the answer may be known).
+ * Never moves the clock. */
+int hccn_sim_test_try(hccn_sim_engine_t *eng, int dev, hccn_sim_batch_t *b);
 
 /* Advances dev's clock by dt >= 0 seconds (compute). */
 void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt);
@@ -117,5 +142,9 @@ void hccn_sim_batch_abandon(hccn_sim_engine_t *eng, int dev,
 /* Per-link totals since the last reset: bytes carried and busy seconds. */
 void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
                          double *busy);
+
+/* Writes the engine's state (devices, unfinished batches and tasks) to out,
+ * for diagnosing a wait that never ends. */
+void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out);
 
 #endif /* HCCN_DEVICE_SIM_ENGINE_H */

@@ -42,6 +42,7 @@ struct hccn_sim_batch {
     int refs;                   /* holders; freed at 0 once done */
     int abandoned;              /* given up by its device (error paths) */
     hccn_sim_batch_t *stream_next;
+    struct ejoin *join;         /* start together with the join's members */
     hccn_sim_batch_t *all_prev, *all_next;  /* every live batch */
 };
 
@@ -77,8 +78,21 @@ typedef struct {
     pthread_cond_t cv;
 } edev_t;
 
+/* Batches of one collective, one per rank, that start together: at the
+ * latest of their own gate times, once every member's gate is known. */
+typedef struct ejoin {
+    hccn_sim_key_t key;
+    int count, arrived;
+    double tmax;
+    hccn_sim_batch_t **members;
+    struct ejoin *next;
+} ejoin_t;
+
 struct hccn_sim_engine {
     pthread_mutex_t lock;
+    void (*wake)(void *arg, int dev);   /* a waiting device may go on */
+    void *wake_arg;
+    ejoin_t **joins;            /* open joins by key hash */
     const hccn_sim_topo_t *topo;
     double timeout_s;
     int ndev;

@@ -20,6 +20,15 @@ static double env_timeout(void)
     return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
 }
 
+/* The engine's word that a rank's awaited time is settled: count it as
+ * progress (it may end a wait) and ring the rank. */
+static void engine_wake(void *arg, int dev)
+{
+    hccn_cluster_t *cl = arg;
+    atomic_fetch_add(&cl->epoch, 1);
+    hccn_sim_bell_ring(&cl->ctxs[dev].bell);
+}
+
 static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
                                    const hccn_cluster_opts_t *opts,
                                    hccn_cluster_t **out)
@@ -30,6 +39,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->topo = topo;
     cl->nranks = topo->nnpus;
     pthread_mutex_init(&cl->comms_lock, NULL);
+    pthread_mutex_init(&cl->state_lock, NULL);
     cl->timeout_s = env_timeout();
     if (opts != NULL && opts->struct_size >= sizeof(*opts)) {
         cl->bind_threads = opts->bind_threads;
@@ -54,6 +64,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
     if (cl->eng == NULL)
         goto fail_destroy;
+    hccn_sim_engine_set_wake(cl->eng, engine_wake, cl);
     int *ranks = malloc((size_t)cl->nranks * sizeof(int));
     if (ranks == NULL)
         goto fail_destroy;
@@ -131,6 +142,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     free(cl->ctxs);
     hccn_sim_topo_free(cl->topo);
     pthread_mutex_destroy(&cl->comms_lock);
+    pthread_mutex_destroy(&cl->state_lock);
     free(cl);
 }
 
@@ -153,7 +165,10 @@ static void rank_main(int rank, void *arg)
     if (st != HCCN_OK)
         snprintf(ctx->errmsg, sizeof(ctx->errmsg), "%s", hccn_last_error());
     hccn_rt_drain(ctx);
+    /* The engine first: settling what this rank held back may end peers'
+     * waits, which must count as progress before the rank counts as gone. */
     hccn_sim_finish(cl->eng, rank);
+    hccn_rt_rank_finished(ctx);
     cl->status[rank] = st;
 }
 
@@ -175,9 +190,17 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     hccn_sim_engine_reset(cl->eng);
     hccn_rt_comm_reset(cl->world);
     for (int r = 0; r < cl->nranks; r++) {
-        cl->ctxs[r].last_duration = 0.0;
-        cl->ctxs[r].errmsg[0] = '\0';
+        hccn_ctx_t *ctx = &cl->ctxs[r];
+        ctx->last_duration = 0.0;
+        ctx->errmsg[0] = '\0';
+        atomic_store(&ctx->finished, 0);
+        ctx->waiting = 0;
+        ctx->cur = NULL;
+        ctx->last[0] = '\0';
     }
+    cl->nlive = cl->nranks;
+    cl->nwaiting = 0;
+    atomic_store(&cl->deadlock, 0);
     cl->fn = fn;
     cl->arg = arg;
     cl->status = st;
@@ -187,14 +210,22 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         hccn_rt_error(rc, "hccn_cluster_run: cannot start %d NPU threads",
                       cl->nranks);
     } else {
-        hccn_rt_error_clear();
+        /* Report the root cause: the lowest rank that failed on its own,
+         * not one that failed because a peer did (REMOTE, ABORTED). */
+        int pick = -1;
         for (int r = 0; r < cl->nranks; r++) {
             if (st[r] == HCCN_OK)
                 continue;
-            rc = hccn_rt_error(st[r], "rank %d returned %s: %s", r,
-                               hccn_status_name(st[r]), cl->ctxs[r].errmsg);
-            break;
+            int consequence = st[r] == HCCN_ERR_REMOTE || st[r] == HCCN_ERR_ABORTED;
+            if (pick < 0 || (!consequence && (st[pick] == HCCN_ERR_REMOTE ||
+                                              st[pick] == HCCN_ERR_ABORTED)))
+                pick = r;
         }
+        hccn_rt_error_clear();
+        if (pick >= 0)
+            rc = hccn_rt_error(st[pick], "rank %d returned %s: %s", pick,
+                               hccn_status_name(st[pick]),
+                               cl->ctxs[pick].errmsg);
     }
     /* Communicators made during the run end with it. */
     hccn_rt_free_subcomms(cl);

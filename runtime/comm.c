@@ -84,7 +84,9 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
     for (int i = 0; i < RT_SLOTS; i++) {
         c->slots[i].fp = calloc((size_t)size, sizeof(rt_fp_t));
         c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
-        if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL)
+        c->slots[i].here = calloc((size_t)size, 1);
+        if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL ||
+            c->slots[i].here == NULL)
             goto fail;
     }
     for (int r = 0; r < size; r++) {
@@ -120,8 +122,10 @@ static void slot_clear(rt_slot_t *s)
 
 void hccn_rt_comm_reset(rt_comm_t *c)
 {
-    for (int i = 0; i < RT_SLOTS; i++)
+    for (int i = 0; i < RT_SLOTS; i++) {
         slot_clear(&c->slots[i]);
+        memset(c->slots[i].here, 0, (size_t)c->size);
+    }
     for (int i = 0; i < c->size * c->size; i++) {
         free(c->boxes[i]);
         c->boxes[i] = NULL;
@@ -143,6 +147,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         h->algo_spec = NULL;
     }
     atomic_store(&c->broken, 0);
+    atomic_store(&c->aborted, 0);
 }
 
 void hccn_rt_comm_free(rt_comm_t *c)
@@ -153,6 +158,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free((void *)c->slots[i].xstate);
         free(c->slots[i].fp);
         free(c->slots[i].bufs);
+        free(c->slots[i].here);
     }
     for (int i = 0; i < RT_SPLITS; i++) {
         free(c->splits[i].color);
@@ -284,4 +290,17 @@ int hccn_comm_rank(const hccn_comm_t *comm)
 int hccn_comm_size(const hccn_comm_t *comm)
 {
     return comm != NULL ? comm->sh->size : 0;
+}
+
+hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
+{
+    if (comm == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_abort: comm is NULL");
+    rt_comm_t *c = comm->sh;
+    atomic_store(&c->aborted, 1);
+    atomic_store(&c->broken, 1);
+    hccn_rt_progressed(comm->ctx);
+    for (int r = 0; r < c->size; r++)
+        hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);
+    return HCCN_OK;
 }

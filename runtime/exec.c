@@ -105,8 +105,12 @@ static hccn_status_t post_steps(rt_op_t *op)
             t->kind = HCCN_SIM_TASK_LOCAL;
         }
     }
-    op->batch = hccn_sim_post(cl->eng, op->ctx->rank, tasks, (int)rk->nsteps,
-                              rk->deps, comm->stream_tail);
+    /* Every rank's part of a collective starts at the same simulated time:
+     * when the last rank has called it. */
+    hccn_sim_key_t join = {c->uid, op->seq, UINT64_MAX};
+    op->batch = hccn_sim_post_joined(cl->eng, op->ctx->rank, tasks,
+                                     (int)rk->nsteps, rk->deps,
+                                     comm->stream_tail, join, c->size);
     free(tasks);
     if (op->batch == NULL)
         return HCCN_ERR_NOMEM;
@@ -286,6 +290,7 @@ static int slot_arrive(rt_op_t *op)
         s->seq = op->seq;
     }
     s->fp[r] = op->fp;
+    s->here[r] = 1;
     for (int k = 0; k < 3; k++)
         s->bufs[r * 3 + k] = op->bufs[k];
     if (op->sched->nxfers > s->nxfers)
@@ -318,6 +323,7 @@ static void slot_leave(rt_op_t *op)
         s->nxfers = 0;
         free((void *)s->xstate);
         s->xstate = NULL;
+        memset(s->here, 0, (size_t)c->size);
     }
     pthread_mutex_unlock(&c->lock);
     op->slot = NULL;
@@ -580,13 +586,6 @@ int hccn_rt_progress(hccn_ctx_t *ctx)
 
 /* --------------------------------------------------------------- waiting */
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static const char *op_name(const rt_op_t *op)
 {
     if (op->kind == RT_OP_SEND)
@@ -596,43 +595,73 @@ static const char *op_name(const rt_op_t *op)
     return hccn_rt_fp_name(op->fp.coll);
 }
 
-/* Moves data until op's data plane is done; HCCN_ERR_TIMEOUT after the
- * cluster's timeout. Spins briefly, then sleeps on the rank's doorbell. */
+static int op_data_done(void *arg)
+{
+    return ((rt_op_t *)arg)->stage == RT_STAGE_DONE;
+}
+
+static int finished(const rt_op_t *op, int comm_rank)
+{
+    rt_comm_t *c = op->comm->sh;
+    return atomic_load(&c->cl->ctxs[c->world[comm_rank]].finished);
+}
+
+/* 1 if op waits for a comm rank that has returned from its function (and
+ * so will never deliver): one that has not arrived at the rendezvous, or
+ * the peer of a step that is ready to run but cannot. */
+static int op_peer_gone(void *arg, int *who)
+{
+    rt_op_t *op = arg;
+    rt_comm_t *c = op->comm->sh;
+    if (op->kind != RT_OP_COLL) {
+        *who = op->peer;
+        return finished(op, op->peer);
+    }
+    if (op->stage == RT_STAGE_ARRIVE || op->stage == RT_STAGE_READY) {
+        rt_slot_t *s = &c->slots[op->seq % RT_SLOTS];
+        int gone = 0;
+        pthread_mutex_lock(&c->lock);
+        for (int q = 0; q < c->size && !gone; q++)
+            if ((!s->in_use || s->seq != op->seq || !s->here[q]) &&
+                finished(op, q)) {
+                *who = q;
+                gone = 1;
+            }
+        pthread_mutex_unlock(&c->lock);
+        return gone;
+    }
+    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
+    for (uint32_t i = op->cursor; i < op->nsteps; i++) {
+        const hccn_step_t *st = &rk->steps[i];
+        if (op->step_state[i] == ST_DONE || !deps_done(op, rk, st))
+            continue;
+        if ((st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
+             st->kind == HCCN_STEP_RECV_REDUCE) && finished(op, st->peer)) {
+            *who = st->peer;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Moves data until op's data plane is done (see hccn_rt_block). */
 static hccn_status_t data_wait(rt_op_t *op)
 {
-    hccn_ctx_t *ctx = op->ctx;
-    double start = wall_now();
-    int idle = 0;
-    while (op->stage != RT_STAGE_DONE) {
-        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
-        if (hccn_rt_progress(ctx)) {
-            idle = 0;
-            continue;
-        }
-        if (op->stage == RT_STAGE_DONE)
-            break;
-        /* On an oversubscribed host the peer we wait for needs our core:
-         * yield a few times, then sleep until a peer rings. */
-        if (++idle < 4) {
-            sched_yield();
-            continue;
-        }
-        if (wall_now() - start > ctx->cl->timeout_s) {
-            atomic_store(&op->comm->sh->broken, 1);
-            return hccn_rt_error(
-                HCCN_ERR_TIMEOUT,
-                "rank %d: %s #%llu on communicator %llu timed out after "
-                "%.0f s (%s)",
-                ctx->rank, op_name(op),
-                (unsigned long long)(op->kind == RT_OP_COLL ? op->seq : op->pseq),
-                (unsigned long long)op->comm->sh->uid, ctx->cl->timeout_s,
-                op->stage == RT_STAGE_ARRIVE || op->stage == RT_STAGE_READY
-                    ? "not every rank arrived"
-                    : "a peer stopped moving data");
-        }
-        hccn_sim_bell_wait(&ctx->bell, seen, 100);
-    }
-    return HCCN_OK;
+    char what[128];
+    hccn_rt_op_describe(op, what, sizeof(what));
+    return hccn_rt_block(op->ctx, op->comm->sh, op_data_done, op_peer_gone,
+                         op, what);
+}
+
+typedef struct {
+    hccn_sim_engine_t *eng;
+    hccn_sim_batch_t *b;
+} time_wait_t;
+
+static int batch_done(void *arg)
+{
+    time_wait_t *tw = arg;
+    return hccn_sim_batch_done(tw->eng, tw->b);
 }
 
 hccn_status_t hccn_rt_op_wait(rt_op_t *op)
@@ -645,8 +674,10 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
                              ctx->rank, op_name(op));
     op->waited = 1;
     op->comm->pending--;
+    hccn_rt_set_current(ctx, op);
     hccn_sim_wait_begin(eng, ctx->rank, op->batch);
     hccn_status_t rc = data_wait(op);
+    hccn_rt_set_current(ctx, NULL);
     if (rc == HCCN_OK && op->status != HCCN_OK)
         rc = hccn_rt_error(op->status, "rank %d: %s", ctx->rank, ctx->errmsg);
     if (rc != HCCN_OK) {
@@ -656,14 +687,22 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         hccn_sim_batch_abandon(eng, ctx->rank, op->batch);
         return rc;
     }
-    rc = hccn_sim_wait_end(eng, ctx->rank, op->batch);
+    /* Waiting for the simulated end, keep moving data: a peer may need
+     * this rank's bytes before it can post what settles this time. */
+    time_wait_t tw = {eng, op->batch};
+    char what[160];
+    snprintf(what, sizeof(what), "the simulated end of %s", op_name(op));
+    hccn_rt_set_current(ctx, op);
+    rc = hccn_rt_block(ctx, op->comm->sh, batch_done, NULL, &tw, what);
+    hccn_rt_set_current(ctx, NULL);
     if (rc != HCCN_OK) {
         op->status = rc;
-        return hccn_rt_error(rc,
-                             "rank %d: %s: the simulated time of the operation "
-                             "was not settled within %.0f s",
-                             ctx->rank, op_name(op), ctx->cl->timeout_s);
+        if (hccn_rt_log_on(HCCN_LOG_WARN))
+            hccn_sim_engine_dump(eng, stderr);
+        hccn_sim_batch_abandon(eng, ctx->rank, op->batch);
+        return rc;
     }
+    hccn_sim_wait_finish(eng, ctx->rank, op->batch);
     ctx->last_duration = hccn_sim_batch_end(op->batch) - op->t_call;
     return HCCN_OK;
 }

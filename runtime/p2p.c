@@ -85,6 +85,19 @@ hccn_status_t hccn_wait(hccn_future_t *fut)
     return hccn_rt_op_wait(fut);
 }
 
+typedef struct {
+    hccn_future_t *fut;
+    int answer;
+} test_wait_t;
+
+static int test_known(void *arg)
+{
+    test_wait_t *tw = arg;
+    hccn_ctx_t *ctx = tw->fut->ctx;
+    tw->answer = hccn_sim_test_try(ctx->cl->eng, ctx->rank, tw->fut->batch);
+    return tw->answer >= 0;
+}
+
 hccn_status_t hccn_test(hccn_future_t *fut, int *done)
 {
     if (fut == NULL || done == NULL)
@@ -103,7 +116,14 @@ hccn_status_t hccn_test(hccn_future_t *fut, int *done)
         return hccn_rt_error(fut->status, "rank %d: %s", fut->ctx->rank,
                              fut->ctx->errmsg);
     }
-    *done = hccn_sim_test(fut->ctx->cl->eng, fut->ctx->rank, fut->batch);
+    /* The answer needs every event up to this rank's clock settled; keep
+     * moving data while other ranks get there. */
+    test_wait_t tw = {fut, -1};
+    hccn_status_t rc = hccn_rt_block(fut->ctx, fut->comm->sh, test_known, NULL,
+                                     &tw, "hccn_test");
+    if (rc != HCCN_OK)
+        return rc;
+    *done = tw.answer;
     return HCCN_OK;
 }
 

@@ -43,6 +43,11 @@ struct hccn_ctx {
     hccn_comm_t *world;
     double last_duration;
     rt_op_t *ops_head, *ops_tail; /* outstanding operations, post order */
+    _Atomic int finished;         /* its function returned */
+    int waiting;                  /* asleep in a wait (cl->state_lock) */
+    uint64_t wait_epoch;          /* cl->epoch when it fell asleep */
+    rt_op_t *cur;                 /* the operation it waits for */
+    char last[96];                /* the last operation it completed */
     int group_depth;              /* hccn_group_start nesting */
     rt_op_t **group_ops;          /* posted inside the group, to wait */
     int ngroup, capgroup;
@@ -59,6 +64,10 @@ struct hccn_cluster {
     double timeout_s;
     rt_comm_t *world;
     rt_comm_t *subcomms;          /* made during the current run */
+    pthread_mutex_t state_lock;   /* waiting/cur/last of every rank */
+    _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */
+    int nlive, nwaiting;          /* under state_lock */
+    _Atomic int deadlock;         /* every live rank is stuck */
     pthread_mutex_t comms_lock;
     _Atomic int running;
     _Atomic uint64_t next_comm_uid;
@@ -86,6 +95,7 @@ typedef struct {
     hccn_status_t status;         /* HCCN_ERR_MISMATCH when they disagree */
     char msg[RT_ERR_MAX];
     rt_fp_t *fp;                  /* per comm rank */
+    char *here;                   /* per comm rank: 1 once arrived */
     char **bufs;                  /* per comm rank: SEND, RECV, SCRATCH */
     uint32_t nxfers;
     _Atomic int *xstate;          /* per xfer: 0, 1 published, 2 consumed */
@@ -131,6 +141,7 @@ struct rt_comm {
     int ncache, capcache;
     rt_box_ent_t **boxes;         /* size*size, allocated on first use */
     _Atomic int broken;           /* a mismatch or abort poisoned it */
+    _Atomic int aborted;          /* hccn_comm_abort was called */
     hccn_comm_t **handles;        /* per comm rank */
     int live_handles;             /* under lock; freed at 0 (sub-comms) */
     rt_split_t splits[RT_SPLITS]; /* comm_split rendezvous, by split seq */
@@ -264,5 +275,32 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
 
 /* Finishes every outstanding operation of ctx (at the end of a run). */
 void hccn_rt_drain(hccn_ctx_t *ctx);
+
+/* ------------------------------------------------------------ diagnosis */
+
+/* Blocks the calling rank until done(arg) holds, moving its outstanding
+ * operations meanwhile. Fails with HCCN_ERR_ABORTED if comm is aborted,
+ * HCCN_ERR_REMOTE if gone(arg, &who) (may be NULL) says a comm rank the
+ * wait still needs has returned from its function, and HCCN_ERR_TIMEOUT on
+ * a deadlock (every live rank stuck, reported at once) or after the
+ * cluster's timeout; messages carry every rank's state. */
+hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
+                            int (*done)(void *), int (*gone)(void *, int *),
+                            void *arg, const char *what);
+
+/* Notes that ctx made progress (wakes nobody; defeats deadlock checks). */
+void hccn_rt_progressed(hccn_ctx_t *ctx);
+
+/* Marks the rank as returned from its function and wakes every rank. */
+void hccn_rt_rank_finished(hccn_ctx_t *ctx);
+
+/* Records the operation the rank waits for (NULL when done waiting). */
+void hccn_rt_set_current(hccn_ctx_t *ctx, rt_op_t *op);
+
+/* Writes one line per rank: what it waits for, or what it did last. */
+void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len);
+
+/* One-line description of an operation ("allreduce #3 on comm 1"). */
+int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len);
 
 #endif /* HCCN_RUNTIME_RT_H */

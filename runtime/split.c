@@ -105,19 +105,33 @@ out:
     return rc;
 }
 
-static hccn_status_t split_wait(hccn_ctx_t *ctx, rt_comm_t *c, int *flag,
-                                int want)
+typedef struct {
+    rt_comm_t *c;
+    rt_split_t *rec;
+    uint64_t seq;
+} split_wait_t;
+
+static int locked_read(rt_comm_t *c, const int *flag)
 {
-    for (;;) {
-        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
-        pthread_mutex_lock(&c->lock);
-        int v = *flag;
-        pthread_mutex_unlock(&c->lock);
-        if (v == want)
-            return HCCN_OK;
-        if (!hccn_rt_progress(ctx))
-            hccn_sim_bell_wait(&ctx->bell, seen, 100);
-    }
+    pthread_mutex_lock(&c->lock);
+    int v = *flag;
+    pthread_mutex_unlock(&c->lock);
+    return v;
+}
+
+static int split_free(void *arg)
+{
+    split_wait_t *w = arg;
+    pthread_mutex_lock(&w->c->lock);
+    int ok = !w->rec->in_use || w->rec->seq == w->seq;
+    pthread_mutex_unlock(&w->c->lock);
+    return ok;
+}
+
+static int split_built(void *arg)
+{
+    split_wait_t *w = arg;
+    return locked_read(w->c, &w->rec->built);
 }
 
 static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
@@ -132,15 +146,10 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
     rt_split_t *rec = &c->splits[seq % RT_SPLITS];
 
     /* Wait for the record to be free of the split RT_SPLITS before. */
-    for (;;) {
-        uint32_t seen = hccn_sim_bell_read(&comm->ctx->bell);
-        pthread_mutex_lock(&c->lock);
-        if (!rec->in_use || rec->seq == seq)
-            break;
-        pthread_mutex_unlock(&c->lock);
-        if (!hccn_rt_progress(comm->ctx))
-            hccn_sim_bell_wait(&comm->ctx->bell, seen, 100);
-    }
+    split_wait_t w = {c, rec, seq};
+    if ((rc = hccn_rt_block(comm->ctx, c, split_free, NULL, &w, name)) != HCCN_OK)
+        return rc;
+    pthread_mutex_lock(&c->lock);
     rec->in_use = 1;
     rec->seq = seq;
     rec->color[r] = color;
@@ -151,9 +160,11 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
         rec->built = 1;
     }
     pthread_mutex_unlock(&c->lock);
+    hccn_rt_progressed(comm->ctx);
     for (int q = 0; q < c->size; q++)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[q]].bell);
-    split_wait(comm->ctx, c, &rec->built, 1);
+    if ((rc = hccn_rt_block(comm->ctx, c, split_built, NULL, &w, name)) != HCCN_OK)
+        return rc;
 
     pthread_mutex_lock(&c->lock);
     rc = rec->status;

@@ -199,6 +199,10 @@ hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
  * HCCN_ERR_INVALID. The world communicator cannot be destroyed. */
 hccn_status_t hccn_comm_destroy(hccn_comm_t *comm);
 
+/* Aborts a communicator: every rank's pending and future operations on it
+ * fail promptly with HCCN_ERR_ABORTED. Any member may call it. */
+hccn_status_t hccn_comm_abort(hccn_comm_t *comm);
+
 /* Per-communicator options: an algorithm choice in HCCN_ALGO's grammar
  * (NULL: back to the environment and the cost model), and compressed
  * transfers for fp32 allreduce/reduce_scatter/allgather. Set by every rank

@@ -1,0 +1,223 @@
+/*
+ * Waiting, and diagnosing waits that will never end.
+ *
+ * Every blocking wait of a rank goes through hccn_rt_block. While it waits
+ * the rank keeps moving its other operations. It stops waiting, with a
+ * report of every rank's state, when:
+ * - the communicator is aborted (HCCN_ERR_ABORTED);
+ * - a rank it needs has returned from its function (HCCN_ERR_REMOTE): a
+ *   finished rank has drained its own operations, so whatever it has not
+ *   delivered by then it never will;
+ * - every live rank is asleep in a wait and nobody has made progress since
+ *   they fell asleep: a deadlock, reported at once (HCCN_ERR_TIMEOUT);
+ * - the wall-clock timeout passes (HCCN_ERR_TIMEOUT).
+ *
+ * Deadlock rule: the cluster keeps an epoch that any rank bumps when it
+ * moves anything. A rank going to sleep records the epoch; if all live
+ * ranks are asleep with the current epoch, no one can change anything that
+ * would wake another, so the wait can never end.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/rt.h"
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ring_all(hccn_cluster_t *cl)
+{
+    for (int r = 0; r < cl->nranks; r++)
+        hccn_sim_bell_ring(&cl->ctxs[r].bell);
+}
+
+void hccn_rt_progressed(hccn_ctx_t *ctx)
+{
+    atomic_fetch_add(&ctx->cl->epoch, 1);
+}
+
+void hccn_rt_rank_finished(hccn_ctx_t *ctx)
+{
+    hccn_cluster_t *cl = ctx->cl;
+    pthread_mutex_lock(&cl->state_lock);
+    atomic_store(&ctx->finished, 1);
+    cl->nlive--;
+    pthread_mutex_unlock(&cl->state_lock);
+    hccn_rt_progressed(ctx);
+    ring_all(cl);
+}
+
+void hccn_rt_set_current(hccn_ctx_t *ctx, rt_op_t *op)
+{
+    pthread_mutex_lock(&ctx->cl->state_lock);
+    if (op == NULL && ctx->cur != NULL)
+        hccn_rt_op_describe(ctx->cur, ctx->last, sizeof(ctx->last));
+    ctx->cur = op;
+    pthread_mutex_unlock(&ctx->cl->state_lock);
+}
+
+int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len)
+{
+    const rt_comm_t *c = op->comm->sh;
+    if (op->kind == RT_OP_COLL)
+        return snprintf(buf, len, "%s #%llu on comm %llu",
+                        hccn_rt_fp_name(op->fp.coll),
+                        (unsigned long long)op->seq,
+                        (unsigned long long)c->uid);
+    return snprintf(buf, len, "%s #%llu %s comm rank %d on comm %llu",
+                    op->kind == RT_OP_SEND ? "send" : "recv",
+                    (unsigned long long)op->pseq,
+                    op->kind == RT_OP_SEND ? "to" : "from", op->peer,
+                    (unsigned long long)c->uid);
+}
+
+/* Appends the comm ranks that have not arrived at op's rendezvous. */
+static size_t missing_ranks(const rt_op_t *op, char *buf, size_t len)
+{
+    rt_comm_t *c = op->comm->sh;
+    rt_slot_t *s = &c->slots[op->seq % RT_SLOTS];
+    size_t n = 0;
+    pthread_mutex_lock(&c->lock);
+    if (s->in_use && s->seq == op->seq) {
+        n += (size_t)snprintf(buf, len, "; not arrived:");
+        for (int r = 0; r < c->size && n < len; r++)
+            if (!s->here[r])
+                n += (size_t)snprintf(buf + n, len - n, " %d", r);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return n < len ? n : len;
+}
+
+void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    pthread_mutex_lock(&cl->state_lock);
+    for (int r = 0; r < cl->nranks && n + 1 < len; r++) {
+        hccn_ctx_t *x = &cl->ctxs[r];
+        char what[256];
+        if (atomic_load(&x->finished)) {
+            snprintf(what, sizeof(what), "returned from its function");
+        } else if (x->cur != NULL) {
+            size_t k = (size_t)snprintf(what, sizeof(what), "waits in ");
+            k += (size_t)hccn_rt_op_describe(x->cur, what + k, sizeof(what) - k);
+            if (x->cur->kind == RT_OP_COLL && k < sizeof(what) &&
+                (x->cur->stage == RT_STAGE_ARRIVE ||
+                 x->cur->stage == RT_STAGE_READY))
+                missing_ranks(x->cur, what + k, sizeof(what) - k);
+        } else {
+            snprintf(what, sizeof(what), "runs its own code; last completed: %s",
+                     x->last[0] ? x->last : "nothing");
+        }
+        n += (size_t)snprintf(buf + n, len - n, "\n  rank %d %s", r, what);
+    }
+    pthread_mutex_unlock(&cl->state_lock);
+}
+
+/* Falls asleep on the books; detects the deadlock if this is the last
+ * live rank to do so. Returns 1 on deadlock. */
+static int sleep_begin(hccn_ctx_t *ctx, uint64_t e)
+{
+    hccn_cluster_t *cl = ctx->cl;
+    int dead = 0;
+    pthread_mutex_lock(&cl->state_lock);
+    ctx->waiting = 1;
+    ctx->wait_epoch = e;
+    cl->nwaiting++;
+    if (cl->nwaiting == cl->nlive) {
+        dead = 1;
+        for (int r = 0; r < cl->nranks && dead; r++) {
+            hccn_ctx_t *x = &cl->ctxs[r];
+            if (!atomic_load(&x->finished) && (!x->waiting || x->wait_epoch != e))
+                dead = 0;
+        }
+        dead = dead && atomic_load(&cl->epoch) == e;
+    }
+    pthread_mutex_unlock(&cl->state_lock);
+    if (dead) {
+        atomic_store(&cl->deadlock, 1);
+        ring_all(cl);
+    }
+    return dead;
+}
+
+static void sleep_end(hccn_ctx_t *ctx)
+{
+    pthread_mutex_lock(&ctx->cl->state_lock);
+    ctx->waiting = 0;
+    ctx->cl->nwaiting--;
+    pthread_mutex_unlock(&ctx->cl->state_lock);
+}
+
+static hccn_status_t fail(hccn_ctx_t *ctx, rt_comm_t *comm, hccn_status_t rc,
+                          const char *what, const char *why)
+{
+    char report[RT_ERR_MAX];
+    if (comm != NULL && rc != HCCN_ERR_ABORTED)
+        atomic_store(&comm->broken, 1);
+    hccn_rt_state_report(ctx->cl, report, sizeof(report));
+    return hccn_rt_error(rc, "rank %d: %s: %s; ranks:%s", ctx->rank, what,
+                         why, report);
+}
+
+hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
+                            int (*done)(void *), int (*gone)(void *, int *),
+                            void *arg, const char *what)
+{
+    hccn_cluster_t *cl = ctx->cl;
+    double start = wall_now();
+    int idle = 0;
+    char why[160];
+    while (!done(arg)) {
+        /* The epoch is read before looking for work: progress made by
+         * anyone after this point shows as a newer epoch. */
+        uint64_t epoch = atomic_load(&cl->epoch);
+        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
+        if (hccn_rt_progress(ctx)) {
+            hccn_rt_progressed(ctx);
+            idle = 0;
+            continue;
+        }
+        if (done(arg))
+            break;
+        if (comm != NULL && atomic_load(&comm->aborted))
+            return hccn_rt_error(HCCN_ERR_ABORTED,
+                                 "rank %d: %s: communicator %llu was aborted",
+                                 ctx->rank, what,
+                                 (unsigned long long)comm->uid);
+        /* On an oversubscribed host the peer we wait for needs our core:
+         * yield a few times, then sleep until a peer rings. */
+        if (++idle < 4) {
+            sched_yield();
+            continue;
+        }
+        int who;
+        if (gone != NULL && gone(arg, &who)) {
+            snprintf(why, sizeof(why),
+                     "comm rank %d (rank %d) returned from its function "
+                     "without completing its part",
+                     who, comm->world[who]);
+            return fail(ctx, comm, HCCN_ERR_REMOTE, what, why);
+        }
+        if (atomic_load(&cl->deadlock))
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what,
+                        "deadlock: every live rank waits and none can move");
+        if (wall_now() - start > cl->timeout_s) {
+            snprintf(why, sizeof(why), "timed out after %.0f s", cl->timeout_s);
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what, why);
+        }
+        if (sleep_begin(ctx, epoch)) {
+            sleep_end(ctx);
+            continue;   /* reported through cl->deadlock above */
+        }
+        hccn_sim_bell_wait(&ctx->bell, seen, 100);
+        sleep_end(ctx);
+    }
+    return HCCN_OK;
+}
