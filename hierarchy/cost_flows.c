@@ -162,13 +162,15 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
 
 /* ----------------------------------------------------------- pipelines --- */
 
-/* A pipeline's stages: stage i is the width transfers x[i*width ..]. */
+/* A pipeline's stages: stage i is the transfers x[off[i] .. off[i+1]),
+ * whose receivers reduce r[i] seconds per byte of each chunk. */
 typedef struct {
     hccn_cm_t *m;
     const hccn_cm_xf_t *x;
-    int h, width;
+    int h;
+    const int *off;
     const hccn_cm_chunks_t *ck;
-    double r;                /* seconds per byte reduced at a hop, or 0 */
+    const double *r;
 } pipe_t;
 
 /* Adds weight to the load of every finite link of stage i. */
@@ -176,9 +178,8 @@ static void stage_load(const pipe_t *pp, int i, double weight)
 {
     int links[HCCN_SIM_ROUTE_MAX];
     double lat;
-    for (int g = 0; g < pp->width; g++)
-        for (int k = route(pp->m, &pp->x[i * pp->width + g], links, &lat);
-             k-- > 0;)
+    for (int j = pp->off[i]; j < pp->off[i + 1]; j++)
+        for (int k = route(pp->m, &pp->x[j], links, &lat); k-- > 0;)
             pp->m->load[links[k]] += weight;
 }
 
@@ -188,9 +189,8 @@ static double stage_w(const pipe_t *pp, int i)
     const hccn_sim_link_t *tl = pp->m->pl->topo->links;
     int links[HCCN_SIM_ROUTE_MAX];
     double lat, w = 0.0;
-    for (int g = 0; g < pp->width; g++)
-        for (int k = route(pp->m, &pp->x[i * pp->width + g], links, &lat);
-             k-- > 0;)
+    for (int j = pp->off[i]; j < pp->off[i + 1]; j++)
+        for (int k = route(pp->m, &pp->x[j], links, &lat); k-- > 0;)
             w = hccn_hier_cm_max(w, pp->m->load[links[k]] / tl[links[k]].bw);
     return w;
 }
@@ -199,15 +199,16 @@ static void stages_clear(const pipe_t *pp)
 {
     int links[HCCN_SIM_ROUTE_MAX];
     double lat;
-    for (int i = 0; i < pp->h * pp->width; i++)
-        for (int k = route(pp->m, &pp->x[i], links, &lat); k-- > 0;)
+    for (int j = 0; j < pp->off[pp->h]; j++)
+        for (int k = route(pp->m, &pp->x[j], links, &lat); k-- > 0;)
             pp->m->load[links[k]] = 0.0;
 }
 
 /* out[i] = seconds per byte of stage i while stages lo(i) .. lo(i)+len-1
  * (clipped to 0..h-1) are busy at once, lo(i) = i - back; each loads its
  * links by 1, except the stage at lo(i) by tail when tail > 0 (a shorter
- * chunk there). A window sliding right: O(h) routes in all. */
+ * chunk there). A window sliding right: every stage loaded and unloaded
+ * once. */
 static void slide(const pipe_t *pp, int back, int len, double tail,
                   double *out)
 {
@@ -240,7 +241,7 @@ static double flow_shop(const pipe_t *pp, double *w)
     const hccn_cm_chunks_t *ck = pp->ck;
     int h = pp->h, win = ck->n < (uint64_t)h ? (int)ck->n : h;
     double *fill = w, *steady = w + h, *drain = w + 2 * (size_t)h;
-    double c = (double)ck->c, last = (double)ck->last, r = pp->r;
+    double c = (double)ck->c, last = (double)ck->last;
     double n = (double)(ck->n - 1) * c + last;
     slide(pp, win - 1, win, ck->n <= (uint64_t)h ? last / c : 0.0, fill);
     if (win == h)
@@ -250,8 +251,9 @@ static double flow_shop(const pipe_t *pp, double *w)
     slide(pp, 0, win, 0.0, drain);
     double before = 0.0, after = 0.0, worst = 0.0;
     for (int i = 0; i < h; i++)
-        after += last * (drain[i] + r);
+        after += last * (drain[i] + pp->r[i]);
     for (int k = 0; k < h; k++) {
+        double r = pp->r[k];
         after -= last * (drain[k] + r);
         double move = before + n * steady[k] + last * r;
         double red = before + c * fill[k] + n * r;
@@ -271,7 +273,7 @@ static double round_len(const pipe_t *pp, int lo, int hi, int tail_at,
     double len = 0.0;
     for (int j = lo; j <= hi; j++) {
         double b = (double)(j == tail_at ? pp->ck->last : pp->ck->c);
-        double d = b * stage_w(pp, j), red = b * pp->r;
+        double d = b * stage_w(pp, j), red = b * pp->r[j];
         len = hccn_hier_cm_max(len, j == front ? d + red
                                                : hccn_hier_cm_max(d, red));
     }
@@ -310,26 +312,27 @@ static double lockstep(const pipe_t *pp)
     return total;
 }
 
-/* Each group's hops add their latencies once; the rest is the smaller of
- * two estimates that each err only on the high side. */
+/* The stages' latencies add once (the slowest hop of each); the rest is
+ * the smaller of two estimates that each err only on the high side. */
 double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
-                             int width, const hccn_cm_chunks_t *ck,
-                             int reduce)
+                             const int *off, const hccn_cm_chunks_t *ck,
+                             const double *r)
 {
-    pipe_t pp = {m, x, h, width, ck, reduce ? m->r : 0.0};
-    double *w = malloc(3 * (size_t)h * sizeof(double));
+    double *w = malloc(4 * (size_t)(h > 0 ? h : 1) * sizeof(double));
     if (w == NULL || h < 1) {
         m->failed |= w == NULL;
         free(w);
         return 0.0;
     }
-    double lat = 0.0;
-    hccn_hier_cm_flows(m, x, (size_t)h * width, 1.0);
-    for (int g = 0; g < width; g++) {
-        double sum = 0.0;
-        for (int i = 0; i < h; i++)
-            sum += x[i * width + g].lat;
-        lat = hccn_hier_cm_max(lat, sum);
+    double *rr = w + 3 * (size_t)h, lat = 0.0;
+    pipe_t pp = {m, x, h, off, ck, rr};
+    hccn_hier_cm_flows(m, x, (size_t)off[h], 1.0);
+    for (int i = 0; i < h; i++) {
+        double worst = 0.0;
+        for (int j = off[i]; j < off[i + 1]; j++)
+            worst = hccn_hier_cm_max(worst, x[j].lat);
+        lat += worst;
+        rr[i] = r != NULL ? r[i] : 0.0;
     }
     double shop = flow_shop(&pp, w), step = lockstep(&pp);
     free(w);

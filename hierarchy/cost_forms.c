@@ -63,6 +63,53 @@ static double shift_round(hccn_cm_t *m, const hccn_cm_team_t *t, int k,
     return slowest(m->x, n, NULL);
 }
 
+/* Per communicator rank, when it is done with the rounds so far. */
+typedef struct {
+    double *ready, *next;
+} clocks_t;
+
+static int clocks_init(hccn_cm_t *m, clocks_t *c)
+{
+    c->ready = calloc(2 * (size_t)m->p, sizeof(double));
+    c->next = c->ready + m->p;
+    m->failed |= c->ready == NULL;
+    return c->ready != NULL ? 0 : -1;
+}
+
+static double clocks_end(hccn_cm_t *m, clocks_t *c)
+{
+    double end = 0.0;
+    for (int r = 0; r < m->p; r++)
+        end = hccn_hier_cm_max(end, c->ready[r]);
+    free(c->ready);
+    return end;
+}
+
+/* One round of the n transfers in m->x, priced as running together: each
+ * starts when its sender is done with the previous rounds (and, with
+ * recv_waits, its receiver too); the sender is done when it has drained,
+ * the receiver when it has arrived and, with reduce, been reduced. Ranks
+ * of a round can be far apart in time, so its rounds overlap as they do
+ * in the schedule; only the sharing of links is per round. */
+static void round_step(hccn_cm_t *m, size_t n, clocks_t *c, int recv_waits,
+                       int reduce)
+{
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    memcpy(c->next, c->ready, (size_t)m->p * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        const hccn_cm_xf_t *x = &m->x[i];
+        double go = recv_waits ? hccn_hier_cm_max(c->ready[x->src],
+                                                  c->ready[x->dst])
+                               : c->ready[x->src];
+        double drained = go + (double)x->bytes * x->w;
+        double done = drained + x->lat +
+                      (reduce ? (double)x->bytes * m->r : 0.0);
+        c->next[x->src] = hccn_hier_cm_max(c->next[x->src], drained);
+        c->next[x->dst] = hccn_hier_cm_max(c->next[x->dst], done);
+    }
+    memcpy(c->ready, c->next, (size_t)m->p * sizeof(double));
+}
+
 /* ---------------------------------------------------------------- ring --- */
 
 static double ring_rounds(hccn_cm_t *m, const hccn_cm_team_t *t, int rounds,
@@ -72,20 +119,60 @@ static double ring_rounds(hccn_cm_t *m, const hccn_cm_team_t *t, int rounds,
     return rounds * (round + (reduce ? (double)bytes * m->r : 0.0));
 }
 
+/* Chunks of chk bytes (the algorithm's default when a->chunk_bytes is 0)
+ * of a message of n bytes. */
+static hccn_cm_chunks_t chunks(const hccn_coll_args_t *a, uint64_t n,
+                               uint64_t chk)
+{
+    uint64_t c = hccn_hier_chunk(a, chk);
+    c = c > n ? n : c;
+    hccn_cm_chunks_t ck = {c, (n + c - 1) / c, 0};
+    ck.last = n - (ck.n - 1) * c;
+    return ck;
+}
+
+/* A pipeline whose stages are given by their sizes (stage i: the next
+ * size[i] transfers of m->x), each reducing r[i] s/byte (r may be NULL). */
+static double staged(hccn_cm_t *m, int h, const int *size,
+                     const hccn_cm_chunks_t *ck, const double *r)
+{
+    int *off = malloc(((size_t)h + 1) * sizeof(int));
+    if (off == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    off[0] = 0;
+    for (int i = 0; i < h; i++)
+        off[i + 1] = off[i] + size[i];
+    double t = hccn_hier_cm_pipeline(m, m->x, h, off, ck, r);
+    free(off);
+    return t;
+}
+
 /* The pipelined chain member first -> first+1 -> ... of every group. */
 static double chain(hccn_cm_t *m, const hccn_cm_team_t *t,
                     const hccn_coll_args_t *a, int first, int reduce)
 {
-    uint64_t n = whole(a), c = hccn_hier_chunk(a, RING_CHUNK);
-    c = c > n ? n : c;
-    hccn_cm_chunks_t ck = {c, (n + c - 1) / c, 0};
-    ck.last = n - (ck.n - 1) * c;
+    hccn_cm_chunks_t ck = chunks(a, whole(a), RING_CHUNK);
     int h = t->size - 1, w = t->ngroups;
-    for (int i = 0; i < h; i++)
-        for (int g = 0; g < w; g++)
-            m->x[i * w + g] = xf(hccn_hier_cm_member(t, g, first + i),
-                                 hccn_hier_cm_member(t, g, first + i + 1), c);
-    return hccn_hier_cm_pipeline(m, m->x, h, w, &ck, reduce);
+    int *size = malloc((size_t)h * sizeof(int));
+    double *r = malloc((size_t)h * sizeof(double)), time = 0.0;
+    if (size != NULL && r != NULL) {
+        for (int i = 0; i < h; i++) {
+            size[i] = w;
+            r[i] = reduce ? m->r : 0.0;
+            for (int g = 0; g < w; g++)
+                m->x[i * w + g] =
+                    xf(hccn_hier_cm_member(t, g, first + i),
+                       hccn_hier_cm_member(t, g, first + i + 1), ck.c);
+        }
+        time = staged(m, h, size, &ck, r);
+    } else {
+        m->failed = 1;
+    }
+    free(size);
+    free(r);
+    return time;
 }
 
 static double form_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
@@ -265,16 +352,35 @@ static double one_by_one(hccn_cm_t *m, const hccn_cm_team_t *t, int root,
     return end;
 }
 
-/* Rounds k of a shift pattern, each after the last, priced from a sample
- * of the shifts when there are many. */
+/* Rounds k = 1, 2, ... of a shift pattern, each member's round after its
+ * previous one (both sides): round by round as in round_step, or, beyond
+ * ROUNDS_EXACT rounds, a sample of the rounds, each as long as its slowest
+ * transfer, standing for all. */
+#define ROUNDS_EXACT 256
+
 static double shift_rounds(hccn_cm_t *m, const hccn_cm_team_t *t,
                            uint64_t bytes)
 {
     int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
+    size_t n = (size_t)t->ngroups * t->size;
     double sum = 0.0;
+    clocks_t c;
+    if (t->size - 1 <= ROUNDS_EXACT) {
+        if (clocks_init(m, &c) != 0)
+            return 0.0;
+        for (int k = 1; k < t->size; k++) {
+            for (size_t i = 0; i < n; i++)
+                m->x[i] = xf(t->rank[i],
+                             hccn_hier_cm_member(t, (int)(i / t->size),
+                                                 (int)(i % t->size) + k),
+                             bytes);
+            round_step(m, n, &c, 1, 0);
+        }
+        return clocks_end(m, &c);
+    }
     for (int s = 0; s < ns; s++)
         sum += shift_round(m, t, ks[s], bytes);
-    return ns > 0 ? sum * (t->size - 1) / ns : 0.0;
+    return sum * (t->size - 1) / ns;
 }
 
 /* Member 0 hears from 1, 2, ... in turn (0-byte messages: a latency
@@ -373,6 +479,517 @@ static double form_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
                                          : HCCN_COST_NONE;
 }
 
+/* ----------------------------------------------- halving-doubling --- */
+
+/* The power-of-two core of p ranks (docs/algorithms.md, hd): pp virtual
+ * ranks, the first `extra` of which stand for a folded pair (2v, 2v+1). */
+typedef struct {
+    int p, pp, extra, levels;
+    const hccn_coll_args_t *a;
+} hd_shape_t;
+
+static hd_shape_t hd_shape(const hccn_coll_args_t *a)
+{
+    hd_shape_t h = {a->nranks, hccn_hier_pow2_floor(a->nranks), 0, 0, a};
+    h.extra = h.p - h.pp;
+    h.levels = hccn_hier_log2(h.pp);
+    return h;
+}
+
+static int hd_real(const hd_shape_t *h, int v)
+{
+    return v < h->extra ? 2 * v + 1 : v + h->extra;
+}
+
+/* Bytes of virtual blocks [v0, v1): allreduce splits the message into pp
+ * blocks; reduce_scatter and allgather use whole real blocks (two for a
+ * folded pair). */
+static uint64_t hd_span(const hd_shape_t *h, int v0, int v1)
+{
+    const hccn_coll_args_t *a = h->a;
+    if (a->coll == HCCN_COLL_ALLREDUCE) {
+        uint64_t lo = hccn_hier_block(a->count, a->esize, h->pp, v0).off;
+        uint64_t hi = v1 < h->pp
+                          ? hccn_hier_block(a->count, a->esize, h->pp, v1).off
+                          : whole(a);
+        return hi - lo;
+    }
+    int f0 = v0 < h->extra ? 2 * v0 : v0 + h->extra;
+    int f1 = v1 < h->extra ? 2 * v1 : v1 + h->extra;
+    return (uint64_t)(f1 - f0) * whole(a);
+}
+
+/* The folds: 2i -> 2i+1 before (out == 0) or 2i+1 -> 2i after. */
+static void hd_fold(hccn_cm_t *m, const hccn_cm_team_t *t,
+                    const hd_shape_t *h, clocks_t *c, int out,
+                    uint64_t bytes, int reduce)
+{
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int i = 0; i < h->extra; i++) {
+            int lo = hccn_hier_cm_member(t, g, 2 * i);
+            int hi = hccn_hier_cm_member(t, g, 2 * i + 1);
+            m->x[n++] = out ? xf(hi, lo, bytes) : xf(lo, hi, bytes);
+        }
+    if (n > 0)
+        round_step(m, n, c, out, reduce);
+}
+
+/* Exchange k of the halving (halve set) or the doubling: virtual v sends
+ * to v ^ d the half it gives up (halving, reduced there) or its range
+ * (doubling). */
+static void hd_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hd_shape_t *h, clocks_t *c, int k, int halve,
+                        int rdouble)
+{
+    const int d = halve ? h->pp >> (k + 1) : 1 << k;
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int v = 0; v < h->pp; v++) {
+            int w = v ^ d, lo = (halve ? w : v) & ~(d - 1);
+            uint64_t b = rdouble ? whole(h->a) : hd_span(h, lo, lo + d);
+            m->x[n++] = xf(hccn_hier_cm_member(t, g, hd_real(h, v)),
+                           hccn_hier_cm_member(t, g, hd_real(h, w)), b);
+        }
+    round_step(m, n, c, 1, halve || rdouble);
+}
+
+static double form_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
+                      const hccn_coll_args_t *a)
+{
+    hd_shape_t h = hd_shape(a);
+    uint64_t b = whole(a), all = b * (uint64_t)a->nranks;
+    int ar = a->coll == HCCN_COLL_ALLREDUCE, ag = a->coll == HCCN_COLL_ALLGATHER;
+    clocks_t c;
+    if (!ar && !ag && a->coll != HCCN_COLL_REDUCE_SCATTER)
+        return HCCN_COST_NONE;
+    if (clocks_init(m, &c) != 0)
+        return 0.0;
+    hd_fold(m, t, &h, &c, 0, ar || ag ? b : all, !ag);
+    for (int k = 0; k < h.levels && !ag; k++)
+        hd_exchange(m, t, &h, &c, k, 1, 0);
+    for (int k = 0; k < h.levels && (ar || ag); k++)
+        hd_exchange(m, t, &h, &c, k, 0, 0);
+    hd_fold(m, t, &h, &c, 1, ar || !ag ? b : all, 0);
+    return hccn_hier_cm_max(clocks_end(m, &c), ag ? copy_time(m, b) : 0.0);
+}
+
+/* Recursive doubling: log2 p' whole-message exchanges, reduced. */
+static double form_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a)
+{
+    hd_shape_t h = hd_shape(a);
+    clocks_t c;
+    if (a->coll != HCCN_COLL_ALLREDUCE)
+        return HCCN_COST_NONE;
+    if (clocks_init(m, &c) != 0)
+        return 0.0;
+    hd_fold(m, t, &h, &c, 0, whole(a), 1);
+    for (int k = 0; k < h.levels; k++)
+        hd_exchange(m, t, &h, &c, k, 0, 1);
+    hd_fold(m, t, &h, &c, 1, whole(a), 0);
+    return clocks_end(m, &c);
+}
+
+/* ---------------------------------------------------------------- tree --- */
+
+#define TREE_CHUNK ((uint64_t)1 << 20)   /* tree's default chunk */
+
+/* A binary tree over members 0..p-1: parent (-1 at the root), distance to
+ * the root and height of the subtree below each member. */
+typedef struct {
+    int p;
+    int *parent, *depth, *height;
+} tree_t;
+
+/* tree's balanced in-order tree over positions lo..hi: the root of a range
+ * is its middle, position i standing for member mirror ? p-1-i : i+shift;
+ * returns the root's member (-1 for an empty range). */
+static int tree_inorder(tree_t *t, int lo, int hi, int mirror, int shift)
+{
+    if (lo > hi)
+        return -1;
+    int mid = lo + (hi - lo) / 2;
+    int r = mirror ? t->p - 1 - mid : (mid + shift) % t->p;
+    int left = tree_inorder(t, lo, mid - 1, mirror, shift);
+    int right = tree_inorder(t, mid + 1, hi, mirror, shift);
+    if (left >= 0)
+        t->parent[left] = r;
+    if (right >= 0)
+        t->parent[right] = r;
+    return r;
+}
+
+/* tree's heap tree at root: position q = member - root, children 2q+1 and
+ * 2q+2. */
+static void tree_heap(tree_t *t, int root)
+{
+    for (int q = 0; q < t->p; q++)
+        t->parent[(root + q) % t->p] =
+            q == 0 ? -1 : (root + (q - 1) / 2) % t->p;
+}
+
+/* Fills depth and height from parent. */
+static void tree_levels(tree_t *t)
+{
+    int maxd = 0;
+    for (int u = 0; u < t->p; u++) {
+        t->depth[u] = 0;
+        t->height[u] = 0;
+        for (int v = u; t->parent[v] >= 0; v = t->parent[v])
+            t->depth[u]++;
+        maxd = t->depth[u] > maxd ? t->depth[u] : maxd;
+    }
+    for (int d = maxd; d > 0; d--)
+        for (int u = 0; u < t->p; u++)
+            if (t->depth[u] == d &&
+                t->height[t->parent[u]] < t->height[u] + 1)
+                t->height[t->parent[u]] = t->height[u] + 1;
+}
+
+static int tree_new(tree_t *t, int p)
+{
+    t->p = p;
+    t->parent = malloc(3 * (size_t)p * sizeof(int));
+    t->depth = t->parent + p;
+    t->height = t->depth + p;
+    for (int u = 0; t->parent != NULL && u < p; u++)
+        t->parent[u] = -1;
+    return t->parent != NULL ? 0 : -1;
+}
+
+/* Appends to m->x, for every group and tree of trees[0..nt), the edges of
+ * one stage: up, the members of height lvl to their parents; down, the
+ * parents to the members of depth lvl. Returns how many. */
+static int tree_stage(hccn_cm_t *m, const hccn_cm_team_t *t,
+                      const tree_t *trees, int nt, int up, int lvl,
+                      size_t at, uint64_t bytes)
+{
+    int n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int k = 0; k < nt; k++)
+            for (int u = 0; u < t->size; u++) {
+                const tree_t *tr = &trees[k];
+                int par = tr->parent[u];
+                if (par < 0 || (up ? tr->height[u] : tr->depth[u]) != lvl)
+                    continue;
+                int a = hccn_hier_cm_member(t, g, u);
+                int b = hccn_hier_cm_member(t, g, par);
+                m->x[at + (size_t)n++] = up ? xf(a, b, bytes) : xf(b, a, bytes);
+            }
+    return n;
+}
+
+/* Chunks going up the trees (each parent reducing its children's, two at
+ * most, one after the other) and/or down them, as one pipeline whose
+ * stages are the tree levels. */
+static double tree_pipeline(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const tree_t *trees, int nt, int up, int down,
+                            const hccn_cm_chunks_t *ck)
+{
+    int levels = 0, h = 0;
+    for (int k = 0; k < nt; k++)
+        for (int u = 0; u < t->size; u++)
+            if (trees[k].depth[u] > levels)
+                levels = trees[k].depth[u];
+    int *size = malloc(2 * (size_t)levels * sizeof(int) + 1);
+    double *r = malloc(2 * (size_t)levels * sizeof(double) + 1), time = 0.0;
+    size_t at = 0;
+    if (size == NULL || r == NULL) {
+        m->failed = 1;
+        goto out;
+    }
+    for (int l = 0; up && l < levels; l++, h++) {
+        size[h] = tree_stage(m, t, trees, nt, 1, l, at, ck->c);
+        r[h] = 2.0 * m->r;
+        at += (size_t)size[h];
+    }
+    for (int l = 1; down && l <= levels; l++, h++) {
+        size[h] = tree_stage(m, t, trees, nt, 0, l, at, ck->c);
+        r[h] = 0.0;
+        at += (size_t)size[h];
+    }
+    time = staged(m, h, size, ck, r);
+out:
+    free(size);
+    free(r);
+    return time;
+}
+
+static double form_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a)
+{
+    const int p = a->nranks;
+    tree_t tr[2] = {{0}, {0}};
+    double time = 0.0;
+    if (a->coll != HCCN_COLL_ALLREDUCE && a->coll != HCCN_COLL_BROADCAST &&
+        a->coll != HCCN_COLL_REDUCE)
+        return HCCN_COST_NONE;
+    if (tree_new(&tr[0], p) != 0 || tree_new(&tr[1], p) != 0) {
+        m->failed = 1;
+        goto out;
+    }
+    if (a->coll == HCCN_COLL_ALLREDUCE) {
+        /* two trees, each with half of the message */
+        tree_inorder(&tr[0], 0, p - 1, 0, 0);
+        tree_inorder(&tr[1], 0, p - 1, p % 2 == 0, p % 2);
+        tree_levels(&tr[0]);
+        tree_levels(&tr[1]);
+        hccn_cm_chunks_t ck =
+            chunks(a, (a->count + 1) / 2 * a->esize, TREE_CHUNK);
+        time = tree_pipeline(m, t, tr, 2, 1, 1, &ck);
+    } else {
+        hccn_cm_chunks_t ck = chunks(a, whole(a), TREE_CHUNK);
+        tree_heap(&tr[0], a->root);
+        tree_levels(&tr[0]);
+        time = tree_pipeline(m, t, tr, 1, a->coll == HCCN_COLL_REDUCE,
+                             a->coll == HCCN_COLL_BROADCAST, &ck);
+        if (a->coll == HCCN_COLL_BROADCAST)
+            time = hccn_hier_cm_max(time, copy_time(m, whole(a)));
+    }
+out:
+    free(tr[0].parent);
+    free(tr[1].parent);
+    return time;
+}
+
+/* -------------------------------------------------------- hierarchical --- */
+
+#define HIER_CHUNK ((uint64_t)4 << 20)   /* hier's default allreduce chunk */
+
+/* A hierarchical algorithm's shape (docs/algorithms.md, hier): N nodes of
+ * L ranks; at[n * L + l] is the rank at node n, local index l. intra has
+ * a group per node (members by local index), inter a group per local
+ * index (members by node). */
+typedef struct {
+    int N, L;
+    int *at, *by_local;
+    hccn_cm_team_t intra, inter;
+    const char *l0, *l1;     /* the flat algorithms of the two levels */
+} hier_t;
+
+/* Reads a->view: 1 with the shape filled in, 0 when the algorithm falls
+ * back to a flat ring (nodes of different sizes), -1 when it does not
+ * apply (one node, one rank per node, no view). */
+static int hier_shape(hccn_cm_t *m, const hccn_coll_args_t *a, hier_t *h)
+{
+    const hccn_hier_view_t *v = a->view;
+    int p = a->nranks, *size;
+    if (v == NULL || v->nranks != p || v->nnodes < 2)
+        return -1;
+    if ((size = calloc((size_t)v->nnodes, sizeof(int))) == NULL) {
+        m->failed = 1;
+        return -1;
+    }
+    for (int r = 0; r < p; r++)
+        size[v->node[r]]++;
+    int even = 1;
+    for (int n = 1; n < v->nnodes; n++)
+        even &= size[n] == size[0];
+    h->N = v->nnodes;
+    h->L = size[0];
+    free(size);
+    if (!even)
+        return 0;
+    if (h->L < 2)
+        return -1;
+    h->at = malloc(2 * (size_t)p * sizeof(int));
+    if (h->at == NULL) {
+        m->failed = 1;
+        return -1;
+    }
+    h->by_local = h->at + p;
+    for (int r = 0; r < p; r++) {
+        h->at[v->node[r] * h->L + v->local[r]] = r;
+        h->by_local[v->local[r] * h->N + v->node[r]] = r;
+    }
+    h->intra = (hccn_cm_team_t){h->N, h->L, h->at};
+    h->inter = (hccn_cm_team_t){h->L, h->N, h->by_local};
+    return 1;
+}
+
+/* Level l's flat algorithm running coll on count elements in every group
+ * of team t at once (root: a member index). */
+static double level(hccn_cm_t *m, const hier_t *h, int l,
+                    const hccn_cm_team_t *t, const hccn_coll_args_t *a,
+                    hccn_coll_t coll, uint64_t count, int root)
+{
+    hccn_cm_form_fn fn = hccn_hier_cm_form(l == 0 ? h->l0 : h->l1);
+    hccn_coll_args_t sub = {.coll = coll, .nranks = t->size, .count = count,
+                            .esize = a->esize, .root = root,
+                            .chunk_bytes = a->chunk_bytes};
+    if (count == 0)
+        return 0.0;
+    double time = fn != NULL ? fn(m, t, &sub) : HCCN_COST_NONE;
+    m->failed |= time < 0.0;
+    return time;
+}
+
+/* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
+ * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
+ * and P2 of chunk k-1 are done, intra allgather (P3) of chunk k after all
+ * P1s, P3 of k-1 and P2 of k; then the count % L leftover elements. A
+ * rank's reductions run one at a time, so P1 of chunk k also waits for the
+ * reductions of P2 of chunk k-1 ((N-1)/N of its block, the least any
+ * allreduce reduces). */
+static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
+                             const hccn_coll_args_t *a)
+{
+    const uint64_t L = (uint64_t)h->L;
+    uint64_t ce = hccn_hier_chunk(a, HIER_CHUNK) / a->esize;
+    ce = ce - ce % L < L ? L : ce - ce % L;
+    uint64_t main = a->count / L * L, tail = a->count - main;
+    uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
+    double p1[2], p2[2], p3[2], e1 = 0.0, e2 = 0.0, e3;
+    for (int i = 0; i < 2 && K > 0; i++) {
+        uint64_t q = i == 0 ? ce / L : ql;
+        p1[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
+        p2[i] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q, 0);
+        p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
+    }
+    double *e2k = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    if (e2k == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
+                  m->r;
+    for (uint64_t k = 0; k < K; k++) {
+        int i = k + 1 == K;
+        e1 += p1[i] + (k > 0 ? red2 : 0.0);
+        e2 = hccn_hier_cm_max(e1, e2) + p2[i];
+        e2k[k] = e2;
+    }
+    e3 = e1;
+    for (uint64_t k = 0; k < K; k++)
+        e3 = hccn_hier_cm_max(e3, e2k[k]) + p3[k + 1 == K];
+    free(e2k);
+    if (tail > 0)
+        e3 = hccn_hier_cm_max(e3, e2) +
+             level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
+             level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);
+    return e3;
+}
+
+/* The group of t holding rank r, alone. */
+static hccn_cm_team_t one_group(const hccn_cm_team_t *t, int g)
+{
+    return (hccn_cm_team_t){1, t->size, t->rank + (size_t)g * t->size};
+}
+
+/* Broadcast: scatter in the root's node, inter broadcast of every block
+ * from there, intra allgather; then the leftover elements (inter broadcast
+ * in the root's level-1 group, intra broadcast). Reduce, the other way. */
+static double hier_rooted(hccn_cm_t *m, const hier_t *h,
+                          const hccn_coll_args_t *a)
+{
+    const hccn_hier_view_t *v = a->view;
+    int n0 = v->node[a->root], l0 = v->local[a->root];
+    uint64_t q = a->count / (uint64_t)h->L, t = a->count % (uint64_t)h->L;
+    hccn_cm_team_t node = one_group(&h->intra, n0);
+    hccn_cm_team_t line = one_group(&h->inter, l0);
+    hier_t mesh = *h;
+    mesh.l0 = "mesh";
+    if (a->coll == HCCN_COLL_BROADCAST)
+        return level(m, &mesh, 0, &node, a, HCCN_COLL_SCATTER, q, l0) +
+               level(m, h, 1, &h->inter, a, HCCN_COLL_BROADCAST, q, n0) +
+               level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0) +
+               level(m, h, 1, &line, a, HCCN_COLL_BROADCAST, t, n0) +
+               level(m, h, 0, &h->intra, a, HCCN_COLL_BROADCAST, t, l0);
+    return level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0) +
+           level(m, h, 1, &h->inter, a, HCCN_COLL_REDUCE, q, n0) +
+           level(m, &mesh, 0, &node, a, HCCN_COLL_GATHER, q, l0) +
+           level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE, t, l0) +
+           level(m, h, 1, &line, a, HCCN_COLL_REDUCE, t, n0);
+}
+
+/* The flat ring hier falls back to: over the ranks ordered by node (rank
+ * order for reduce_scatter and allgather, whose blocks follow it). */
+static double hier_fallback(hccn_cm_t *m, const hccn_coll_args_t *a)
+{
+    const hccn_hier_view_t *v = a->view;
+    int p = a->nranks, n = 0, whole_msg = a->coll != HCCN_COLL_REDUCE_SCATTER &&
+                                           a->coll != HCCN_COLL_ALLGATHER;
+    int *order = malloc((size_t)p * sizeof(int));
+    hccn_coll_args_t sub = *a;
+    if (order == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    for (int nd = 0; nd < (whole_msg ? v->nnodes : 1); nd++)
+        for (int r = 0; r < p; r++)
+            if (!whole_msg || v->node[r] == nd) {
+                if (r == a->root)
+                    sub.root = n;
+                order[n++] = r;
+            }
+    hccn_cm_team_t line = {1, p, order};
+    double t = form_ring(m, &line, &sub);
+    free(order);
+    return t;
+}
+
+/* 1 if rank r is node * L + local for every r. */
+static int node_major(const hccn_hier_view_t *v, int L)
+{
+    for (int r = 0; r < v->nranks; r++)
+        if (r != v->node[r] * L + v->local[r])
+            return 0;
+    return 1;
+}
+
+static double hier_form(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a, const char *l0,
+                        const char *l1)
+{
+    hier_t h = {0};
+    h.l0 = l0;
+    h.l1 = l1;
+    double time = HCCN_COST_NONE;
+    int shape = t->ngroups == 1 ? hier_shape(m, a, &h) : -1;
+    int rs_ag = a->coll == HCCN_COLL_REDUCE_SCATTER ||
+                a->coll == HCCN_COLL_ALLGATHER;
+    if (shape == 0 || (shape > 0 && rs_ag && !node_major(a->view, h.L)))
+        time = hier_fallback(m, a);
+    else if (shape > 0 && a->coll == HCCN_COLL_ALLREDUCE)
+        time = hier_allreduce(m, &h, a);
+    else if (shape > 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
+        time = level(m, &h, 1, &h.inter, a, HCCN_COLL_REDUCE_SCATTER,
+                     (uint64_t)h.L * a->count, 0) +
+               level(m, &h, 0, &h.intra, a, HCCN_COLL_REDUCE_SCATTER,
+                     a->count, 0);
+    else if (shape > 0 && a->coll == HCCN_COLL_ALLGATHER)
+        time = level(m, &h, 0, &h.intra, a, HCCN_COLL_ALLGATHER, a->count,
+                     0) +
+               level(m, &h, 1, &h.inter, a, HCCN_COLL_ALLGATHER,
+                     (uint64_t)h.L * a->count, 0);
+    else if (shape > 0)
+        time = hier_rooted(m, &h, a);
+    free(h.at);
+    return time;
+}
+
+static double form_hier(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_REDUCE ? hier_form(m, t, a, "mesh", "ring")
+                                       : HCCN_COST_NONE;
+}
+
+static double form_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_ALLGATHER ? hier_form(m, t, a, "ring", "ring")
+                                          : HCCN_COST_NONE;
+}
+
+static double form_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_ALLGATHER ? hier_form(m, t, a, "mesh", "hd")
+                                          : HCCN_COST_NONE;
+}
+
 /* --------------------------------------------------------------- table --- */
 
 static const struct {
@@ -381,7 +998,10 @@ static const struct {
 } forms[] = {
     {"ring", form_ring},       {"mesh", form_mesh},
     {"linear", form_linear},   {"bruck", form_bruck},
-    {"pairwise", form_pairwise},
+    {"pairwise", form_pairwise}, {"hd", form_hd},
+    {"rdouble", form_rdouble}, {"tree", form_tree},
+    {"hier", form_hier},       {"hier_rr", form_hier_rr},
+    {"hier_mh", form_hier_mh},
 };
 
 hccn_cm_form_fn hccn_hier_cm_form(const char *name)

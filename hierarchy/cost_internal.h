@@ -70,12 +70,15 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
 /* lat + bytes * w of a priced transfer. */
 double hccn_hier_cm_time(const hccn_cm_xf_t *x);
 
-/* Seconds of a pipeline of h stages of width transfers each (x[i * width
- * + g] is group g's hop i, src and dst set) carrying the chunks of ck; with
- * reduce every hop's receiver reduces each chunk before passing it on. */
+/* Seconds of a pipeline of h stages carrying the chunks of ck: stage i is
+ * the transfers x[off[i] .. off[i+1]) (src and dst set), which move each
+ * chunk on at once; a chunk crosses the stages in order, a hop sending it
+ * once it has arrived and the hop's previous chunk has left. r (NULL: no
+ * reductions) gives per stage the seconds per byte its receivers spend
+ * reducing a chunk before passing it on. */
 double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
-                             int width, const hccn_cm_chunks_t *ck,
-                             int reduce);
+                             const int *off, const hccn_cm_chunks_t *ck,
+                             const double *r);
 
 /* The shifts k in 1..size-1 a shift pattern is priced with, all or a
  * sample; returns their number (<= HCCN_CM_SAMPLE). */
