@@ -283,10 +283,10 @@ static void build_reduce_scatter(hd_t *h)
  * pair's 2i gets the whole RECV at the end, own block included. */
 static void build_allgather(hd_t *h)
 {
+    fold_in(h, h->b, HCCN_BUF_RECV, 0);
     for (int r = 2 * h->extra; r < h->p; r++)
         hccn_sched_local(h->s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                          (uint64_t)r * h->b, h->b, NULL, 0);
-    fold_in(h, h->b, HCCN_BUF_RECV, 0);
     for (int k = 0; k < h->levels; k++)
         ag_exchange(h, k);
     hccn_hier_stamp(h->s, PHASE_AG);

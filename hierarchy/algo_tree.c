@@ -15,13 +15,15 @@
  *
  * Chunks are args->chunk_bytes (default 1 MiB) of a tree's data. A rank
  * reduces its children's chunk in a fixed order (the child with the
- * shallower subtree first) with RECV_REDUCE: the first adds the rank's own
- * SEND chunk, the second the running sum. Every SEND on a link waits for
- * the previous SEND on that link, so chunks follow each other; a rank
+ * shallower subtree first): the first with a RECV_REDUCE against its own
+ * SEND chunk, the second lands in SCRATCH and a REDUCE adds it (so no
+ * receive waits for a reduction). Every SEND on a link waits for the
+ * previous SEND on that link, so chunks follow each other; a rank
  * overwrites a chunk it sent up only after that SEND. Broadcast's root
  * COPYs SEND to RECV (nothing waits for it); reduce keeps the partial sums
- * of inner ranks in SCRATCH (the whole message, so a chunk never waits for
- * a slot). docs/algorithms.md gives bytes, times and reduction orders.
+ * of inner ranks in SCRATCH too (whole-message regions, so a chunk never
+ * waits for a slot). docs/algorithms.md gives bytes, times and reduction
+ * orders.
  */
 #include <stdlib.h>
 
@@ -239,9 +241,21 @@ static void chunk_down(tree_t *t, const chunk_t *c, hccn_buf_t src_root,
     }
 }
 
-/* The chunks of [off, off + len), one after another through tree t. */
+/* Gives the steps added since mark (per rank) the phase ph; moves mark. */
+static void stamp_new(hccn_sched_t *s, uint32_t *mark, int ph)
+{
+    for (int r = 0; !s->failed && r < s->nranks; r++) {
+        for (uint32_t i = mark[r]; i < s->ranks[r].nsteps; i++)
+            s->ranks[r].steps[i].phase = (uint8_t)ph;
+        mark[r] = s->ranks[r].nsteps;
+    }
+}
+
+/* The chunks of [off, off + len), one after another through tree t; up
+ * steps get phase 1, down steps phase 2 (mark: see stamp_new). */
 static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
-                     uint64_t off, uint64_t len, int up, int down)
+                     uint64_t off, uint64_t len, int up, int down,
+                     uint32_t *mark)
 {
     uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
     chunk_t ch = {s, 0, 0, HCCN_BUF_RECV, HCCN_BUF_RECV, 0};
@@ -254,8 +268,10 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
         ch.len = len - o < c ? len - o : c;
         if (up)
             chunk_up(t, &ch);
+        stamp_new(s, mark, PHASE_UP);
         if (down)
             chunk_down(t, &ch, up ? HCCN_BUF_RECV : HCCN_BUF_SEND, up);
+        stamp_new(s, mark, PHASE_DOWN);
         t->first_chunk = 0;
     }
 }
@@ -267,8 +283,9 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
 static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     tree_t ta, tb;
+    uint32_t *mark = calloc((size_t)a->nranks, sizeof(uint32_t));
     int rc = tree_init(&ta, a->nranks) | tree_init(&tb, a->nranks);
-    if (rc == 0) {
+    if (rc == 0 && mark != NULL) {
         const int p = a->nranks;
         ta.root = inorder(&ta, 0, p - 1, 0, 0);
         ta.node[ta.root].parent = -1;
@@ -283,23 +300,25 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
         uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
         for (uint64_t o = 0; o < half || o < n - half; o += c) {
             if (o < half)
-                pipeline(&ta, s, a, o, half - o < c ? half - o : c, 1, 1);
+                pipeline(&ta, s, a, o, half - o < c ? half - o : c, 1, 1,
+                         mark);
             if (o < n - half)
                 pipeline(&tb, s, a, half + o,
-                         n - half - o < c ? n - half - o : c, 1, 1);
+                         n - half - o < c ? n - half - o : c, 1, 1, mark);
         }
-        hccn_hier_stamp(s, PHASE_UP);
     }
     tree_free(&ta);
     tree_free(&tb);
-    return rc;
+    free(mark);
+    return rc != 0 || mark == NULL ? -1 : 0;
 }
 
 static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     tree_t t;
+    uint32_t *mark = calloc((size_t)a->nranks, sizeof(uint32_t));
     int rc = tree_init(&t, a->nranks);
-    if (rc == 0) {
+    if (rc == 0 && mark != NULL) {
         uint64_t n = a->count * a->esize;
         t.root = a->root;
         heap(&t);
@@ -307,17 +326,17 @@ static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
         if (a->coll == HCCN_COLL_BROADCAST) {
             hccn_sched_local(s, a->root, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                              0, n, NULL, 0);
-            pipeline(&t, s, a, 0, n, 0, 1);
-            hccn_hier_stamp(s, PHASE_DOWN);
+            stamp_new(s, mark, PHASE_DOWN);
+            pipeline(&t, s, a, 0, n, 0, 1, mark);
         } else {
             if (a->nranks > 2)
                 s->scratch_bytes = (size_t)(2 * n);
-            pipeline(&t, s, a, 0, n, 1, 0);
-            hccn_hier_stamp(s, PHASE_UP);
+            pipeline(&t, s, a, 0, n, 1, 0, mark);
         }
     }
     tree_free(&t);
-    return rc;
+    free(mark);
+    return rc != 0 || mark == NULL ? -1 : 0;
 }
 
 /* Builds the tree schedule of args (allreduce, broadcast or reduce); NULL
