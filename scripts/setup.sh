@@ -11,7 +11,8 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$src/build}
 type=${BUILD_TYPE:-Release}
 
-packages=(gcc make cmake pkg-config libhwloc-dev libjson-c-dev libcmocka-dev)
+packages=(gcc make cmake pkg-config libhwloc-dev libjson-c-dev libcmocka-dev
+          python3 python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
