@@ -11,7 +11,7 @@
 
 #include "device_sim/engine_internal.h"
 
-enum { EV_READY, EV_DONE, EV_DELIVER };
+enum { EV_READY, EV_DONE, EV_DELIVER, EV_FAULT };
 
 #define MATCH_BUCKETS 4096
 #define JOIN_BUCKETS 1024
@@ -33,7 +33,7 @@ static int ev_less(const event_t *x, const event_t *y)
     return x->type < y->type;
 }
 
-static int heap_push(hccn_sim_engine_t *eng, double t, int type, etask_t *task)
+static int heap_insert(hccn_sim_engine_t *eng, event_t ev)
 {
     if (eng->nheap == eng->capheap) {
         size_t cap = eng->capheap ? 2 * eng->capheap : 256;
@@ -43,9 +43,6 @@ static int heap_push(hccn_sim_engine_t *eng, double t, int type, etask_t *task)
         eng->heap = h;
         eng->capheap = cap;
     }
-    event_t ev = {.t = t, .cls = type == EV_READY ? 1 : 0, .dev = task->dev,
-                  .bseq = task->batch->seq, .idx = task->idx, .type = type,
-                  .task = task};
     size_t i = eng->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -56,6 +53,23 @@ static int heap_push(hccn_sim_engine_t *eng, double t, int type, etask_t *task)
     }
     eng->heap[i] = ev;
     return 0;
+}
+
+static int heap_push(hccn_sim_engine_t *eng, double t, int type, etask_t *task)
+{
+    event_t ev = {.t = t, .cls = type == EV_READY ? 1 : 0, .dev = task->dev,
+                  .bseq = task->batch->seq, .idx = task->idx, .type = type,
+                  .task = task};
+    return heap_insert(eng, ev);
+}
+
+/* A fault of the plan takes effect at its time, before anything else that
+ * happens then (device -1 sorts first). */
+static int heap_push_fault(hccn_sim_engine_t *eng, int i)
+{
+    event_t ev = {.t = eng->faults[i].at, .cls = 0, .dev = -1, .idx = i,
+                  .type = EV_FAULT, .task = NULL};
+    return heap_insert(eng, ev);
 }
 
 static event_t heap_pop(hccn_sim_engine_t *eng)
@@ -164,7 +178,7 @@ static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
         return;
     }
     double start = when > d->local_free ? when : d->local_free;
-    d->local_free = start + t->cost;
+    d->local_free = start + t->cost * d->slow;
     heap_push(eng, d->local_free, EV_DONE, t);
 }
 
@@ -172,6 +186,15 @@ static void flow_drained(hccn_sim_engine_t *eng, flow_t *f)
 {
     heap_push(eng, eng->now, EV_DONE, f->send);
     heap_push(eng, eng->now + f->lat, EV_DELIVER, f->recv);
+}
+
+static void batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
+                       hccn_status_t status, hccn_status_t mates,
+                       const char *reason);
+
+static int failed(const hccn_sim_batch_t *b)
+{
+    return b->status != HCCN_OK;
 }
 
 static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
@@ -183,8 +206,25 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
         return;
     }
     etask_t *m = t->mate;
+    if (m != NULL && failed(m->batch)) {
+        batch_fail(eng, t->batch, HCCN_ERR_REMOTE, HCCN_ERR_REMOTE,
+                   m->batch->reason);
+        return;
+    }
     if (m == NULL || m->state != T_READY)
         return;
+    int down = hccn_sim_flow_down_link(eng, t->kind == HCCN_SIM_TASK_SEND
+                                                ? t->dev : m->dev,
+                                       t->kind == HCCN_SIM_TASK_SEND
+                                           ? m->dev : t->dev);
+    if (down >= 0) {
+        char why[160];
+        const hccn_sim_link_t *l = &eng->topo->links[down];
+        snprintf(why, sizeof(why), "link %s->%s is down",
+                 eng->topo->devs[l->src].name, eng->topo->devs[l->dst].name);
+        batch_fail(eng, t->batch, HCCN_ERR_FAULT, HCCN_ERR_FAULT, why);
+        return;
+    }
     etask_t *send = t->kind == HCCN_SIM_TASK_SEND ? t : m;
     etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
     send->state = recv->state = T_FLOW;
@@ -192,8 +232,17 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     hccn_sim_flow_start(eng, send, recv);
 }
 
+static void apply_fault(hccn_sim_engine_t *eng, int i);
+
 static void process(hccn_sim_engine_t *eng, const event_t *ev)
 {
+    if (ev->type == EV_FAULT) {
+        apply_fault(eng, ev->idx);
+        return;
+    }
+    /* Events of a failed batch's tasks are void. */
+    if (ev->task->state == T_DONE || failed(ev->task->batch))
+        return;
     switch (ev->type) {
     case EV_READY:
         task_ready(eng, ev->task, ev->t);
@@ -324,6 +373,14 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     b->gated = 0;
     b->start = t;
+    edev_t *d = &eng->devs[b->dev];
+    if (d->failed) {
+        char why[160];
+        snprintf(why, sizeof(why), "NPU %d failed at %.3f us", b->dev,
+                 d->failed_at * 1e6);
+        batch_fail(eng, b, HCCN_ERR_FAULT, HCCN_ERR_REMOTE, why);
+        return;
+    }
     if (b->ntasks == 0) {
         b->end = t;
         batch_complete(eng, b);
@@ -359,6 +416,82 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         gate_open(eng, next, next->t0 > b->end ? next->t0 : b->end);
     if (b->refs == 0 && !b->abandoned)
         batch_free(eng, b);
+}
+
+/* Ends b at the current time with status, and the batches on the other
+ * side of its unfinished transfers with `mates` (HCCN_ERR_REMOTE when the
+ * cause is b's NPU, HCCN_ERR_FAULT when it is a link both share); they
+ * pass HCCN_ERR_REMOTE on. Queued events of its tasks become void; the
+ * batch stays in memory until the next reset. */
+static void batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
+                       hccn_status_t status, hccn_status_t mates,
+                       const char *reason)
+{
+    if (b->done || failed(b))
+        return;
+    b->status = status;
+    snprintf(b->reason, sizeof(b->reason), "%s", reason);
+    b->abandoned = 1;
+    for (int i = 0; i < b->ntasks; i++) {
+        etask_t *t = &b->tasks[i];
+        if (t->state == T_DONE)
+            continue;
+        if (t->state == T_FLOW)
+            hccn_sim_flow_drop(eng, t);
+        if (t->mate != NULL && t->mate->state != T_DONE)
+            batch_fail(eng, t->mate->batch, mates, HCCN_ERR_REMOTE, reason);
+        t->state = T_DONE;
+        t->end = eng->now;
+    }
+    b->left = 0;
+    if (b->start > b->end)
+        b->end = b->start;
+    if (eng->now > b->end)
+        b->end = eng->now;
+    if (b->gated)
+        b->gated = 0;
+    batch_complete(eng, b);
+}
+
+static void flow_cut(hccn_sim_engine_t *eng, flow_t *f)
+{
+    char why[160];
+    (void)f;
+    snprintf(why, sizeof(why), "a link on the route from NPU %d to NPU %d "
+             "went down", f->send->dev, f->recv->dev);
+    f->send->state = f->recv->state = T_READY;  /* not in a flow any more */
+    batch_fail(eng, f->send->batch, HCCN_ERR_FAULT, HCCN_ERR_FAULT, why);
+}
+
+static void apply_fault(hccn_sim_engine_t *eng, int i)
+{
+    const hccn_sim_fault_t *f = &eng->faults[i];
+    hccn_sim_flow_advance(eng, f->at);
+    switch (f->kind) {
+    case HCCN_SIM_FAULT_LINK_SLOW:
+        eng->link_factor[f->link] = f->factor;
+        hccn_sim_flow_rerate(eng);
+        break;
+    case HCCN_SIM_FAULT_LINK_DOWN:
+        eng->link_factor[f->link] = 0.0;
+        hccn_sim_flow_cut(eng, f->link, flow_cut);
+        break;
+    case HCCN_SIM_FAULT_NPU_SLOW:
+        eng->devs[f->npu].slow = f->factor;
+        break;
+    case HCCN_SIM_FAULT_NPU_FAIL: {
+        edev_t *d = &eng->devs[f->npu];
+        char why[160];
+        d->failed = 1;
+        d->failed_at = f->at;
+        snprintf(why, sizeof(why), "NPU %d failed at %.3f us", f->npu,
+                 f->at * 1e6);
+        for (hccn_sim_batch_t *b = eng->batches; b != NULL; b = b->all_next)
+            if (b->dev == f->npu && !b->done)
+                batch_fail(eng, b, HCCN_ERR_FAULT, HCCN_ERR_REMOTE, why);
+        break;
+    }
+    }
 }
 
 static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
@@ -611,7 +744,7 @@ void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt)
 {
     pthread_mutex_lock(&eng->lock);
     if (dt > 0.0) {
-        eng->devs[dev].clock += dt;
+        eng->devs[dev].clock += dt * eng->devs[dev].slow;
         settle_locked(eng);
     }
     pthread_mutex_unlock(&eng->lock);
@@ -776,8 +909,40 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
         d->waiting_on = NULL;
         d->nbatches = 0;
         d->local_free = 0.0;
+        d->slow = 1.0;
+        d->failed = 0;
     }
+    for (int i = 0; i < eng->nfaults; i++)
+        heap_push_fault(eng, i);
     pthread_mutex_unlock(&eng->lock);
+}
+
+int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
+                               const hccn_sim_fault_t *faults, int n)
+{
+    hccn_sim_fault_t *copy = NULL;
+    if (n > 0 && (copy = malloc((size_t)n * sizeof(*copy))) == NULL)
+        return -1;
+    if (n > 0)
+        memcpy(copy, faults, (size_t)n * sizeof(*copy));
+    pthread_mutex_lock(&eng->lock);
+    free(eng->faults);
+    eng->faults = copy;
+    eng->nfaults = n;
+    pthread_mutex_unlock(&eng->lock);
+    return 0;
+}
+
+hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
+                                    const hccn_sim_batch_t *b, char *reason,
+                                    size_t len)
+{
+    pthread_mutex_lock(&eng->lock);
+    hccn_status_t st = b->status;
+    if (reason != NULL && len > 0)
+        snprintf(reason, len, "%s", b->reason);
+    pthread_mutex_unlock(&eng->lock);
+    return st;
 }
 
 hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
@@ -823,6 +988,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
         pthread_cond_destroy(&eng->devs[i].cv);
     hccn_sim_flow_free(eng);
     free(eng->heap);
+    free(eng->faults);
     free(eng->match);
     free(eng->joins);
     free(eng->devs);

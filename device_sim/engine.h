@@ -143,6 +143,18 @@ void hccn_sim_batch_abandon(hccn_sim_engine_t *eng, int dev,
 void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
                          double *busy);
 
+/* Sets the fault plan (copied), replayed from the next reset on. Returns
+ * -1 on no memory. */
+int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
+                               const hccn_sim_fault_t *faults, int n);
+
+/* HCCN_OK, or why a completed batch failed (HCCN_ERR_FAULT: its own NPU or
+ * a link of its route; HCCN_ERR_REMOTE: the other side's), with the reason
+ * copied to reason. */
+hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
+                                    const hccn_sim_batch_t *b, char *reason,
+                                    size_t len);
+
 /* Writes the engine's state (devices, unfinished batches and tasks) to out,
  * for diagnosing a wait that never ends. */
 void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out);

@@ -39,6 +39,8 @@ struct hccn_sim_batch {
     double t0, start, end;
     int gated;                  /* waiting for `after` to complete */
     int done;
+    hccn_status_t status;       /* HCCN_ERR_FAULT / _REMOTE when failed */
+    char reason[160];
     int refs;                   /* holders; freed at 0 once done */
     int abandoned;              /* given up by its device (error paths) */
     hccn_sim_batch_t *stream_next;
@@ -75,6 +77,9 @@ typedef struct {
     hccn_sim_batch_t *waiting_on;
     uint64_t nbatches;
     double local_free;          /* FIFO local work: busy until then */
+    double slow;                /* time factor of local work and compute */
+    int failed;                 /* the NPU has failed (fault plan) */
+    double failed_at;
     pthread_cond_t cv;
 } edev_t;
 
@@ -107,6 +112,9 @@ struct hccn_sim_engine {
 
     hccn_sim_batch_t *batches;  /* all live batches */
 
+    hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */
+    int nfaults;
+
     /* Fluid link sharing (flow.c). */
     double now;
     flow_t **flows;             /* active, sorted by canonical key */
@@ -116,6 +124,7 @@ struct hccn_sim_engine {
     int *touched;
     double *link_bytes, *link_busy;
     int *link_active;           /* flows on each link */
+    double *link_factor;        /* bandwidth factor (faults); 0 = down */
 };
 
 /* flow.c */
@@ -128,6 +137,16 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv);
 double hccn_sim_flow_next(const hccn_sim_engine_t *eng);
 /* Moves fluid time to t (>= now). */
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);
+/* Removes the flow carrying task t, if any (no callback); rates are
+ * recomputed. */
+void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t);
+/* Recomputes the rates (after a link's bandwidth changed). */
+void hccn_sim_flow_rerate(hccn_sim_engine_t *eng);
+/* The first link of f's route that is down, or -1. */
+int hccn_sim_flow_down_link(const hccn_sim_engine_t *eng, int src, int dst);
+/* Removes every flow crossing link l, calling failed(eng, flow) for each. */
+void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
+                       void (*failed)(hccn_sim_engine_t *, flow_t *));
 /* Removes every flow drained by now; calls done(eng, flow) for each in
  * canonical order, then recomputes the rates. */
 void hccn_sim_flow_reap(hccn_sim_engine_t *eng,

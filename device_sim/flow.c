@@ -42,9 +42,13 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_bytes = calloc(m, sizeof(double));
     eng->link_busy = calloc(m, sizeof(double));
     eng->link_active = calloc(m, sizeof(int));
+    eng->link_factor = calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
-        !eng->link_bytes || !eng->link_busy || !eng->link_active)
+        !eng->link_bytes || !eng->link_busy || !eng->link_active ||
+        !eng->link_factor)
         return -1;
+    for (size_t l = 0; l < m; l++)
+        eng->link_factor[l] = 1.0;
     return 0;
 }
 
@@ -58,6 +62,8 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
     memset(eng->link_active, 0, n * sizeof(int));
+    for (size_t l = 0; l < n; l++)
+        eng->link_factor[l] = 1.0;
 }
 
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)
@@ -71,6 +77,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     free(eng->link_bytes);
     free(eng->link_busy);
     free(eng->link_active);
+    free(eng->link_factor);
 }
 
 /* Progressive filling over the active flows. */
@@ -87,7 +94,7 @@ static void flow_rates(hccn_sim_engine_t *eng)
         for (int k = 0; k < f->nlinks; k++) {
             int l = f->links[k];
             if (eng->link_cnt[l] == 0) {
-                eng->link_cap[l] = links[l].bw;
+                eng->link_cap[l] = links[l].bw * eng->link_factor[l];
                 eng->touched[ntouched++] = l;
             }
             eng->link_cnt[l]++;
@@ -240,6 +247,64 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
     eng->nflows = kept;
     if (reaped > 0)
         flow_rates(eng);
+}
+
+void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
+{
+    flow_rates(eng);
+}
+
+static void flow_remove_at(hccn_sim_engine_t *eng, int i)
+{
+    flow_t *f = eng->flows[i];
+    for (int k = 0; k < f->nlinks; k++)
+        eng->link_active[f->links[k]]--;
+    memmove(&eng->flows[i], &eng->flows[i + 1],
+            (size_t)(eng->nflows - i - 1) * sizeof(*eng->flows));
+    eng->nflows--;
+}
+
+void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
+{
+    for (int i = 0; i < eng->nflows; i++) {
+        flow_t *f = eng->flows[i];
+        if (f->send != t && f->recv != t)
+            continue;
+        flow_remove_at(eng, i);
+        free(f);
+        flow_rates(eng);
+        return;
+    }
+}
+
+int hccn_sim_flow_down_link(const hccn_sim_engine_t *eng, int src, int dst)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    int n = hccn_sim_topo_route(eng->topo, src, dst, links, &lat);
+    for (int k = 0; k < n; k++)
+        if (eng->link_factor[links[k]] <= 0.0)
+            return links[k];
+    return -1;
+}
+
+void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
+                       void (*failed)(hccn_sim_engine_t *, flow_t *))
+{
+    for (int i = 0; i < eng->nflows;) {
+        flow_t *f = eng->flows[i];
+        int on = 0;
+        for (int k = 0; k < f->nlinks; k++)
+            on |= f->links[k] == l;
+        if (!on) {
+            i++;
+            continue;
+        }
+        flow_remove_at(eng, i);
+        failed(eng, f);
+        free(f);
+    }
+    flow_rates(eng);
 }
 
 void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,

@@ -249,6 +249,11 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
             st = HCCN_ERR_NOMEM;
     }
     hccn_sim_spec_free(&spec);
+    if (st == HCCN_OK &&
+        (st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) != HCCN_OK) {
+        hccn_sim_topo_free(t);
+        return st;
+    }
     if (st != HCCN_OK) {
         hccn_sim_topo_free(t);
         hccn_sim_topo_errf(err, errlen, source, "%s",
@@ -280,5 +285,6 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
     free(topo->links);
     free(topo->name);
     free(topo->source);
+    free(topo->faults);
     free(topo);
 }

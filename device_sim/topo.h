@@ -75,6 +75,24 @@ typedef struct {
 
 typedef struct hccn_sim_topo hccn_sim_topo_t;
 
+/* A planned fault (the file's "faults", or hccn_cluster_add_fault). */
+typedef enum {
+    HCCN_SIM_FAULT_LINK_DOWN,    /* link unusable from `at` */
+    HCCN_SIM_FAULT_LINK_SLOW,    /* link bandwidth x factor from `at` */
+    HCCN_SIM_FAULT_NPU_SLOW,     /* NPU's local work and compute / factor
+                                    ... i.e. take factor times longer */
+    HCCN_SIM_FAULT_NPU_FAIL,     /* NPU fails at `at` */
+} hccn_sim_fault_kind_t;
+
+typedef struct {
+    hccn_sim_fault_kind_t kind;
+    int link;                    /* link faults: link index */
+    int npu;                     /* NPU faults: NPU index */
+    double at;                   /* seconds of simulated time */
+    double factor;               /* *_SLOW: bandwidth x factor (links),
+                                    time x factor (NPUs) */
+} hccn_sim_fault_t;
+
 struct hccn_sim_topo {
     char *name;                  /* "name" field, or the file's base name */
     char *source;                /* file path or the name given for a string */
@@ -84,7 +102,12 @@ struct hccn_sim_topo {
     hccn_sim_dev_t *devs;
     hccn_sim_link_t *links;
     void *priv;                  /* loader-private routing tables */
+    int nfaults;
+    hccn_sim_fault_t *faults;    /* the file's "faults", in file order */
 };
+
+/* The index of the link named "SRC->DST" (device names), or -1. */
+int hccn_sim_topo_find_link(const hccn_sim_topo_t *topo, const char *name);
 
 /* Loads and validates a topology. On error returns HCCN_ERR_TOPOLOGY (or
  * HCCN_ERR_IO / HCCN_ERR_NOMEM), *out is NULL and err holds one line:

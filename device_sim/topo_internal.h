@@ -193,4 +193,9 @@ hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
 hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
                                const char *key, const char *why);
 
+/* Parses doc's optional "faults" against the built graph (topo_faults.c). */
+hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,
+                                         hccn_sim_topo_t *topo, char *err,
+                                         size_t errlen);
+
 #endif /* HCCN_DEVICE_SIM_TOPO_INTERNAL_H */

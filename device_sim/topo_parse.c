@@ -623,7 +623,7 @@ static hccn_status_t parse_doc(jctx_t *c, json_object *doc,
 {
     static const char *const keys[] = {"version", "name", "description",
                                        "sources", "node_types", "network",
-                                       NULL};
+                                       "faults", NULL};
     json_object *v = NULL;
     const char *name = NULL, *desc;
     int has;

@@ -2,6 +2,7 @@
  * Clusters: creation from a topology, SPMD runs, rank contexts, device
  * memory and simulated time.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,13 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         }
         cl->ctxs[r].cl = cl;
         cl->ctxs[r].rank = r;
+    }
+    if (topo->nfaults > 0) {
+        cl->faults = malloc((size_t)topo->nfaults * sizeof(*cl->faults));
+        if (cl->faults == NULL)
+            goto fail_destroy;
+        memcpy(cl->faults, topo->faults, (size_t)topo->nfaults * sizeof(*cl->faults));
+        cl->nfaults = cl->nfile_faults = topo->nfaults;
     }
     cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
     if (cl->eng == NULL)
@@ -140,6 +148,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
             hccn_sim_arena_fini(&cl->arenas[r]);
     free(cl->arenas);
     free(cl->ctxs);
+    free(cl->faults);
     hccn_sim_topo_free(cl->topo);
     pthread_mutex_destroy(&cl->comms_lock);
     pthread_mutex_destroy(&cl->state_lock);
@@ -184,6 +193,11 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                              "hccn_cluster_run: the cluster is already running");
     hccn_status_t *st = calloc((size_t)cl->nranks, sizeof(*st));
     if (st == NULL) {
+        atomic_store(&cl->running, 0);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
+    }
+    if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0) {
+        free(st);
         atomic_store(&cl->running, 0);
         return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
     }
@@ -241,6 +255,86 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     cl->status = NULL;
     atomic_store(&cl->running, 0);
     return rc;
+}
+
+/* ------------------------------------------------------------------ faults */
+
+static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
+                                 hccn_sim_fault_t *out)
+{
+    const char *fn = "hccn_cluster_add_fault";
+    if (f->struct_size < sizeof(*f))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: struct_size must be sizeof(hccn_fault_t)", fn);
+    if (!(f->at_s >= 0.0) || !isfinite(f->at_s))
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: at_s must be >= 0", fn);
+    *out = (hccn_sim_fault_t){.kind = (hccn_sim_fault_kind_t)f->kind,
+                              .link = -1, .npu = -1, .at = f->at_s,
+                              .factor = 1.0};
+    switch (f->kind) {
+    case HCCN_FAULT_LINK_DOWN:
+    case HCCN_FAULT_LINK_SLOW:
+        if ((out->link = hccn_sim_topo_find_link(cl->topo, f->link)) < 0)
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "%s: no link \"%s\" in %s (name it SRC->DST "
+                                 "by device names; hccn-topo -v lists them)",
+                                 fn, f->link ? f->link : "(null)",
+                                 cl->topo->source);
+        if (f->kind == HCCN_FAULT_LINK_SLOW &&
+            !(f->factor > 0.0 && f->factor <= 1.0))
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "%s: a slow link's factor must be in (0, 1] "
+                                 "(got %g)", fn, f->factor);
+        out->factor = f->kind == HCCN_FAULT_LINK_SLOW ? f->factor : 0.0;
+        return HCCN_OK;
+    case HCCN_FAULT_NPU_SLOW:
+    case HCCN_FAULT_NPU_FAIL:
+        if (f->npu < 0 || f->npu >= cl->nranks)
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "%s: npu %d is out of range [0, %d)", fn,
+                                 f->npu, cl->nranks);
+        if (f->kind == HCCN_FAULT_NPU_SLOW && !(f->factor >= 1.0 && f->factor <= 1e6))
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "%s: a slow NPU's factor must be in [1, 1e6] "
+                                 "(got %g)", fn, f->factor);
+        out->npu = f->npu;
+        if (f->kind == HCCN_FAULT_NPU_SLOW)
+            out->factor = f->factor;
+        return HCCN_OK;
+    }
+    return hccn_rt_error(HCCN_ERR_INVALID, "%s: invalid kind %d", fn,
+                         (int)f->kind);
+}
+
+hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
+{
+    if (cl == NULL || f == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_add_fault: %s is NULL",
+                             cl == NULL ? "cluster" : "fault");
+    if (atomic_load(&cl->running))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_add_fault: the cluster is running");
+    hccn_sim_fault_t sf;
+    hccn_status_t rc = fault_check(cl, f, &sf);
+    if (rc != HCCN_OK)
+        return rc;
+    hccn_sim_fault_t *n = realloc(cl->faults, (size_t)(cl->nfaults + 1) * sizeof(*n));
+    if (n == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_add_fault: out of memory");
+    n[cl->nfaults++] = sf;
+    cl->faults = n;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
+{
+    if (cl == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_clear_faults: cluster is NULL");
+    if (atomic_load(&cl->running))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_clear_faults: the cluster is running");
+    cl->nfaults = cl->nfile_faults;
+    return HCCN_OK;
 }
 
 /* ------------------------------------------------------------ rank queries */

@@ -141,6 +141,9 @@ static int sleep_begin(hccn_ctx_t *ctx, uint64_t e)
     }
     pthread_mutex_unlock(&cl->state_lock);
     if (dead) {
+        /* One snapshot for every rank's message: the states as they were
+         * when the deadlock was seen, before any rank gives up. */
+        hccn_rt_state_report(cl, cl->deadlock_report, sizeof(cl->deadlock_report));
         atomic_store(&cl->deadlock, 1);
         ring_all(cl);
     }
@@ -161,7 +164,10 @@ static hccn_status_t fail(hccn_ctx_t *ctx, rt_comm_t *comm, hccn_status_t rc,
     char report[RT_ERR_MAX];
     if (comm != NULL && rc != HCCN_ERR_ABORTED)
         atomic_store(&comm->broken, 1);
-    hccn_rt_state_report(ctx->cl, report, sizeof(report));
+    if (atomic_load(&ctx->cl->deadlock))
+        snprintf(report, sizeof(report), "%s", ctx->cl->deadlock_report);
+    else
+        hccn_rt_state_report(ctx->cl, report, sizeof(report));
     return hccn_rt_error(rc, "rank %d: %s: %s; ranks:%s", ctx->rank, what,
                          why, report);
 }
@@ -197,6 +203,11 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
             sched_yield();
             continue;
         }
+        /* A deadlock first: ranks that report it return, and must not
+         * make the others report a remote failure instead. */
+        if (atomic_load(&cl->deadlock))
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what,
+                        "deadlock: every live rank waits and none can move");
         int who;
         if (gone != NULL && gone(arg, &who)) {
             snprintf(why, sizeof(why),
@@ -205,9 +216,6 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
                      who, comm->world[who]);
             return fail(ctx, comm, HCCN_ERR_REMOTE, what, why);
         }
-        if (atomic_load(&cl->deadlock))
-            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what,
-                        "deadlock: every live rank waits and none can move");
         if (wall_now() - start > cl->timeout_s) {
             snprintf(why, sizeof(why), "timed out after %.0f s", cl->timeout_s);
             return fail(ctx, comm, HCCN_ERR_TIMEOUT, what, why);

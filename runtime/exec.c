@@ -703,6 +703,13 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         return rc;
     }
     hccn_sim_wait_finish(eng, ctx->rank, op->batch);
+    char reason[160];
+    rc = hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
+    if (rc != HCCN_OK) {
+        op->status = rc;
+        hccn_rt_op_describe(op, what, sizeof(what));
+        return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
+    }
     ctx->last_duration = hccn_sim_batch_end(op->batch) - op->t_call;
     return HCCN_OK;
 }

@@ -63,11 +63,14 @@ struct hccn_cluster {
     int bind_threads;
     double timeout_s;
     rt_comm_t *world;
+    hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
+    int nfaults, nfile_faults;
     rt_comm_t *subcomms;          /* made during the current run */
     pthread_mutex_t state_lock;   /* waiting/cur/last of every rank */
     _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */
     int nlive, nwaiting;          /* under state_lock */
     _Atomic int deadlock;         /* every live rank is stuck */
+    char deadlock_report[RT_ERR_MAX]; /* the ranks' states at that moment */
     pthread_mutex_t comms_lock;
     _Atomic int running;
     _Atomic uint64_t next_comm_uid;

@@ -129,6 +129,30 @@ typedef hccn_status_t (*hccn_rank_fn)(hccn_ctx_t *ctx, void *arg);
 hccn_status_t hccn_cluster_run(hccn_cluster_t *cluster, hccn_rank_fn fn,
                                void *arg, hccn_status_t *rank_status);
 
+/* Faults, planned before a run (the topology file's "faults" section does
+ * the same; docs/faults.md). Every later run replays the plan. */
+typedef enum {
+    HCCN_FAULT_LINK_DOWN,    /* the link carries nothing from at_s on */
+    HCCN_FAULT_LINK_SLOW,    /* its bandwidth x factor (0 < factor <= 1) */
+    HCCN_FAULT_NPU_SLOW,     /* the NPU's reductions, copies and compute
+                                take factor (>= 1) times longer */
+    HCCN_FAULT_NPU_FAIL,     /* the NPU fails at at_s */
+} hccn_fault_kind_t;
+
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_fault_t) */
+    hccn_fault_kind_t kind;
+    const char *link;        /* link faults: "SRC->DST" by device names */
+    int npu;                 /* NPU faults: the NPU's rank */
+    double at_s;             /* simulated time it starts */
+    double factor;           /* *_SLOW */
+} hccn_fault_t;
+
+hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cluster,
+                                     const hccn_fault_t *fault);
+/* Forgets the faults added by hccn_cluster_add_fault (not the file's). */
+hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cluster);
+
 /* The calling rank's index, the cluster size, its node and index in node. */
 int hccn_rank(const hccn_ctx_t *ctx);
 int hccn_nranks(const hccn_ctx_t *ctx);
