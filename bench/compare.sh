@@ -32,9 +32,11 @@ done < <(mpirun --allow-run-as-root --oversubscribe -np 16 \
 
 printf "%12s %14s %14s %8s\n" bytes "hccn wall(us)" "mpi wall(us)" ratio
 for b in "${sizes[@]}"; do
-    us=$("$build/hccn-perf" allreduce -t "$src/configs/default.json" -b "$b" -e "$b" \
-         -n "$iters" -w 1 -c 0 | awk '!/^#/ && NF {print $NF; exit}')
+    "$build/hccn-perf" allreduce -t "$src/configs/default.json" -b "$b" -e "$b" \
+        -n "$iters" -w 1 -c 0 --json "$tmp/hccn.json" >/dev/null
+    # Out-of-place record: wall microseconds of one iteration.
+    us=$(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["records"] if not x["inplace"]][0]; print("%.1f" % r["wall_us"])' "$tmp/hccn.json")
     m=${mpi[$b]:-nan}
     printf "%12s %14s %14s %8s\n" "$b" "$us" "$m" \
-        "$(awk -v a="$us" -v b="$m" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+        "$(awk -v a="$us" -v b="$m" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }')"
 done
