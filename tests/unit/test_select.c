@@ -1,0 +1,489 @@
+/*
+ * Algorithm selection (hierarchy/select.c) and overrides in HCCL's grammar
+ * (hierarchy/algo_spec.c): the expected choices on the shipped configs
+ * (mesh inside a full-mesh node, hierarchical across nodes, a
+ * latency-oriented algorithm for 8 bytes), the same choice on every rank,
+ * every form of the grammar and the error naming each kind of mistake,
+ * the report line, and predictions that follow the topology's content.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hierarchy/algo_spec.h"
+#include "hierarchy/select.h"
+#include "test_util.h"
+
+#define MIB ((uint64_t)1 << 20)
+
+static hccn_sim_topo_t *load(const char *rel)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    if (hccn_sim_topo_load_file(test_path(rel), &t, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return t;
+}
+
+/* A communicator of the NPUs world[0..n) of topo, and a collective on it. */
+typedef struct {
+    hccn_sim_topo_t *topo;
+    int world[64];
+    hccn_coll_args_t a;
+    char why[1024], report[2048];
+} sel_t;
+
+static void sel_init(sel_t *s, hccn_sim_topo_t *topo, int first, int n,
+                     hccn_coll_t coll, uint64_t bytes)
+{
+    memset(s, 0, sizeof(*s));
+    s->topo = topo;
+    for (int r = 0; r < n; r++)
+        s->world[r] = first + r;
+    s->a = (hccn_coll_args_t){.coll = coll, .nranks = n,
+                              .count = bytes / 4, .esize = 4};
+}
+
+static const hccn_algo_t *pick(sel_t *s, const char *spec)
+{
+    hccn_hier_select_in_t in = {s->topo, s->world, spec};
+    return hccn_hier_select(&s->a, &in, s->why, sizeof(s->why), s->report,
+                            sizeof(s->report));
+}
+
+static const char *pick_name(sel_t *s, const char *spec)
+{
+    const hccn_algo_t *al = pick(s, spec);
+    if (al == NULL)
+        fail_msg("spec \"%s\": %s", spec ? spec : "(none)", s->why);
+    return al->name;
+}
+
+/* ------------------------------------------------------ expected picks --- */
+
+/* Inside one node of a full mesh every pair has its own link: mesh moves
+ * each byte once at full speed in two steps. */
+static void test_mesh_inside_node(void **state)
+{
+    (void)state;
+    sel_t s;
+    hccn_sim_topo_t *t = load("configs/default.json");
+    sel_init(&s, t, 0, 8, HCCN_COLL_ALLREDUCE, 64 * MIB);
+    assert_string_equal(pick_name(&s, NULL), "mesh");
+    assert_non_null(strstr(s.report, "mesh (cheapest)"));
+    sel_init(&s, t, 8, 8, HCCN_COLL_ALLREDUCE, 64 * MIB);
+    assert_string_equal(pick_name(&s, NULL), "mesh");
+    hccn_sim_topo_free(t);
+}
+
+/* Across two nodes of default.json the NICs are the bottleneck: the
+ * hierarchical allreduce sends the least across them. */
+static void test_hier_across_nodes(void **state)
+{
+    (void)state;
+    if (hccn_hier_algo_find("hier") == NULL) {
+        print_message("no \"hier\" row in the algorithm table: skipped\n");
+        skip();
+    }
+    sel_t s;
+    hccn_sim_topo_t *t = load("configs/default.json");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLREDUCE, 64 * MIB);
+    assert_string_equal(pick_name(&s, NULL), "hier");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLREDUCE, 256 * MIB);
+    assert_string_equal(pick_name(&s, NULL), "hier");
+    hccn_sim_topo_free(t);
+}
+
+/* 8 bytes: latency decides, and the candidates with the fewest latency
+ * terms win (mesh: 2 steps; rdouble, hd, tree: log2 p), never the ring
+ * (2(p-1) steps). */
+static void test_latency_oriented_small(void **state)
+{
+    (void)state;
+    static const char *fast[] = {"mesh", "rdouble", "hd", "tree"};
+    static const char *configs[] = {"configs/default.json",
+                                    "configs/leafspine-4x8.json",
+                                    "configs/laptop-4.json"};
+    for (size_t c = 0; c < 3; c++) {
+        sel_t s;
+        hccn_sim_topo_t *t = load(configs[c]);
+        sel_init(&s, t, 0, t->nnpus, HCCN_COLL_ALLREDUCE, 8);
+        const char *name = pick_name(&s, NULL);
+        int ok = 0;
+        for (size_t i = 0; i < 4; i++)
+            ok |= strcmp(name, fast[i]) == 0;
+        if (!ok)
+            fail_msg("%s: 8 B allreduce picked %s: %s", configs[c], name,
+                     s.report);
+        hccn_sim_topo_free(t);
+    }
+}
+
+/* ------------------------------------------------------- every rank --- */
+
+typedef struct {
+    sel_t *s;
+    const hccn_algo_t *got[16];
+} thread_arg_t;
+
+static pthread_barrier_t start_line;
+static thread_arg_t args[16];
+
+static void *select_many(void *p)
+{
+    thread_arg_t *ta = p;
+    hccn_hier_select_in_t in = {ta->s->topo, ta->s->world, NULL};
+    char why[256];
+    pthread_barrier_wait(&start_line);
+    for (int i = 0; i < 16; i++) {
+        hccn_coll_args_t a = ta->s->a;
+        a.count = (uint64_t)(i + 1) * 65536;
+        ta->got[i] = hccn_hier_select(&a, &in, why, sizeof(why), NULL, 0);
+    }
+    return NULL;
+}
+
+/* 16 rank threads selecting at once, for 16 sizes the cache has not seen:
+ * the first to ask computes, the others must find the same answer. */
+static void test_same_choice_on_every_rank(void **state)
+{
+    (void)state;
+    sel_t s;
+    pthread_t th[16];
+    hccn_sim_topo_t *t = load("configs/default.json");
+    sel_init(&s, t, 0, 16, HCCN_COLL_REDUCE_SCATTER, MIB);
+    s.a.esize = 2;   /* keys unlike any other test's */
+    pthread_barrier_init(&start_line, NULL, 16);
+    for (int r = 0; r < 16; r++) {
+        args[r] = (thread_arg_t){.s = &s};
+        pthread_create(&th[r], NULL, select_many, &args[r]);
+    }
+    for (int r = 0; r < 16; r++)
+        pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&start_line);
+    for (int i = 0; i < 16; i++) {
+        assert_non_null(args[0].got[i]);
+        for (int r = 1; r < 16; r++)
+            assert_ptr_equal(args[r].got[i], args[0].got[i]);
+    }
+    hccn_sim_topo_free(t);
+}
+
+/* ------------------------------------------------------------- specs --- */
+
+/* What spec picks for coll on default.json's 16 ranks. */
+static const char *spec_pick(const char *spec, hccn_coll_t coll, char *why,
+                             size_t len)
+{
+    static sel_t s;
+    static hccn_sim_topo_t *t;
+    if (t == NULL)
+        t = load("configs/default.json");
+    sel_init(&s, t, 0, 16, coll, MIB);
+    const hccn_algo_t *al = pick(&s, spec);
+    snprintf(why, len, "%s", al != NULL ? s.report : s.why);
+    return al != NULL ? al->name : NULL;
+}
+
+static void expect_pick(const char *spec, hccn_coll_t coll, const char *want)
+{
+    char why[2048];
+    const char *got = spec_pick(spec, coll, why, sizeof(why));
+    if (got == NULL || strcmp(got, want) != 0)
+        fail_msg("spec \"%s\" for %s: want %s, got %s (%s)", spec,
+                 hccn_coll_name(coll), want, got ? got : "an error", why);
+}
+
+static void expect_error(const char *spec, hccn_coll_t coll,
+                         const char *part)
+{
+    char why[2048];
+    const char *got = spec_pick(spec, coll, why, sizeof(why));
+    if (got != NULL)
+        fail_msg("spec \"%s\" for %s: want an error, got %s", spec,
+                 hccn_coll_name(coll), got);
+    if (strstr(why, part) == NULL)
+        fail_msg("spec \"%s\": error \"%s\" does not contain \"%s\"", spec,
+                 why, part);
+}
+
+/* Plain names force that algorithm, exactly as before specs had a
+ * grammar; a collective it does not implement is an error. */
+static void test_spec_plain_names(void **state)
+{
+    (void)state;
+    expect_pick("ring", HCCN_COLL_ALLREDUCE, "ring");
+    expect_pick("mesh", HCCN_COLL_ALLGATHER, "mesh");
+    expect_pick("linear", HCCN_COLL_BROADCAST, "linear");
+    expect_pick("  ring  ", HCCN_COLL_REDUCE, "ring");
+    expect_error("ring", HCCN_COLL_ALLTOALL, "'ring' does not implement "
+                                             "alltoall");
+    expect_error("linear", HCCN_COLL_ALLREDUCE, "does not implement");
+    expect_error("foo", HCCN_COLL_ALLREDUCE, "spec \"foo\": unknown "
+                                             "algorithm");
+    char why[2048];
+    assert_non_null(spec_pick("", HCCN_COLL_ALLREDUCE, why, sizeof(why)));
+    assert_non_null(spec_pick("NA", HCCN_COLL_ALLREDUCE, why, sizeof(why)));
+    assert_non_null(strstr(why, "(cheapest)"));
+}
+
+/* level0/level1 name the hierarchical row running those level algorithms
+ * (docs/selection.md's mapping); NA leaves a level open. */
+static void test_spec_levels(void **state)
+{
+    (void)state;
+    if (hccn_hier_algo_find("hier") == NULL ||
+        hccn_hier_algo_find("hier_rr") == NULL ||
+        hccn_hier_algo_find("hier_mh") == NULL) {
+        print_message("hierarchical rows missing: skipped\n");
+        skip();
+    }
+    expect_pick("level0:mesh;level1:ring", HCCN_COLL_ALLREDUCE, "hier");
+    expect_pick("level0:ring;level1:ring", HCCN_COLL_ALLREDUCE, "hier_rr");
+    expect_pick("level0:mesh;level1:H-D_R", HCCN_COLL_ALLREDUCE, "hier_mh");
+    expect_pick("level0:NA;level1:H-D_R", HCCN_COLL_REDUCE_SCATTER,
+                "hier_mh");
+    expect_pick("level0:NA;level1:ring", HCCN_COLL_ALLGATHER, "hier");
+    expect_pick("level0:NA;level1:pipeline", HCCN_COLL_ALLREDUCE, "hier");
+    expect_pick("level1:NHR;level0:fullmesh;", HCCN_COLL_ALLREDUCE, "hier");
+    expect_pick("level0:ring;level1:ring;level2:NA", HCCN_COLL_ALLREDUCE,
+                "hier_rr");
+    char why[2048];
+    assert_non_null(
+        spec_pick("level0:NA;level1:NA", HCCN_COLL_ALLREDUCE, why,
+                  sizeof(why)));
+    assert_non_null(strstr(why, "(cheapest)"));
+    expect_error("level0:ring;level1:hd", HCCN_COLL_ALLREDUCE,
+                 "no hierarchical algorithm runs these levels");
+    expect_error("level0:mesh;level1:ring", HCCN_COLL_ALLTOALL,
+                 "'hier' does not implement alltoall");
+}
+
+/* Per-collective entries: named collectives get theirs, the others the
+ * cost model's choice (or the entry without a collective). */
+static void test_spec_per_collective(void **state)
+{
+    (void)state;
+    const char *spec = "allreduce=level0:mesh;level1:H-D_R/allgather=ring";
+    if (hccn_hier_algo_find("hier_mh") != NULL)
+        expect_pick(spec, HCCN_COLL_ALLREDUCE, "hier_mh");
+    expect_pick(spec, HCCN_COLL_ALLGATHER, "ring");
+    char why[2048];
+    assert_non_null(spec_pick(spec, HCCN_COLL_BROADCAST, why, sizeof(why)));
+    assert_non_null(strstr(why, "(cheapest)"));
+    expect_pick("reducescatter=ring/alltoall=pairwise",
+                HCCN_COLL_REDUCE_SCATTER, "ring");
+    expect_pick("reducescatter=ring/alltoall=pairwise", HCCN_COLL_ALLTOALL,
+                "pairwise");
+    expect_pick("mesh/allreduce=ring", HCCN_COLL_ALLREDUCE, "ring");
+    expect_pick("mesh/allreduce=ring", HCCN_COLL_ALLGATHER, "mesh");
+    expect_pick("ALLREDUCE = Ring", HCCN_COLL_ALLREDUCE, "ring");
+}
+
+/* HCCL's algorithm names. */
+static void test_spec_hccl_names(void **state)
+{
+    (void)state;
+    expect_pick("H-D_R", HCCN_COLL_ALLREDUCE, "hd");
+    expect_pick("NHR", HCCN_COLL_ALLREDUCE, "ring");
+    expect_pick("NHR_V1", HCCN_COLL_ALLGATHER, "ring");
+    expect_pick("NB", HCCN_COLL_ALLGATHER, "bruck");
+    expect_pick("NB", HCCN_COLL_ALLREDUCE, "hd");
+    expect_pick("fullmesh", HCCN_COLL_ALLREDUCE, "mesh");
+    expect_pick("pairwise", HCCN_COLL_ALLTOALL, "pairwise");
+    expect_pick("pipeline", HCCN_COLL_ALLREDUCE, "hier");
+    expect_pick("h-d_r", HCCN_COLL_REDUCE_SCATTER, "hd");
+}
+
+/* Every mistake is reported with the part of the spec that is wrong. */
+static void test_spec_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *part;
+    } bad[] = {
+        {"allreduce=foo", "\"foo\": unknown algorithm"},
+        {"bogus=ring", "\"bogus\": unknown collective"},
+        {"ring/mesh", "\"mesh\": a second entry without a collective"},
+        {"allreduce=ring/allreduce=mesh", "\"allreduce\": this collective "
+                                          "is given twice"},
+        {"allreduce=ring//allgather=mesh", "empty entry"},
+        {"allreduce=ring/", "empty entry"},
+        {"allreduce=", "empty algorithm"},
+        {"level2:ring", "level2 (between supernodes) can only be NA"},
+        {"level0:mesh;level0:ring", "\"level0:ring\": this level is given "
+                                    "twice"},
+        {"level9:mesh", "\"level9:mesh\": expected level0:, level1: or "
+                        "level2:"},
+        {"level0:mesh;level1:foo", "\"level1:foo\": unknown algorithm"},
+        {"allgather=level0:ring;level1:hd", "\"level0:ring;level1:hd\": no "
+                                            "hierarchical algorithm"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        expect_error(bad[i].spec, HCCN_COLL_ALLREDUCE, bad[i].part);
+        char want[300];
+        snprintf(want, sizeof(want), "spec \"%s\"", bad[i].spec);
+        expect_error(bad[i].spec, HCCN_COLL_ALLREDUCE, want);
+    }
+}
+
+/* Parsed specs are kept by text; a second look gives the same answer. */
+static void test_spec_cache(void **state)
+{
+    (void)state;
+    hccn_algo_spec_t a, b;
+    char why[512];
+    const char *spec = "allgather=ring/alltoall=mesh";
+    assert_int_equal(hccn_hier_spec_get(spec, &a, why, sizeof(why)), 0);
+    assert_int_equal(hccn_hier_spec_get(spec, &b, why, sizeof(why)), 0);
+    assert_memory_equal(&a, &b, sizeof(a));
+    assert_int_equal(hccn_hier_spec_get("nope", &a, why, sizeof(why)), -1);
+    char first[512];
+    snprintf(first, sizeof(first), "%s", why);
+    assert_int_equal(hccn_hier_spec_get("nope", &a, why, sizeof(why)), -1);
+    assert_string_equal(first, why);
+    for (int i = 0; i < 100; i++) {   /* more specs than the cache holds */
+        char s[32];
+        snprintf(s, sizeof(s), "allreduce=%s", i % 2 ? "ring" : "mesh");
+        assert_int_equal(hccn_hier_spec_get(i % 3 ? s : "ring", &a, why,
+                                            sizeof(why)),
+                         0);
+    }
+}
+
+/* ------------------------------------------------------------ report --- */
+
+/* "<coll> <bytes> B on <p> ranks: <algo> (<why>) — <algo> <t>us, ...":
+ * every candidate once, fastest first, the choice first when cheapest. */
+static void test_report(void **state)
+{
+    (void)state;
+    sel_t s;
+    hccn_sim_topo_t *t = load("configs/default.json");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLREDUCE, 64 * MIB);
+    const char *name = pick_name(&s, NULL);
+    char head[128];
+    snprintf(head, sizeof(head), "allreduce 67108864 B on 16 ranks: %s "
+                                 "(cheapest) — %s ",
+             name, name);
+    if (strncmp(s.report, head, strlen(head)) != 0)
+        fail_msg("report \"%s\" does not start with \"%s\"", s.report, head);
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++) {
+        char item[64];
+        snprintf(item, sizeof(item), " %s ", al->name);
+        int claims = (al->colls & 1u << HCCN_COLL_ALLREDUCE) != 0;
+        if ((strstr(s.report, item) != NULL) != claims)
+            fail_msg("report \"%s\": %s %s", s.report, al->name,
+                     claims ? "missing" : "listed but cannot allreduce");
+    }
+    assert_null(strstr(s.report, "n/a"));   /* every row has a model */
+    /* Forced: the reason says so, the figures are still there. */
+    assert_string_equal(pick_name(&s, "allreduce=ring"), "ring");
+    assert_non_null(strstr(s.report, ": ring (forced by spec \"ring\") — "));
+    assert_non_null(strstr(s.report, " ring "));
+    /* No report wanted: none written, same choice. */
+    hccn_hier_select_in_t in = {t, s.world, NULL};
+    assert_string_equal(hccn_hier_select(&s.a, &in, s.why, sizeof(s.why),
+                                         NULL, 0)
+                            ->name,
+                        name);
+    hccn_sim_topo_free(t);
+}
+
+/* ------------------------------------------------------------ caching --- */
+
+/* default.json with a NIC bandwidth of bw GB/s, loaded under one name. */
+static hccn_sim_topo_t *default_with_nic(const char *bw)
+{
+    char *text = test_read_file(test_path("configs/default.json"));
+    assert_non_null(text);
+    char *at = strstr(text, "\"nics\": { \"count\": 8, \"bw_GBps\": 25");
+    assert_non_null(at);
+    at += strlen("\"nics\": { \"count\": 8, \"bw_GBps\": ");
+    memcpy(at, bw, 2);
+    hccn_sim_topo_t *t;
+    char err[512];
+    if (hccn_sim_topo_load_string(text, "same-name", &t, err, sizeof(err)))
+        fail_msg("%s", err);
+    free(text);
+    return t;
+}
+
+/* Predictions are kept by topology content, not address: a topology
+ * freed and another one loaded (maybe at the same address, with the same
+ * name) gets its own figures. */
+static void test_cache_follows_content(void **state)
+{
+    (void)state;
+    sel_t s;
+    char fast[2048];
+    hccn_sim_topo_t *t = default_with_nic("25");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLGATHER, 2 * MIB);
+    pick_name(&s, NULL);
+    snprintf(fast, sizeof(fast), "%s", s.report);
+    hccn_sim_topo_free(t);
+    t = default_with_nic(" 5");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLGATHER, 2 * MIB);
+    pick_name(&s, NULL);
+    if (strcmp(fast, s.report) == 0)
+        fail_msg("same report with 25 and 5 GB/s NICs: %s", s.report);
+    hccn_sim_topo_free(t);
+    t = default_with_nic("25");
+    sel_init(&s, t, 0, 16, HCCN_COLL_ALLGATHER, 2 * MIB);
+    pick_name(&s, NULL);
+    assert_string_equal(fast, s.report);
+    hccn_sim_topo_free(t);
+}
+
+/* Every collective has a choice on every shipped config, with and without
+ * a count, and it implements the collective. */
+static void test_every_collective_has_a_choice(void **state)
+{
+    (void)state;
+    static const char *configs[] = {"configs/default.json",
+                                    "configs/pcie-8.json",
+                                    "configs/ring-8.json"};
+    for (size_t c = 0; c < 3; c++) {
+        hccn_sim_topo_t *t = load(configs[c]);
+        for (int coll = 0; coll < HCCN_COLL_COUNT; coll++)
+            for (uint64_t bytes = 0; bytes <= 4 * MIB; bytes += 4 * MIB) {
+                sel_t s;
+                sel_init(&s, t, 0, t->nnpus, (hccn_coll_t)coll,
+                         bytes * (uint64_t)t->nnpus);
+                s.a.root = t->nnpus - 1;
+                const hccn_algo_t *al = pick(&s, NULL);
+                if (al == NULL)
+                    fail_msg("%s %s: %s", configs[c],
+                             hccn_coll_name((hccn_coll_t)coll), s.why);
+                assert_true(al->colls & 1u << coll);
+            }
+        hccn_sim_topo_free(t);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mesh_inside_node),
+        cmocka_unit_test(test_hier_across_nodes),
+        cmocka_unit_test(test_latency_oriented_small),
+        cmocka_unit_test(test_same_choice_on_every_rank),
+        cmocka_unit_test(test_spec_plain_names),
+        cmocka_unit_test(test_spec_levels),
+        cmocka_unit_test(test_spec_per_collective),
+        cmocka_unit_test(test_spec_hccl_names),
+        cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_spec_cache),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_cache_follows_content),
+        cmocka_unit_test(test_every_collective_has_a_choice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
