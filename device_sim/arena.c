@@ -165,21 +165,35 @@ int hccn_sim_arena_contains(const hccn_sim_arena_t *a, const void *ptr,
     return len <= a->size - (p - b);
 }
 
-int hccn_sim_arena_owns(hccn_sim_arena_t *a, const void *ptr, size_t len)
+int hccn_sim_arena_find(hccn_sim_arena_t *a, const void *ptr, void **start,
+                        size_t *len)
 {
-    if (!hccn_sim_arena_contains(a, ptr, len))
+    if (!hccn_sim_arena_contains(a, ptr, 1))
         return 0;
     size_t off = (size_t)((const char *)ptr - a->base);
-    int ok = 0;
+    int found = 0;
     pthread_mutex_lock(&a->lock);
     size_t pos = ext_lower(a->used, a->nused, off + 1);
     if (pos > 0) {
         const hccn_sim_extent_t *u = &a->used[pos - 1];
-        ok = off >= u->off && off - u->off <= u->len &&
-             len <= u->len - (off - u->off);
+        if (off - u->off < u->len) {
+            *start = a->base + u->off;
+            *len = u->len;
+            found = 1;
+        }
     }
     pthread_mutex_unlock(&a->lock);
-    return ok;
+    return found;
+}
+
+int hccn_sim_arena_owns(hccn_sim_arena_t *a, const void *ptr, size_t len)
+{
+    void *start;
+    size_t n;
+    if (!hccn_sim_arena_find(a, ptr, &start, &n))
+        return 0;
+    size_t off = (size_t)((const char *)ptr - (char *)start);
+    return len <= n - off;
 }
 
 void hccn_sim_arena_info(hccn_sim_arena_t *a, hccn_mem_info_t *info)

@@ -50,6 +50,11 @@ int hccn_sim_arena_contains(const hccn_sim_arena_t *a, const void *ptr,
 /* 1 if [ptr, ptr+len) lies inside one live allocation. */
 int hccn_sim_arena_owns(hccn_sim_arena_t *a, const void *ptr, size_t len);
 
+/* The live allocation holding ptr: 1 and its start and (rounded) length,
+ * or 0 when ptr is in no live allocation. */
+int hccn_sim_arena_find(hccn_sim_arena_t *a, const void *ptr, void **start,
+                        size_t *len);
+
 void hccn_sim_arena_info(hccn_sim_arena_t *a, hccn_mem_info_t *info);
 
 #endif

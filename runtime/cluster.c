@@ -437,24 +437,30 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
     if (ptr == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: %s is NULL",
                              opname, ctx->rank, what);
-    const hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
-    if (hccn_sim_arena_contains(a, ptr, (size_t)bytes))
-        return HCCN_OK;
-    int owner = -1;
+    hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
+    void *start;
+    size_t len;
+    if (hccn_sim_arena_find(a, ptr, &start, &len)) {
+        size_t off = (size_t)((const char *)ptr - (char *)start);
+        if (bytes <= len - off)
+            return HCCN_OK;
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: %s %p needs %llu bytes but its "
+                             "allocation (%zu bytes at %p) has %zu from there",
+                             opname, ctx->rank, what, ptr,
+                             (unsigned long long)bytes, len, start, len - off);
+    }
+    if (hccn_sim_arena_contains(a, ptr, 1))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: %s %p is in the rank's arena but in "
+                             "no live allocation (freed, or never allocated)",
+                             opname, ctx->rank, what, ptr);
     for (int r = 0; r < ctx->cl->nranks; r++)
         if (hccn_sim_arena_contains(&ctx->cl->arenas[r], ptr, 1))
-            owner = r;
-    if (owner == ctx->rank)
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "%s: rank %d: %s %p + %llu bytes runs past the "
-                             "end of the rank's arena",
-                             opname, ctx->rank, what, ptr,
-                             (unsigned long long)bytes);
-    if (owner >= 0)
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "%s: rank %d: %s %p is in the arena of rank %d, "
-                             "not the caller's",
-                             opname, ctx->rank, what, ptr, owner);
+            return hccn_rt_error(HCCN_ERR_INVALID,
+                                 "%s: rank %d: %s %p is in the arena of rank "
+                                 "%d, not the caller's",
+                                 opname, ctx->rank, what, ptr, r);
     return hccn_rt_error(HCCN_ERR_INVALID,
                          "%s: rank %d: %s %p is not device memory (not in "
                          "the rank's arena; allocate it with hccn_malloc)",
