@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -98,6 +99,8 @@ typedef struct {
     void *ptr[4];
     hccn_status_t free_foreign[4];
     hccn_status_t alloc_huge[4];
+    hccn_status_t too_small[4];
+    char msg[4][512];
 } api_result_t;
 
 static api_result_t api_res;
@@ -115,6 +118,12 @@ static hccn_status_t api_rank(hccn_ctx_t *ctx, void *arg)
     api_res.free_foreign[r] = hccn_free(ctx, api_res.ptr[(r + 1) % 4]);
     void *huge;
     api_res.alloc_huge[r] = hccn_malloc(ctx, (size_t)1 << 40, &huge);
+    /* 4096 bytes hold 1024 floats: 2000 run past the allocation, even
+     * though the arena goes on. */
+    api_res.too_small[r] = hccn_allreduce(hccn_comm_world(ctx), api_res.ptr[r],
+                                          api_res.ptr[r], 2000, HCCN_FP32,
+                                          HCCN_SUM);
+    snprintf(api_res.msg[r], sizeof(api_res.msg[r]), "%s", hccn_last_error());
     hccn_barrier(hccn_comm_world(ctx));
     return hccn_free(ctx, api_res.ptr[r]);
 }
@@ -141,6 +150,9 @@ static void test_public_api(void **state)
         assert_int_equal(off, 300);
         assert_int_equal(api_res.free_foreign[r], HCCN_ERR_INVALID);
         assert_int_equal(api_res.alloc_huge[r], HCCN_ERR_NOMEM);
+        assert_int_equal(api_res.too_small[r], HCCN_ERR_INVALID);
+        assert_non_null(strstr(api_res.msg[r], "needs 8000 bytes"));
+        assert_non_null(strstr(api_res.msg[r], "4096 bytes"));
     }
     int stack = 0, owner = 5;
     assert_int_equal(hccn_ptr_info(cl, &stack, &owner, NULL), HCCN_ERR_INVALID);
