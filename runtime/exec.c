@@ -362,26 +362,45 @@ static const char *peer_src(const rt_op_t *op, uint32_t x)
     return buf_at(op->slot->bufs[ref.rank * 3 + snd->src_buf], snd->src_off);
 }
 
+/* Rounds n fp32 values through the wire type, in place. */
+static void round_wire(const rt_op_t *op, float *buf, size_t n)
+{
+    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
+    uint16_t wire[2048];
+    for (size_t i = 0; i < n; i += 2048) {
+        size_t k = n - i < 2048 ? n - i : 2048;
+        hccn_rt_fp32_to_half_array(wire, buf + i, k, wt);
+        hccn_rt_half_to_fp32_array(buf + i, wire, k, wt);
+    }
+}
+
 /* Receives n fp32 values that crossed the wire as fp16/bf16: each incoming
  * value is rounded to the wire type, then stored (local == NULL) or reduced
- * in fp32 with the local operand. */
+ * in fp32 with the local operand, itself rounded to the wire type first.
+ * The result is rounded too. Every operand and result of a reduction is
+ * then a wire-type value, so partial results cross later hops exactly and
+ * two ranks that combine the same values (recursive doubling, composite
+ * algorithms) get the same bits. */
 static void recv_compressed(rt_op_t *op, float *dst, const float *local,
                             const float *in, size_t n)
 {
     enum { BLOCK = 2048 };
     uint16_t wire[BLOCK];
-    float val[BLOCK];
+    float val[BLOCK], mine[BLOCK];
     hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
     for (size_t i = 0; i < n; i += BLOCK) {
         size_t k = n - i < BLOCK ? n - i : BLOCK;
         hccn_rt_fp32_to_half_array(wire, in + i, k, wt);
         if (local == NULL) {
             hccn_rt_half_to_fp32_array(dst + i, wire, k, wt);
-        } else {
-            hccn_rt_half_to_fp32_array(val, wire, k, wt);
-            hccn_rt_reduce3(dst + i, local + i, val, k, HCCN_FP32,
-                            op->op == HCCN_AVG ? HCCN_SUM : op->op);
+            continue;
         }
+        hccn_rt_half_to_fp32_array(val, wire, k, wt);
+        memcpy(mine, local + i, k * sizeof(float));
+        round_wire(op, mine, k);
+        hccn_rt_reduce3(dst + i, mine, val, k, HCCN_FP32,
+                        op->op == HCCN_AVG ? HCCN_SUM : op->op);
+        round_wire(op, dst + i, k);
     }
 }
 
@@ -434,9 +453,13 @@ static int run_step(rt_op_t *op, uint32_t i)
             memmove(dst, src, st->bytes);
         break;
     case HCCN_STEP_REDUCE:
+        if (st->bytes > 0 && op->compress)
+            round_wire(op, (float *)dst, st->bytes / sizeof(float));
         if (st->bytes > 0)
             hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
                            kernel_op(op->op));
+        if (st->bytes > 0 && op->compress)
+            round_wire(op, (float *)dst, st->bytes / sizeof(float));
         break;
     }
     op->step_state[i] = ST_DONE;
@@ -448,14 +471,7 @@ static int run_step(rt_op_t *op, uint32_t i)
  * precision that its peers never saw). */
 static void round_result(rt_op_t *op)
 {
-    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
-    float *buf = (float *)op->bufs[HCCN_BUF_RECV];
-    uint16_t wire[2048];
-    for (uint64_t i = 0; i < op->out_elems; i += 2048) {
-        size_t k = op->out_elems - i < 2048 ? (size_t)(op->out_elems - i) : 2048;
-        hccn_rt_fp32_to_half_array(wire, buf + i, k, wt);
-        hccn_rt_half_to_fp32_array(buf + i, wire, k, wt);
-    }
+    round_wire(op, (float *)op->bufs[HCCN_BUF_RECV], op->out_elems);
 }
 
 static void coll_finish(rt_op_t *op)
