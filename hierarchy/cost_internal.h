@@ -98,4 +98,30 @@ typedef double (*hccn_cm_form_fn)(hccn_cm_t *m, const hccn_cm_team_t *t,
 /* The form of the algorithm named name; NULL when there is none. */
 hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
+/* The forms other files use or define (cost_forms.c, cost_tree.c,
+ * cost_hier.c). */
+double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a);
+double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a);
+double hccn_hier_cm_hier(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a);
+double hccn_hier_cm_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a);
+double hccn_hier_cm_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a);
+
+/* A transfer of bytes from src to dst, not priced yet. */
+hccn_cm_xf_t hccn_hier_cm_xf(int src, int dst, uint64_t bytes);
+
+/* A message of n bytes in chunks of a->chunk_bytes, or dflt when 0 (whole
+ * elements, at least one, at most n). */
+hccn_cm_chunks_t hccn_hier_cm_chunks(const hccn_coll_args_t *a, uint64_t n,
+                                     uint64_t dflt);
+
+/* hccn_hier_cm_pipeline over the stages of m->x given by their sizes
+ * (stage i: the next size[i] transfers), r as there. */
+double hccn_hier_cm_staged(hccn_cm_t *m, int h, const int *size,
+                           const hccn_cm_chunks_t *ck, const double *r);
+
 #endif /* HCCN_HIERARCHY_COST_INTERNAL_H */

@@ -1,0 +1,245 @@
+/*
+ * The cost model's forms for the hierarchical rows "hier", "hier_rr" and
+ * "hier_mh" (docs/selection.md): level-0 and level-1 phases priced with
+ * the flat forms on teams (every node's ranks, every local index's ranks)
+ * and put together as the schedules compose them.
+ */
+#include <stdlib.h>
+
+#include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
+
+#define HIER_CHUNK ((uint64_t)4 << 20)   /* hier's default allreduce chunk */
+
+/* A hierarchical algorithm's shape (docs/algorithms.md, hier): N nodes of
+ * L ranks; at[n * L + l] is the rank at node n, local index l. intra has
+ * a group per node (members by local index), inter a group per local
+ * index (members by node). */
+typedef struct {
+    int N, L;
+    int *at, *by_local;
+    hccn_cm_team_t intra, inter;
+    const char *l0, *l1;     /* the flat algorithms of the two levels */
+} hier_t;
+
+/* Reads a->view: 1 with the shape filled in, 0 when the algorithm falls
+ * back to a flat ring (nodes of different sizes), -1 when it does not
+ * apply (one node, one rank per node, no view). */
+static int hier_shape(hccn_cm_t *m, const hccn_coll_args_t *a, hier_t *h)
+{
+    const hccn_hier_view_t *v = a->view;
+    int p = a->nranks, *size;
+    if (v == NULL || v->nranks != p || v->nnodes < 2)
+        return -1;
+    if ((size = calloc((size_t)v->nnodes, sizeof(int))) == NULL) {
+        m->failed = 1;
+        return -1;
+    }
+    for (int r = 0; r < p; r++)
+        size[v->node[r]]++;
+    int even = 1;
+    for (int n = 1; n < v->nnodes; n++)
+        even &= size[n] == size[0];
+    h->N = v->nnodes;
+    h->L = size[0];
+    free(size);
+    if (!even)
+        return 0;
+    if (h->L < 2)
+        return -1;
+    h->at = malloc(2 * (size_t)p * sizeof(int));
+    if (h->at == NULL) {
+        m->failed = 1;
+        return -1;
+    }
+    h->by_local = h->at + p;
+    for (int r = 0; r < p; r++) {
+        h->at[v->node[r] * h->L + v->local[r]] = r;
+        h->by_local[v->local[r] * h->N + v->node[r]] = r;
+    }
+    h->intra = (hccn_cm_team_t){h->N, h->L, h->at};
+    h->inter = (hccn_cm_team_t){h->L, h->N, h->by_local};
+    return 1;
+}
+
+/* Level l's flat algorithm running coll on count elements in every group
+ * of team t at once (root: a member index). */
+static double level(hccn_cm_t *m, const hier_t *h, int l,
+                    const hccn_cm_team_t *t, const hccn_coll_args_t *a,
+                    hccn_coll_t coll, uint64_t count, int root)
+{
+    hccn_cm_form_fn fn = hccn_hier_cm_form(l == 0 ? h->l0 : h->l1);
+    hccn_coll_args_t sub = {.coll = coll, .nranks = t->size, .count = count,
+                            .esize = a->esize, .root = root,
+                            .chunk_bytes = a->chunk_bytes};
+    if (count == 0)
+        return 0.0;
+    double time = fn != NULL ? fn(m, t, &sub) : HCCN_COST_NONE;
+    m->failed |= time < 0.0;
+    return time;
+}
+
+/* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
+ * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
+ * and P2 of chunk k-1 are done, intra allgather (P3) of chunk k after all
+ * P1s, P3 of k-1 and P2 of k; then the count % L leftover elements. A
+ * rank's reductions run one at a time, so P1 of chunk k also waits for the
+ * reductions of P2 of chunk k-1 ((N-1)/N of its block, the least any
+ * allreduce reduces). */
+static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
+                             const hccn_coll_args_t *a)
+{
+    const uint64_t L = (uint64_t)h->L;
+    uint64_t ce = hccn_hier_chunk(a, HIER_CHUNK) / a->esize;
+    ce = ce - ce % L < L ? L : ce - ce % L;
+    uint64_t main = a->count / L * L, tail = a->count - main;
+    uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
+    double p1[2], p2[2], p3[2], e1 = 0.0, e2 = 0.0, e3;
+    for (int i = 0; i < 2 && K > 0; i++) {
+        uint64_t q = i == 0 ? ce / L : ql;
+        p1[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
+        p2[i] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q, 0);
+        p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
+    }
+    double *e2k = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    if (e2k == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
+                  m->r;
+    for (uint64_t k = 0; k < K; k++) {
+        int i = k + 1 == K;
+        e1 += p1[i] + (k > 0 ? red2 : 0.0);
+        e2 = hccn_hier_cm_max(e1, e2) + p2[i];
+        e2k[k] = e2;
+    }
+    e3 = e1;
+    for (uint64_t k = 0; k < K; k++)
+        e3 = hccn_hier_cm_max(e3, e2k[k]) + p3[k + 1 == K];
+    free(e2k);
+    if (tail > 0)
+        e3 = hccn_hier_cm_max(e3, e2) +
+             level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
+             level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);
+    return e3;
+}
+
+/* The group of t holding rank r, alone. */
+static hccn_cm_team_t one_group(const hccn_cm_team_t *t, int g)
+{
+    return (hccn_cm_team_t){1, t->size, t->rank + (size_t)g * t->size};
+}
+
+/* Broadcast: scatter in the root's node, inter broadcast of every block
+ * from there, intra allgather; then the leftover elements (inter broadcast
+ * in the root's level-1 group, intra broadcast). Reduce, the other way. */
+static double hier_rooted(hccn_cm_t *m, const hier_t *h,
+                          const hccn_coll_args_t *a)
+{
+    const hccn_hier_view_t *v = a->view;
+    int n0 = v->node[a->root], l0 = v->local[a->root];
+    uint64_t q = a->count / (uint64_t)h->L, t = a->count % (uint64_t)h->L;
+    hccn_cm_team_t node = one_group(&h->intra, n0);
+    hccn_cm_team_t line = one_group(&h->inter, l0);
+    hier_t mesh = *h;
+    mesh.l0 = "mesh";
+    if (a->coll == HCCN_COLL_BROADCAST)
+        return level(m, &mesh, 0, &node, a, HCCN_COLL_SCATTER, q, l0) +
+               level(m, h, 1, &h->inter, a, HCCN_COLL_BROADCAST, q, n0) +
+               level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0) +
+               level(m, h, 1, &line, a, HCCN_COLL_BROADCAST, t, n0) +
+               level(m, h, 0, &h->intra, a, HCCN_COLL_BROADCAST, t, l0);
+    return level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0) +
+           level(m, h, 1, &h->inter, a, HCCN_COLL_REDUCE, q, n0) +
+           level(m, &mesh, 0, &node, a, HCCN_COLL_GATHER, q, l0) +
+           level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE, t, l0) +
+           level(m, h, 1, &line, a, HCCN_COLL_REDUCE, t, n0);
+}
+
+/* The flat ring hier falls back to: over the ranks ordered by node (rank
+ * order for reduce_scatter and allgather, whose blocks follow it). */
+static double hier_fallback(hccn_cm_t *m, const hccn_coll_args_t *a)
+{
+    const hccn_hier_view_t *v = a->view;
+    int p = a->nranks, n = 0, whole_msg = a->coll != HCCN_COLL_REDUCE_SCATTER &&
+                                           a->coll != HCCN_COLL_ALLGATHER;
+    int *order = malloc((size_t)p * sizeof(int));
+    hccn_coll_args_t sub = *a;
+    if (order == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    for (int nd = 0; nd < (whole_msg ? v->nnodes : 1); nd++)
+        for (int r = 0; r < p; r++)
+            if (!whole_msg || v->node[r] == nd) {
+                if (r == a->root)
+                    sub.root = n;
+                order[n++] = r;
+            }
+    hccn_cm_team_t line = {1, p, order};
+    double t = hccn_hier_cm_ring(m, &line, &sub);
+    free(order);
+    return t;
+}
+
+/* 1 if rank r is node * L + local for every r. */
+static int node_major(const hccn_hier_view_t *v, int L)
+{
+    for (int r = 0; r < v->nranks; r++)
+        if (r != v->node[r] * L + v->local[r])
+            return 0;
+    return 1;
+}
+
+static double hier_form(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hccn_coll_args_t *a, const char *l0,
+                        const char *l1)
+{
+    hier_t h = {0};
+    h.l0 = l0;
+    h.l1 = l1;
+    double time = HCCN_COST_NONE;
+    int shape = t->ngroups == 1 ? hier_shape(m, a, &h) : -1;
+    int rs_ag = a->coll == HCCN_COLL_REDUCE_SCATTER ||
+                a->coll == HCCN_COLL_ALLGATHER;
+    if (shape == 0 || (shape > 0 && rs_ag && !node_major(a->view, h.L)))
+        time = hier_fallback(m, a);
+    else if (shape > 0 && a->coll == HCCN_COLL_ALLREDUCE)
+        time = hier_allreduce(m, &h, a);
+    else if (shape > 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
+        time = level(m, &h, 1, &h.inter, a, HCCN_COLL_REDUCE_SCATTER,
+                     (uint64_t)h.L * a->count, 0) +
+               level(m, &h, 0, &h.intra, a, HCCN_COLL_REDUCE_SCATTER,
+                     a->count, 0);
+    else if (shape > 0 && a->coll == HCCN_COLL_ALLGATHER)
+        time = level(m, &h, 0, &h.intra, a, HCCN_COLL_ALLGATHER, a->count,
+                     0) +
+               level(m, &h, 1, &h.inter, a, HCCN_COLL_ALLGATHER,
+                     (uint64_t)h.L * a->count, 0);
+    else if (shape > 0)
+        time = hier_rooted(m, &h, a);
+    free(h.at);
+    return time;
+}
+
+double hccn_hier_cm_hier(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_REDUCE ? hier_form(m, t, a, "mesh", "ring")
+                                       : HCCN_COST_NONE;
+}
+
+double hccn_hier_cm_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_ALLGATHER ? hier_form(m, t, a, "ring", "ring")
+                                          : HCCN_COST_NONE;
+}
+
+double hccn_hier_cm_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a)
+{
+    return a->coll <= HCCN_COLL_ALLGATHER ? hier_form(m, t, a, "mesh", "hd")
+                                          : HCCN_COST_NONE;
+}
