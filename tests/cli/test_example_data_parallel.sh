@@ -7,6 +7,9 @@
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 set -u
 : "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# Sixteen rank threads each start an OpenMP team on the same few cores:
+# idle team threads should sleep, not spin.
+export OMP_WAIT_POLICY=passive
 bin="$HCCN_BINARY_DIR/example_data_parallel"
 failures=0
 tmp=$(mktemp -d)

@@ -16,10 +16,8 @@
  *   net), as is comm_create with lists that differ; bad arguments are
  *   HCCN_ERR_INVALID.
  *
- * Each cluster run makes its communicators and then runs one collective
- * on them: blocking collectives in sequence can hang on the current
- * runtime (see the report in tests/coll/test_async.c,
- * test_blocking_sequence).
+ * Each cluster run makes its communicators and runs one collective on
+ * them, so that every case starts from clean clocks.
  *
  * cmocka asserts are not thread-safe: rank functions record, the main
  * thread asserts.
@@ -332,9 +330,7 @@ typedef struct {
 } flight_t;
 
 /* Each rank posts an allreduce on its parity communicator (keys reversed)
- * and an allgather on its node communicator, then waits for the node one
- * first: every rank of a node ends it at the same time, so waiting for it
- * never stands in the way of the other (see the header). */
+ * and an allgather on its node communicator, then waits for both. */
 static hccn_status_t flight_rank(hccn_ctx_t *ctx, void *arg)
 {
     flight_t *t = arg;
