@@ -215,9 +215,15 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
     const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
                                                log ? report : NULL,
                                                sizeof(report));
-    if (algo == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: algorithm: %s",
-                             c->name, comm->ctx->rank, why);
+    if (algo == NULL) {
+        /* A known algorithm that lacks this collective is unsupported; a
+         * spec that names nothing, or breaks the grammar, is invalid. */
+        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
+                                 ? HCCN_ERR_UNSUPPORTED
+                                 : HCCN_ERR_INVALID;
+        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", c->name,
+                             comm->ctx->rank, why);
+    }
     if (log)
         hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
                     (unsigned long long)comm->sh->uid, report);

@@ -326,16 +326,10 @@ static const case_t value_cases[] = {
     {F_GATHER, BAD_NULL_COMM, INV, {"comm", "NULL"}, 0},
     {F_ALLREDUCE, BAD_ALGO, INV, {"no_such_algo"}, 0},
     {F_ALLTOALL, BAD_ALGO, INV, {"no_such_algo"}, 0},
-    /* docs/api.md: HCCN_ERR_UNSUPPORTED is "a forced algorithm (HCCN_ALGO)
-     * that cannot run these arguments".
-     * blocked by: runtime/coll.c coll_post() returns HCCN_ERR_INVALID for
-     * every selection failure, so HCCN_ALGO=ring + hccn_alltoall gives
-     * HCCN_ERR_INVALID ("algorithm 'ring' does not implement alltoall"),
-     * while a builder that refuses the arguments gives
-     * HCCN_ERR_UNSUPPORTED (runtime/comm.c). */
+    /* A known algorithm that lacks the collective: unsupported. */
     {F_ALLTOALL, BAD_ALGO_COLL, HCCN_ERR_UNSUPPORTED, {"ring", "alltoall"},
-     1},
-    {F_SCATTER, BAD_ALGO_COLL, HCCN_ERR_UNSUPPORTED, {"ring", "scatter"}, 1},
+     0},
+    {F_SCATTER, BAD_ALGO_COLL, HCCN_ERR_UNSUPPORTED, {"ring", "scatter"}, 0},
 };
 
 static void run_cases(const case_t *cases, size_t n)
