@@ -116,8 +116,8 @@ static int is_auto(tok_t t)
     return tok_is(t, "NA") || tok_is(t, "auto");
 }
 
-/* The canonical name of t: a table name as spelled there, an HCCL alias as
- * spelled in aliases[], "pipeline"; NULL when unknown. */
+/* The canonical name of t: a table name or an HCCL alias, spelled as in
+ * the table or aliases[]; NULL when unknown. */
 static const char *known_name(tok_t t)
 {
     for (const hccn_algo_t *a = hccn_hier_algos(); a->name != NULL; a++)
@@ -141,8 +141,8 @@ static void list_names(char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, ", %s", aliases[i].alias);
 }
 
-/* The level name of t for level l: a canonical algorithm name or "" for
- * NA; NULL when unknown. HCCL aliases resolve to their first row. */
+/* The name of the level algorithm t: a table name, "pipeline", or "" for
+ * NA; NULL when unknown. HCCL aliases resolve to their first name. */
 static const char *level_name(tok_t t)
 {
     if (is_auto(t))
