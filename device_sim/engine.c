@@ -701,10 +701,15 @@ void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
 }
 
 /* 1 when every event at or before t is settled. */
+/* 1 when every event at or before t is settled: none is queued (the next
+ * is later, or a start at t), and no running device could still post one
+ * (the horizon has reached t). */
 static int settled_through(hccn_sim_engine_t *eng, double t)
 {
     double next;
     int cls;
+    if (horizon(eng) < t)
+        return 0;
     next_event(eng, &next, &cls);
     return next > t || (next == t && cls == 1);
 }

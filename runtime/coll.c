@@ -187,6 +187,8 @@ static hccn_status_t call_compress(const call_t *c, hccn_comm_t *comm,
 static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                                hccn_future_t **fut)
 {
+    if (fut != NULL)
+        *fut = NULL;
     hccn_status_t rc = check_comm(c, comm);
     if (rc != HCCN_OK)
         return rc;

@@ -141,6 +141,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         memset(h->recv_seq, 0, (size_t)c->size * sizeof(uint64_t));
         h->stream_tail = NULL;   /* the engine reset dropped every batch */
         h->split_seq = 0;
+        h->data_seq = 0;
         h->pending = 0;
         h->compress = HCCN_COMPRESS_NONE;
         free(h->algo_spec);

@@ -155,6 +155,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->bufs[HCCN_BUF_SCRATCH] = op->scratch;
     if (op->step_state == NULL ||
         (op->sched->scratch_bytes > 0 && op->scratch == NULL)) {
+        op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              name, ctx->rank);
@@ -163,6 +164,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->seq = comm->coll_seq++;
     hccn_status_t rc = post_steps(op);
     if (rc != HCCN_OK) {
+        op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);
         return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
                              ctx->rank);
@@ -476,6 +478,7 @@ static void round_result(rt_op_t *op)
 
 static void coll_finish(rt_op_t *op)
 {
+    op->comm->data_seq = op->seq + 1;
     if (op->status == HCCN_OK && op->compress && op->out_elems > 0)
         round_result(op);
     if (op->op == HCCN_AVG && op->status == HCCN_OK && op->avg_elems > 0)
@@ -496,6 +499,10 @@ static int progress_coll(rt_op_t *op)
     }
     if (op->stage == RT_STAGE_READY) {
         if (!atomic_load_explicit(&op->slot->ready, memory_order_acquire))
+            return moved;
+        /* Stream order holds for the bytes too: a collective may read what
+         * the previous one on this communicator wrote. */
+        if (op->comm->data_seq != op->seq)
             return moved;
         if (op->slot->status != HCCN_OK) {
             op->status = op->slot->status;
@@ -669,6 +676,15 @@ static hccn_status_t data_wait(rt_op_t *op)
                          op, what);
 }
 
+hccn_status_t hccn_rt_op_finish_data(rt_op_t *op)
+{
+    hccn_status_t rc = data_wait(op);
+    if (rc == HCCN_OK && op->status != HCCN_OK)
+        rc = hccn_rt_error(op->status, "rank %d: %s", op->ctx->rank,
+                           op->ctx->errmsg);
+    return rc;
+}
+
 typedef struct {
     hccn_sim_engine_t *eng;
     hccn_sim_batch_t *b;
@@ -736,6 +752,8 @@ void hccn_rt_op_free(rt_op_t *op)
         return;
     if (op->listed)
         list_remove(op->ctx, op);
+    if (!op->waited && op->comm != NULL)
+        op->comm->pending--;   /* completed through hccn_test */
     if (op->batch != NULL)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)

@@ -146,7 +146,7 @@ struct rt_comm {
     _Atomic int broken;           /* a mismatch or abort poisoned it */
     _Atomic int aborted;          /* hccn_comm_abort was called */
     hccn_comm_t **handles;        /* per comm rank */
-    int live_handles;             /* under lock; freed at 0 (sub-comms) */
+    int live_handles;             /* members not destroyed (under lock) */
     rt_split_t splits[RT_SPLITS]; /* comm_split rendezvous, by split seq */
     rt_comm_t *next_sub;          /* cluster's list of sub-communicators */
 };
@@ -161,6 +161,8 @@ struct hccn_comm {
     int compress;                     /* HCCN_COMPRESS_* */
     uint64_t split_seq;
     uint64_t coll_seq;
+    uint64_t data_seq;                /* collectives whose bytes have all
+                                         moved on this rank (in order) */
     uint64_t *send_seq, *recv_seq;    /* per peer */
     hccn_sim_batch_t *stream_tail;    /* last posted batch (retained) */
 };
@@ -266,6 +268,10 @@ int hccn_rt_progress(hccn_ctx_t *ctx);
  * rank's clock becomes max(clock, end). Returns the op's status. */
 hccn_status_t hccn_rt_op_wait(rt_op_t *op);
 void hccn_rt_op_free(rt_op_t *op);
+
+/* Moves op's bytes to the end (its simulated end is known to be past);
+ * returns its status. */
+hccn_status_t hccn_rt_op_finish_data(rt_op_t *op);
 
 /* Completes a blocking call's operation: waits and frees it, or inside a
  * group hands it to hccn_group_end. */

@@ -250,17 +250,6 @@ hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
                     pos >= 0 ? 0 : HCCN_SPLIT_NOCOLOR, pos, tag | 1, out);
 }
 
-static void unlink_sub(hccn_cluster_t *cl, rt_comm_t *c)
-{
-    pthread_mutex_lock(&cl->comms_lock);
-    for (rt_comm_t **pp = &cl->subcomms; *pp != NULL; pp = &(*pp)->next_sub)
-        if (*pp == c) {
-            *pp = c->next_sub;
-            break;
-        }
-    pthread_mutex_unlock(&cl->comms_lock);
-}
-
 hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
 {
     if (comm == NULL)
@@ -281,14 +270,12 @@ hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
                              "hccn_comm_destroy: rank %d: %d operation(s) of "
                              "this communicator not yet waited for",
                              me, comm->pending);
+    /* The memory stays until the run ends (hccn_rt_free_subcomms): a
+     * destroyed handle must still say so when it is used again. */
     comm->destroyed = 1;
     pthread_mutex_lock(&c->lock);
-    int last = --c->live_handles == 0;
+    c->live_handles--;
     pthread_mutex_unlock(&c->lock);
-    if (last) {
-        unlink_sub(comm->ctx->cl, c);
-        hccn_rt_comm_free(c);
-    }
     return HCCN_OK;
 }
 

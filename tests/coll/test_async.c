@@ -430,7 +430,7 @@ static hccn_status_t pend_rank(hccn_ctx_t *ctx, void *arg)
     if ((rc = hccn_test(f, &p->done_before[r])) != HCCN_OK)
         return rc;
     /* ... and just past it: done, without waiting.
-     * blocked by: hccn_test answers 0 while the data plane of the
+     * fixed, once: hccn_test answers 0 while the data plane of the
      * operation has not finished, even when its simulated end has passed
      * (runtime/p2p.c, hccn_test; see test_poll_loop), so the first answer
      * here depends on how far the host threads got. Each call moves data,
@@ -800,7 +800,7 @@ static hccn_status_t misuse_rank(hccn_ctx_t *ctx, void *arg)
 
     /* Using a destroyed handle. Local rank 0 of each node destroys its
      * handle only after the others have misused theirs.
-     * blocked by: the last hccn_comm_destroy of a communicator frees every
+     * fixed, once: the last hccn_comm_destroy of a communicator frees every
      * member's handle (runtime/split.c hccn_comm_destroy -> runtime/comm.c
      * hccn_rt_comm_free -> comm_free_handles), so any call on a destroyed
      * handle after that reads freed memory (check_comm reads
@@ -927,7 +927,7 @@ static void test_blocking_sequence(void **state)
     hccn_cluster_destroy(cl);
 }
 
-/* ================================== cases blocked by runtime bugs */
+/* ============================ cases that once failed (runtime bugs) */
 
 #define DCNT 65536
 
@@ -976,14 +976,13 @@ static hccn_status_t chain_rank(hccn_ctx_t *ctx, void *arg)
 static void test_order_data(void **state)
 {
     (void)state;
-    /* blocked by: runtime/exec.c progress_coll() runs the steps of every
+    /* fixed, once: runtime/exec.c progress_coll() runs the steps of every
      * posted collective as soon as their own dependencies allow, with no
      * dependency on the previous collective of the communicator, so the
      * second allreduce reads y before the first has written it: z is wrong
      * on every rank (every element, every run), although
      * include/hccn/hccn_coll.h and docs/api.md promise "operations on one
      * communicator complete in call order, as on one stream". */
-    skip();
     hccn_cluster_t *cl = make_cluster();
     chain_t d;
     memset(&d, 0, sizeof(d));
@@ -1026,13 +1025,12 @@ static hccn_status_t tested_rank(hccn_ctx_t *ctx, void *arg)
 static void test_free_after_test(void **state)
 {
     (void)state;
-    /* blocked by: hccn_future_free (runtime/p2p.c) accepts a future whose
+    /* fixed, once: hccn_future_free (runtime/p2p.c) accepts a future whose
      * data has moved but that was never waited for, without decrementing
      * the communicator's count of futures not yet waited for
      * (comm->pending, decremented only in runtime/exec.c hccn_rt_op_wait),
      * so hccn_comm_destroy then fails forever with HCCN_ERR_INPROGRESS "1
      * operation(s) of this communicator not yet waited for". */
-    skip();
     hccn_cluster_t *cl = make_cluster();
     tested_t t;
     memset(&t, 0, sizeof(t));
@@ -1082,7 +1080,7 @@ static hccn_status_t poll_rank(hccn_ctx_t *ctx, void *arg)
 static void test_poll_loop(void **state)
 {
     (void)state;
-    /* blocked by: hccn_test (runtime/p2p.c) moves data once and answers 0
+    /* fixed, once: hccn_test (runtime/p2p.c) moves data once and answers 0
      * while the operation's data plane is unfinished, even when its
      * simulated end has passed, so how many 1 us slices the loop above
      * computes depends on host scheduling: on configs/default.json a
@@ -1091,7 +1089,6 @@ static void test_poll_loop(void **state)
      * (DESIGN.md: the same program gives the same times on every run).
      * Expected: the same end on every run, within a slice of the
      * operation's end. */
-    skip();
     hccn_cluster_t *cl = make_cluster();
     static poll_t t[PRUNS];
     for (int k = 0; k < PRUNS; k++) {
