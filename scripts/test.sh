@@ -36,9 +36,15 @@ for san in address thread; do
         "$src/scripts/setup.sh"
     # The Python binding loads libhccn.so into an unsanitised interpreter,
     # which the sanitizer runtimes do not allow; it runs in the first pass.
+    # Under ThreadSanitizer the example is left out too: its host compute
+    # uses OpenMP parallel regions, whose synchronisation inside the
+    # (uninstrumented) libgomp TSan cannot see. The library itself uses no
+    # OpenMP threads (only simd loops).
+    skip=cli_python
+    [ "$san" = thread ] && skip="cli_python|cli_example_data_parallel"
     HCCN_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 \
         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        ctest --test-dir "$dir" --output-on-failure -j 2 -E cli_python \
+        ctest --test-dir "$dir" --output-on-failure -j 2 -E "$skip" \
         "${ctest_args[@]}"
 done
