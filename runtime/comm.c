@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hierarchy/cost.h"
 #include "runtime/rt.h"
 
 #define CACHE_MAX 128
@@ -26,32 +27,12 @@ static void comm_free_handles(rt_comm_t *c)
     c->handles = NULL;
 }
 
-/* Node and local index of each member, from the topology. Nodes are
- * renumbered densely in order of first appearance. */
+/* Node and local index of each member, from the topology: the placement
+ * the cost model assumes too (hccn_hier_cost_view). */
 static int comm_view(rt_comm_t *c)
 {
-    const hccn_sim_topo_t *topo = c->cl->topo;
-    int *map = malloc((size_t)topo->nnodes * sizeof(int));
-    int *count = calloc((size_t)topo->nnodes, sizeof(int));
-    if (map == NULL || count == NULL) {
-        free(map);
-        free(count);
-        return -1;
-    }
-    for (int n = 0; n < topo->nnodes; n++)
-        map[n] = -1;
-    int nnodes = 0;
-    for (int r = 0; r < c->size; r++) {
-        int wn = topo->npus[c->world[r]].node;
-        if (map[wn] < 0)
-            map[wn] = nnodes++;
-        c->node[r] = map[wn];
-        c->local[r] = count[wn]++;
-    }
-    c->view = (hccn_hier_view_t){c->size, c->node, c->local, nnodes};
-    free(map);
-    free(count);
-    return 0;
+    hccn_cost_place_t pl = {.topo = c->cl->topo, .world = c->world};
+    return hccn_hier_cost_view(&pl, c->size, c->node, c->local, &c->view);
 }
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
@@ -108,7 +89,7 @@ fail:
     return NULL;
 }
 
-static void slot_clear(rt_slot_t *s)
+void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s)
 {
     s->in_use = 0;
     s->arrived = s->finished = 0;
@@ -118,14 +99,13 @@ static void slot_clear(rt_slot_t *s)
     s->nxfers = 0;
     free((void *)s->xstate);
     s->xstate = NULL;
+    memset(s->here, 0, (size_t)c->size);
 }
 
 void hccn_rt_comm_reset(rt_comm_t *c)
 {
-    for (int i = 0; i < RT_SLOTS; i++) {
-        slot_clear(&c->slots[i]);
-        memset(c->slots[i].here, 0, (size_t)c->size);
-    }
+    for (int i = 0; i < RT_SLOTS; i++)
+        hccn_rt_slot_clear(c, &c->slots[i]);
     for (int i = 0; i < c->size * c->size; i++) {
         free(c->boxes[i]);
         c->boxes[i] = NULL;

@@ -316,17 +316,8 @@ static void slot_leave(rt_op_t *op)
     int last;
     pthread_mutex_lock(&c->lock);
     last = ++s->finished == c->size;
-    if (last) {
-        s->in_use = 0;
-        s->arrived = s->finished = 0;
-        atomic_store(&s->ready, 0);
-        s->status = HCCN_OK;
-        s->msg[0] = '\0';
-        s->nxfers = 0;
-        free((void *)s->xstate);
-        s->xstate = NULL;
-        memset(s->here, 0, (size_t)c->size);
-    }
+    if (last)
+        hccn_rt_slot_clear(c, s);
     pthread_mutex_unlock(&c->lock);
     op->slot = NULL;
     if (last)

@@ -178,6 +178,10 @@ void hccn_rt_comm_reset(rt_comm_t *c);
 const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
                                        const hccn_algo_t *algo, int *owned);
 
+/* Empties a rendezvous slot for its next collective (lock held, or no
+ * rank inside). */
+void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s);
+
 /* The mailbox entry for message seq from src to dst (comm ranks). */
 rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq);
 
