@@ -169,6 +169,23 @@ static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
         batch_complete(eng, b);
 }
 
+/* The time factor of dev's local work and compute at time t: the plan's
+ * latest npu_slow for dev that has begun by t. Read from the plan, not from
+ * settled events, so it does not depend on how far the engine has got. */
+static double slowdown(const hccn_sim_engine_t *eng, int dev, double t)
+{
+    double f = 1.0, since = -1.0;
+    for (int i = 0; i < eng->nfaults; i++) {
+        const hccn_sim_fault_t *x = &eng->faults[i];
+        if (x->kind == HCCN_SIM_FAULT_NPU_SLOW && x->npu == dev &&
+            x->at <= t && x->at >= since) {
+            f = x->factor;
+            since = x->at;
+        }
+    }
+    return f;
+}
+
 /* Local work runs first come, first served on its device. */
 static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
 {
@@ -178,7 +195,7 @@ static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
         return;
     }
     double start = when > d->local_free ? when : d->local_free;
-    d->local_free = start + t->cost * d->slow;
+    d->local_free = start + t->cost * slowdown(eng, t->dev, start);
     heap_push(eng, d->local_free, EV_DONE, t);
 }
 
@@ -477,8 +494,7 @@ static void apply_fault(hccn_sim_engine_t *eng, int i)
         hccn_sim_flow_cut(eng, f->link, flow_cut);
         break;
     case HCCN_SIM_FAULT_NPU_SLOW:
-        eng->devs[f->npu].slow = f->factor;
-        break;
+        break;   /* read from the plan by slowdown() */
     case HCCN_SIM_FAULT_NPU_FAIL: {
         edev_t *d = &eng->devs[f->npu];
         char why[160];
@@ -749,7 +765,8 @@ void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt)
 {
     pthread_mutex_lock(&eng->lock);
     if (dt > 0.0) {
-        eng->devs[dev].clock += dt * eng->devs[dev].slow;
+        edev_t *d = &eng->devs[dev];
+        d->clock += dt * slowdown(eng, dev, d->clock);
         settle_locked(eng);
     }
     pthread_mutex_unlock(&eng->lock);
@@ -914,7 +931,6 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
         d->waiting_on = NULL;
         d->nbatches = 0;
         d->local_free = 0.0;
-        d->slow = 1.0;
         d->failed = 0;
     }
     for (int i = 0; i < eng->nfaults; i++)

@@ -77,7 +77,6 @@ typedef struct {
     hccn_sim_batch_t *waiting_on;
     uint64_t nbatches;
     double local_free;          /* FIFO local work: busy until then */
-    double slow;                /* time factor of local work and compute */
     int failed;                 /* the NPU has failed (fault plan) */
     double failed_at;
     pthread_cond_t cv;

@@ -39,19 +39,6 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
 
 /* ------------------------------------------------------------- engine --- */
 
-static double step_cost(const hccn_sim_npu_t *npu, const hccn_step_t *st)
-{
-    switch (st->kind) {
-    case HCCN_STEP_RECV_REDUCE:
-    case HCCN_STEP_REDUCE:
-        return (double)st->bytes / npu->reduce_bw;
-    case HCCN_STEP_COPY:
-        return npu->mem_bw > 0.0 ? (double)st->bytes / npu->mem_bw : 0.0;
-    default:
-        return 0.0;
-    }
-}
-
 /* Posts rank r's steps as one batch, as the runtime's executor does. */
 static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
                                    const hccn_sched_t *s, int r,
@@ -61,22 +48,9 @@ static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
     const hccn_sched_rank_t *rk = &s->ranks[r];
     const hccn_sim_npu_t *npu = &pl->topo->npus[pl->world[r]];
     for (uint32_t i = 0; i < rk->nsteps; i++) {
-        const hccn_step_t *st = &rk->steps[i];
-        hccn_sim_task_t *t = &tasks[i];
-        memset(t, 0, sizeof(*t));
-        t->dep_off = st->dep_off;
-        t->ndeps = st->ndeps;
-        t->cost = step_cost(npu, st);
-        if (st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
-            st->kind == HCCN_STEP_RECV_REDUCE) {
-            t->kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
-                                                 : HCCN_SIM_TASK_RECV;
-            t->peer = pl->world[st->peer];
-            t->bytes = st->bytes;
-            t->key = (hccn_sim_key_t){0, 0, st->xfer};
-        } else {
-            t->kind = HCCN_SIM_TASK_LOCAL;
-        }
+        hccn_sched_step_task(&rk->steps[i], npu, pl->world, &tasks[i]);
+        if (tasks[i].kind != HCCN_SIM_TASK_LOCAL)
+            tasks[i].key = (hccn_sim_key_t){0, 0, rk->steps[i].xfer};
     }
     return hccn_sim_post(eng, pl->world[r], tasks, (int)rk->nsteps, rk->deps,
                          NULL);

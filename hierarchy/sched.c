@@ -138,6 +138,34 @@ uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank)
     return rank >= 0 && rank < s->nranks ? s->ranks[rank].nsteps : 0;
 }
 
+void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
+                          const int *world, hccn_sim_task_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->dep_off = st->dep_off;
+    t->ndeps = st->ndeps;
+    switch (st->kind) {
+    case HCCN_STEP_SEND:
+    case HCCN_STEP_RECV:
+    case HCCN_STEP_RECV_REDUCE:
+        t->kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
+                                             : HCCN_SIM_TASK_RECV;
+        t->peer = world[st->peer];
+        t->bytes = st->bytes;
+        if (st->kind == HCCN_STEP_RECV_REDUCE)
+            t->cost = (double)st->bytes / npu->reduce_bw;
+        break;
+    case HCCN_STEP_REDUCE:
+        t->kind = HCCN_SIM_TASK_LOCAL;
+        t->cost = (double)st->bytes / npu->reduce_bw;
+        break;
+    default:
+        t->kind = HCCN_SIM_TASK_LOCAL;
+        t->cost = npu->mem_bw > 0.0 ? (double)st->bytes / npu->mem_bw : 0.0;
+        break;
+    }
+}
+
 static int fail(char *why, size_t len, const char *fmt, int a, int b)
 {
     if (why != NULL && len > 0)

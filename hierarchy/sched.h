@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device_sim/engine.h"
 #include "hccn/hccn.h"
 
 typedef enum {
@@ -106,6 +107,14 @@ uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
 
 /* Number of steps of rank so far (the index the next step will get). */
 uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank);
+
+/* The timing-engine task of step st of a rank on NPU npu (world maps the
+ * communicator's ranks to NPUs): kind, peer, bytes, dependencies (indices
+ * into the rank's deps array) and local cost: reductions at the NPU's
+ * reduce bandwidth, copies at its memory bandwidth (free without one). The
+ * caller sets the match key. */
+void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
+                          const int *world, hccn_sim_task_t *t);
 
 /* Checks the invariants (deps backwards, every xfer paired, sizes equal,
  * buffers named, ranks in range). Returns 0 or -1 with a reason in why. */

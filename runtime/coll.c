@@ -25,23 +25,7 @@ static hccn_status_t check_comm(const call_t *c, hccn_comm_t *comm)
 {
     if (comm == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", c->name);
-    if (comm->destroyed)
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "%s: rank %d: the communicator was destroyed",
-                             c->name, comm->ctx->rank);
-    if (atomic_load(&comm->sh->aborted))
-        return hccn_rt_error(HCCN_ERR_ABORTED,
-                             "%s: rank %d: communicator %llu was aborted",
-                             c->name, comm->ctx->rank,
-                             (unsigned long long)comm->sh->uid);
-    if (atomic_load(&comm->sh->broken))
-        return hccn_rt_error(HCCN_ERR_MISMATCH,
-                             "%s: rank %d: communicator %llu is broken by an "
-                             "earlier error (mismatch, timeout or abort); "
-                             "destroy it",
-                             c->name, comm->ctx->rank,
-                             (unsigned long long)comm->sh->uid);
-    return HCCN_OK;
+    return hccn_rt_comm_check(c->name, comm);
 }
 
 static int has_reduction(hccn_coll_t coll)

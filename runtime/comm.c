@@ -2,6 +2,7 @@
  * Communicators: the shared object every member rank sees (rendezvous slots,
  * schedule cache, point-to-point mailboxes) and each rank's handle on it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
     }
     atomic_store(&c->broken, 0);
     atomic_store(&c->aborted, 0);
+    c->broken_msg[0] = '\0';
 }
 
 void hccn_rt_comm_free(rt_comm_t *c)
@@ -273,13 +275,47 @@ int hccn_comm_size(const hccn_comm_t *comm)
     return comm != NULL ? comm->sh->size : 0;
 }
 
+void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg)
+{
+    pthread_mutex_lock(&c->lock);
+    if (atomic_load(&c->broken) == 0) {
+        snprintf(c->broken_msg, sizeof(c->broken_msg), "%s", msg);
+        atomic_store(&c->broken, (int)status);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
+{
+    rt_comm_t *c = comm->sh;
+    if (comm->destroyed)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: the communicator was destroyed", fn,
+                             comm->ctx->rank);
+    if (atomic_load(&c->aborted))
+        return hccn_rt_error(HCCN_ERR_ABORTED,
+                             "%s: rank %d: communicator %llu was aborted", fn,
+                             comm->ctx->rank, (unsigned long long)c->uid);
+    int broken = atomic_load(&c->broken);
+    if (broken == 0)
+        return HCCN_OK;
+    char msg[RT_ERR_MAX];
+    pthread_mutex_lock(&c->lock);
+    snprintf(msg, sizeof(msg), "%s", c->broken_msg);
+    pthread_mutex_unlock(&c->lock);
+    return hccn_rt_error((hccn_status_t)broken,
+                         "%s: rank %d: communicator %llu is broken by an "
+                         "earlier error; destroy it. The error: %s",
+                         fn, comm->ctx->rank, (unsigned long long)c->uid, msg);
+}
+
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
 {
     if (comm == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_abort: comm is NULL");
     rt_comm_t *c = comm->sh;
     atomic_store(&c->aborted, 1);
-    atomic_store(&c->broken, 1);
+    hccn_rt_comm_break(c, HCCN_ERR_ABORTED, "aborted by hccn_comm_abort");
     hccn_rt_progressed(comm->ctx);
     for (int r = 0; r < c->size; r++)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);

@@ -162,14 +162,15 @@ static hccn_status_t fail(hccn_ctx_t *ctx, rt_comm_t *comm, hccn_status_t rc,
                           const char *what, const char *why)
 {
     char report[RT_ERR_MAX];
-    if (comm != NULL && rc != HCCN_ERR_ABORTED)
-        atomic_store(&comm->broken, 1);
     if (atomic_load(&ctx->cl->deadlock))
         snprintf(report, sizeof(report), "%s", ctx->cl->deadlock_report);
     else
         hccn_rt_state_report(ctx->cl, report, sizeof(report));
-    return hccn_rt_error(rc, "rank %d: %s: %s; ranks:%s", ctx->rank, what,
-                         why, report);
+    hccn_rt_error(rc, "rank %d: %s: %s; ranks:%s", ctx->rank, what, why,
+                  report);
+    if (comm != NULL && rc != HCCN_ERR_ABORTED)
+        hccn_rt_comm_break(comm, rc, hccn_last_error());
+    return rc;
 }
 
 hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,

@@ -56,24 +56,13 @@ static void list_remove(hccn_ctx_t *ctx, rt_op_t *op)
     op->next = NULL;
 }
 
-/* Seconds of local work for a step on this NPU. */
-static double step_cost(const hccn_sim_npu_t *npu, const hccn_step_t *st,
-                        char *const bufs[3])
+/* 1 for a copy onto itself (an in-place call): it costs nothing. Integer
+ * addresses: no pointer arithmetic on unused NULL buffers. */
+static int self_copy(const hccn_step_t *st, char *const bufs[3])
 {
-    switch (st->kind) {
-    case HCCN_STEP_RECV_REDUCE:
-    case HCCN_STEP_REDUCE:
-        return (double)st->bytes / npu->reduce_bw;
-    case HCCN_STEP_COPY:
-        /* Integer addresses: no pointer arithmetic on unused NULL buffers. */
-        if (npu->mem_bw <= 0.0 || st->bytes == 0 ||
-            (uintptr_t)bufs[st->src_buf] + st->src_off ==
-                (uintptr_t)bufs[st->dst_buf] + st->dst_off)
-            return 0.0;
-        return (double)st->bytes / npu->mem_bw;
-    default:
-        return 0.0;
-    }
+    return st->kind == HCCN_STEP_COPY &&
+           (uintptr_t)bufs[st->src_buf] + st->src_off ==
+               (uintptr_t)bufs[st->dst_buf] + st->dst_off;
 }
 
 static hccn_status_t post_steps(rt_op_t *op)
@@ -89,20 +78,14 @@ static hccn_status_t post_steps(rt_op_t *op)
     for (uint32_t i = 0; i < rk->nsteps; i++) {
         const hccn_step_t *st = &rk->steps[i];
         hccn_sim_task_t *t = &tasks[i];
-        memset(t, 0, sizeof(*t));
-        t->dep_off = st->dep_off;
-        t->ndeps = st->ndeps;
-        t->cost = step_cost(npu, st, op->bufs);
-        if (st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
-            st->kind == HCCN_STEP_RECV_REDUCE) {
-            t->kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
-                                                 : HCCN_SIM_TASK_RECV;
-            t->peer = c->world[st->peer];
+        hccn_sched_step_task(st, npu, c->world, t);
+        if (self_copy(st, op->bufs))
+            t->cost = 0.0;
+        if (t->kind != HCCN_SIM_TASK_LOCAL) {
             /* Compressed transfers carry 2-byte values instead of fp32. */
-            t->bytes = op->compress ? st->bytes / 2 : st->bytes;
+            if (op->compress)
+                t->bytes = st->bytes / 2;
             t->key = (hccn_sim_key_t){c->uid, op->seq, st->xfer};
-        } else {
-            t->kind = HCCN_SIM_TASK_LOCAL;
         }
     }
     /* Every rank's part of a collective starts at the same simulated time:
@@ -264,8 +247,7 @@ static void slot_check(rt_comm_t *c, rt_slot_t *s)
                  " (%d ranks disagree with rank 0)", n);
     }
     if (n > 0) {
-        s->status = HCCN_ERR_MISMATCH;
-        atomic_store(&c->broken, 1);
+        s->status = HCCN_ERR_MISMATCH;   /* slot_arrive breaks the comm */
         return;
     }
     s->xstate = calloc(s->nxfers + 1, sizeof(*s->xstate));
@@ -304,6 +286,9 @@ static int slot_arrive(rt_op_t *op)
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     pthread_mutex_unlock(&c->lock);
     op->slot = s;
+    /* The slot is not reused before this rank leaves it: msg is stable. */
+    if (all && s->status == HCCN_ERR_MISMATCH)
+        hccn_rt_comm_break(c, HCCN_ERR_MISMATCH, s->msg);
     if (all)
         ring_members(c);
     return 1;

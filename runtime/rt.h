@@ -143,7 +143,10 @@ struct rt_comm {
     rt_sched_entry_t *cache;      /* under lock */
     int ncache, capcache;
     rt_box_ent_t **boxes;         /* size*size, allocated on first use */
-    _Atomic int broken;           /* a mismatch or abort poisoned it */
+    _Atomic int broken;           /* 0, or the status of the error that
+                                     poisoned it (mismatch, timeout, a rank
+                                     that left, abort) */
+    char broken_msg[RT_ERR_MAX];  /* its message (first one, under lock) */
     _Atomic int aborted;          /* hccn_comm_abort was called */
     hccn_comm_t **handles;        /* per comm rank */
     int live_handles;             /* members not destroyed (under lock) */
@@ -177,6 +180,14 @@ void hccn_rt_comm_reset(rt_comm_t *c);
  * Returns NULL with the last error set when it cannot be built. */
 const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
                                        const hccn_algo_t *algo, int *owned);
+
+/* Poisons c with status and the message that explains it (the first
+ * error wins); later calls on c fail with both. */
+void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg);
+
+/* The error of a call on a broken or aborted communicator (HCCN_OK when it
+ * is neither). */
+hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm);
 
 /* Empties a rendezvous slot for its next collective (lock held, or no
  * rank inside). */

@@ -20,22 +20,7 @@ static hccn_status_t check_handle(const char *name, hccn_comm_t *comm)
 {
     if (comm == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", name);
-    if (comm->destroyed)
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "%s: rank %d: the communicator was destroyed",
-                             name, comm->ctx->rank);
-    if (atomic_load(&comm->sh->aborted))
-        return hccn_rt_error(HCCN_ERR_ABORTED,
-                             "%s: rank %d: communicator %llu was aborted",
-                             name, comm->ctx->rank,
-                             (unsigned long long)comm->sh->uid);
-    if (atomic_load(&comm->sh->broken))
-        return hccn_rt_error(HCCN_ERR_MISMATCH,
-                             "%s: rank %d: communicator %llu is broken by an "
-                             "earlier error",
-                             name, comm->ctx->rank,
-                             (unsigned long long)comm->sh->uid);
-    return HCCN_OK;
+    return hccn_rt_comm_check(name, comm);
 }
 
 /* The barrier that opens a split, fingerprinted with tag. */

@@ -149,6 +149,8 @@ static void test_deadlock_and_leaver(void **state)
         /* Blames a rank that left (3, or one that left after failing
          * because of 3); the report shows 3 gone and who never arrived. */
         assert_int_equal(r.rc[k], HCCN_ERR_REMOTE);
+        /* A rank that calls after the communicator broke quotes the error
+         * that broke it. */
         assert_non_null(strstr(r.msg[k], "returned from its function without"));
         assert_non_null(strstr(r.msg[k], "rank 3 returned from its function"));
         assert_non_null(strstr(r.msg[k], "not arrived:"));
