@@ -8,5 +8,5 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$src/scripts/setup.sh"
 build=${BUILD_DIR:-$src/build}
 cd "$src"
-exec "$build/hccn-perf" allreduce -t configs/default.json -b 8 -e 256M -f 4 \
+exec "$build/hccn-perf" allreduce -t configs/default.json -b 8 -e 256M -f 2 \
     -n 2 -w 1 -c 1 "$@"
