@@ -22,6 +22,7 @@
 #include "hierarchy/compose.h"
 #include "sched_interp.h"
 #include "test_util.h"
+#include "test_views.h"
 
 #define MAXP 32
 
@@ -37,47 +38,6 @@ static void failf(const char *fmt, ...)
     fail_msg("%s", msg);
 }
 
-/* ------------------------------------------------------------ views --- */
-
-/* A communicator's placement: nodes of the given sizes; ranks node by node
- * (node-major) or dealt round-robin over the nodes that still have room. */
-typedef struct {
-    int node[MAXP], local[MAXP];
-    hccn_hier_view_t v;
-    char name[64];
-} view_t;
-
-static void make_view(view_t *w, const int *sizes, int nnodes, int dealt)
-{
-    int p = 0, used[MAXP] = {0};
-    for (int n = 0; n < nnodes; n++)
-        p += sizes[n];
-    for (int r = 0, n = 0; r < p; r++) {
-        if (dealt)
-            while (used[n % nnodes] == sizes[n % nnodes])
-                n++;
-        else
-            while (used[n] == sizes[n])
-                n++;
-        int nd = dealt ? n++ % nnodes : n;
-        w->node[r] = nd;
-        w->local[r] = used[nd]++;
-    }
-    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes};
-    int len = snprintf(w->name, sizeof(w->name), "%s", dealt ? "dealt " : "");
-    for (int n = 0; n < nnodes && len < (int)sizeof(w->name) - 4; n++)
-        len += snprintf(w->name + len, sizeof(w->name) - (size_t)len, "%s%d",
-                        n ? "+" : "", sizes[n]);
-}
-
-/* N nodes of L ranks, node-major. */
-static void even_view(view_t *w, int N, int L)
-{
-    int sizes[MAXP];
-    for (int n = 0; n < N; n++)
-        sizes[n] = L;
-    make_view(w, sizes, N, 0);
-}
 
 /* -------------------------------------------------------- reference --- */
 
@@ -302,7 +262,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
 /* Every count, root and placement of one algorithm and collective on one
  * view; the builder must not decline. */
 static void sweep_view(const hccn_algo_t *al, hccn_coll_t coll,
-                       const view_t *w, const uint64_t *counts, int ncounts,
+                       const test_view_t *w, const uint64_t *counts, int ncounts,
                        uint64_t chunk)
 {
     int p = w->v.nranks;
@@ -339,18 +299,18 @@ static void test_flat_coll(void **state)
     const pair_t *pc = *state;
     for (size_t i = 0; i < sizeof(rank_counts) / sizeof(int); i++) {
         int p = rank_counts[i];
-        view_t w;
-        even_view(&w, 1, p);
+        test_view_t w;
+        test_even_view(&w, 1, p);
         uint64_t counts[] = {0, 1, 5, (uint64_t)p + 3, p <= 8 ? 3001 : 301};
         sweep_view(pc->algo, pc->coll, &w, counts, 5, 0);
     }
     if (pc->algo->build == hccn_hier_algo_find("tree")->build) {
         /* Pipelining: many chunks, a ragged last one. */
-        view_t w;
-        even_view(&w, 1, 7);
+        test_view_t w;
+        test_even_view(&w, 1, 7);
         uint64_t counts[] = {250};
         sweep_view(pc->algo, pc->coll, &w, counts, 1, 64);
-        even_view(&w, 1, 2);
+        test_even_view(&w, 1, 2);
         sweep_view(pc->algo, pc->coll, &w, counts, 1, 100);
     }
 }
@@ -369,31 +329,31 @@ static void test_hier_coll(void **state)
                                   {4, 4}, {2, 3}, {6, 2}, {4, 6}};
     static const int uneven[][3] = {{3, 5, 0}, {2, 3, 3}, {5, 1, 2}};
     for (size_t i = 0; i < sizeof(even) / sizeof(even[0]); i++) {
-        view_t w;
+        test_view_t w;
         int L = even[i][1];
-        even_view(&w, even[i][0], L);
+        test_even_view(&w, even[i][0], L);
         uint64_t counts[] = {0, 1, (uint64_t)L, (uint64_t)3 * L + 1, 1003};
         sweep_view(pc->algo, pc->coll, &w, counts, 5, 0);
     }
     for (size_t i = 0; i < sizeof(uneven) / sizeof(uneven[0]); i++) {
-        view_t w;
+        test_view_t w;
         int nn = uneven[i][2] ? 3 : 2;
-        make_view(&w, uneven[i], nn, 0);
+        test_make_view(&w, uneven[i], nn, 0);
         uint64_t counts[] = {1, 9, 301};
         sweep_view(pc->algo, pc->coll, &w, counts, 3, 0);
-        make_view(&w, uneven[i], nn, 1);
+        test_make_view(&w, uneven[i], nn, 1);
         sweep_view(pc->algo, pc->coll, &w, counts, 3, 0);
     }
     /* Ranks dealt round-robin over 3 nodes of 4, and pipelined chunks. */
-    view_t w;
+    test_view_t w;
     int sizes[] = {4, 4, 4};
-    make_view(&w, sizes, 3, 1);
+    test_make_view(&w, sizes, 3, 1);
     uint64_t counts[] = {1, 14, 1003};
     sweep_view(pc->algo, pc->coll, &w, counts, 3, 0);
     if (pc->coll == HCCN_COLL_ALLREDUCE) {
         uint64_t c2[] = {250, 41};
         sweep_view(pc->algo, pc->coll, &w, c2, 2, 64);
-        even_view(&w, 2, 4);
+        test_even_view(&w, 2, 4);
         sweep_view(pc->algo, pc->coll, &w, c2, 2, 40);
     }
 }
@@ -404,16 +364,16 @@ static void test_hier_applicability(void **state)
     (void)state;
     const hccn_algo_t *h = hccn_hier_algo_find("hier");
     assert_non_null(h);
-    view_t w;
+    test_view_t w;
     hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 8,
                           .count = 100, .esize = 4};
     assert_null(h->build(&a)); /* no view */
-    even_view(&w, 1, 8);
+    test_even_view(&w, 1, 8);
     a.view = &w.v;
     assert_null(h->build(&a)); /* one node */
-    even_view(&w, 8, 1);
+    test_even_view(&w, 8, 1);
     assert_null(h->build(&a)); /* one rank per node */
-    even_view(&w, 2, 4);
+    test_even_view(&w, 2, 4);
     w.local[1] = 0;            /* two ranks in one place */
     assert_null(h->build(&a));
     w.v.nranks = 7;            /* a view of another communicator */
@@ -433,7 +393,7 @@ static void test_hier_applicability(void **state)
     };
     int sizes[] = {4, 4};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        make_view(&w, sizes, 2, cases[i].dealt);
+        test_make_view(&w, sizes, 2, cases[i].dealt);
         a.coll = cases[i].coll;
         a.view = &w.v;
         const char *got = run_case(h, &a, w.name, 0, 0);
@@ -441,7 +401,7 @@ static void test_hier_applicability(void **state)
         assert_string_equal(got, cases[i].want);
     }
     int odd[] = {3, 5};
-    make_view(&w, odd, 2, 0);
+    test_make_view(&w, odd, 2, 0);
     a.coll = HCCN_COLL_ALLREDUCE;
     assert_string_equal(run_case(h, &a, w.name, 1, 0), "hier(ring)");
     assert_string_equal(

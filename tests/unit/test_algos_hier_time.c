@@ -23,6 +23,7 @@
 #include "hierarchy/coll.h"
 #include "sched_interp.h"
 #include "test_util.h"
+#include "test_views.h"
 
 #define MAXP 32
 
@@ -40,47 +41,6 @@ static void failf(const char *fmt, ...)
     fail_msg("%s", msg);
 }
 
-/* ------------------------------------------------------------ views --- */
-
-/* A communicator's placement: nodes of the given sizes; ranks node by node
- * (node-major) or dealt round-robin over the nodes that still have room. */
-typedef struct {
-    int node[MAXP], local[MAXP];
-    hccn_hier_view_t v;
-    char name[64];
-} view_t;
-
-static void make_view(view_t *w, const int *sizes, int nnodes, int dealt)
-{
-    int p = 0, used[MAXP] = {0};
-    for (int n = 0; n < nnodes; n++)
-        p += sizes[n];
-    for (int r = 0, n = 0; r < p; r++) {
-        if (dealt)
-            while (used[n % nnodes] == sizes[n % nnodes])
-                n++;
-        else
-            while (used[n] == sizes[n])
-                n++;
-        int nd = dealt ? n++ % nnodes : n;
-        w->node[r] = nd;
-        w->local[r] = used[nd]++;
-    }
-    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes};
-    int len = snprintf(w->name, sizeof(w->name), "%s", dealt ? "dealt " : "");
-    for (int n = 0; n < nnodes && len < (int)sizeof(w->name) - 4; n++)
-        len += snprintf(w->name + len, sizeof(w->name) - (size_t)len, "%s%d",
-                        n ? "+" : "", sizes[n]);
-}
-
-/* N nodes of L ranks, node-major. */
-static void even_view(view_t *w, int N, int L)
-{
-    int sizes[MAXP];
-    for (int n = 0; n < N; n++)
-        sizes[n] = L;
-    make_view(w, sizes, N, 0);
-}
 
 static const char *case_name(const char *algo, const hccn_coll_args_t *a,
                              const char *shape, int inplace)
@@ -440,8 +400,8 @@ static void test_time_hier(void **state)
             int N = shapes[si][0], L = shapes[si][1];
             if (ai == 2 && (N & (N - 1)) != 0)
                 continue; /* hd across nodes: exact for 2^k nodes */
-            view_t w;
-            even_view(&w, N, L);
+            test_view_t w;
+            test_even_view(&w, N, L);
             for (int c = 0; c < HCCN_COLL_COUNT; c++)
                 for (size_t ci = 0; al->colls & 1u << c && ci < 7; ci++)
                     for (size_t k = 0; k < 3; k++) {
@@ -579,8 +539,8 @@ static void test_time_hier_engine(void **state)
         route(topo, 0, 1, &t.al[0], &t.B[0]);
         route(topo, 0, L, &t.al[1], &t.B[1]);
         assert_true(t.al[1] > t.al[0] && t.B[1] < t.B[0]);
-        view_t w;
-        even_view(&w, N, L);
+        test_view_t w;
+        test_even_view(&w, N, L);
         for (size_t ai = 0; ai < 3; ai++) {
             const hccn_algo_t *al = hccn_hier_algo_find(hier_algos[ai]);
             for (int c = 0; c < HCCN_COLL_COUNT; c++)
