@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "hccn/hccn.h"
+#include "tools/tool_size.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 
@@ -62,24 +63,6 @@ static int bad(const char *fmt, const char *arg)
     fprintf(stderr, "\n");
     usage(stderr);
     return 2;
-}
-
-/* "64M" -> 67108864; K, M, G are powers of 1024; a trailing B is allowed. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    double v = strtod(s, &end), mul = 1.0;
-    switch (*end) {
-    case 'K': case 'k': mul = 1024.0; end++; break;
-    case 'M': case 'm': mul = 1024.0 * 1024; end++; break;
-    case 'G': case 'g': mul = 1024.0 * 1024 * 1024; end++; break;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (end == s || *end != '\0' || !(v >= 0) || v * mul > 1e18)
-        return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
 }
 
 static int parse_int(const char *s, int lo, int *out)
@@ -133,7 +116,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->have_coll = 1;
             break;
         case 's':
-            if (parse_size(optarg, &o->bytes) != 0)
+            if (tool_parse_size(optarg, &o->bytes) != 0)
                 return bad("bad size '%s' (e.g. 8, 4K, 64M, 1G)", optarg);
             o->have_bytes = 1;
             break;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "hccn/hccn.h"
+#include "tools/tool_size.h"
 #include "hccn/hccn_coll.h"
 #include "tools/perf_data.h"
 #include "tools/perf_report.h"
@@ -216,19 +217,10 @@ free_bufs:
 
 static int parse_size(const char *s, size_t *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    double mul = 1;
-    switch (*end) {
-    case 'K': case 'k': mul = 1024.0; end++; break;
-    case 'M': case 'm': mul = 1024.0 * 1024; end++; break;
-    case 'G': case 'g': mul = 1024.0 * 1024 * 1024; end++; break;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (end == s || *end != '\0' || !(v >= 0) || v * mul > 1e18)
+    uint64_t v;
+    if (tool_parse_size(s, &v) != 0)
         return -1;
-    *out = (size_t)(v * mul);
+    *out = (size_t)v;
     return 0;
 }
 
