@@ -152,17 +152,5 @@ hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
                           1u << HCCN_COLL_GATHER | 1u << HCCN_COLL_BARRIER;
     if (!hccn_hier_args_ok(args, mine))
         return NULL;
-    hccn_sched_t *s = hccn_sched_new(args->nranks, "linear");
-    if (s == NULL ||
-        (args->count == 0 && args->coll != HCCN_COLL_BARRIER))
-        return s;
-    if (args->nranks == 1) {
-        if (args->coll != HCCN_COLL_BARRIER)
-            hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
-                             args->count * args->esize, NULL, 0);
-        hccn_hier_stamp(s, PHASE_GATHER);
-    } else if (build(s, args) != 0) {
-        s->failed = 1;
-    }
-    return hccn_hier_finish(s, 0);
+    return hccn_hier_flat(args, "linear", build);
 }

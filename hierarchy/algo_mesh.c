@@ -246,18 +246,5 @@ hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
 {
     if (!hccn_hier_args_ok(args, (1u << HCCN_COLL_COUNT) - 1))
         return NULL;
-    hccn_sched_t *s = hccn_sched_new(args->nranks, "mesh");
-    if (s == NULL ||
-        (args->count == 0 && args->coll != HCCN_COLL_BARRIER))
-        return s;
-    if (args->nranks == 1) {
-        /* Only the own-block COPYs remain (and barrier is empty). */
-        if (args->coll != HCCN_COLL_BARRIER)
-            hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
-                             args->count * args->esize, NULL, 0);
-        hccn_hier_stamp(s, 1);
-    } else if (build(s, args) != 0) {
-        s->failed = 1;
-    }
-    return hccn_hier_finish(s, 0);
+    return hccn_hier_flat(args, "mesh", build);
 }

@@ -47,4 +47,11 @@ void hccn_hier_stamp(hccn_sched_t *s, int ph);
  * non-zero), else returns s. */
 hccn_sched_t *hccn_hier_finish(hccn_sched_t *s, int rc);
 
+/* The frame of a flat builder: a schedule named name, empty for count 0
+ * (barrier aside), the own-block COPY alone for one rank, else what
+ * build(s, args) adds (non-zero: failure). Returns hccn_hier_finish's. */
+hccn_sched_t *hccn_hier_flat(const hccn_coll_args_t *args, const char *name,
+                             int (*build)(hccn_sched_t *,
+                                          const hccn_coll_args_t *));
+
 #endif /* HCCN_HIERARCHY_ALGO_UTIL_H */
