@@ -230,11 +230,12 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     }
     if (m == NULL || m->state != T_READY)
         return;
-    int down = hccn_sim_flow_down_link(eng, t->kind == HCCN_SIM_TASK_SEND
-                                                ? t->dev : m->dev,
-                                       t->kind == HCCN_SIM_TASK_SEND
-                                           ? m->dev : t->dev);
-    if (down >= 0) {
+    etask_t *send = t->kind == HCCN_SIM_TASK_SEND ? t : m;
+    etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
+    int links[HCCN_SIM_ROUTE_MAX], down;
+    double lat;
+    if (hccn_sim_flow_route(eng, send->dev, recv->dev, links, &lat,
+                            &down) < 0 && down >= 0) {
         char why[160];
         const hccn_sim_link_t *l = &eng->topo->links[down];
         snprintf(why, sizeof(why), "link %s->%s is down",
@@ -242,8 +243,6 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
         batch_fail(eng, t->batch, HCCN_ERR_FAULT, HCCN_ERR_FAULT, why);
         return;
     }
-    etask_t *send = t->kind == HCCN_SIM_TASK_SEND ? t : m;
-    etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
     send->state = recv->state = T_FLOW;
     hccn_sim_flow_advance(eng, when);
     hccn_sim_flow_start(eng, send, recv);

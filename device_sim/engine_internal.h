@@ -141,9 +141,14 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);
 void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t);
 /* Recomputes the rates (after a link's bandwidth changed). */
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng);
-/* The first link of f's route that is down, or -1. */
-int hccn_sim_flow_down_link(const hccn_sim_engine_t *eng, int src, int dst);
-/* Removes every flow crossing link l, calling failed(eng, flow) for each. */
+/* The route a transfer from src to dst takes now: the structural route, or
+ * where one of its links is down the alternative route if that is whole
+ * (hccn_sim_topo_route_alt). Returns the number of links, or -1 with
+ * *down = the downed link of the structural route when neither is whole. */
+int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
+                        int *links, double *lat, int *down);
+/* Re-routes every flow crossing link l (just gone down) round it, or, with
+ * no route left, removes it and calls failed(eng, flow). */
 void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
                        void (*failed)(hccn_sim_engine_t *, flow_t *));
 /* Removes every flow drained by now; calls done(eng, flow) for each in

@@ -143,9 +143,38 @@ static void flow_rates(hccn_sim_engine_t *eng)
         eng->link_cnt[eng->touched[j]] = 0;
 }
 
-int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
+/* Puts f on the live route from its sender to its receiver (the caller
+ * has checked there is one) for its remaining bytes. Only finite links are
+ * resources. */
+static void flow_route(hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
+    int down, n = hccn_sim_flow_route(eng, f->send->dev, f->recv->dev,
+                                      f->links, &f->lat, &down);
+    f->nlinks = 0;
+    for (int k = 0; k < n; k++)
+        if (isfinite(topo->links[f->links[k]].bw))
+            f->links[f->nlinks++] = f->links[k];
+    if (f->remaining <= 0.0)
+        f->nlinks = 0;
+    for (int k = 0; k < f->nlinks; k++) {
+        eng->link_bytes[f->links[k]] += f->remaining;
+        eng->link_active[f->links[k]]++;
+    }
+}
+
+/* Takes f off its links, giving back the bytes it has not carried. */
+static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
+{
+    for (int k = 0; k < f->nlinks; k++) {
+        eng->link_bytes[f->links[k]] -= f->remaining;
+        eng->link_active[f->links[k]]--;
+    }
+    f->nlinks = 0;
+}
+
+int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
+{
     flow_t *f = calloc(1, sizeof(*f));
     if (f == NULL)
         return -1;
@@ -162,18 +191,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->send = send;
     f->recv = recv;
     f->remaining = (double)send->bytes;
-    int n = hccn_sim_topo_route(topo, send->dev, recv->dev, f->links, &f->lat);
-    /* Only finite links are resources. */
-    f->nlinks = 0;
-    for (int k = 0; k < n; k++)
-        if (isfinite(topo->links[f->links[k]].bw))
-            f->links[f->nlinks++] = f->links[k];
-    if (send->bytes == 0)
-        f->nlinks = 0;
-    for (int k = 0; k < f->nlinks; k++) {
-        eng->link_bytes[f->links[k]] += (double)send->bytes;
-        eng->link_active[f->links[k]]++;
-    }
+    flow_route(eng, f);
 
     int pos = eng->nflows;
     while (pos > 0 && flow_cmp(eng->flows[pos - 1], f) > 0) {
@@ -277,15 +295,29 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
     }
 }
 
-int hccn_sim_flow_down_link(const hccn_sim_engine_t *eng, int src, int dst)
+static int route_down(const hccn_sim_engine_t *eng, const int *links, int n)
 {
-    int links[HCCN_SIM_ROUTE_MAX];
-    double lat;
-    int n = hccn_sim_topo_route(eng->topo, src, dst, links, &lat);
     for (int k = 0; k < n; k++)
         if (eng->link_factor[links[k]] <= 0.0)
             return links[k];
     return -1;
+}
+
+int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
+                        int *links, double *lat, int *down)
+{
+    int n = hccn_sim_topo_route(eng->topo, src, dst, links, lat);
+    *down = route_down(eng, links, n);
+    if (*down < 0)
+        return n;
+    int alt[HCCN_SIM_ROUTE_MAX];
+    double alt_lat;
+    int m = hccn_sim_topo_route_alt(eng->topo, src, dst, alt, &alt_lat);
+    if (m <= 0 || route_down(eng, alt, m) >= 0)
+        return -1;
+    memcpy(links, alt, (size_t)m * sizeof(*links));
+    *lat = alt_lat;
+    return m;
 }
 
 void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
@@ -293,10 +325,19 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
 {
     for (int i = 0; i < eng->nflows;) {
         flow_t *f = eng->flows[i];
-        int on = 0;
+        int on = 0, links[HCCN_SIM_ROUTE_MAX], down;
+        double lat;
         for (int k = 0; k < f->nlinks; k++)
             on |= f->links[k] == l;
         if (!on) {
+            i++;
+            continue;
+        }
+        /* The bytes not yet sent go round the downed link if they can. */
+        if (hccn_sim_flow_route(eng, f->send->dev, f->recv->dev, links, &lat,
+                                &down) >= 0) {
+            flow_unroute(eng, f);
+            flow_route(eng, f);
             i++;
             continue;
         }

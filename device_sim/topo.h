@@ -132,6 +132,15 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo);
 int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
                         int *links, double *lat);
 
+/* The other route from NPU a to NPU b where the topology has one that
+ * shares no link with hccn_sim_topo_route's: on a ring with links both
+ * ways, the longer way round. -1 where there is none (every other fabric
+ * and the inter-node network have one structural route: NPUs do not
+ * forward, and switches, NICs and the spine are single devices). Used to
+ * send traffic around a downed link. */
+int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
+                            int *links, double *lat);
+
 /* Summary figures printed by hccn-topo. */
 typedef struct {
     int links_per_level[3];      /* directed links */

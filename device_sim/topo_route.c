@@ -12,11 +12,13 @@
 
 #define PRIV(topo) ((const hccn_sim_topo_priv_t *)(topo)->priv)
 
-static int route_ring(const hccn_sim_node_tab_t *tab, int n, int a, int b,
-                      int *out)
+/* The ring's route from a to b in one direction: forward (link i -> i+1 is
+ * base + i) or back (link i+1 -> i is back + i). */
+static int ring_walk(const hccn_sim_node_tab_t *tab, int n, int a, int b,
+                     int forward, int *out)
 {
     int fwd = (b - a + n) % n, len = 0;
-    if (tab->back < 0 || fwd <= n - fwd) {  /* ties go forward */
+    if (forward) {
         for (int k = 0; k < fwd; k++)
             out[len++] = tab->base + (a + k) % n;
         return len;
@@ -26,6 +28,19 @@ static int route_ring(const hccn_sim_node_tab_t *tab, int n, int a, int b,
         out[len++] = tab->back + cur;
     }
     return len;
+}
+
+/* The shorter way round; ties go forward; one way only without back links. */
+static int ring_forward(const hccn_sim_node_tab_t *tab, int n, int a, int b)
+{
+    int fwd = (b - a + n) % n;
+    return tab->back < 0 || fwd <= n - fwd;
+}
+
+static int route_ring(const hccn_sim_node_tab_t *tab, int n, int a, int b,
+                      int *out)
+{
+    return ring_walk(tab, n, a, b, ring_forward(tab, n, a, b), out);
 }
 
 static int route_intra(const hccn_sim_topo_t *topo, int a, int b, int *out)
@@ -96,10 +111,25 @@ static double route_latency(const hccn_sim_topo_t *topo, const int *links,
     return lat;
 }
 
-/* Returns -1 (and *lat 0) for a NULL or unbuilt topo or an NPU out of range;
- * links and lat may be NULL. */
-int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
-                        int *links, double *lat)
+/* The structural route between two NPUs of different nodes, or of one node
+ * (alt: the ring's other way round, -1 where there is none). */
+static int route_any(const hccn_sim_topo_t *topo, int a, int b, int alt,
+                     int *out)
+{
+    if (topo->npus[a].node != topo->npus[b].node)
+        return alt ? -1 : route_inter(topo, a, b, out);
+    if (!alt)
+        return route_intra(topo, a, b, out);
+    const hccn_sim_node_t *nd = &topo->nodes[topo->npus[a].node];
+    const hccn_sim_node_tab_t *tab = &PRIV(topo)->node[topo->npus[a].node];
+    int la = a - nd->first_npu, lb = b - nd->first_npu, n = nd->nnpus;
+    if (nd->fabric != HCCN_SIM_FABRIC_RING || tab->back < 0)
+        return -1;
+    return ring_walk(tab, n, la, lb, !ring_forward(tab, n, la, lb), out);
+}
+
+static int route_checked(const hccn_sim_topo_t *topo, int a, int b, int alt,
+                         int *links, double *lat)
 {
     int buf[HCCN_SIM_ROUTE_MAX], *out = links != NULL ? links : buf, n;
     if (lat != NULL)
@@ -108,14 +138,25 @@ int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
         a >= topo->nnpus || b >= topo->nnpus)
         return -1;
     if (a == b)
-        return 0;
-    if (topo->npus[a].node == topo->npus[b].node)
-        n = route_intra(topo, a, b, out);
-    else
-        n = route_inter(topo, a, b, out);
+        return alt ? -1 : 0;
+    n = route_any(topo, a, b, alt, out);
     if (n > 0 && lat != NULL)
         *lat = route_latency(topo, out, n);
     return n;
+}
+
+/* Returns -1 (and *lat 0) for a NULL or unbuilt topo or an NPU out of range;
+ * links and lat may be NULL. */
+int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
+                        int *links, double *lat)
+{
+    return route_checked(topo, a, b, 0, links, lat);
+}
+
+int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
+                            int *links, double *lat)
+{
+    return route_checked(topo, a, b, 1, links, lat);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -257,6 +257,88 @@ static void test_link_faults(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* A ring of four NPUs, links both ways unless one_way. */
+static hccn_cluster_t *make_ring(int one_way)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"version\":1,\"node_types\":[{\"count\":1,"
+             "\"npu\":{\"count\":4,\"arena_MiB\":16,\"reduce_bw_GBps\":100},"
+             "\"fabric\":{\"type\":\"ring\",\"bw_GBps\":10,\"lat_us\":2,"
+             "\"bidirectional\":%s}}]}", one_way ? "false" : "true");
+    return make(json);
+}
+
+static hccn_status_t ring_allreduce_rank(hccn_ctx_t *ctx, void *arg)
+{
+    res_t *r = arg;
+    int me = hccn_rank(ctx);
+    float *b;
+    hccn_malloc(ctx, 1 << 20, (void **)&b);
+    for (int i = 0; i < 1024; i++)
+        b[i] = (float)(me + 1);
+    hccn_status_t rc = hccn_allreduce(hccn_comm_world(ctx), b, b, 1024,
+                                      HCCN_FP32, HCCN_SUM);
+    r->t[me] = hccn_time(ctx);
+    r->out[me] = b[1023];
+    return note(r, me, rc);
+}
+
+static void test_link_reroute(void **state)
+{
+    (void)state;
+    /* The other way round the ring: 0 -> 3 -> 2 -> 1, three hops. */
+    const double B = 10e9, hop = 2e-6, n = 1 << 20;
+    hccn_cluster_t *cl = make_ring(0);
+    hccn_fault_t f = {sizeof(f), HCCN_FAULT_LINK_DOWN, "node0.npu0->node0.npu1",
+                      0, 0.0, 0.0};
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    res_t r = {0};
+    assert_int_equal(hccn_cluster_run(cl, send01_rank, &r, NULL), HCCN_OK);
+    assert_int_equal(r.rc[0], HCCN_OK);
+    assert_int_equal(r.rc[1], HCCN_OK);
+    assert_true(test_rel_diff(r.t[1], 3 * hop + n / B) < 1e-9);
+
+    /* Down half way through the drain: the rest goes round, and arrives
+     * the long way's latency after the last byte left. */
+    hccn_cluster_clear_faults(cl);
+    f.at_s = 0.5 * n / B;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    res_t r2 = {0};
+    assert_int_equal(hccn_cluster_run(cl, send01_rank, &r2, NULL), HCCN_OK);
+    assert_int_equal(r2.rc[1], HCCN_OK);
+    assert_true(test_rel_diff(r2.t[1], 3 * hop + n / B) < 1e-9);
+
+    /* A whole collective goes round too: right sums, later than without. */
+    res_t ok = {0}, late = {0};
+    hccn_cluster_clear_faults(cl);
+    assert_int_equal(hccn_cluster_run(cl, ring_allreduce_rank, &ok, NULL),
+                     HCCN_OK);
+    f.at_s = 0.0;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    assert_int_equal(hccn_cluster_run(cl, ring_allreduce_rank, &late, NULL),
+                     HCCN_OK);
+    for (int k = 0; k < N; k++) {
+        assert_int_equal(late.rc[k], HCCN_OK);
+        assert_true(late.out[k] == 10.0f);
+        assert_true(late.t[k] >= ok.t[k]);
+    }
+    assert_true(late.t[1] > ok.t[1]);   /* rank 1 receives the long way */
+    hccn_cluster_destroy(cl);
+
+    /* A one-way ring has no other route: the transfer fails. */
+    cl = make_ring(1);
+    f.at_s = 0.0;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    res_t r3 = {0};
+    assert_int_equal(hccn_cluster_run(cl, send01_rank, &r3, NULL), HCCN_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(r3.rc[k], HCCN_ERR_FAULT);
+        assert_non_null(strstr(r3.msg[k], "node0.npu0->node0.npu1"));
+    }
+    hccn_cluster_destroy(cl);
+}
+
 static hccn_status_t npu_rank(hccn_ctx_t *ctx, void *arg)
 {
     res_t *r = arg;
@@ -312,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_deadlock_and_leaver),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_link_faults),
+        cmocka_unit_test(test_link_reroute),
         cmocka_unit_test(test_npu_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

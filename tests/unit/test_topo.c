@@ -221,6 +221,34 @@ static void test_ring8(void **state)
             assert_close(lat, d * US);
         }
     assert_close(summary(t).bisection_bw, 2 * 25 * GB);
+
+    /* The other way round: 8 - d hops, sharing no link with the route. */
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            int alt[HCCN_SIM_ROUTE_MAX], d = hccn_sim_topo_route(t, a, b, l, NULL);
+            int m = hccn_sim_topo_route_alt(t, a, b, alt, &lat);
+            if (a == b) {
+                assert_int_equal(m, -1);
+                continue;
+            }
+            assert_int_equal(m, 8 - d);
+            assert_close(lat, m * US);
+            assert_int_equal(t->links[alt[0]].src, t->npus[a].dev);
+            assert_int_equal(t->links[alt[m - 1]].dst, t->npus[b].dev);
+            for (int i = 0; i < m; i++) {
+                if (i > 0)
+                    assert_int_equal(t->links[alt[i]].src,
+                                     t->links[alt[i - 1]].dst);
+                for (int j = 0; j < d; j++)
+                    assert_int_not_equal(alt[i], l[j]);
+            }
+        }
+    hccn_sim_topo_free(t);
+
+    /* Nowhere else is there a second route. */
+    t = load_config("default.json");
+    assert_int_equal(hccn_sim_topo_route_alt(t, 0, 1, l, &lat), -1);
+    assert_int_equal(hccn_sim_topo_route_alt(t, 0, 9, l, &lat), -1);
     hccn_sim_topo_free(t);
 }
 
