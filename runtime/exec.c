@@ -14,6 +14,7 @@
  * the engine decides every simulated time, so the order in which threads
  * move bytes never shows in the results.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,10 +112,13 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     hccn_ctx_t *ctx = comm->ctx;
     const char *name = hccn_rt_fp_name(call->fp_kind);
     rt_op_t *op = calloc(1, sizeof(*op));
-    if (op == NULL)
+    if (op == NULL) {
+        free(call->vmem);
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              name, ctx->rank);
+    }
     op->kind = RT_OP_COLL;
+    op->vmem = call->vmem;
     op->ctx = ctx;
     op->comm = comm;
     op->dtype = call->dtype;
@@ -123,9 +127,13 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->avg_elems = call->avg_elems;
     op->out_elems = call->out_elems;
     op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
-                       call->op, a->root};
+                       call->op, a->root, call->vsend, call->vrecv,
+                       call->vhash};
+    if (hccn_coll_is_v(a->coll))
+        op->fp.count = call->fp_extra;
     op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
+        free(op->vmem);
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
@@ -202,9 +210,11 @@ static void ring_members(rt_comm_t *c)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);
 }
 
+/* Equal calls, the v-collectives' counts aside (v_check looks at them). */
 static int fp_equal(const rt_fp_t *a, const rt_fp_t *b)
 {
-    return a->coll == b->coll && a->count == b->count &&
+    return a->coll == b->coll &&
+           (a->count == b->count || hccn_coll_is_v((hccn_coll_t)a->coll)) &&
            a->dtype == b->dtype && a->op == b->op && a->root == b->root;
 }
 
@@ -220,6 +230,88 @@ static int fp_format(char *buf, size_t len, const rt_fp_t *f)
                     (unsigned long long)f->count,
                     hccn_dtype_name((hccn_dtype_t)f->dtype),
                     hccn_redop_name((hccn_redop_t)f->op), f->root);
+}
+
+/* Appends one disagreement to s->msg (after the slot's header when it
+ * is the first); *n counts them, only the first few are written. */
+static void v_note(rt_comm_t *c, rt_slot_t *s, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void v_note(rt_comm_t *c, rt_slot_t *s, int *n, const char *fmt, ...)
+{
+    size_t used = strlen(s->msg);
+    if (*n == 0)
+        used += (size_t)snprintf(s->msg, sizeof(s->msg),
+                                 "collective #%llu on communicator %llu: %s: ",
+                                 (unsigned long long)s->seq,
+                                 (unsigned long long)c->uid,
+                                 hccn_rt_fp_name(s->fp[0].coll));
+    if (*n < 4 && used < sizeof(s->msg)) {
+        va_list ap;
+        va_start(ap, fmt);
+        used += (size_t)snprintf(s->msg + used, sizeof(s->msg) - used, "%s",
+                                 *n ? "; " : "");
+        if (used < sizeof(s->msg))
+            vsnprintf(s->msg + used, sizeof(s->msg) - used, fmt, ap);
+        va_end(ap);
+    }
+    (*n)++;
+}
+
+/* Every rank's recvcounts against rank 0's: the first differing entry of
+ * each rank that differs. */
+static void v_check_common(rt_comm_t *c, rt_slot_t *s, int *n)
+{
+    const rt_fp_t *f = s->fp;
+    for (int r = 1; r < c->size; r++) {
+        if (f[r].vhash == f[0].vhash &&
+            memcmp(f[r].vrecv, f[0].vrecv,
+                   (size_t)c->size * sizeof(uint64_t)) == 0)
+            continue;
+        int e = 0;
+        while (e < c->size - 1 && f[r].vrecv[e] == f[0].vrecv[e])
+            e++;
+        v_note(c, s, n,
+               "rank 0 passed recvcounts[%d] = %llu but rank %d passed "
+               "recvcounts[%d] = %llu",
+               e, (unsigned long long)f[0].vrecv[e], r, e,
+               (unsigned long long)f[r].vrecv[e]);
+    }
+}
+
+/* The v-collectives' count rules (hccn_coll.h); 1 if one is broken, with
+ * s->msg naming the ranks and the counts. */
+static int v_check(rt_comm_t *c, rt_slot_t *s)
+{
+    const rt_fp_t *f = s->fp;
+    int n = 0;
+    if (f[0].coll == HCCN_COLL_ALLTOALLV) {
+        for (int i = 0; i < c->size; i++)
+            for (int j = 0; j < c->size; j++)
+                if (f[i].vsend[j] != f[j].vrecv[i])
+                    v_note(c, s, &n,
+                           "rank %d sends %llu elements to rank %d "
+                           "(sendcounts[%d]) but rank %d expects %llu from "
+                           "rank %d (recvcounts[%d])",
+                           i, (unsigned long long)f[i].vsend[j], j, j, j,
+                           (unsigned long long)f[j].vrecv[i], i, i);
+    } else {
+        v_check_common(c, s, &n);
+        for (int r = 0; n == 0 && f[0].coll == HCCN_COLL_ALLGATHERV &&
+                        r < c->size; r++)
+            if (f[r].count != f[0].vrecv[r])
+                v_note(c, s, &n,
+                       "rank %d passed sendcount = %llu but every rank "
+                       "passed recvcounts[%d] = %llu",
+                       r, (unsigned long long)f[r].count, r,
+                       (unsigned long long)f[0].vrecv[r]);
+    }
+    if (n > 4) {
+        size_t used = strlen(s->msg);
+        snprintf(s->msg + used, sizeof(s->msg) - used,
+                 " (%d disagreements in all)", n);
+    }
+    return n > 0;
 }
 
 /* Called with the lock held once every rank has arrived. */
@@ -246,6 +338,9 @@ static void slot_check(rt_comm_t *c, rt_slot_t *s)
         snprintf(s->msg + used, sizeof(s->msg) - used,
                  " (%d ranks disagree with rank 0)", n);
     }
+    if (n == 0 && hccn_coll_is_v((hccn_coll_t)s->fp[0].coll) &&
+        v_check(c, s))
+        n = 1;
     if (n > 0) {
         s->status = HCCN_ERR_MISMATCH;   /* slot_arrive breaks the comm */
         return;
@@ -277,6 +372,7 @@ static int slot_arrive(rt_op_t *op)
     s->here[r] = 1;
     for (int k = 0; k < 3; k++)
         s->bufs[r * 3 + k] = op->bufs[k];
+    s->scheds[r] = op->sched;
     if (op->sched->nxfers > s->nxfers)
         s->nxfers = op->sched->nxfers;
     int all = ++s->arrived == c->size;
@@ -332,11 +428,17 @@ static char *buf_at(char *base, uint64_t off)
     return base != NULL ? base + off : NULL;
 }
 
-/* Where the sender of xfer x keeps its bytes. */
-static const char *peer_src(const rt_op_t *op, uint32_t x)
+/* Where the sender (comm rank peer) of xfer x keeps its bytes, read from
+ * the sender's own schedule: an alltoallv or allgatherv schedule knows
+ * only its own rank's displacements (hierarchy/coll.h). Schedules of one
+ * call share their xfer numbering. */
+static const char *peer_src(const rt_op_t *op, int peer, uint32_t x)
 {
-    hccn_sched_ref_t ref = op->sched->xfer_send[x];
-    const hccn_step_t *snd = &op->sched->ranks[ref.rank].steps[ref.step];
+    const hccn_sched_t *ss = op->slot->scheds[peer];
+    if (ss == NULL || x >= ss->nxfers)
+        ss = op->sched;
+    hccn_sched_ref_t ref = ss->xfer_send[x];
+    const hccn_step_t *snd = &ss->ranks[ref.rank].steps[ref.step];
     return buf_at(op->slot->bufs[ref.rank * 3 + snd->src_buf], snd->src_off);
 }
 
@@ -416,12 +518,12 @@ static int run_step(rt_op_t *op, uint32_t i)
         else if (op->compress)
             recv_compressed(op, (float *)dst,
                             st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
-                            (const float *)peer_src(op, st->xfer),
+                            (const float *)peer_src(op, st->peer, st->xfer),
                             st->bytes / sizeof(float));
         else if (st->kind == HCCN_STEP_RECV)
-            memcpy(dst, peer_src(op, st->xfer), st->bytes);
+            memcpy(dst, peer_src(op, st->peer, st->xfer), st->bytes);
         else
-            hccn_rt_reduce3(dst, src, peer_src(op, st->xfer),
+            hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
                             st->bytes / esize, op->dtype, kernel_op(op->op));
         atomic_store_explicit(&s->xstate[st->xfer], 2, memory_order_release);
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
@@ -734,6 +836,7 @@ void hccn_rt_op_free(rt_op_t *op)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)
         hccn_sched_free((hccn_sched_t *)op->sched);
+    free(op->vmem);
     free(op->scratch);
     free(op->step_state);
     free(op);
