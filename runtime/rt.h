@@ -289,6 +289,11 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
 /* Name of a fingerprint kind ("allreduce", "comm_split"). */
 const char *hccn_rt_fp_name(int kind);
 
+/* Compares the fingerprints of slot s once every rank has arrived (lock
+ * held): 0 if the ranks agree, else -1 with s->msg saying who called what
+ * (runtime/fingerprint.c). */
+int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s);
+
 /* Frees every sub-communicator (end of a run, cluster destroy). */
 void hccn_rt_free_subcomms(hccn_cluster_t *cl);
 
