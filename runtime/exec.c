@@ -302,7 +302,8 @@ static char *buf_at(char *base, uint64_t off)
 /* Where the sender (comm rank peer) of xfer x keeps its bytes, read from
  * the sender's own schedule: an alltoallv or allgatherv schedule knows
  * only its own rank's displacements (hierarchy/coll.h). Schedules of one
- * call share their xfer numbering. */
+ * call share their xfer numbering; should the sender's lack x (ranks that
+ * forced different algorithms, a caller's error), the own one is read. */
 static const char *peer_src(const rt_op_t *op, int peer, uint32_t x)
 {
     const hccn_sched_t *ss = op->slot->scheds[peer];
