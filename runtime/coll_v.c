@@ -289,13 +289,13 @@ static hccn_status_t make_blocks(const vcall_t *c, int me, int rank, int n,
                        c->rdispls[i], &rb[i]) != 0)
             return HCCN_ERR_INVALID;
         if (c->coll == HCCN_COLL_REDUCE_SCATTERV &&
-            make_block(c, rank, "recvcounts", "the sum before it", i,
+            make_block(c, rank, "recvcounts", "offset", i,
                        c->rcounts[i], sum, &sb[i]) != 0)
             return HCCN_ERR_INVALID;
         sum += c->rcounts[i];   /* cannot wrap: each block end fits */
     }
     if (c->coll == HCCN_COLL_ALLGATHERV &&
-        make_block(c, rank, "sendcount", "the offset", 0, c->sendcount, 0,
+        make_block(c, rank, "sendcount", "offset", 0, c->sendcount, 0,
                    &sb[0]) != 0)
         return HCCN_ERR_INVALID;
     if (c->coll == HCCN_COLL_REDUCE_SCATTERV)

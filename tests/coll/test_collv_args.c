@@ -3,8 +3,9 @@
  * reduce_scatterv on 4 ranks. Each case is one cluster run:
  *
  * - argument errors: every rank makes the same bad call and must get
- *   HCCN_ERR_INVALID with a message naming the function, the rank and
- *   what is wrong; a good call on the same communicator then works (a
+ *   HCCN_ERR_INVALID (HCCN_ERR_UNSUPPORTED for a forced algorithm that
+ *   lacks the collective) with a message naming the function, the rank
+ *   and what is wrong; a good call on the same communicator then works (a
  *   refused call breaks nothing);
  * - mismatches: one rank's counts disagree; every rank must get
  *   HCCN_ERR_MISMATCH with a message naming the ranks and the counts, and
@@ -43,6 +44,7 @@ typedef enum {
     A2AV_BAD_DTYPE,
     RSV_BAD_OP,
     A2AV_NULL_FUTURE,
+    A2AV_RING_FORCED,
     MM_AGV_RECVCOUNTS,
     MM_AGV_SENDCOUNT,
     MM_RSV_RECVCOUNTS,
@@ -84,6 +86,8 @@ static const case_t cases[] = {
      {"hccn_reduce_scatterv", "invalid reduction op", NULL}},
     {A2AV_NULL_FUTURE, HCCN_ERR_INVALID,
      {"hccn_ialltoallv", "future is NULL", NULL}},
+    {A2AV_RING_FORCED, HCCN_ERR_UNSUPPORTED,
+     {"hccn_alltoallv", "'ring' does not implement alltoallv", NULL}},
     {MM_AGV_RECVCOUNTS, HCCN_ERR_MISMATCH,
      {"allgatherv", "rank 0 passed recvcounts[3] = 4",
       "rank 2 passed recvcounts[3] = 6"}},
@@ -154,6 +158,12 @@ static hccn_status_t bad_call(case_id_t id, hccn_comm_t *w, int r,
     case A2AV_NULL_FUTURE:
         return hccn_ialltoallv(w, send, four, d, recv, four, d, HCCN_INT32,
                                NULL);
+    case A2AV_RING_FORCED: {
+        hccn_status_t rc = hccn_comm_set_algo(w, "ring");
+        if (rc == HCCN_OK)   /* rank_main sets it back */
+            rc = hccn_alltoallv(w, send, four, d, recv, four, d, HCCN_INT32);
+        return rc;
+    }
     case MM_AGV_RECVCOUNTS:
         if (r == 2)
             cnt[3] = 6;
@@ -196,13 +206,15 @@ static hccn_status_t rank_main(hccn_ctx_t *ctx, void *arg)
     memset(recv, PATTERN, ELEMS * 4);
     run->rc[r] = bad_call(run->c->id, w, r, send, recv);
     snprintf(run->msg[r], sizeof(run->msg[r]), "%s", hccn_last_error());
+    if (run->c->id == A2AV_RING_FORCED)
+        hccn_comm_set_algo(w, NULL);
     for (int i = 0; i < ELEMS * 4; i++)
         if (((unsigned char *)recv)[i] != PATTERN)
             run->recv_changed[r] = 1;
     /* A refused call leaves the communicator usable. */
     size_t four[P] = {4, 4, 4, 4}, d[P] = {0, 4, 8, 12};
     run->after[r] = HCCN_OK;
-    if (run->c->want == HCCN_ERR_INVALID) {
+    if (run->c->want != HCCN_ERR_MISMATCH) {
         run->after[r] = hccn_alltoallv(w, send, four, d, recv, four, d,
                                        HCCN_INT32);
         for (int j = 0; run->after[r] == HCCN_OK && j < P; j++)
