@@ -11,6 +11,8 @@
  * gather     root receives block i from rank i in turn
  * alltoall   pairwise: in round k = 1..p-1 rank r sends block r+k to r+k
  *            and receives block r-k from r-k; round k waits for round k-1
+ *            (alltoallv: the same rounds with each pair's own block, in
+ *            rank me's view, coll.h)
  * barrier    rank 0 gathers a 0-byte message from each rank in turn, then
  *            releases each in turn
  *
@@ -78,16 +80,25 @@ static int build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
         return -1;
     uint32_t *prev = mem, *cur = mem + 2 * (size_t)p;
 
+    int v = a->coll == HCCN_COLL_ALLTOALLV;
     for (int r = 0; r < p; r++)
-        hccn_sched_local(s, r, 0, HCCN_BUF_SEND, (uint64_t)r * b,
-                         HCCN_BUF_RECV, (uint64_t)r * b, b, NULL, 0);
+        if (v)
+            hccn_hier_vown(s, a, r);
+        else
+            hccn_sched_local(s, r, 0, HCCN_BUF_SEND, (uint64_t)r * b,
+                             HCCN_BUF_RECV, (uint64_t)r * b, b, NULL, 0);
     for (int k = 1; k < p; k++) {
         uint32_t nd = k > 1 ? 2 : 0;
         for (int r = 0; r < p; r++) {
             int to = hccn_hier_mod(r + k, p);
-            hccn_sched_xfer(s, r, HCCN_BUF_SEND, (uint64_t)to * b,
-                            &prev[2 * r], nd, to, HCCN_BUF_RECV,
-                            (uint64_t)r * b, &prev[2 * to], nd, b, 0,
+            uint64_t so = (uint64_t)to * b, ro = (uint64_t)r * b, n = b;
+            if (v) {
+                so = hccn_hier_vblock(a, a->vcounts, a->vsdispls, to).off;
+                ro = hccn_hier_vblock(a, a->vrcounts, a->vrdispls, r).off;
+                n = hccn_hier_a2av_bytes(a, r, to);
+            }
+            hccn_sched_xfer(s, r, HCCN_BUF_SEND, so, &prev[2 * r], nd, to,
+                            HCCN_BUF_RECV, ro, &prev[2 * to], nd, n, 0,
                             HCCN_BUF_SEND, 0, &cur[2 * r], &cur[2 * to + 1]);
         }
         uint32_t *t = prev;
@@ -133,6 +144,7 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
         build_to_root(s, a, a->coll == HCCN_COLL_GATHER);
         break;
     case HCCN_COLL_ALLTOALL:
+    case HCCN_COLL_ALLTOALLV:
         rc = build_alltoall(s, a);
         break;
     default:
@@ -149,8 +161,11 @@ hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
 {
     const unsigned mine = 1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE |
                           1u << HCCN_COLL_ALLTOALL | 1u << HCCN_COLL_SCATTER |
-                          1u << HCCN_COLL_GATHER | 1u << HCCN_COLL_BARRIER;
+                          1u << HCCN_COLL_GATHER | 1u << HCCN_COLL_BARRIER |
+                          1u << HCCN_COLL_ALLTOALLV;
     if (!hccn_hier_args_ok(args, mine))
         return NULL;
+    if (args->coll == HCCN_COLL_ALLTOALLV)
+        return hccn_hier_vflat(args, "linear", build);
     return hccn_hier_flat(args, "linear", build);
 }

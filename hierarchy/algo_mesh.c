@@ -11,6 +11,10 @@
  * broadcast       root sends to all; reduce: all send to root, root reduces
  * scatter/gather  root sends block j to j / receives block j from j
  * barrier         every rank sends a 0-byte message to every other
+ * alltoallv, allgatherv, reduce_scatterv
+ *                 as alltoall, allgather and reduce_scatter, with the
+ *                 blocks' own sizes and displacements (coll.h); the
+ *                 SCRATCH slots hold the largest block
  *
  * A rank's own data is a COPY nothing waits for. Reductions at rank j: the
  * transfer from j+1 is a RECV_REDUCE straight into the destination (adding
@@ -207,6 +211,42 @@ static void build_barrier(hccn_sched_t *s)
     hccn_hier_stamp(s, PHASE_GATHER);
 }
 
+/* ----------------------------------------------------- v-collectives --- */
+
+static int build_v(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    const int p = s->nranks;
+    if (a->coll == HCCN_COLL_REDUCE_SCATTERV) {
+        s->scratch_bytes =
+            (size_t)((uint64_t)(p - 2) * hccn_hier_vmax(a, a->vcounts));
+        for (int j = 0; j < p; j++) {
+            hccn_span_t b = hccn_hier_vblock(a, a->vcounts, a->vsdispls, j);
+            reduce_to(s, j, b.off, b.len, HCCN_BUF_RECV, 0, NULL);
+        }
+        hccn_hier_stamp(s, PHASE_REDUCE);
+        return 0;
+    }
+    for (int r = 0; r < p; r++) {
+        hccn_hier_vown(s, a, r);
+        for (int k = 1; k < p; k++) {
+            int j = hccn_hier_mod(r + k, p);
+            if (a->coll == HCCN_COLL_ALLGATHERV) {
+                hccn_span_t b = hccn_hier_vblock(a, a->vcounts, a->vrdispls,
+                                                 r);
+                move(s, r, HCCN_BUF_SEND, 0, j, HCCN_BUF_RECV, b.off, b.len);
+            } else {
+                move(s, r, HCCN_BUF_SEND,
+                     hccn_hier_vblock(a, a->vcounts, a->vsdispls, j).off, j,
+                     HCCN_BUF_RECV,
+                     hccn_hier_vblock(a, a->vrcounts, a->vrdispls, r).off,
+                     hccn_hier_a2av_bytes(a, r, j));
+            }
+        }
+    }
+    hccn_hier_stamp(s, PHASE_GATHER);
+    return 0;
+}
+
 /* ------------------------------------------------------------- entry --- */
 
 static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
@@ -246,5 +286,7 @@ hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
 {
     if (!hccn_hier_args_ok(args, (1u << HCCN_COLL_COUNT) - 1))
         return NULL;
+    if (hccn_coll_is_v(args->coll))
+        return hccn_hier_vflat(args, "mesh", build_v);
     return hccn_hier_flat(args, "mesh", build);
 }

@@ -8,6 +8,9 @@
  * broadcast       pipelined chain root -> root+1 -> ... -> root-1, chunked
  * reduce          pipelined chain root+1 -> ... -> root-1 -> root, chunked,
  *                 each hop reducing its own data into the passing chunk
+ * allgatherv      as allgather, block i of vcounts[i] elements
+ * reduce_scatterv as reduce_scatter, block i of vcounts[i] elements; the
+ *                 SCRATCH slots hold the largest block
  *
  * In the round-based collectives every step of round k+1 depends on both
  * steps of round k of the same rank, which orders every overwrite after the
@@ -147,6 +150,65 @@ static void build_allgather(ring_t *g)
     hccn_hier_stamp(g->s, PHASE_AG);
 }
 
+/* ----------------------------------------------------- v-collectives --- */
+
+/* As build_allgather, with block i at vrdispls[i] of RECV. */
+static void build_allgatherv(ring_t *g)
+{
+    const hccn_coll_args_t *a = g->a;
+    const int p = g->p;
+    for (int r = 0; r < p; r++)
+        hccn_hier_vown(g->s, a, r);
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            hccn_span_t b = hccn_hier_vblock(a, a->vcounts, a->vrdispls,
+                                             hccn_hier_mod(r - k, p));
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV,
+                      k == 0 ? 0 : b.off, HCCN_BUF_RECV, b.off, b.len, 0,
+                      HCCN_BUF_RECV, 0);
+        }
+        ring_next_round(g);
+    }
+    hccn_hier_stamp(g->s, PHASE_AG);
+}
+
+/* As build_reduce_scatter, block i at vsdispls[i] of SEND; each SCRATCH
+ * slot has room for the largest block. */
+static void build_reduce_scatterv(ring_t *g)
+{
+    const hccn_coll_args_t *a = g->a;
+    const int p = g->p;
+    uint64_t m = hccn_hier_vmax(a, a->vcounts);
+    g->s->scratch_bytes = (size_t)((p > 3 ? 2 : p - 2) * m);
+    for (int k = 0; k < p - 1; k++) {
+        for (int r = 0; r < p; r++) {
+            hccn_span_t b = hccn_hier_vblock(a, a->vcounts, a->vsdispls,
+                                             hccn_hier_mod(r - k - 1, p));
+            int last = k == p - 2;
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_SCRATCH,
+                      k == 0 ? b.off : (uint64_t)((k - 1) % 2) * m,
+                      last ? HCCN_BUF_RECV : HCCN_BUF_SCRATCH,
+                      last ? 0 : (uint64_t)(k % 2) * m, b.len, 1,
+                      HCCN_BUF_SEND, b.off);
+        }
+        ring_next_round(g);
+    }
+    hccn_hier_stamp(g->s, PHASE_RS);
+}
+
+static int build_v(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    ring_t g;
+    if (ring_init(&g, s, a) != 0)
+        return -1;
+    if (a->coll == HCCN_COLL_ALLGATHERV)
+        build_allgatherv(&g);
+    else
+        build_reduce_scatterv(&g);
+    free(g.mem);
+    return 0;
+}
+
 /* ------------------------------------------------------------ chains --- */
 
 /* A chain over positions 0..p-1 (rank first + i at position i): chunk j
@@ -238,9 +300,13 @@ hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
     const unsigned mine = 1u << HCCN_COLL_ALLREDUCE |
                           1u << HCCN_COLL_REDUCE_SCATTER |
                           1u << HCCN_COLL_ALLGATHER |
-                          1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE;
+                          1u << HCCN_COLL_BROADCAST | 1u << HCCN_COLL_REDUCE |
+                          1u << HCCN_COLL_ALLGATHERV |
+                          1u << HCCN_COLL_REDUCE_SCATTERV;
     if (!hccn_hier_args_ok(args, mine))
         return NULL;
+    if (hccn_coll_is_v(args->coll))
+        return hccn_hier_vflat(args, "ring", build_v);
     hccn_sched_t *s = hccn_sched_new(args->nranks, "ring");
     if (s == NULL || args->count == 0)
         return s;

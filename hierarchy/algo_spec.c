@@ -61,6 +61,10 @@ static const struct {
     {"scatter", HCCN_COLL_SCATTER},
     {"gather", HCCN_COLL_GATHER},
     {"barrier", HCCN_COLL_BARRIER},
+    {"alltoallv", HCCN_COLL_ALLTOALLV},
+    {"allgatherv", HCCN_COLL_ALLGATHERV},
+    {"reducescatterv", HCCN_COLL_REDUCE_SCATTERV},
+    {"reduce_scatterv", HCCN_COLL_REDUCE_SCATTERV},
 };
 
 #define NELEM(x) (sizeof(x) / sizeof((x)[0]))
@@ -278,7 +282,8 @@ static int parse_entry(const ctx_t *c, tok_t entry, hccn_algo_spec_t *out,
     }
     return fail(c, op, "%s", "unknown collective (allreduce, reducescatter, "
                              "allgather, broadcast, reduce, alltoall, "
-                             "scatter, gather, barrier)");
+                             "scatter, gather, barrier, alltoallv, "
+                             "allgatherv, reducescatterv)");
 }
 
 int hccn_hier_spec_parse(const char *spec, hccn_algo_spec_t *out, char *why,

@@ -39,10 +39,29 @@ int hccn_hier_is_rooted(hccn_coll_t coll)
            coll == HCCN_COLL_SCATTER || coll == HCCN_COLL_GATHER;
 }
 
+/* A v-collective has all the arrays it reads or none (uniform blocks),
+ * and me is a rank. */
+static int v_args_ok(const hccn_coll_args_t *a)
+{
+    int none = !a->vcounts && !a->vrcounts && !a->vsdispls && !a->vrdispls;
+    switch (a->coll) {
+    case HCCN_COLL_ALLTOALLV:
+        return (none || (a->vcounts && a->vrcounts && a->vsdispls &&
+                         a->vrdispls)) &&
+               a->me >= 0 && a->me < a->nranks;
+    case HCCN_COLL_ALLGATHERV:
+        return none || (a->vcounts && a->vrdispls);
+    case HCCN_COLL_REDUCE_SCATTERV:
+        return none || (a->vcounts && a->vsdispls);
+    default:
+        return 1;
+    }
+}
+
 int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask)
 {
     if ((unsigned)a->coll >= HCCN_COLL_COUNT || !(mask & 1u << a->coll) ||
-        a->nranks < 1 || a->esize == 0)
+        a->nranks < 1 || a->esize == 0 || !v_args_ok(a))
         return 0;
     if (hccn_hier_is_rooted(a->coll) &&
         (a->root < 0 || a->root >= a->nranks))
@@ -90,6 +109,80 @@ hccn_sched_t *hccn_hier_flat(const hccn_coll_args_t *args, const char *name,
         if (args->coll != HCCN_COLL_BARRIER)
             hccn_sched_local(s, 0, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, 0,
                              args->count * args->esize, NULL, 0);
+        hccn_hier_stamp(s, 1);
+    } else if (build(s, args) != 0) {
+        s->failed = 1;
+    }
+    return hccn_hier_finish(s, 0);
+}
+
+/* ----------------------------------------------------- v-collectives --- */
+
+hccn_span_t hccn_hier_vblock(const hccn_coll_args_t *a,
+                             const uint64_t *counts, const uint64_t *displs,
+                             int i)
+{
+    uint64_t n = counts != NULL ? counts[i] : a->count;
+    uint64_t d = displs != NULL ? displs[i] : (uint64_t)i * a->count;
+    hccn_span_t s = {d * a->esize, n * a->esize};
+    return s;
+}
+
+uint64_t hccn_hier_vmax(const hccn_coll_args_t *a, const uint64_t *counts)
+{
+    uint64_t m = counts == NULL ? a->count : 0;
+    for (int i = 0; counts != NULL && i < a->nranks; i++)
+        if (counts[i] > m)
+            m = counts[i];
+    return m * a->esize;
+}
+
+uint64_t hccn_hier_a2av_bytes(const hccn_coll_args_t *a, int i, int j)
+{
+    if (a->vcounts == NULL)
+        return a->count * a->esize;
+    if (i == a->me)
+        return a->vcounts[j] * a->esize;
+    if (j == a->me)
+        return a->vrcounts[i] * a->esize;
+    return 0;
+}
+
+uint32_t hccn_hier_vown(hccn_sched_t *s, const hccn_coll_args_t *a, int r)
+{
+    hccn_span_t sb, rb;
+    switch (a->coll) {
+    case HCCN_COLL_ALLTOALLV:
+        sb = hccn_hier_vblock(a, a->vcounts, a->vsdispls, r);
+        rb = hccn_hier_vblock(a, a->vrcounts, a->vrdispls, r);
+        return hccn_sched_local(s, r, 0, HCCN_BUF_SEND, sb.off, HCCN_BUF_RECV,
+                                rb.off, hccn_hier_a2av_bytes(a, r, r), NULL,
+                                0);
+    case HCCN_COLL_ALLGATHERV:
+        rb = hccn_hier_vblock(a, a->vcounts, a->vrdispls, r);
+        return hccn_sched_local(s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                                rb.off, rb.len, NULL, 0);
+    default:
+        sb = hccn_hier_vblock(a, a->vcounts, a->vsdispls, r);
+        return hccn_sched_local(s, r, 0, HCCN_BUF_SEND, sb.off, HCCN_BUF_RECV,
+                                0, sb.len, NULL, 0);
+    }
+}
+
+hccn_sched_t *hccn_hier_vflat(const hccn_coll_args_t *args, const char *name,
+                              int (*build)(hccn_sched_t *,
+                                           const hccn_coll_args_t *))
+{
+    hccn_sched_t *s = hccn_sched_new(args->nranks, name);
+    if (s == NULL)
+        return NULL;
+    int empty = args->coll != HCCN_COLL_ALLTOALLV || args->vcounts == NULL;
+    for (int i = 0; i < args->nranks && empty; i++)
+        empty = hccn_hier_vblock(args, args->vcounts, NULL, i).len == 0;
+    if (empty)
+        return s;
+    if (args->nranks == 1) {
+        hccn_hier_vown(s, args, 0);
         hccn_hier_stamp(s, 1);
     } else if (build(s, args) != 0) {
         s->failed = 1;

@@ -54,4 +54,33 @@ hccn_sched_t *hccn_hier_flat(const hccn_coll_args_t *args, const char *name,
                              int (*build)(hccn_sched_t *,
                                           const hccn_coll_args_t *));
 
+/* ---------------------------------------------------- v-collectives --- */
+
+/* Block i of a v-collective buffer, in bytes: counts[i] elements at
+ * element displacement displs[i]. A NULL array stands for uniform blocks
+ * (coll.h): counts[i] = a->count, displs[i] = i * a->count. */
+hccn_span_t hccn_hier_vblock(const hccn_coll_args_t *a,
+                             const uint64_t *counts, const uint64_t *displs,
+                             int i);
+
+/* The largest block of counts, in bytes. */
+uint64_t hccn_hier_vmax(const hccn_coll_args_t *a, const uint64_t *counts);
+
+/* ALLTOALLV: bytes from rank i to rank j in rank a->me's view (coll.h):
+ * me's sendcounts[j] when i == me, its recvcounts[i] when j == me, else 0
+ * (a->count for every pair without arrays). */
+uint64_t hccn_hier_a2av_bytes(const hccn_coll_args_t *a, int i, int j);
+
+/* The COPY of rank r's own block from SEND to RECV (see coll.h for where
+ * each v-collective keeps it); returns the step. */
+uint32_t hccn_hier_vown(hccn_sched_t *s, const hccn_coll_args_t *a, int r);
+
+/* The frame of a v-collective builder: a schedule named name, empty when
+ * every block is empty (ALLGATHERV and REDUCE_SCATTERV only: their counts
+ * are common to all ranks, ALLTOALLV's are not), the own-block COPY alone
+ * for one rank, else what build(s, args) adds (non-zero: failure). */
+hccn_sched_t *hccn_hier_vflat(const hccn_coll_args_t *args, const char *name,
+                              int (*build)(hccn_sched_t *,
+                                           const hccn_coll_args_t *));
+
 #endif /* HCCN_HIERARCHY_ALGO_UTIL_H */

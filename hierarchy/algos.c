@@ -28,15 +28,16 @@ hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
 static const hccn_algo_t algos[] = {
     {"ring", "neighbour ring; rooted collectives as a pipelined chain",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
-         C(REDUCE),
+         C(REDUCE) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
      hccn_hier_ring_build},
     {"mesh", "every pair talks directly, in one step",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
-         C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER),
+         C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER) |
+         C(ALLTOALLV) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
      hccn_hier_mesh_build},
     {"linear", "root talks to one peer after another; pairwise alltoall",
      C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
-         C(BARRIER),
+         C(BARRIER) | C(ALLTOALLV),
      hccn_hier_linear_build},
     {"hd", "recursive halving-doubling (Rabenseifner); extra ranks fold in",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build},
@@ -50,7 +51,7 @@ static const hccn_algo_t algos[] = {
      C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build},
     {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
                  "independent",
-     C(ALLTOALL), hccn_hier_pairwise_build},
+     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build},
     {"hier", "hierarchical: mesh inside nodes, ring across; allreduce "
              "pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
@@ -92,10 +93,52 @@ const char *hccn_coll_name(hccn_coll_t coll)
         [HCCN_COLL_SCATTER] = "scatter",
         [HCCN_COLL_GATHER] = "gather",
         [HCCN_COLL_BARRIER] = "barrier",
+        [HCCN_COLL_ALLTOALLV] = "alltoallv",
+        [HCCN_COLL_ALLGATHERV] = "allgatherv",
+        [HCCN_COLL_REDUCE_SCATTERV] = "reduce_scatterv",
     };
     if ((unsigned)coll >= HCCN_COLL_COUNT)
         return "unknown";
     return names[coll];
+}
+
+int hccn_coll_is_v(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_ALLTOALLV || coll == HCCN_COLL_ALLGATHERV ||
+           coll == HCCN_COLL_REDUCE_SCATTERV;
+}
+
+/* The extent in bytes of nranks blocks counts[i] at displs[i] (elements):
+ * the end of the block that ends last. */
+static uint64_t v_extent(const uint64_t *counts, const uint64_t *displs,
+                         int nranks, size_t esize)
+{
+    uint64_t end = 0;
+    for (int i = 0; counts != NULL && displs != NULL && i < nranks; i++)
+        if (counts[i] > 0 && displs[i] + counts[i] > end)
+            end = displs[i] + counts[i];
+    return end * esize;
+}
+
+/* SEND and RECV bytes of a v-collective on rank (extents of the blocks). */
+static void v_buf_bytes(const hccn_coll_args_t *a, int rank, uint64_t *s,
+                        uint64_t *r)
+{
+    int n = a->nranks;
+    switch (a->coll) {
+    case HCCN_COLL_ALLTOALLV:
+        *s = v_extent(a->vcounts, a->vsdispls, n, a->esize);
+        *r = v_extent(a->vrcounts, a->vrdispls, n, a->esize);
+        break;
+    case HCCN_COLL_ALLGATHERV:
+        *s = a->vcounts[rank] * a->esize;
+        *r = v_extent(a->vcounts, a->vrdispls, n, a->esize);
+        break;
+    default:
+        *s = v_extent(a->vcounts, a->vsdispls, n, a->esize);
+        *r = a->vcounts[rank] * a->esize;
+        break;
+    }
 }
 
 void hccn_coll_buf_bytes(const hccn_coll_args_t *args, int rank,
@@ -136,6 +179,16 @@ void hccn_coll_buf_bytes(const hccn_coll_args_t *args, int rank,
     case HCCN_COLL_GATHER:
         s = one;
         r = root ? all : 0;
+        break;
+    case HCCN_COLL_ALLTOALLV:
+    case HCCN_COLL_ALLGATHERV:
+    case HCCN_COLL_REDUCE_SCATTERV:
+        if (args->vcounts != NULL) {
+            v_buf_bytes(args, rank, &s, &r);
+        } else {   /* uniform blocks: the fixed-size counterpart's */
+            s = args->coll == HCCN_COLL_ALLGATHERV ? one : all;
+            r = args->coll == HCCN_COLL_REDUCE_SCATTERV ? one : all;
+        }
         break;
     default:
         break;

@@ -12,6 +12,21 @@
  *   SCATTER         SEND[n*count] on root -> RECV[count]: block r on rank r
  *   GATHER          SEND[count]          -> RECV[n*count] on root
  *   BARRIER         no data
+ *   ALLTOALLV       SEND block j (vcounts[j] at vsdispls[j]) for rank j ->
+ *                   RECV block i (vrcounts[i] at vrdispls[i]) from rank i
+ *   ALLGATHERV      SEND[vcounts[r]] on rank r -> RECV block i (vcounts[i]
+ *                   at vrdispls[i]) from rank i
+ *   REDUCE_SCATTERV SEND block i (vcounts[i] at vsdispls[i]) -> RECV[
+ *                   vcounts[r]] on rank r: block r reduced
+ * The v-collectives take per-rank block counts and element displacements
+ * (below). ALLGATHERV and REDUCE_SCATTERV counts are the same on every
+ * rank; ALLTOALLV's are known to one rank only (its own sendcounts and
+ * recvcounts), so its schedule is that rank's view: the steps of rank me
+ * are exact, transfers between two other ranks carry 0 bytes, and other
+ * ranks' offsets use me's displacements. Displacements are assumed to be
+ * the same on every rank; a rank only ever runs its own steps, and the
+ * executor reads a sender's offsets from the sender's own schedule, so
+ * ranks whose displacements differ still move the right bytes.
  * A schedule must not read SEND after writing the same bytes of RECV: the
  * runtime runs it with SEND == RECV for in-place calls (where the in-place
  * forms in hccn_coll.h place the rank's own block).
@@ -36,6 +51,9 @@ typedef enum {
     HCCN_COLL_SCATTER,
     HCCN_COLL_GATHER,
     HCCN_COLL_BARRIER,
+    HCCN_COLL_ALLTOALLV,
+    HCCN_COLL_ALLGATHERV,
+    HCCN_COLL_REDUCE_SCATTERV,
     HCCN_COLL_COUNT
 } hccn_coll_t;
 
@@ -58,7 +76,19 @@ typedef struct {
     const hccn_hier_view_t *view;   /* may be NULL for flat algorithms */
     uint64_t chunk_bytes;   /* pipelining chunk for algorithms that use it;
                                0 = the algorithm's default */
+    /* v-collectives only (NULL / 0 for the others), nranks entries each,
+     * in elements: see the table above. count is then the most elements
+     * any buffer spans (for size checks only). Without arrays a
+     * v-collective has uniform blocks of count elements, packed: the same
+     * schedule as its fixed-size counterpart, with every pair's block in
+     * an alltoallv (not a one-rank view). */
+    const uint64_t *vcounts, *vrcounts;
+    const uint64_t *vsdispls, *vrdispls;
+    int me;                 /* ALLTOALLV: the rank whose view is built */
 } hccn_coll_args_t;
+
+/* 1 for ALLTOALLV, ALLGATHERV and REDUCE_SCATTERV. */
+int hccn_coll_is_v(hccn_coll_t coll);
 
 /* Builds the schedule of one algorithm; NULL when the algorithm does not
  * support these arguments (or on no memory). */

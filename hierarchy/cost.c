@@ -262,6 +262,9 @@ static double predict(const hccn_algo_t *algo, hccn_cm_form_fn fn,
         (mode == HCCN_COST_AUTO && a->nranks <= HCCN_COST_ENGINE_MAX_RANKS))
         t = run_engine(algo, a, pl, mode == HCCN_COST_AUTO);
     *engine_used = t >= 0.0;
+    /* The v-collectives have no closed forms: the engine or nothing. */
+    if (hccn_coll_is_v(a->coll))
+        return t == TOO_BIG ? HCCN_COST_NONE : t;
     return t == TOO_BIG ? run_model(fn, a, pl) : t;
 }
 
@@ -271,9 +274,12 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
 {
     hccn_cm_form_fn fn = hccn_hier_cm_form(algo->name);
     int used = 0;
+    /* An alltoallv schedule is one rank's view (coll.h): no rank can
+     * predict the whole call, so none does and every rank chooses alike. */
     if ((unsigned)a->coll >= HCCN_COLL_COUNT ||
         !(algo->colls & 1u << a->coll) || a->nranks < 1 ||
-        (fn == NULL && mode != HCCN_COST_ENGINE))
+        (fn == NULL && mode != HCCN_COST_ENGINE) ||
+        a->coll == HCCN_COLL_ALLTOALLV)
         return HCCN_COST_NONE;
     hccn_coll_args_t args = *a;
     hccn_hier_view_t view;

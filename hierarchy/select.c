@@ -5,7 +5,9 @@
  *
  * Predictions are kept in a cache keyed by everything they depend on: the
  * topology (by content, see topo_print), the collective, count, element
- * size, root, chunk size and the communicator's NPUs. Selection runs on
+ * size, root, chunk size, the communicator's NPUs and, for allgatherv and
+ * reduce_scatterv, the block counts (hashed, then compared in full).
+ * Displacements are left out: they move bytes, not time. Selection runs on
  * every call of every rank; the first rank to ask computes, under the
  * cache's lock, and the others find the answer. Only deterministic inputs
  * go in, so every rank chooses the same.
@@ -32,6 +34,8 @@ typedef struct {
     int root, nranks;
     uint64_t world_hash;
     int *world;             /* NULL: slot unused */
+    uint64_t vhash;         /* v-collectives: hash of vcounts */
+    uint64_t *vcounts;      /* nranks entries, or NULL */
     unsigned long used;     /* for eviction: the least recently used goes */
     double t[MAX_ALGOS];    /* per table row; HCCN_COST_NONE = n/a */
 } slot_t;
@@ -93,9 +97,36 @@ static int slot_matches(const slot_t *s, const slot_t *key)
            s->coll == key->coll && s->count == key->count &&
            s->chunk == key->chunk && s->esize == key->esize &&
            s->root == key->root && s->nranks == key->nranks &&
-           s->world_hash == key->world_hash &&
+           s->world_hash == key->world_hash && s->vhash == key->vhash &&
+           (s->vcounts == NULL) == (key->vcounts == NULL) &&
            memcmp(s->world, key->world, (size_t)key->nranks * sizeof(int)) ==
-               0;
+               0 &&
+           (key->vcounts == NULL ||
+            memcmp(s->vcounts, key->vcounts,
+                   (size_t)key->nranks * sizeof(uint64_t)) == 0);
+}
+
+/* Keeps key in victim, with copies of its arrays; 0, or -1 on no memory
+ * (victim unchanged). */
+static int slot_store(slot_t *victim, const slot_t *key)
+{
+    size_t n = (size_t)key->nranks;
+    int *world = malloc(n * sizeof(int));
+    uint64_t *vc = key->vcounts ? malloc(n * sizeof(uint64_t)) : NULL;
+    if (world == NULL || (key->vcounts != NULL && vc == NULL)) {
+        free(world);
+        free(vc);
+        return -1;
+    }
+    memcpy(world, key->world, n * sizeof(int));
+    if (vc != NULL)
+        memcpy(vc, key->vcounts, n * sizeof(uint64_t));
+    free(victim->world);
+    free(victim->vcounts);
+    *victim = *key;
+    victim->world = world;
+    victim->vcounts = vc;
+    return 0;
 }
 
 /* The predictions for key, computed into a free (or the least recently
@@ -117,16 +148,8 @@ static void predictions(slot_t *key, const hccn_coll_args_t *a,
                 key->t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
         for (; i < MAX_ALGOS; i++)
             key->t[i] = HCCN_COST_NONE;
-        int *world = malloc((size_t)key->nranks * sizeof(int));
-        if (world != NULL) {   /* else: answer, keep nothing */
-            free(victim->world);
-            memcpy(world, key->world, (size_t)key->nranks * sizeof(int));
-            *victim = *key;
-            victim->world = world;
-            s = victim;
-        } else {
-            s = key;
-        }
+        s = slot_store(victim, key) == 0 ? victim
+                                         : key;   /* answer, keep nothing */
     }
     s->used = ++cache_clock;
     memcpy(t, s->t, sizeof(s->t));
@@ -147,6 +170,13 @@ static void predict_all(const hccn_coll_args_t *a,
         .world_hash = mix(0xcbf29ce484222325ULL, in->world,
                           (size_t)a->nranks * sizeof(int)),
         .world = (int *)in->world};
+    /* Alltoallv has no predictions (cost.h), so its counts need no key. */
+    if (hccn_coll_is_v(a->coll) && a->coll != HCCN_COLL_ALLTOALLV &&
+        a->vcounts != NULL) {
+        key.vcounts = (uint64_t *)a->vcounts;
+        key.vhash = mix(0xcbf29ce484222325ULL, a->vcounts,
+                        (size_t)a->nranks * sizeof(uint64_t));
+    }
     hccn_cost_place_t pl = {in->topo, in->world};
     pthread_mutex_lock(&cache_lock);
     predictions(&key, a, &pl, t);

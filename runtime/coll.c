@@ -168,6 +168,33 @@ static hccn_status_t call_compress(const call_t *c, hccn_comm_t *comm,
     return HCCN_OK;
 }
 
+hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                                const char *call_spec, const char *name,
+                                const hccn_algo_t **algo)
+{
+    const char *spec = call_spec != NULL ? call_spec
+                       : comm->algo_spec != NULL ? comm->algo_spec
+                                                 : getenv("HCCN_ALGO");
+    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
+    char why[256], report[1024];
+    int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
+    *algo = hccn_hier_select(a, &in, why, sizeof(why), log ? report : NULL,
+                             sizeof(report));
+    if (*algo == NULL) {
+        /* A known algorithm that lacks this collective is unsupported; a
+         * spec that names nothing, or breaks the grammar, is invalid. */
+        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
+                                 ? HCCN_ERR_UNSUPPORTED
+                                 : HCCN_ERR_INVALID;
+        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", name,
+                             comm->ctx->rank, why);
+    }
+    if (log)
+        hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
+                    (unsigned long long)comm->sh->uid, report);
+    return HCCN_OK;
+}
+
 static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                                hccn_future_t **fut)
 {
@@ -191,28 +218,10 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                           .esize = hccn_dtype_size(c->dtype),
                           .root = is_rooted(c->coll) ? c->root : 0,
                           .view = &comm->sh->view};
-    const char *spec = c->opts != NULL && c->opts->algo != NULL
-                           ? c->opts->algo
-                           : comm->algo_spec != NULL ? comm->algo_spec
-                                                     : getenv("HCCN_ALGO");
-    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
-    char why[256], report[1024];
-    int log = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
-    const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
-                                               log ? report : NULL,
-                                               sizeof(report));
-    if (algo == NULL) {
-        /* A known algorithm that lacks this collective is unsupported; a
-         * spec that names nothing, or breaks the grammar, is invalid. */
-        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
-                                 ? HCCN_ERR_UNSUPPORTED
-                                 : HCCN_ERR_INVALID;
-        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", c->name,
-                             comm->ctx->rank, why);
-    }
-    if (log)
-        hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
-                    (unsigned long long)comm->sh->uid, report);
+    const hccn_algo_t *algo;
+    if ((rc = hccn_rt_coll_pick(comm, &a, c->opts ? c->opts->algo : NULL,
+                                c->name, &algo)) != HCCN_OK)
+        return rc;
     uint64_t out = out_elems(c, rank, n);
     rt_coll_call_t call = {
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,

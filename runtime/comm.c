@@ -67,8 +67,9 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         c->slots[i].fp = calloc((size_t)size, sizeof(rt_fp_t));
         c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
         c->slots[i].here = calloc((size_t)size, 1);
+        c->slots[i].scheds = calloc((size_t)size, sizeof(hccn_sched_t *));
         if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL ||
-            c->slots[i].here == NULL)
+            c->slots[i].here == NULL || c->slots[i].scheds == NULL)
             goto fail;
     }
     for (int r = 0; r < size; r++) {
@@ -101,6 +102,7 @@ void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s)
     free((void *)s->xstate);
     s->xstate = NULL;
     memset(s->here, 0, (size_t)c->size);
+    memset(s->scheds, 0, (size_t)c->size * sizeof(*s->scheds));
 }
 
 void hccn_rt_comm_reset(rt_comm_t *c)
@@ -142,6 +144,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free(c->slots[i].fp);
         free(c->slots[i].bufs);
         free(c->slots[i].here);
+        free(c->slots[i].scheds);
     }
     for (int i = 0; i < RT_SPLITS; i++) {
         free(c->splits[i].color);
@@ -151,8 +154,10 @@ void hccn_rt_comm_free(rt_comm_t *c)
     if (c->boxes != NULL)
         for (int i = 0; i < c->size * c->size; i++)
             free(c->boxes[i]);
-    for (int i = 0; i < c->ncache; i++)
+    for (int i = 0; i < c->ncache; i++) {
         hccn_sched_free(c->cache[i].sched);
+        free(c->cache[i].v);
+    }
     free(c->cache);
     comm_free_handles(c);
     free(c->boxes);
@@ -163,35 +168,111 @@ void hccn_rt_comm_free(rt_comm_t *c)
     free(c);
 }
 
-/* A key that identifies a schedule: everything its builder reads. */
+/* The v-arrays of a (hccn_coll_args_t order: vcounts, vrcounts,
+ * vsdispls, vrdispls); NULL where a has none. */
+static void v_arrays(const hccn_coll_args_t *a, const uint64_t *arr[4])
+{
+    arr[0] = a->vcounts;
+    arr[1] = a->vrcounts;
+    arr[2] = a->vsdispls;
+    arr[3] = a->vrdispls;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v;
+    h *= 1099511628211ULL;
+    return h ^ (h >> 31);
+}
+
+/* A hash of everything a schedule's builder reads (a first filter only:
+ * same_key decides). */
 static uint64_t sched_key(const hccn_coll_args_t *a, const hccn_algo_t *algo)
 {
     uint64_t h = 1469598103934665603ULL;
     uint64_t parts[] = {(uint64_t)a->coll, a->count, (uint64_t)a->esize,
                         (uint64_t)(int64_t)a->root, a->chunk_bytes,
-                        (uint64_t)(uintptr_t)algo};
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-        h ^= parts[i];
-        h *= 1099511628211ULL;
-        h ^= h >> 31;
-    }
+                        (uint64_t)(uintptr_t)algo, (uint64_t)a->me};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        h = mix(h, parts[i]);
+    const uint64_t *arr[4];
+    v_arrays(a, arr);
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; arr[k] != NULL && r < a->nranks; r++)
+            h = mix(h, arr[k][r] + (uint64_t)k);
     return h;
 }
 
-const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
-                                       const hccn_algo_t *algo, int *owned)
+/* 1 if entry e was built from exactly a and algo. */
+static int same_key(const rt_sched_entry_t *e, uint64_t hash,
+                    const hccn_coll_args_t *a, const hccn_algo_t *algo)
 {
-    *owned = 0;
-    uint64_t key = sched_key(a, algo);
-    const hccn_sched_t *found = NULL;
-    pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->ncache && found == NULL; i++)
-        if (c->cache[i].key == key)
-            found = c->cache[i].sched;
-    pthread_mutex_unlock(&c->lock);
-    if (found != NULL)
-        return found;
+    const hccn_coll_args_t *b = &e->args;
+    if (e->hash != hash || e->algo != algo || b->coll != a->coll ||
+        b->nranks != a->nranks || b->count != a->count ||
+        b->esize != a->esize || b->root != a->root ||
+        b->chunk_bytes != a->chunk_bytes || b->me != a->me)
+        return 0;
+    const uint64_t *x[4], *y[4];
+    v_arrays(a, x);
+    v_arrays(b, y);
+    size_t n = (size_t)a->nranks * sizeof(uint64_t);
+    for (int k = 0; k < 4; k++)
+        if ((x[k] == NULL) != (y[k] == NULL) ||
+            (x[k] != NULL && memcmp(x[k], y[k], n) != 0))
+            return 0;
+    return 1;
+}
 
+/* Fills e with sched and a copy of a (its arrays copied into e->v);
+ * -1 on no memory. */
+static int entry_make(rt_sched_entry_t *e, uint64_t hash,
+                      const hccn_coll_args_t *a, const hccn_algo_t *algo,
+                      hccn_sched_t *sched)
+{
+    const uint64_t *arr[4];
+    uint64_t **dst[4] = {(uint64_t **)&e->args.vcounts,
+                         (uint64_t **)&e->args.vrcounts,
+                         (uint64_t **)&e->args.vsdispls,
+                         (uint64_t **)&e->args.vrdispls};
+    size_t n = (size_t)a->nranks, used = 0;
+    v_arrays(a, arr);
+    int narr = 0;
+    for (int k = 0; k < 4; k++)
+        narr += arr[k] != NULL;
+    *e = (rt_sched_entry_t){hash, *a, algo, NULL, sched};
+    e->args.view = NULL;
+    if (narr == 0)
+        return 0;
+    e->v = malloc((size_t)narr * n * sizeof(uint64_t));
+    if (e->v == NULL)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        if (arr[k] == NULL)
+            continue;
+        memcpy(e->v + used, arr[k], n * sizeof(uint64_t));
+        *dst[k] = e->v + used;
+        used += n;
+    }
+    return 0;
+}
+
+/* The cached schedule for (a, algo), or NULL (lock held). */
+static const hccn_sched_t *cache_find(rt_comm_t *c, uint64_t key,
+                                      const hccn_coll_args_t *a,
+                                      const hccn_algo_t *algo)
+{
+    for (int i = 0; i < c->ncache; i++)
+        if (same_key(&c->cache[i], key, a, algo))
+            return c->cache[i].sched;
+    return NULL;
+}
+
+/* Builds and checks the schedule of algo for a; NULL with the last error
+ * set. */
+static hccn_sched_t *sched_build(const hccn_coll_args_t *a,
+                                 const hccn_algo_t *algo)
+{
     hccn_sched_t *s = algo->build(a);
     char why[256];
     if (s == NULL) {
@@ -209,11 +290,27 @@ const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
         hccn_sched_free(s);
         return NULL;
     }
+    return s;
+}
+
+const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
+                                       const hccn_algo_t *algo, int *owned)
+{
+    *owned = 0;
+    uint64_t key = sched_key(a, algo);
+    const hccn_sched_t *found;
+    pthread_mutex_lock(&c->lock);
+    found = cache_find(c, key, a, algo);
+    pthread_mutex_unlock(&c->lock);
+    if (found != NULL)
+        return found;
+
+    hccn_sched_t *s = sched_build(a, algo);
+    if (s == NULL)
+        return NULL;
     pthread_mutex_lock(&c->lock);
     /* Another rank may have built the same one meanwhile. */
-    for (int i = 0; i < c->ncache && found == NULL; i++)
-        if (c->cache[i].key == key)
-            found = c->cache[i].sched;
+    found = cache_find(c, key, a, algo);
     if (found == NULL && c->ncache == c->capcache && c->capcache < CACHE_MAX) {
         int cap = c->capcache ? 2 * c->capcache : 16;
         rt_sched_entry_t *n = realloc(c->cache, (size_t)cap * sizeof(*n));
@@ -222,8 +319,9 @@ const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
             c->capcache = cap;
         }
     }
-    if (found == NULL && c->ncache < c->capcache) {
-        c->cache[c->ncache++] = (rt_sched_entry_t){key, s};
+    if (found == NULL && c->ncache < c->capcache &&
+        entry_make(&c->cache[c->ncache], key, a, algo, s) == 0) {
+        c->ncache++;
         found = s;
         s = NULL;
     }

@@ -111,10 +111,13 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     hccn_ctx_t *ctx = comm->ctx;
     const char *name = hccn_rt_fp_name(call->fp_kind);
     rt_op_t *op = calloc(1, sizeof(*op));
-    if (op == NULL)
+    if (op == NULL) {
+        free(call->vmem);
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              name, ctx->rank);
+    }
     op->kind = RT_OP_COLL;
+    op->vmem = call->vmem;
     op->ctx = ctx;
     op->comm = comm;
     op->dtype = call->dtype;
@@ -123,9 +126,13 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->avg_elems = call->avg_elems;
     op->out_elems = call->out_elems;
     op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
-                       call->op, a->root};
+                       call->op, a->root, call->vsend, call->vrecv,
+                       call->vhash};
+    if (hccn_coll_is_v(a->coll))
+        op->fp.count = call->fp_extra;
     op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
+        free(op->vmem);
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
@@ -202,51 +209,10 @@ static void ring_members(rt_comm_t *c)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);
 }
 
-static int fp_equal(const rt_fp_t *a, const rt_fp_t *b)
-{
-    return a->coll == b->coll && a->count == b->count &&
-           a->dtype == b->dtype && a->op == b->op && a->root == b->root;
-}
-
-const char *hccn_rt_fp_name(int kind)
-{
-    return kind == RT_FP_SPLIT ? "comm_split" : hccn_coll_name((hccn_coll_t)kind);
-}
-
-static int fp_format(char *buf, size_t len, const rt_fp_t *f)
-{
-    return snprintf(buf, len, "%s(count=%llu, %s, %s, root=%d)",
-                    hccn_rt_fp_name(f->coll),
-                    (unsigned long long)f->count,
-                    hccn_dtype_name((hccn_dtype_t)f->dtype),
-                    hccn_redop_name((hccn_redop_t)f->op), f->root);
-}
-
 /* Called with the lock held once every rank has arrived. */
 static void slot_check(rt_comm_t *c, rt_slot_t *s)
 {
-    char a[160], b[160];
-    int n = 0;
-    for (int r = 1; r < c->size; r++) {
-        if (fp_equal(&s->fp[0], &s->fp[r]))
-            continue;
-        if (n == 0) {
-            fp_format(a, sizeof(a), &s->fp[0]);
-            fp_format(b, sizeof(b), &s->fp[r]);
-            snprintf(s->msg, sizeof(s->msg),
-                     "collective #%llu on communicator %llu: rank 0 called "
-                     "%s but rank %d called %s",
-                     (unsigned long long)s->seq, (unsigned long long)c->uid,
-                     a, r, b);
-        }
-        n++;
-    }
-    if (n > 1) {
-        size_t used = strlen(s->msg);
-        snprintf(s->msg + used, sizeof(s->msg) - used,
-                 " (%d ranks disagree with rank 0)", n);
-    }
-    if (n > 0) {
+    if (hccn_rt_fp_check(c, s) != 0) {
         s->status = HCCN_ERR_MISMATCH;   /* slot_arrive breaks the comm */
         return;
     }
@@ -277,6 +243,7 @@ static int slot_arrive(rt_op_t *op)
     s->here[r] = 1;
     for (int k = 0; k < 3; k++)
         s->bufs[r * 3 + k] = op->bufs[k];
+    s->scheds[r] = op->sched;
     if (op->sched->nxfers > s->nxfers)
         s->nxfers = op->sched->nxfers;
     int all = ++s->arrived == c->size;
@@ -332,11 +299,18 @@ static char *buf_at(char *base, uint64_t off)
     return base != NULL ? base + off : NULL;
 }
 
-/* Where the sender of xfer x keeps its bytes. */
-static const char *peer_src(const rt_op_t *op, uint32_t x)
+/* Where the sender (comm rank peer) of xfer x keeps its bytes, read from
+ * the sender's own schedule: an alltoallv or allgatherv schedule knows
+ * only its own rank's displacements (hierarchy/coll.h). Schedules of one
+ * call share their xfer numbering; should the sender's lack x (ranks that
+ * forced different algorithms, a caller's error), the own one is read. */
+static const char *peer_src(const rt_op_t *op, int peer, uint32_t x)
 {
-    hccn_sched_ref_t ref = op->sched->xfer_send[x];
-    const hccn_step_t *snd = &op->sched->ranks[ref.rank].steps[ref.step];
+    const hccn_sched_t *ss = op->slot->scheds[peer];
+    if (ss == NULL || x >= ss->nxfers)
+        ss = op->sched;
+    hccn_sched_ref_t ref = ss->xfer_send[x];
+    const hccn_step_t *snd = &ss->ranks[ref.rank].steps[ref.step];
     return buf_at(op->slot->bufs[ref.rank * 3 + snd->src_buf], snd->src_off);
 }
 
@@ -416,12 +390,12 @@ static int run_step(rt_op_t *op, uint32_t i)
         else if (op->compress)
             recv_compressed(op, (float *)dst,
                             st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
-                            (const float *)peer_src(op, st->xfer),
+                            (const float *)peer_src(op, st->peer, st->xfer),
                             st->bytes / sizeof(float));
         else if (st->kind == HCCN_STEP_RECV)
-            memcpy(dst, peer_src(op, st->xfer), st->bytes);
+            memcpy(dst, peer_src(op, st->peer, st->xfer), st->bytes);
         else
-            hccn_rt_reduce3(dst, src, peer_src(op, st->xfer),
+            hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
                             st->bytes / esize, op->dtype, kernel_op(op->op));
         atomic_store_explicit(&s->xstate[st->xfer], 2, memory_order_release);
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
@@ -734,6 +708,7 @@ void hccn_rt_op_free(rt_op_t *op)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)
         hccn_sched_free((hccn_sched_t *)op->sched);
+    free(op->vmem);
     free(op->scratch);
     free(op->step_state);
     free(op);

@@ -83,8 +83,13 @@ struct hccn_cluster {
 
 typedef struct {
     int coll;                     /* hccn_coll_t */
-    uint64_t count;
+    uint64_t count;               /* allgatherv: the rank's sendcount */
     int dtype, op, root;
+    /* v-collectives: the rank's count arrays (comm size entries; NULL where
+     * the call has none), owned by its operation, which outlives the
+     * rendezvous check; vhash hashes vrecv (allgatherv, reduce_scatterv). */
+    const uint64_t *vsend, *vrecv;
+    uint64_t vhash;
 } rt_fp_t;
 
 /* Rendezvous of one collective (sequence number seq) on a communicator.
@@ -100,6 +105,8 @@ typedef struct {
     rt_fp_t *fp;                  /* per comm rank */
     char *here;                   /* per comm rank: 1 once arrived */
     char **bufs;                  /* per comm rank: SEND, RECV, SCRATCH */
+    const hccn_sched_t **scheds;  /* per comm rank: the schedule it runs
+                                     (where its own steps' offsets are) */
     uint32_t nxfers;
     _Atomic int *xstate;          /* per xfer: 0, 1 published, 2 consumed */
 } rt_slot_t;
@@ -113,8 +120,14 @@ typedef struct {
     hccn_status_t status;         /* set by the receiver on a size mismatch */
 } rt_box_ent_t;
 
+/* A cached schedule and everything its builder read: the arguments
+ * (view aside: it is the communicator's), with copies of the v-arrays in
+ * v, and the algorithm. hash is only a first filter. */
 typedef struct {
-    uint64_t key;
+    uint64_t hash;
+    hccn_coll_args_t args;
+    const hccn_algo_t *algo;
+    uint64_t *v;
     hccn_sched_t *sched;
 } rt_sched_entry_t;
 
@@ -226,6 +239,8 @@ struct hccn_future {
     hccn_dtype_t dtype;
     hccn_redop_t op;
     int compress;                 /* HCCN_COMPRESS_*: wire precision */
+    uint64_t *vmem;               /* v-collectives: the count arrays the
+                                     fingerprint points to (owned) */
     uint64_t avg_elems;           /* elements of RECV to divide for AVG */
     uint64_t out_elems;           /* elements of RECV that are the result */
 
@@ -245,11 +260,26 @@ typedef struct {
     int compress;                 /* HCCN_COMPRESS_* */
     int fp_kind;                  /* fingerprint kind: hccn_coll_t or
                                      RT_FP_SPLIT */
-    uint64_t fp_extra;            /* folded into the fingerprint */
+    uint64_t fp_extra;            /* folded into the fingerprint (the
+                                     fingerprint's count for a
+                                     v-collective) */
     uint64_t avg_elems, out_elems;
+    uint64_t *vmem;               /* v-collectives: malloc'ed block that
+                                     holds the arrays below; the operation
+                                     takes it over (freed on failure too) */
+    const uint64_t *vsend, *vrecv;
+    uint64_t vhash;
 } rt_coll_call_t;
 
 #define RT_FP_SPLIT 100
+
+/* Picks the algorithm for a on comm: the call's spec (may be NULL), else
+ * the communicator's, else HCCN_ALGO, else the cost model. On rank 0 with
+ * HCCN_DEBUG=INFO the choice is logged. Returns HCCN_OK, or the error
+ * (name: the API function) when no algorithm can run a. */
+hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                                const char *call_spec, const char *name,
+                                const hccn_algo_t **algo);
 
 /* Posts a collective for comm's rank; *out is the new operation. */
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
@@ -258,6 +288,11 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
 
 /* Name of a fingerprint kind ("allreduce", "comm_split"). */
 const char *hccn_rt_fp_name(int kind);
+
+/* Compares the fingerprints of slot s once every rank has arrived (lock
+ * held): 0 if the ranks agree, else -1 with s->msg saying who called what
+ * (runtime/fingerprint.c). */
+int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s);
 
 /* Frees every sub-communicator (end of a run, cluster destroy). */
 void hccn_rt_free_subcomms(hccn_cluster_t *cl);

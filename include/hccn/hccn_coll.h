@@ -6,7 +6,10 @@
  *
  * In place: allreduce, broadcast and reduce when sendbuf == recvbuf;
  * reduce_scatter when recvbuf == sendbuf + rank * recvcount elements;
- * allgather when sendbuf == recvbuf + rank * sendcount elements.
+ * allgather when sendbuf == recvbuf + rank * sendcount elements;
+ * allgatherv when sendbuf == recvbuf + displs[rank] elements;
+ * reduce_scatterv when recvbuf == sendbuf + (recvcounts[0] + ... +
+ * recvcounts[rank-1]) elements. Alltoall and alltoallv have none.
  * Broadcast reads sendbuf only on the root; reduce writes recvbuf only on
  * the root.
  *
@@ -49,6 +52,36 @@ hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
                           void *recvbuf, size_t sendcount, hccn_dtype_t dtype,
                           int root);
 hccn_status_t hccn_barrier(hccn_comm_t *comm);
+
+/* The v-forms (MPI's, HCCL's HcclAlltoAllV / HcclAllGatherV /
+ * HcclReduceScatterV). Arrays have one entry per rank of comm; counts and
+ * displacements are in elements; blocks of one receive buffer must not
+ * overlap. A rank's arrays need only live for the call (they are copied).
+ *
+ * alltoallv: SEND block j (sendcounts[j] at sdispls[j]) goes to rank j,
+ *   RECV block i (recvcounts[i] at rdispls[i]) comes from rank i; rank i's
+ *   sendcounts[j] must equal rank j's recvcounts[i].
+ * allgatherv: every rank's SEND[sendcount] lands in RECV block r
+ *   (recvcounts[r] at displs[r]) of every rank; recvcounts is the same on
+ *   every rank and recvcounts[r] is rank r's sendcount. displs may differ
+ *   between ranks.
+ * reduce_scatterv: SEND holds recvcounts[0] + ... + recvcounts[n-1]
+ *   elements, block r packed after the blocks before it; rank r receives
+ *   block r reduced over all ranks in RECV[recvcounts[r]]. recvcounts is
+ *   the same on every rank.
+ * Disagreeing counts are HCCN_ERR_MISMATCH on every rank, and no user
+ * buffer is written. */
+hccn_status_t hccn_alltoallv(hccn_comm_t *comm, const void *sendbuf,
+                             const size_t *sendcounts, const size_t *sdispls,
+                             void *recvbuf, const size_t *recvcounts,
+                             const size_t *rdispls, hccn_dtype_t dtype);
+hccn_status_t hccn_allgatherv(hccn_comm_t *comm, const void *sendbuf,
+                              size_t sendcount, void *recvbuf,
+                              const size_t *recvcounts, const size_t *displs,
+                              hccn_dtype_t dtype);
+hccn_status_t hccn_reduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
+                                   void *recvbuf, const size_t *recvcounts,
+                                   hccn_dtype_t dtype, hccn_redop_t op);
 
 /* Options of one call; NULL fields mean "the communicator's setting". */
 typedef struct {
@@ -96,6 +129,19 @@ hccn_status_t hccn_ialltoall(hccn_comm_t *comm, const void *sendbuf,
                              void *recvbuf, size_t count, hccn_dtype_t dtype,
                              hccn_future_t **fut);
 hccn_status_t hccn_ibarrier(hccn_comm_t *comm, hccn_future_t **fut);
+hccn_status_t hccn_ialltoallv(hccn_comm_t *comm, const void *sendbuf,
+                              const size_t *sendcounts, const size_t *sdispls,
+                              void *recvbuf, const size_t *recvcounts,
+                              const size_t *rdispls, hccn_dtype_t dtype,
+                              hccn_future_t **fut);
+hccn_status_t hccn_iallgatherv(hccn_comm_t *comm, const void *sendbuf,
+                               size_t sendcount, void *recvbuf,
+                               const size_t *recvcounts, const size_t *displs,
+                               hccn_dtype_t dtype, hccn_future_t **fut);
+hccn_status_t hccn_ireduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
+                                    void *recvbuf, const size_t *recvcounts,
+                                    hccn_dtype_t dtype, hccn_redop_t op,
+                                    hccn_future_t **fut);
 
 #ifdef __cplusplus
 }

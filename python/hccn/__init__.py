@@ -17,10 +17,11 @@ from hccn._lib import has
 from hccn.cluster import (DEFAULT_TOPOLOGY, Cluster, compute, compute_flops,
                           device_id, get_rank, get_world_size, last_duration,
                           local_rank, mem_info, node, run, time)
-from hccn.collectives import (Future, allgather, allreduce, alltoall,
-                              barrier, broadcast, group_end, group_start,
-                              grouped, irecv, isend, recv, reduce,
-                              reduce_scatter, send)
+from hccn.collectives import (Future, allgather, allgatherv, allreduce,
+                              alltoall, alltoallv, barrier, broadcast,
+                              group_end, group_start, grouped, irecv, isend,
+                              recv, reduce, reduce_scatter, reduce_scatterv,
+                              send)
 from hccn.dtypes import BFLOAT16, ReduceOp, from_bfloat16, to_bfloat16
 from hccn.errors import (AbortedError, FaultError, HccnError, HccnIOError,
                          HccnTimeoutError, InProgressError, InternalError,
@@ -36,6 +37,7 @@ __all__ = [
     "mem_info", "node", "time", "Future", "allgather", "allreduce",
     "alltoall", "barrier", "broadcast", "group_end", "group_start",
     "grouped", "irecv", "isend", "recv", "reduce", "reduce_scatter", "send",
+    "alltoallv", "allgatherv", "reduce_scatterv",
     "BFLOAT16", "ReduceOp", "from_bfloat16", "to_bfloat16", "AbortedError",
     "FaultError", "HccnError", "HccnIOError", "HccnTimeoutError",
     "InProgressError", "InternalError", "InvalidArgumentError",

@@ -110,6 +110,12 @@ _PROTOTYPES = {
                                       c_void_pp]),
     "hccn_allgather_opts": (_I, [_P, _P, _P, _Z, _I, _COLL_OPTS_P,
                                  c_void_pp]),
+    "hccn_alltoallv": (_I, [_P, _P, _P, _P, _P, _P, _P, _I]),
+    "hccn_ialltoallv": (_I, [_P, _P, _P, _P, _P, _P, _P, _I, c_void_pp]),
+    "hccn_allgatherv": (_I, [_P, _P, _Z, _P, _P, _P, _I]),
+    "hccn_iallgatherv": (_I, [_P, _P, _Z, _P, _P, _P, _I, c_void_pp]),
+    "hccn_reduce_scatterv": (_I, [_P, _P, _P, _P, _I, _I]),
+    "hccn_ireduce_scatterv": (_I, [_P, _P, _P, _P, _I, _I, c_void_pp]),
 }
 
 

@@ -275,6 +275,91 @@ def alltoall(tensor, group=None, async_op=False, out=None):
     return _post(st, "hccn_alltoall", args, async_op, res, (tensor, res))
 
 
+def _sizes(counts, n, what, name):
+    """counts as a C size_t array of n entries (kept alive by the caller)."""
+    counts = [int(c) for c in counts]
+    if len(counts) != n or min(counts, default=0) < 0:
+        raise InvalidArgumentError(
+            "hccn.%s: %s must have %d non-negative entries, one per rank of "
+            "the group (got %r)" % (what, name, n, counts))
+    return (ctypes.c_size_t * n)(*counts)
+
+
+def _packed(counts):
+    """Displacements of blocks laid one after another."""
+    d, off = [], 0
+    for c in counts:
+        d.append(off)
+        off += c
+    return d
+
+
+def alltoallv(tensor, send_counts, recv_counts, group=None, async_op=False,
+              out=None):
+    """Sends the next send_counts[j] elements of tensor (blocks packed in
+    rank order) to rank j; returns a new 1-D tensor (or out) of
+    sum(recv_counts) elements whose block i came from rank i."""
+    what = "alltoallv"
+    g = resolve(group, what)
+    comm = g._handle(what)
+    st = g._st
+    n = g.size()
+    _dev(tensor, st, what)
+    sc = _sizes(send_counts, n, what, "send_counts")
+    rc = _sizes(recv_counts, n, what, "recv_counts")
+    if sum(sc) != tensor.numel():
+        raise InvalidArgumentError(
+            "hccn.alltoallv: send_counts add up to %d but the tensor has %d "
+            "elements" % (sum(sc), tensor.numel()))
+    sd = _sizes(_packed(sc), n, what, "sdispls")
+    rd = _sizes(_packed(rc), n, what, "rdispls")
+    res = _out(out, (sum(rc),), tensor, st, what)
+    args = (comm, tensor._ptr, sc, sd, res._ptr, rc, rd, tensor._code)
+    return _post(st, "hccn_alltoallv", args, async_op, res,
+                 (tensor, res, sc, rc, sd, rd))
+
+
+def allgatherv(tensor, counts, group=None, async_op=False, out=None):
+    """Gathers every rank's tensor (counts[r] elements on rank r) into a
+    new 1-D tensor (or out) of sum(counts) elements, block r from rank r."""
+    what = "allgatherv"
+    g = resolve(group, what)
+    comm = g._handle(what)
+    st = g._st
+    n = g.size()
+    _dev(tensor, st, what)
+    cnt = _sizes(counts, n, what, "counts")
+    d = _sizes(_packed(cnt), n, what, "displs")
+    res = _out(out, (sum(cnt),), tensor, st, what)
+    args = (comm, tensor._ptr, tensor.numel(), res._ptr, cnt, d,
+            tensor._code)
+    return _post(st, "hccn_allgatherv", args, async_op, res,
+                 (tensor, res, cnt, d))
+
+
+def reduce_scatterv(tensor, counts, op=ReduceOp.SUM, group=None,
+                    async_op=False, out=None):
+    """Reduces tensor (sum(counts) elements) over the group and leaves
+    block r (counts[r] elements) on rank r; returns it as a new tensor (or
+    out)."""
+    what = "reduce_scatterv"
+    g = resolve(group, what)
+    comm = g._handle(what)
+    st = g._st
+    n = g.size()
+    _dev(tensor, st, what)
+    op = dtypes.redop(op)
+    cnt = _sizes(counts, n, what, "counts")
+    if sum(cnt) != tensor.numel():
+        raise InvalidArgumentError(
+            "hccn.reduce_scatterv: counts add up to %d but the tensor has "
+            "%d elements" % (sum(cnt), tensor.numel()))
+    res = _out(out, (cnt[g.rank()],), tensor, st, what)
+    args = (comm, tensor._ptr, res._ptr, cnt, tensor._code, int(op))
+    return _post(st, "hccn_reduce_scatterv", args, async_op, res,
+                 (tensor, res, cnt))
+
+
 def barrier(group=None, async_op=False):
     """Returns when every rank of the group has entered the barrier."""
     g = resolve(group, "barrier")

@@ -39,7 +39,7 @@ for algo in ring mesh linear; do
     expect_out "^$algo +[a-z]"
 done
 expect_out "^ +allreduce, reduce_scatter, allgather, broadcast, reduce$"
-expect_out "^ +broadcast, reduce, alltoall, scatter, gather, barrier$"
+expect_out "^ +broadcast, reduce, alltoall, scatter, gather, barrier, alltoallv$"
 n=$(grep -cE '^[a-z_]+ ' "$tmp/out")
 [ "$n" -ge 3 ] || fail "list: only $n algorithms"
 
