@@ -390,11 +390,119 @@ static void test_degraded_shapes(void **state)
                         "hier(mesh,ring)");
 }
 
+/* ------------------------------------------------------------ times --- */
+
+typedef struct {
+    double al, B, R;   /* latency, bandwidth and reduce bandwidth */
+} tm_t;
+
+/* Flat phases on p ranks, uncontended (docs/algorithms.md): b is the
+ * bytes of one block. */
+static double mesh_rs(const tm_t *t, int p, double b)
+{
+    return t->al + b / t->B + (p - 1) * b / t->R;
+}
+
+static double mesh_ag(const tm_t *t, double b)
+{
+    return t->al + b / t->B;
+}
+
+static double ring_rs(const tm_t *t, int p, double b)
+{
+    return (p - 1) * (t->al + b / t->B + b / t->R);
+}
+
+static double ring_ag(const tm_t *t, int p, double b)
+{
+    return (p - 1) * (t->al + b / t->B);
+}
+
+/* Allreduce of n bytes on p ranks (p divides n into 4-byte blocks; hd
+ * for a power of two p). */
+static double allreduce(const tm_t *t, const char *algo, int p, double n)
+{
+    int lg = 0;
+    while ((2 << lg) <= p)
+        lg++;
+    if (strcmp(algo, "hd") == 0)
+        return 2 * lg * t->al + (n - n / p) * (2 / t->B + 1 / t->R);
+    return 2 * (p - 1) * (t->al + n / p / t->B) + (p - 1) * n / p / t->R;
+}
+
+/* hier3's allreduce: the five phases of each chunk on the three level
+ * clocks (level 0: P1 of every chunk, then P5; level 1: P2, then P4;
+ * level 2: P3), for count a multiple of the chunk, itself of P * M * L. */
+static double hier3_time(const tm_t *t, const char *l2,
+                         const hccn_coll_args_t *a, int P, int M, int L)
+{
+    uint64_t ce = a->chunk_bytes ? a->chunk_bytes / 4 : a->count;
+    size_t K = (size_t)(a->count / ce);
+    double q = 4.0 * (double)(ce / (uint64_t)L), r = q / M;
+    double e0 = 0, e1 = 0, e2 = 0, g[256];
+    assert_true(K <= 256 && a->count % ce == 0);
+    for (size_t k = 0; k < K; k++) {
+        e0 += mesh_rs(t, L, q);
+        e1 = fmax(e0, e1) + ring_rs(t, M, r);
+        e2 = fmax(e1, e2) + allreduce(t, l2, P, r);
+        g[k] = e2;
+    }
+    for (size_t k = 0; k < K; k++) {
+        e1 = fmax(e1, g[k]) + ring_ag(t, M, r);
+        e0 = fmax(e0, e1) + mesh_ag(t, q);
+    }
+    return e0;
+}
+
+/* The schedules' uncontended time (one link per pair of ranks) equals the
+ * closed form: one chunk with reductions, several with free ones (then the
+ * levels run side by side and nothing else queues). */
+static void test_time_uncontended(void **state)
+{
+    (void)state;
+    static const int shapes[][3] = {{2, 2, 4}, {2, 3, 2}, {4, 2, 2},
+                                    {3, 2, 2}, {2, 4, 4}};
+    static const tm_t params[] = {{2e-6, 2e10, 5e10}, {1e-6, 1e10, INFINITY}};
+    for (size_t ri = 0; ri < 2; ri++) {
+        const hccn_algo_t *al = hccn_hier_algo_find(rows[ri]);
+        const char *l2 = ri == 0 ? "ring" : "hd";
+        for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+            int P = shapes[si][0], M = shapes[si][1], L = shapes[si][2];
+            if (ri == 1 && (P & (P - 1)) != 0)
+                continue; /* hd folds the extra pods: see hd */
+            pview_t w;
+            even_pview(&w, P, M, L);
+            uint64_t unit = (uint64_t)P * M * L;
+            for (size_t k = 0; k < 2; k++) {
+                const tm_t *t = &params[k];
+                hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                                      .nranks = (int)unit,
+                                      .count = unit * (k ? 600 : 2500),
+                                      .esize = 4, .view = &w.v,
+                                      .chunk_bytes = k ? unit * 4 * 100 : 0};
+                hccn_sched_t *s = al->build(&a);
+                assert_non_null(s);
+                sched_interp_timing_t tp = {t->al, t->B, t->R, 0.0};
+                double got = sched_interp_time(s, &tp);
+                double want = hier3_time(t, l2, &a, P, M, L);
+                const char *nm = case_name(al->name, &a, w.name, 0);
+                if (got < 0)
+                    failf("%s: links shared (%g)", nm, got);
+                if (test_rel_diff(got, want) > 1e-9)
+                    failf("%s: simulated %.12g s, closed form %.12g s", nm,
+                          got, want);
+                hccn_sched_free(s);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_even_shapes),
         cmocka_unit_test(test_degraded_shapes),
+        cmocka_unit_test(test_time_uncontended),
     };
     return cmocka_run_group_tests_name("algos_hier3", tests, NULL, NULL);
 }
