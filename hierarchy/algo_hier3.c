@@ -96,10 +96,12 @@ static int shape3(const hccn_hier_view_t *v, shape3_t *sh)
     for (int r = 0; r < v->nranks && rc > 0; r++) {
         int n = v->node[r], p = v->pod[r];
         if (n < 0 || n >= N || v->local[r] < 0 || p < 0 || p >= v->npods ||
-            (npod[n] >= 0 && npod[n] != p))
+            (npod[n] >= 0 && npod[n] != p)) {
             rc = 0;
-        else
-            size[n]++, npod[n] = p;
+        } else {
+            size[n]++;
+            npod[n] = p;
+        }
     }
     for (int n = 0; n < N && rc > 0; n++) {
         rc = size[n] == size[0] && size[0] > 0;
