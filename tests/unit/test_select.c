@@ -308,7 +308,7 @@ static void test_three_levels_on_pods(void **state)
         fail_msg("8 B allreduce picked %s: %s", name, s.report);
     /* On one pod (4 nodes under one leaf) there is no level 2: hier3 runs
      * hier's schedule, so it is not cheaper than hier. */
-    sel_init(&s, t, 0, 32, HCCN_COLL_ALLREDUCE, 256 * MIB);
+    sel_init(&s, t, 0, 32, HCCN_COLL_ALLREDUCE, 16 * MIB);
     assert_true(strncmp(pick_name(&s, NULL), "hier3", 5) != 0);
     hccn_sim_topo_free(t);
 }
