@@ -36,14 +36,16 @@ static const struct {
 
 /* Hierarchical rows by their level algorithms, in order of preference for
  * a level given as NA. level1 "pipeline" is HCCL's name for the pipelined
- * hierarchical algorithm. */
+ * hierarchical algorithm; level2 "" is a row without a level 2. */
 static const struct {
-    const char *level0, *level1, *row;
+    const char *level0, *level1, *level2, *row;
 } level_rows[] = {
-    {"mesh", "ring", "hier"},
-    {"mesh", "pipeline", "hier"},
-    {"mesh", "hd", "hier_mh"},
-    {"ring", "ring", "hier_rr"},
+    {"mesh", "ring", "", "hier"},
+    {"mesh", "pipeline", "", "hier"},
+    {"mesh", "hd", "", "hier_mh"},
+    {"ring", "ring", "", "hier_rr"},
+    {"mesh", "ring", "ring", "hier3"},
+    {"mesh", "ring", "hd", "hier3_hd"},
 };
 
 /* HCCL's operation names and ours. */
@@ -161,11 +163,13 @@ static const char *level_name(tok_t t)
 }
 
 const hccn_algo_t *hccn_hier_spec_levels_row(const char *level0,
-                                             const char *level1)
+                                             const char *level1,
+                                             const char *level2)
 {
     for (size_t i = 0; i < NELEM(level_rows); i++) {
         if ((*level0 && strcmp(level0, level_rows[i].level0) != 0) ||
-            (*level1 && strcmp(level1, level_rows[i].level1) != 0))
+            (*level1 && strcmp(level1, level_rows[i].level1) != 0) ||
+            (*level2 && strcmp(level2, level_rows[i].level2) != 0))
             continue;
         const hccn_algo_t *row = hccn_hier_algo_find(level_rows[i].row);
         if (row != NULL)
@@ -217,20 +221,17 @@ static int parse_levels(const ctx_t *c, tok_t body, hccn_spec_choice_t *ch)
         if (seen[l]++)
             return fail(c, item, "%s", "this level is given twice");
         const char *name = level_name(value);
-        if (l == 2 && (name == NULL || *name))
-            return fail(c, item, "%s", "level2 (between supernodes) can "
-                                       "only be NA here");
         if (name == NULL) {
             char names[512];
             list_names(names, sizeof(names));
             return fail(c, item, "unknown algorithm (known: %s)", names);
         }
-        if (l < 2)
-            snprintf(ch->level[l], sizeof(ch->level[l]), "%s", name);
+        snprintf(ch->level[l], sizeof(ch->level[l]), "%s", name);
     }
-    if (!ch->level[0][0] && !ch->level[1][0])
+    if (!ch->level[0][0] && !ch->level[1][0] && !ch->level[2][0])
         ch->kind = HCCN_SPEC_AUTO;
-    else if (hccn_hier_spec_levels_row(ch->level[0], ch->level[1]) == NULL)
+    else if (hccn_hier_spec_levels_row(ch->level[0], ch->level[1],
+                                       ch->level[2]) == NULL)
         return fail(c, body, "%s", "no hierarchical algorithm runs these "
                                    "levels (docs/selection.md lists the "
                                    "level pairs)");
@@ -399,7 +400,8 @@ int hccn_hier_spec_pick(const hccn_algo_spec_t *spec, hccn_coll_t coll,
     if (ch->kind == HCCN_SPEC_ALGO)
         row = resolve(ch->algo, coll);
     else
-        row = hccn_hier_spec_levels_row(ch->level[0], ch->level[1]);
+        row = hccn_hier_spec_levels_row(ch->level[0], ch->level[1],
+                                        ch->level[2]);
     if (row != NULL && (row->colls & 1u << coll)) {
         *algo = row;
         return 0;

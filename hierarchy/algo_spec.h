@@ -6,6 +6,8 @@
  *   ring                                    every collective: ring
  *   level0:mesh;level1:ring                 the hierarchical algorithm with
  *                                           mesh inside nodes, ring across
+ *   level0:mesh;level1:ring;level2:ring     three levels: ring inside pods
+ *                                           and across them (hier3)
  *   allreduce=level0:mesh;level1:H-D_R/allgather=ring
  *                                           per collective; the others are
  *                                           chosen by cost
@@ -26,14 +28,14 @@
 typedef enum {
     HCCN_SPEC_AUTO,      /* no override: the cheapest candidate */
     HCCN_SPEC_ALGO,      /* one algorithm by name */
-    HCCN_SPEC_LEVELS,    /* level0 / level1 algorithms ("" = any) */
+    HCCN_SPEC_LEVELS,    /* level0..2 algorithms ("" = any) */
 } hccn_spec_kind_t;
 
 /* What a spec says for one collective. */
 typedef struct {
     hccn_spec_kind_t kind;
     char algo[HCCN_SPEC_NAME_MAX];      /* ALGO: a table name or an alias */
-    char level[2][HCCN_SPEC_NAME_MAX];  /* LEVELS: canonical names or "" */
+    char level[3][HCCN_SPEC_NAME_MAX];  /* LEVELS: canonical names or "" */
     char part[HCCN_SPEC_PART_MAX];      /* the spec text it came from */
 } hccn_spec_choice_t;
 
@@ -62,9 +64,11 @@ int hccn_hier_spec_pick(const hccn_algo_spec_t *spec, hccn_coll_t coll,
                         const hccn_algo_t **algo, const char **part,
                         char *why, size_t len);
 
-/* The table row that runs level0 inside nodes and level1 across them
- * ("" = any), first match in docs/selection.md's mapping; NULL if none. */
+/* The table row that runs level0 inside nodes, level1 across them (inside
+ * a pod when there is a level 2) and level2 across pods ("" = any), first
+ * match in docs/selection.md's mapping; NULL if none. */
 const hccn_algo_t *hccn_hier_spec_levels_row(const char *level0,
-                                             const char *level1);
+                                             const char *level1,
+                                             const char *level2);
 
 #endif /* HCCN_HIERARCHY_ALGO_SPEC_H */

@@ -22,6 +22,8 @@ hccn_sched_t *hccn_hier_hier_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier_rr_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier_mh_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier3_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args);
 
 #define C(x) (1u << HCCN_COLL_##x)
 
@@ -61,6 +63,12 @@ static const hccn_algo_t algos[] = {
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build},
     {"hier_mh", "hierarchical: mesh inside nodes, halving-doubling across",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build},
+    {"hier3", "three levels: mesh inside nodes, ring inside pods (leaf), "
+              "ring across pods (spine); pipelined",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build},
+    {"hier3_hd", "three levels as hier3, halving-doubling across pods",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
+     hccn_hier_hier3_hd_build},
     {NULL, NULL, 0, NULL},
 };
 

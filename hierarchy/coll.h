@@ -58,13 +58,17 @@ typedef enum {
 } hccn_coll_t;
 
 /* Where each communicator rank sits: node and index inside the node, in the
- * world topology. Filled by the runtime from the topology. */
+ * world topology, and the pod (the nodes under one leaf switch) of its
+ * node. Filled by the runtime from the topology. */
 typedef struct {
     int nranks;
     const int *node;        /* per comm rank: node index (dense, 0..nnodes-1) */
     const int *local;       /* per comm rank: index among the comm's ranks on
                                that node, 0..node_size-1 */
     int nnodes;
+    const int *pod;         /* per comm rank: pod index (dense, 0..npods-1);
+                               NULL when the network has no leaf tier */
+    int npods;
 } hccn_hier_view_t;
 
 typedef struct {

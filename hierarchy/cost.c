@@ -31,9 +31,40 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
         node[r] = map[wn];
         local[r] = count[wn]++;
     }
-    *view = (hccn_hier_view_t){nranks, node, local, nnodes};
+    *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0};
     free(map);
     free(count);
+    return 0;
+}
+
+int hccn_hier_cost_pods(const hccn_cost_place_t *pl, int *pod,
+                        hccn_hier_view_t *view)
+{
+    const hccn_sim_topo_t *topo = pl->topo;
+    int nleaves = 0;
+    view->pod = NULL;
+    view->npods = 0;
+    for (int n = 0; n < topo->nnodes; n++) {
+        if (topo->nodes[n].leaf < 0)
+            return 0;
+        if (topo->nodes[n].leaf >= nleaves)
+            nleaves = topo->nodes[n].leaf + 1;
+    }
+    int *map = malloc((size_t)(nleaves > 0 ? nleaves : 1) * sizeof(int));
+    if (map == NULL)
+        return -1;
+    for (int l = 0; l < nleaves; l++)
+        map[l] = -1;
+    int npods = 0;
+    for (int r = 0; r < view->nranks; r++) {
+        int leaf = topo->nodes[topo->npus[pl->world[r]].node].leaf;
+        if (map[leaf] < 0)
+            map[leaf] = npods++;
+        pod[r] = map[leaf];
+    }
+    free(map);
+    view->pod = pod;
+    view->npods = npods;
     return 0;
 }
 
@@ -285,9 +316,11 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
     hccn_hier_view_t view;
     int *mem = NULL;
     if (args.view == NULL) {   /* hierarchical algorithms need one */
-        mem = malloc(2 * (size_t)a->nranks * sizeof(int));
-        if (mem == NULL || hccn_hier_cost_view(pl, a->nranks, mem,
-                                               mem + a->nranks, &view) != 0) {
+        mem = malloc(3 * (size_t)a->nranks * sizeof(int));
+        if (mem == NULL ||
+            hccn_hier_cost_view(pl, a->nranks, mem, mem + a->nranks,
+                                &view) != 0 ||
+            hccn_hier_cost_pods(pl, mem + 2 * a->nranks, &view) != 0) {
             free(mem);
             return HCCN_COST_NONE;
         }

@@ -66,6 +66,14 @@ void hccn_hier_cost_levels(const hccn_cost_place_t *pl, int nranks,
 int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
                         int *local, hccn_hier_view_t *view);
 
+/* Adds the pods to a view filled by hccn_hier_cost_view: pod (nranks
+ * entries, owned by the caller) numbers the leaf switches of the ranks'
+ * nodes densely in order of first appearance, and view->pod points to it;
+ * view->pod stays NULL (npods 0) when a node has no leaf switch. Returns 0,
+ * or -1 on no memory. */
+int hccn_hier_cost_pods(const hccn_cost_place_t *pl, int *pod,
+                        hccn_hier_view_t *view);
+
 /* 1 if the model has closed forms for the algorithm named name. */
 int hccn_hier_cost_known(const char *name);
 

@@ -605,7 +605,8 @@ static const struct {
     {"pairwise", form_pairwise}, {"hd", form_hd},
     {"rdouble", form_rdouble}, {"tree", hccn_hier_cm_tree},
     {"hier", hccn_hier_cm_hier},       {"hier_rr", hccn_hier_cm_hier_rr},
-    {"hier_mh", hccn_hier_cm_hier_mh},
+    {"hier_mh", hccn_hier_cm_hier_mh},   {"hier3", hccn_hier_cm_hier3},
+    {"hier3_hd", hccn_hier_cm_hier3_hd},
 };
 
 hccn_cm_form_fn hccn_hier_cm_form(const char *name)

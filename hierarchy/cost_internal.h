@@ -99,7 +99,7 @@ typedef double (*hccn_cm_form_fn)(hccn_cm_t *m, const hccn_cm_team_t *t,
 hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
 /* The forms other files use or define (cost_forms.c, cost_tree.c,
- * cost_hier.c). */
+ * cost_hier.c, cost_hier3.c). */
 double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
 double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
@@ -110,6 +110,10 @@ double hccn_hier_cm_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a);
 double hccn_hier_cm_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a);
+double hccn_hier_cm_hier3(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a);
+double hccn_hier_cm_hier3_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a);
 
 /* A transfer of bytes from src to dst, not priced yet. */
 hccn_cm_xf_t hccn_hier_cm_xf(int src, int dst, uint64_t bytes);

@@ -28,12 +28,14 @@ static void comm_free_handles(rt_comm_t *c)
     c->handles = NULL;
 }
 
-/* Node and local index of each member, from the topology: the placement
+/* Node, local index and pod of each member, from the topology: the placement
  * the cost model assumes too (hccn_hier_cost_view). */
 static int comm_view(rt_comm_t *c)
 {
     hccn_cost_place_t pl = {.topo = c->cl->topo, .world = c->world};
-    return hccn_hier_cost_view(&pl, c->size, c->node, c->local, &c->view);
+    if (hccn_hier_cost_view(&pl, c->size, c->node, c->local, &c->view) != 0)
+        return -1;
+    return hccn_hier_cost_pods(&pl, c->pod, &c->view);
 }
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
@@ -48,9 +50,11 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
     c->world = malloc((size_t)size * sizeof(int));
     c->node = malloc((size_t)size * sizeof(int));
     c->local = malloc((size_t)size * sizeof(int));
+    c->pod = malloc((size_t)size * sizeof(int));
     c->boxes = calloc((size_t)size * (size_t)size, sizeof(*c->boxes));
     c->handles = calloc((size_t)size, sizeof(*c->handles));
-    if (!c->world || !c->node || !c->local || !c->boxes || !c->handles)
+    if (!c->world || !c->node || !c->local || !c->pod || !c->boxes ||
+        !c->handles)
         goto fail;
     memcpy(c->world, world, (size_t)size * sizeof(int));
     if (comm_view(c) != 0)
@@ -164,6 +168,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
     free(c->world);
     free(c->node);
     free(c->local);
+    free(c->pod);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }

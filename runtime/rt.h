@@ -149,7 +149,7 @@ struct rt_comm {
     uint64_t uid;
     int size;
     int *world;                   /* comm rank -> world rank */
-    int *node, *local;            /* hccn_hier_view_t arrays */
+    int *node, *local, *pod;      /* hccn_hier_view_t arrays */
     hccn_hier_view_t view;
     pthread_mutex_t lock;
     rt_slot_t slots[RT_SLOTS];

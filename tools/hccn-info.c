@@ -205,6 +205,64 @@ static void print_levels(const hccn_cost_place_t *pl, int n)
     printf("reduce: %.1f GB/s\n", lv.reduce_bw / 1e9);
 }
 
+/* Latency and bottleneck bandwidth of the route between NPUs a and b. */
+static void route_figs(const hccn_sim_topo_t *t, int a, int b, double *lat,
+                       double *bw)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    int k = hccn_sim_topo_route(t, a, b, links, lat);
+    *bw = INFINITY;
+    for (int i = 0; i < k; i++)
+        *bw = fmin(*bw, t->links[links[i]].bw);
+}
+
+/* The levels the hierarchical rows derive (docs/algorithms.md, hier3):
+ * pods from leaf switches, and why there are only two levels when so. */
+static void print_pods(const hccn_cost_place_t *pl, int n)
+{
+    hccn_hier_view_t v;
+    int *mem = malloc(5 * (size_t)n * sizeof(int));
+    if (mem == NULL || hccn_hier_cost_view(pl, n, mem, mem + n, &v) != 0 ||
+        hccn_hier_cost_pods(pl, mem + 2 * n, &v) != 0) {
+        free(mem);
+        return;
+    }
+    int *ppod = mem + 3 * n, *psize = mem + 4 * n, even = 1, first = -1;
+    memset(ppod, 0, 2 * (size_t)n * sizeof(int));
+    for (int r = 0; r < n; r++)
+        psize[v.node[r]]++;
+    for (int r = 0; r < n && v.pod != NULL; r++)
+        if (v.local[r] == 0) {
+            ppod[v.pod[r]]++;   /* nodes per pod */
+            if (v.pod[r] == 1 && first < 0)
+                first = r;
+        }
+    for (int k = 0; k < v.nnodes; k++)
+        even &= psize[k] == psize[0];
+    for (int q = 0; q < v.npods; q++)
+        even &= ppod[q] == ppod[0];
+    if (v.pod == NULL)
+        printf("levels: 2 (no leaf switches)\n");
+    else if (v.npods < 2)
+        printf("levels: 2 (one pod)\n");
+    else if (!even)
+        printf("levels: 2 (pods or nodes of different sizes)\n");
+    else if (ppod[0] == 1)
+        printf("levels: 2 (one node per pod: level 1 crosses the spine)\n");
+    else if (psize[0] == 1)
+        printf("levels: 2 (one rank per node: pods in the place of nodes)\n");
+    else {
+        double lat, bw;
+        route_figs(pl->topo, pl->world[0], pl->world[first], &lat, &bw);
+        printf("levels: 3: level 0 = %d ranks of a node, level 1 = %d nodes "
+               "of a pod (leaf), level 2 = %d pods (spine)\n",
+               psize[0], ppod[0], v.npods);
+        printf("level 2 (between pods): alpha %.2f us, bandwidth %.1f GB/s\n",
+               lat * 1e6, bw / 1e9);
+    }
+    free(mem);
+}
+
 static int predict(const opts_t *o)
 {
     char err[512], why[1024], report[2048];
@@ -230,6 +288,7 @@ static int predict(const opts_t *o)
                           .root = o->root};
     printf("topology: %s (%d NPUs)\n", topo->source, topo->nnpus);
     print_levels(&pl, n);
+    print_pods(&pl, n);
     printf("%s: count %llu x %zu B per rank\n", hccn_coll_name(o->coll),
            (unsigned long long)a.count, o->esize);
     printf("%-10s %14s  %s\n", "algorithm", "predicted", "by");

@@ -60,6 +60,20 @@ if grep -qE '^hier ' "$tmp/out"; then
     expect_out "^chosen: hier$"
 fi
 
+expect_out "^levels: 2 \(no leaf switches\)$"
+
+# The levels derived from leaf switches: 4 pods of 4 nodes of 8 NPUs, and
+# two levels on the ranks of one pod.
+label=pods; run -t "$cfg/leafspine-pods.json" -c allreduce -s 8 -m model
+expect_rc 0
+expect_out "^levels: 3: level 0 = 8 ranks of a node, level 1 = 4 nodes of a pod \(leaf\), level 2 = 4 pods \(spine\)$"
+expect_out "^level 2 \(between pods\): alpha 5.00 us, bandwidth 25.0 GB/s$"
+label=one-pod; run -t "$cfg/leafspine-pods.json" -c allreduce -s 8 -n 32
+expect_rc 0
+expect_out "^levels: 2 \(one pod\)$"
+label=two-pods; run -t "$cfg/leafspine-4x8.json" -c allreduce -s 8
+expect_out "^levels: 3: level 0 = 8 ranks of a node, level 1 = 2 nodes of a pod \(leaf\), level 2 = 2 pods \(spine\)$"
+
 # One node of it: mesh, and the hierarchical rows do not apply.
 label=one-node; run -t "$cfg/default.json" -c allreduce -s 64M -n 8
 expect_rc 0

@@ -118,7 +118,7 @@ static double engine_time(const hccn_sched_t *s, const hccn_sim_topo_t *topo,
 static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
                         const hccn_sim_topo_t *topo, const int *world)
 {
-    int node[64], local[64];
+    int node[64], local[64], pod[64];
     hccn_hier_view_t view;
     hccn_cost_place_t pl = {topo, world};
     hccn_coll_args_t args = *a;
@@ -126,6 +126,7 @@ static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
     assert_int_equal(hccn_hier_cost_view(&pl, a->nranks, node, local,
                                          &view),
                      0);
+    assert_int_equal(hccn_hier_cost_pods(&pl, pod, &view), 0);
     args.view = &view;
     hccn_sched_t *s = al->build(&args);
     assert_non_null(s);
@@ -492,6 +493,62 @@ static void test_forms_at_64_ranks(void **state)
     free(json);
 }
 
+/* Pods under oversubscribed leaves (P pods of M nodes of L NPUs): the
+ * three-level forms against the engine, 1 to 64 MiB, with several chunks
+ * in flight (levels 1 and 2 then share the NICs, level 0 the reducer). */
+static void test_forms_three_levels(void **state)
+{
+    (void)state;
+    static const struct {
+        int P, M, L;
+        double os;
+        unsigned sizes;   /* bit z: sizes[z] is checked */
+    } shapes[] = {{2, 2, 8, 2, 7}, {4, 2, 8, 2, 2}, {2, 4, 8, 4, 2},
+                  {4, 4, 4, 4, 2}, {3, 2, 4, 2, 3}};
+    static const uint64_t sizes[] = {MIB, 16 * MIB, 64 * MIB};
+    static const char *algos[] = {"hier3", "hier3_hd"};
+    const int quick = getenv("HCCN_TEST_QUICK") != NULL;
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        char json[1024], name[64];
+        int p = shapes[k].P * shapes[k].M * shapes[k].L;
+        snprintf(json, sizeof(json),
+                 "{\"version\": 1, \"node_types\": [{\"count\": %d,"
+                 " \"npu\": {\"count\": %d, \"arena_MiB\": 1,"
+                 " \"reduce_bw_GBps\": 200}, \"fabric\": {\"type\": \"mesh\","
+                 " \"bw_GBps\": 56, \"lat_us\": 1.5}, \"nics\": {\"count\": %d,"
+                 " \"bw_GBps\": 25, \"lat_us\": 2}}], \"network\": {\"type\":"
+                 " \"leaf_spine\", \"lat_us\": 1, \"nodes_per_leaf\": %d,"
+                 " \"oversubscription\": %g}}",
+                 shapes[k].P * shapes[k].M, shapes[k].L, shapes[k].L,
+                 shapes[k].M, shapes[k].os);
+        snprintf(name, sizeof(name), "pods-%dx%dx%d", shapes[k].P,
+                 shapes[k].M, shapes[k].L);
+        hccn_sim_topo_t *t = load_text(json, name);
+        int *world = identity(p, 0);
+        hccn_cost_place_t pl = {t, world};
+        /* hd on 2 pods is the ring; quick: 16 MiB on every other shape. */
+        for (size_t i = 0; i < (shapes[k].P > 2 ? 2u : 1u); i++)
+            for (size_t z = 0; z < 3; z++) {
+                const hccn_algo_t *al = hccn_hier_algo_find(algos[i]);
+                if (!(shapes[k].sizes >> z & 1) ||
+                    (quick && (k % 2 || z != 1)))
+                    continue;
+                hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                                      .nranks = p, .count = sizes[z] / 4,
+                                      .esize = 4};
+                double ref = reference(al, &a, t, world);
+                double m = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+                print_message("%s %2d ranks, %8llu B allreduce, %-8s engine "
+                              "%9.2f us, model %+.2f %%\n",
+                              name, p, (unsigned long long)sizes[z], al->name,
+                              ref * 1e6, 100 * (m - ref) / ref);
+                assert_true(fabs(m - ref) <= 0.05 * ref);
+            }
+        hccn_sim_topo_free(t);
+        free(world);
+    }
+}
+
 /* 1024 NPUs: every candidate is priced from its closed form (no schedule
  * is built), the figures are positive, and a hierarchical algorithm wins
  * a large allreduce. */
@@ -542,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_prediction_is_the_runtime_time),
         cmocka_unit_test(test_predictions_within_5_percent),
         cmocka_unit_test(test_forms_at_64_ranks),
+        cmocka_unit_test(test_forms_three_levels),
         cmocka_unit_test(test_1024_npus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

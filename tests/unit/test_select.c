@@ -35,7 +35,7 @@ static hccn_sim_topo_t *load(const char *rel)
 /* A communicator of the NPUs world[0..n) of topo, and a collective on it. */
 typedef struct {
     hccn_sim_topo_t *topo;
-    int world[64];
+    int world[128];
     hccn_coll_args_t a;
     char why[1024], report[2048];
 } sel_t;
@@ -266,6 +266,53 @@ static void test_spec_levels(void **state)
                  "'hier' does not implement alltoall");
 }
 
+/* level2 names the three-level row running that algorithm across pods;
+ * without it (or NA) a two-level row comes first. */
+static void test_spec_level2(void **state)
+{
+    (void)state;
+    expect_pick("level0:mesh;level1:ring;level2:ring", HCCN_COLL_ALLREDUCE,
+                "hier3");
+    expect_pick("level2:ring", HCCN_COLL_ALLGATHER, "hier3");
+    expect_pick("level2:H-D_R", HCCN_COLL_ALLREDUCE, "hier3_hd");
+    expect_pick("level0:NA;level1:ring;level2:hd", HCCN_COLL_REDUCE_SCATTER,
+                "hier3_hd");
+    expect_pick("allreduce=level1:ring;level2:NHR", HCCN_COLL_ALLREDUCE,
+                "hier3");
+    expect_pick("level0:mesh;level1:ring;level2:NA", HCCN_COLL_ALLREDUCE,
+                "hier");
+    expect_error("level2:ring", HCCN_COLL_BROADCAST,
+                 "'hier3' does not implement broadcast");
+    expect_error("level1:hd;level2:ring", HCCN_COLL_ALLREDUCE,
+                 "no hierarchical algorithm runs these levels");
+}
+
+/* The pod config (4 pods of 4 nodes of 8 NPUs, spine oversubscribed 4:1):
+ * a large allreduce is cheapest in three levels, which cross the spine
+ * with 1/16 of the message per NPU in a few latency-bound rounds, while
+ * hier's ring over 16 nodes pays 30 rounds per chunk; 8 bytes go to a
+ * latency-oriented row. */
+static void test_three_levels_on_pods(void **state)
+{
+    (void)state;
+    sel_t s;
+    hccn_sim_topo_t *t = load("configs/leafspine-pods.json");
+    assert_int_equal(t->nnpus, 128);
+    sel_init(&s, t, 0, 128, HCCN_COLL_ALLREDUCE, 256 * MIB);
+    const char *name = pick_name(&s, NULL);
+    if (strncmp(name, "hier3", 5) != 0)
+        fail_msg("256 MiB allreduce picked %s: %s", name, s.report);
+    sel_init(&s, t, 0, 128, HCCN_COLL_ALLREDUCE, 8);
+    name = pick_name(&s, NULL);
+    if (strncmp(name, "hier3", 5) == 0)
+        fail_msg("8 B allreduce picked %s: %s", name, s.report);
+    /* On one pod (4 nodes under one leaf) there is no level 2: hier3 runs
+     * hier's schedule, so it is not cheaper than hier. */
+    sel_init(&s, t, 0, 32, HCCN_COLL_ALLREDUCE, 16 * MIB);
+    assert_true(strncmp(pick_name(&s, NULL), "hier3", 5) != 0);
+    hccn_sim_topo_free(t);
+}
+
 /* Per-collective entries: named collectives get theirs, the others the
  * cost model's choice (or the entry without a collective). */
 static void test_spec_per_collective(void **state)
@@ -317,7 +364,9 @@ static void test_spec_errors(void **state)
         {"allreduce=ring//allgather=mesh", "empty entry"},
         {"allreduce=ring/", "empty entry"},
         {"allreduce=", "empty algorithm"},
-        {"level2:ring", "level2 (between supernodes) can only be NA"},
+        {"level0:ring;level2:ring", "\"level0:ring;level2:ring\": no "
+                                    "hierarchical algorithm"},
+        {"level2:foo", "\"level2:foo\": unknown algorithm"},
         {"level0:mesh;level0:ring", "\"level0:ring\": this level is given "
                                     "twice"},
         {"level9:mesh", "\"level9:mesh\": expected level0:, level1: or "
@@ -478,6 +527,8 @@ int main(void)
         cmocka_unit_test(test_spec_plain_names),
         cmocka_unit_test(test_spec_levels),
         cmocka_unit_test(test_spec_per_collective),
+        cmocka_unit_test(test_spec_level2),
+        cmocka_unit_test(test_three_levels_on_pods),
         cmocka_unit_test(test_spec_hccl_names),
         cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_spec_cache),
