@@ -124,6 +124,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->out_elems = call->out_elems;
     op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
                        call->op, a->root};
+    op->count = a->count;
     op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
         free(op);
@@ -726,6 +727,7 @@ void hccn_rt_op_free(rt_op_t *op)
 {
     if (op == NULL)
         return;
+    hccn_rt_trace_op(op);               /* no-op unless tracing */
     if (op->listed)
         list_remove(op->ctx, op);
     if (!op->waited && op->comm != NULL)
