@@ -22,7 +22,7 @@
 
 #define PID_DEVICES 1
 #define PID_LINKS 2
-#define TID_LANE 1000000   /* thread id of lane k of NPU r: k * this + r */
+#define TID_LANE HCCN_SIM_TRACE_LANE
 #define LINK_NAME_MAX (2 * HCCN_SIM_NAME_MAX + 2)
 
 typedef struct {

@@ -32,6 +32,11 @@
 
 typedef struct hccn_sim_trace hccn_sim_trace_t;
 
+/* Thread ids: NPU r's slices go on lanes (trace.c says why); lane k is
+ * thread k * HCCN_SIM_TRACE_LANE + r of the "devices" process (pid 1).
+ * Link tracks are threads 1, 2, ... of the "links" process (pid 2). */
+#define HCCN_SIM_TRACE_LANE 1000000
+
 /* Depth of a slice in its group: an operation holds phases, a phase holds
  * steps. */
 enum { HCCN_SIM_TRACE_OP, HCCN_SIM_TRACE_PHASE, HCCN_SIM_TRACE_STEP };
