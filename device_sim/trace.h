@@ -56,9 +56,11 @@ hccn_sim_trace_t *hccn_sim_trace_create(void);
 void hccn_sim_trace_destroy(hccn_sim_trace_t *tr);
 
 /* Attaches tr to eng (NULL detaches): eng records its links' rate
- * segments into tr and tr learns the names of eng's NPUs and links.
+ * segments into tr and tr learns the names of eng's NPUs and links. A
+ * trace follows one engine at a time; destroying the engine detaches it.
  * Detaching ends the current run on tr's timeline. Only between runs.
- * Returns 0, or -1 on no memory (nothing attached). */
+ * Returns 0, or -1 on no memory or when tr is attached to another engine
+ * (eng then has no trace). */
 int hccn_sim_engine_set_trace(hccn_sim_engine_t *eng, hccn_sim_trace_t *tr);
 
 /* The trace attached to eng, or NULL (read without the lock: attach only

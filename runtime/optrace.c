@@ -150,7 +150,7 @@ static void trace_p2p(hccn_sim_trace_t *tr, const rt_op_t *op)
              op->comm->sh->world[op->peer], op->bytes);
     hccn_sim_trace_slice_t s = {
         .depth = HCCN_SIM_TRACE_OP, .parent = -1,
-        .begin = hccn_sim_task_begin(op->batch, 0),
+        .begin = hccn_sim_batch_start(op->batch),
         .end = hccn_sim_batch_end(op->batch),
         .name = send ? "send" : "recv", .args = args};
     hccn_sim_trace_record(tr, op->ctx->rank, &s, 1);
