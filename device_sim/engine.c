@@ -193,13 +193,13 @@ static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
     edev_t *d = &eng->devs[t->dev];
     if (t->cost <= 0.0) {
         if (t->kind == HCCN_SIM_TASK_LOCAL)
-            t->begin = when;
+            t->begin = when;            /* for traces */
         task_done(eng, t, when);
         return;
     }
     double start = when > d->local_free ? when : d->local_free;
     if (t->kind == HCCN_SIM_TASK_LOCAL)
-        t->begin = start;
+        t->begin = start;               /* for traces */
     d->local_free = start + t->cost * slowdown(eng, t->dev, start);
     heap_push(eng, d->local_free, EV_DONE, t);
 }
@@ -250,7 +250,7 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     etask_t *send = t->kind == HCCN_SIM_TASK_SEND ? t : m;
     etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
     send->state = recv->state = T_FLOW;
-    send->begin = recv->begin = when;
+    send->begin = recv->begin = when;   /* for traces */
     hccn_sim_flow_advance(eng, when);
     hccn_sim_flow_start(eng, send, recv);
 }
