@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "device_sim/engine_internal.h"
+#include "device_sim/trace.h"
 
 enum { EV_READY, EV_DONE, EV_DELIVER, EV_FAULT };
 
@@ -191,10 +192,14 @@ static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
 {
     edev_t *d = &eng->devs[t->dev];
     if (t->cost <= 0.0) {
+        if (t->kind == HCCN_SIM_TASK_LOCAL)
+            t->begin = when;            /* for traces */
         task_done(eng, t, when);
         return;
     }
     double start = when > d->local_free ? when : d->local_free;
+    if (t->kind == HCCN_SIM_TASK_LOCAL)
+        t->begin = start;               /* for traces */
     d->local_free = start + t->cost * slowdown(eng, t->dev, start);
     heap_push(eng, d->local_free, EV_DONE, t);
 }
@@ -244,6 +249,7 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
         return;
     }
     send->state = recv->state = T_FLOW;
+    send->begin = recv->begin = when;   /* for traces */
     hccn_sim_flow_advance(eng, when);
     hccn_sim_flow_start(eng, send, recv);
 }
@@ -828,6 +834,11 @@ double hccn_sim_task_end(const hccn_sim_batch_t *b, int i)
     return i >= 0 && i < b->ntasks ? b->tasks[i].end : NAN;
 }
 
+double hccn_sim_task_begin(const hccn_sim_batch_t *b, int i)
+{
+    return i >= 0 && i < b->ntasks ? b->tasks[i].begin : NAN;
+}
+
 void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     pthread_mutex_lock(&eng->lock);
@@ -920,6 +931,8 @@ static void drop_all(hccn_sim_engine_t *eng)
 void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
 {
     pthread_mutex_lock(&eng->lock);
+    if (eng->trace != NULL)             /* trace hook: the run is over */
+        hccn_sim_trace_run_end(eng);
     drop_all(eng);
     eng->nrunning = 0;
     for (int i = 0; i < eng->ndev; i++) {
@@ -1003,6 +1016,8 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
 {
     if (eng == NULL)
         return;
+    if (eng->trace != NULL)             /* trace hook: end the last run */
+        hccn_sim_engine_set_trace(eng, NULL);
     drop_all(eng);
     for (int i = 0; i < eng->ndev; i++)
         pthread_cond_destroy(&eng->devs[i].cv);

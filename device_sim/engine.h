@@ -128,6 +128,10 @@ double hccn_sim_batch_end(const hccn_sim_batch_t *b);
 /* Completion time of task i of a completed batch. */
 double hccn_sim_task_end(const hccn_sim_batch_t *b, int i);
 
+/* When task i of a completed batch began: its transfer started draining
+ * (SEND, RECV) or its local work started (LOCAL). */
+double hccn_sim_task_begin(const hccn_sim_batch_t *b, int i);
+
 /* A batch starts with one reference (the poster's). It is freed once it has
  * no references and is complete, or when the engine is reset/destroyed. */
 void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);

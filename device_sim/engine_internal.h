@@ -24,6 +24,7 @@ struct etask {
     uint32_t npending;          /* deps not done yet */
     uint32_t succ_off, nsucc;   /* successors in batch->succ */
     double ready;               /* latest completion among deps (and gate) */
+    double begin;               /* its transfer or local work began */
     double end;
     etask_t *mate;              /* the other side of a transfer */
     etask_t *hash_next;         /* unmatched halves, chained by key */
@@ -124,6 +125,8 @@ struct hccn_sim_engine {
     double *link_bytes, *link_busy;
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
+
+    struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
 
 /* flow.c */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "device_sim/engine_internal.h"
+#include "device_sim/trace.h"
 
 /* A drain within this much of the earliest one is the same event; it keeps
  * rounding residue from making extra sub-femtosecond events. */
@@ -141,6 +142,8 @@ static void flow_rates(hccn_sim_engine_t *eng)
             eng->flows[i]->rate = INFINITY;
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
+    if (eng->trace != NULL)             /* trace hook: rates set at now */
+        hccn_sim_trace_rates(eng);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller

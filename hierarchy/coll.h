@@ -113,6 +113,11 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name);
 
 const char *hccn_coll_name(hccn_coll_t coll);
 
+/* What phase `phase` (hccn_step_t.phase) of a schedule named algo does
+ * for coll ("intra reduce-scatter"), or NULL when it has no name. */
+const char *hccn_sched_phase_name(const char *algo, hccn_coll_t coll,
+                                  int phase);
+
 /* Bytes of SEND and RECV each rank needs for args (0 where unused). */
 void hccn_coll_buf_bytes(const hccn_coll_args_t *args, int rank,
                          uint64_t *send_bytes, uint64_t *recv_bytes);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/trace.h"
 #include "runtime/rt.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
@@ -488,7 +489,14 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
                              "hccn_compute: rank %d: seconds must be in "
                              "[0, 1e12] (got %g)",
                              ctx->rank, seconds);
-    hccn_sim_advance(ctx->cl->eng, ctx->rank, seconds);
+    hccn_sim_engine_t *eng = ctx->cl->eng;
+    if (hccn_sim_engine_trace(eng) == NULL) {
+        hccn_sim_advance(eng, ctx->rank, seconds);
+        return HCCN_OK;
+    }
+    double t0 = hccn_sim_clock(eng, ctx->rank);
+    hccn_sim_advance(eng, ctx->rank, seconds);
+    hccn_rt_trace_compute(ctx, t0, hccn_sim_clock(eng, ctx->rank));
     return HCCN_OK;
 }
 

@@ -130,6 +130,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                        call->vhash};
     if (hccn_coll_is_v(a->coll))
         op->fp.count = call->fp_extra;
+    op->count = a->count;
     op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
         free(op->vmem);
@@ -700,6 +701,7 @@ void hccn_rt_op_free(rt_op_t *op)
 {
     if (op == NULL)
         return;
+    hccn_rt_trace_op(op);               /* no-op unless tracing */
     if (op->listed)
         list_remove(op->ctx, op);
     if (!op->waited && op->comm != NULL)

@@ -228,6 +228,7 @@ struct hccn_future {
 
     /* collectives */
     rt_fp_t fp;
+    uint64_t count;               /* the call's count (for traces) */
     uint64_t seq;
     rt_slot_t *slot;
     const hccn_sched_t *sched;
@@ -334,6 +335,16 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
 
 /* Finishes every outstanding operation of ctx (at the end of a run). */
 void hccn_rt_drain(hccn_ctx_t *ctx);
+
+/* ---------------------------------------------------------------- traces */
+
+/* Records a completed operation (slices of it, its phases and steps) in
+ * the trace attached to the cluster's engine; nothing without one or when
+ * the operation failed (runtime/optrace.c). */
+void hccn_rt_trace_op(const rt_op_t *op);
+
+/* Records compute of ctx's rank from t0 to t1 (simulated seconds). */
+void hccn_rt_trace_compute(hccn_ctx_t *ctx, double t0, double t1);
 
 /* ------------------------------------------------------------ diagnosis */
 

@@ -6,6 +6,7 @@
  *   hccn-perf allreduce -b 8 -e 256M -f 2 -t configs/default.json
  *   hccn-perf all -e 1M --set node_types[0].nics.bw_GBps=50
  *   hccn-perf allreduce --sweep network.lat_us=1,2,4 --json out.json
+ *   hccn-perf allreduce -b 1M -e 1M -n 1 --trace run.json
  *
  * Exit status: 0 when every checked result is right, 1 when a result is
  * wrong or a run fails, 2 for bad arguments or an invalid topology.
@@ -21,7 +22,9 @@
 #include "hccn/hccn.h"
 #include "tools/tool_size.h"
 #include "hccn/hccn_coll.h"
+#include "device_sim/trace.h"
 #include "tools/perf_data.h"
+#include "tools/perf_links.h"
 #include "tools/perf_report.h"
 #include "tools/perf_topo.h"
 
@@ -34,7 +37,7 @@ typedef struct {
     int iters, warmup, check, root, variants;
     hccn_dtype_t dtype;
     hccn_redop_t op;
-    const char *json, *csv;
+    const char *json, *csv, *trace;
 } opts_t;
 
 /* One variant of one size, shared between the rank threads. */
@@ -301,6 +304,9 @@ static void usage(FILE *f)
         "      --format nccl|hccl table columns (default nccl)\n"
         "      --json FILE        write every record as JSON\n"
         "      --csv FILE         write every record as CSV\n"
+        "      --trace FILE       write a timeline of every run (Chrome "
+        "trace JSON:\n"
+        "                         ui.perfetto.dev, chrome://tracing)\n"
         "      --no-data          timing only, no bytes moved "
         "(not implemented yet)\n"
         "Times are simulated microseconds; wall is the simulation's own "
@@ -311,6 +317,8 @@ typedef struct {
     opts_t o;
     topo_spec_t topo;
     report_t rep;
+    link_sum_t links;           /* the current collective's runs */
+    hccn_sim_trace_t *trace;    /* --trace, or NULL */
 } cli_t;
 
 /* Parses the options after the collective. Returns -1 to go on, or the
@@ -318,7 +326,7 @@ typedef struct {
 static int parse_args(int argc, char **argv, cli_t *cli)
 {
     enum { O_INPLACE = 256, O_SET, O_SWEEP, O_FORMAT, O_JSON, O_CSV,
-           O_NODATA };
+           O_NODATA, O_TRACE };
     static const struct option lo[] = {
         {"topo", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'},
@@ -328,6 +336,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         {"inplace", 0, 0, O_INPLACE}, {"set", 1, 0, O_SET},
         {"sweep", 1, 0, O_SWEEP}, {"format", 1, 0, O_FORMAT},
         {"json", 1, 0, O_JSON}, {"csv", 1, 0, O_CSV},
+        {"trace", 1, 0, O_TRACE},
         {"no-data", 0, 0, O_NODATA}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opts_t *o = &cli->o;
     int ch, nodata = 0;
@@ -369,6 +378,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
             break;
         case O_JSON: o->json = optarg; break;
         case O_CSV: o->csv = optarg; break;
+        case O_TRACE: o->trace = optarg; break;
         case O_NODATA: nodata = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -397,10 +407,12 @@ static int parse_args(int argc, char **argv, cli_t *cli)
     return -1;
 }
 
-/* Runs one variant of one size on cl and fills rec. Returns the run's
- * status (hccn_last_error() says why on failure). */
+/* Runs one variant of one size on cl, fills rec and adds the run's link
+ * totals to links. Returns the run's status (hccn_last_error() says why
+ * on failure). */
 static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
-                             int inplace, size_t bytes, record_t *rec)
+                             int inplace, size_t bytes, record_t *rec,
+                             link_sum_t *links)
 {
     int n = hccn_cluster_size(cl);
     size_t es = hccn_dtype_size(o->dtype);
@@ -410,6 +422,7 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
     run.wrong = calloc((size_t)n, sizeof(long));
     hccn_status_t rc = hccn_cluster_run(cl, rank_fn, &run, NULL);
     if (rc == HCCN_OK) {
+        links_add_run(links, cl);
         double t0 = run.start[0], t1 = run.end[0];
         long wrong = 0;
         for (int r = 0; r < n; r++) {
@@ -441,6 +454,15 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
     return rc;
 }
 
+static int write_trace(hccn_sim_trace_t *tr, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    int rc = hccn_sim_trace_write(tr, f);
+    return fclose(f) == 0 && rc == 0 ? 0 : -1;
+}
+
 static size_t next_size(const opts_t *o, size_t bytes)
 {
     if (o->step > 0)
@@ -465,6 +487,12 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
     int rc = make_cluster(&cli->topo, v, &cl);
     if (rc != 0)
         return rc;
+    if (cli->trace != NULL &&
+        hccn_sim_engine_set_trace(cl->eng, cli->trace) != 0) {
+        fprintf(stderr, "hccn-perf: --trace: out of memory\n");
+        hccn_cluster_destroy(cl);
+        return 1;
+    }
     int n = hccn_cluster_size(cl);
     if (o->root >= n) {
         fprintf(stderr, "hccn-perf: root %d out of range [0, %d)\n", o->root,
@@ -493,7 +521,8 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
         for (int k = 0; k < 2 && rc == 0; k++) {
             if (!(run_variants & (1 << k)))
                 continue;
-            hccn_status_t st = measure(cl, o, c, k, bytes, &recs[k]);
+            hccn_status_t st = measure(cl, o, c, k, bytes, &recs[k],
+                                       &cli->links);
             if (st != HCCN_OK) {
                 int bad_arg = st == HCCN_ERR_INVALID ||
                               st == HCCN_ERR_UNSUPPORTED;
@@ -538,6 +567,7 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
            o->iters == 1 ? "" : "s", o->warmup);
     print_header(&cli->rep, o->variants);
     totals_t tot = {0, 0, 0};
+    links_clear(&cli->links);
     int nv = cli->topo.sweep_path ? cli->topo.nsweep : 1, skip = 0, rc = 0;
     for (int v = 0; v < nv && rc == 0 && !skip; v++)
         rc = run_block(cli, c, cli->topo.sweep_path ? v : -1, &tot, &skip);
@@ -546,6 +576,11 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
                tot.wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n",
                tot.nbusbw ? tot.busbw_sum / (double)tot.nbusbw : 0.0);
+        links_print(&cli->links);
+        if (cli->rep.links == NULL)
+            cli->rep.links = json_object_new_array();
+        json_object_array_add(cli->rep.links,
+                              links_json(&cli->links, coll_names[c]));
     }
     *wrong += tot.wrong;
     return rc;
@@ -573,6 +608,11 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &cli);
     if (rc >= 0)
         goto free_spec;
+    if (cli.o.trace != NULL && (cli.trace = hccn_sim_trace_create()) == NULL) {
+        fprintf(stderr, "hccn-perf: --trace: out of memory\n");
+        rc = 1;
+        goto free_spec;
+    }
     /* Check the topology, every edit and every sweep value before running. */
     int nv = cli.topo.sweep_path ? cli.topo.nsweep : 1;
     for (int v = 0; v < nv; v++) {
@@ -604,10 +644,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.csv);
         rc = 1;
     }
+    if (rc <= 0 && cli.trace && write_trace(cli.trace, cli.o.trace) != 0) {
+        fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.trace);
+        rc = 1;
+    }
     if (rc <= 0)
         rc = wrong ? 1 : 0;
     free(rep->recs);
+    json_object_put(rep->links);
+    links_clear(&cli.links);
 free_spec:
+    hccn_sim_trace_destroy(cli.trace);
     free_spec(&cli.topo);
     return rc;
 }

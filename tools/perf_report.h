@@ -46,6 +46,7 @@ typedef struct {
     int root, iters, warmup;
     record_t *recs;             /* every record, for JSON and CSV */
     size_t nrecs, cap;
+    json_object *links;         /* per collective: link totals (JSON) */
 } report_t;
 
 /* nccl-tests' bus bandwidth factors (docs/perf.md). */
@@ -239,6 +240,8 @@ static int write_json(const report_t *rep, const char *path)
     for (size_t i = 0; i < rep->nrecs; i++)
         json_object_array_add(recs, record_json(rep, &rep->recs[i]));
     json_object_object_add(doc, "records", recs);
+    if (rep->links != NULL)
+        json_object_object_add(doc, "links", json_object_get(rep->links));
     int rc = json_object_to_file_ext(path, doc, JSON_C_TO_STRING_PRETTY |
                                      JSON_C_TO_STRING_NOSLASHESCAPE);
     json_object_put(doc);
