@@ -168,6 +168,34 @@ static hccn_status_t call_compress(const call_t *c, hccn_comm_t *comm,
     return HCCN_OK;
 }
 
+/* Selects the algorithm for a (the same choice on every rank), logging
+ * the decision on rank 0 at INFO. */
+static hccn_status_t select_algo(const call_t *c, hccn_comm_t *comm,
+                                 const hccn_coll_args_t *a, const char *spec,
+                                 const hccn_algo_t **out)
+{
+    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
+    char why[256], report[1024];
+    int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
+    const hccn_algo_t *algo = hccn_hier_select(a, &in, why, sizeof(why),
+                                               log ? report : NULL,
+                                               sizeof(report));
+    if (algo == NULL) {
+        /* A known algorithm that lacks this collective is unsupported; a
+         * spec that names nothing, or breaks the grammar, is invalid. */
+        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
+                                 ? HCCN_ERR_UNSUPPORTED
+                                 : HCCN_ERR_INVALID;
+        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", c->name,
+                             comm->ctx->rank, why);
+    }
+    if (log)
+        hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
+                    (unsigned long long)comm->sh->uid, report);
+    *out = algo;
+    return HCCN_OK;
+}
+
 static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                                hccn_future_t **fut)
 {
@@ -195,30 +223,21 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                            ? c->opts->algo
                            : comm->algo_spec != NULL ? comm->algo_spec
                                                      : getenv("HCCN_ALGO");
-    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
-    char why[256], report[1024];
-    int log = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
-    const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
-                                               log ? report : NULL,
-                                               sizeof(report));
+    /* With INFO logging rank 0 selects (and logs) on every call. */
+    int logs = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
+    rt_pick_t *pick = logs ? NULL : hccn_rt_pick_find(comm, &a, spec);
+    const hccn_algo_t *algo = pick != NULL ? pick->algo : NULL;
     if (algo == NULL) {
-        /* A known algorithm that lacks this collective is unsupported; a
-         * spec that names nothing, or breaks the grammar, is invalid. */
-        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
-                                 ? HCCN_ERR_UNSUPPORTED
-                                 : HCCN_ERR_INVALID;
-        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", c->name,
-                             comm->ctx->rank, why);
+        if ((rc = select_algo(c, comm, &a, spec, &algo)) != HCCN_OK)
+            return rc;
+        pick = logs ? NULL : hccn_rt_pick_store(comm, &a, spec, algo);
     }
-    if (log)
-        hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
-                    (unsigned long long)comm->sh->uid, report);
     uint64_t out = out_elems(c, rank, n);
     rt_coll_call_t call = {
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,
         .op = c->op, .compress = compress, .fp_kind = (int)c->coll,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
-        .out_elems = out};
+        .out_elems = out, .pick = pick};
     /* Unused buffers are passed on as given; schedules never touch them. */
     return hccn_rt_coll_post(comm, &a, algo, &call, fut);
 }

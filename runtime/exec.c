@@ -104,6 +104,38 @@ static hccn_status_t post_steps(rt_op_t *op)
     return HCCN_OK;
 }
 
+/* Gives op a SCRATCH buffer of at least bytes: the handle's spare one if
+ * it is large enough (no fresh pages to fault in on every call), else a new
+ * one. op->scratch stays NULL on no memory. */
+static void scratch_take(rt_op_t *op, size_t bytes)
+{
+    hccn_comm_t *comm = op->comm;
+    if (comm->scratch != NULL && comm->scratch_bytes >= bytes) {
+        op->scratch = comm->scratch;
+        op->scratch_len = comm->scratch_bytes;
+        comm->scratch = NULL;
+        return;
+    }
+    op->scratch = malloc(bytes);
+    op->scratch_len = bytes;
+}
+
+/* Keeps op's SCRATCH as the handle's spare (the larger of the two). */
+static void scratch_give_back(rt_op_t *op)
+{
+    hccn_comm_t *comm = op->comm;
+    if (op->scratch == NULL || comm == NULL) {
+        free(op->scratch);
+    } else if (comm->scratch == NULL || comm->scratch_bytes < op->scratch_len) {
+        free(comm->scratch);
+        comm->scratch = op->scratch;
+        comm->scratch_bytes = op->scratch_len;
+    } else {
+        free(op->scratch);
+    }
+    op->scratch = NULL;
+}
+
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const hccn_algo_t *algo,
                                 const rt_coll_call_t *call, rt_op_t **out)
@@ -124,15 +156,19 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->out_elems = call->out_elems;
     op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
                        call->op, a->root};
-    op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
+    op->sched = call->pick != NULL ? call->pick->sched : NULL;
+    if (op->sched == NULL)
+        op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
+    if (call->pick != NULL && !op->sched_owned)
+        call->pick->sched = op->sched;
     op->nsteps = op->sched->ranks[comm->rank].nsteps;
     op->step_state = calloc(op->nsteps + 1, 1);
     if (op->sched->scratch_bytes > 0)
-        op->scratch = malloc(op->sched->scratch_bytes);
+        scratch_take(op, op->sched->scratch_bytes);
     op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
     op->bufs[HCCN_BUF_RECV] = call->recvbuf;
     op->bufs[HCCN_BUF_SCRATCH] = op->scratch;
@@ -646,10 +682,7 @@ static int op_peer_gone(void *arg, int *who)
 /* Moves data until op's data plane is done (see hccn_rt_block). */
 static hccn_status_t data_wait(rt_op_t *op)
 {
-    char what[128];
-    hccn_rt_op_describe(op, what, sizeof(what));
-    return hccn_rt_block(op->ctx, op->comm->sh, op_data_done, op_peer_gone,
-                         op, what);
+    return hccn_rt_block_op(op, op_data_done, op_peer_gone, op, NULL);
 }
 
 hccn_status_t hccn_rt_op_finish_data(rt_op_t *op)
@@ -698,10 +731,8 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     /* Waiting for the simulated end, keep moving data: a peer may need
      * this rank's bytes before it can post what settles this time. */
     time_wait_t tw = {eng, op->batch};
-    char what[160];
-    snprintf(what, sizeof(what), "the simulated end of %s", op_name(op));
     hccn_rt_set_current(ctx, op);
-    rc = hccn_rt_block(ctx, op->comm->sh, batch_done, NULL, &tw, what);
+    rc = hccn_rt_block_op(op, batch_done, NULL, &tw, "the simulated end of");
     hccn_rt_set_current(ctx, NULL);
     if (rc != HCCN_OK) {
         op->status = rc;
@@ -714,6 +745,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     char reason[160];
     rc = hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
     if (rc != HCCN_OK) {
+        char what[128];
         op->status = rc;
         hccn_rt_op_describe(op, what, sizeof(what));
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
@@ -734,7 +766,7 @@ void hccn_rt_op_free(rt_op_t *op)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)
         hccn_sched_free((hccn_sched_t *)op->sched);
-    free(op->scratch);
+    scratch_give_back(op);
     free(op->step_state);
     free(op);
 }
