@@ -167,6 +167,8 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         call->pick->sched = op->sched;
     op->nsteps = op->sched->ranks[comm->rank].nsteps;
     op->step_state = calloc(op->nsteps + 1, 1);
+    if (op->sched->scratch_bytes > 0 && !call->compress)
+        op->fuse = hccn_rt_fuse_plan(&op->sched->ranks[comm->rank]);
     if (op->sched->scratch_bytes > 0)
         scratch_take(op, op->sched->scratch_bytes);
     op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
@@ -418,6 +420,38 @@ static void recv_compressed(rt_op_t *op, float *dst, const float *local,
     }
 }
 
+/* 1 if the dependencies of st other than step skip are done. */
+static int deps_done_but(const rt_op_t *op, const hccn_sched_rank_t *rk,
+                         const hccn_step_t *st, uint32_t skip)
+{
+    for (uint32_t k = 0; k < st->ndeps; k++) {
+        uint32_t d = rk->deps[st->dep_off + k];
+        if (d != skip && op->step_state[d] != ST_DONE)
+            return 0;
+    }
+    return 1;
+}
+
+/* Receive step i (its bytes published) and the REDUCE that alone reads
+ * them, in one pass from the sender's buffer, when that REDUCE could run
+ * right after it anyway; 1 if done so (the REDUCE is then done too). */
+static int try_fused(rt_op_t *op, uint32_t i)
+{
+    if (op->fuse == NULL || op->fuse[i] == UINT32_MAX)
+        return 0;
+    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
+    uint32_t j = op->fuse[i];
+    const hccn_step_t *red = &rk->steps[j];
+    if (op->step_state[j] != ST_IDLE || !deps_done_but(op, rk, red, i))
+        return 0;
+    hccn_rt_reduce(buf_at(op->bufs[red->dst_buf], red->dst_off),
+                   peer_src(op, rk->steps[i].xfer),
+                   red->bytes / hccn_dtype_size(op->dtype), op->dtype,
+                   kernel_op(op->op));
+    op->step_state[j] = ST_DONE;
+    return 1;
+}
+
 /* Tries one step; returns 1 if its state changed. */
 static int run_step(rt_op_t *op, uint32_t i)
 {
@@ -447,7 +481,9 @@ static int run_step(rt_op_t *op, uint32_t i)
     case HCCN_STEP_RECV_REDUCE:
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
             return 0;
-        if (st->bytes == 0)
+        if (try_fused(op, i))
+            ;   /* reduced straight from the sender; the REDUCE is done */
+        else if (st->bytes == 0)
             ;   /* a zero-byte message only synchronises */
         else if (op->compress)
             recv_compressed(op, (float *)dst,
@@ -768,6 +804,7 @@ void hccn_rt_op_free(rt_op_t *op)
         hccn_sched_free((hccn_sched_t *)op->sched);
     scratch_give_back(op);
     free(op->step_state);
+    free(op->fuse);
     free(op);
 }
 

@@ -266,6 +266,7 @@ struct hccn_future {
     char *scratch;
     size_t scratch_len;           /* its allocated size */
     uint8_t *step_state;
+    uint32_t *fuse;               /* hccn_rt_fuse_plan of its rank, or NULL */
     uint32_t cursor, nsteps;
     hccn_dtype_t dtype;
     hccn_redop_t op;
@@ -300,6 +301,11 @@ typedef struct {
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const hccn_algo_t *algo,
                                 const rt_coll_call_t *call, rt_op_t **out);
+
+/* For each step of rk, the REDUCE that may be fused with it (the step is
+ * then a RECV into SCRATCH that only that REDUCE reads), else UINT32_MAX;
+ * NULL when no step may be fused (or on no memory). The caller frees it. */
+uint32_t *hccn_rt_fuse_plan(const hccn_sched_rank_t *rk);
 
 /* Name of a fingerprint kind ("allreduce", "comm_split"). */
 const char *hccn_rt_fp_name(int kind);
