@@ -64,6 +64,13 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         cl->ctxs[r].last.kind = -1;
         pthread_mutex_init(&cl->ctxs[r].cur_lock, NULL);
     }
+    /* Bound threads have a home NUMA node: their arenas go there too. */
+    if (cl->bind_threads) {
+        int bound = hccn_sim_arena_place(cl->arenas, cl->nranks);
+        if (bound > 0)
+            hccn_rt_log(HCCN_LOG_INFO, "%d arenas bound to their threads' "
+                        "NUMA nodes", bound);
+    }
     if (topo->nfaults > 0) {
         cl->faults = malloc((size_t)topo->nfaults * sizeof(*cl->faults));
         if (cl->faults == NULL)
