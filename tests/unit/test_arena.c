@@ -206,6 +206,26 @@ static void test_numa_place(void **state)
     }
 }
 
+/* A cluster with bound threads (and, on a multi-node host, bound arenas)
+ * allocates, checks and frees as an unbound one does. */
+static void test_bound_cluster(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\":1,\"node_types\":[{\"count\":1,"
+        "\"npu\":{\"count\":4,\"arena_MiB\":4,\"reduce_bw_GBps\":10},"
+        "\"fabric\":{\"type\":\"switch\",\"bw_GBps\":10,\"lat_us\":1}}]}";
+    hccn_cluster_opts_t opts = {.struct_size = sizeof(opts), .bind_threads = 1};
+    hccn_cluster_t *cl;
+    assert_int_equal(hccn_cluster_create_json(json, "t", &opts, &cl), HCCN_OK);
+    assert_int_equal(hccn_cluster_run(cl, api_rank, NULL, NULL), HCCN_OK);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(api_res.free_foreign[r], HCCN_ERR_INVALID);
+        assert_int_equal(api_res.too_small[r], HCCN_ERR_INVALID);
+    }
+    hccn_cluster_destroy(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_numa_pick),
         cmocka_unit_test(test_numa_place),
+        cmocka_unit_test(test_bound_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
