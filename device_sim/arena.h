@@ -57,4 +57,15 @@ int hccn_sim_arena_find(hccn_sim_arena_t *a, const void *ptr, void **start,
 
 void hccn_sim_arena_info(hccn_sim_arena_t *a, hccn_mem_info_t *info);
 
+/* The NUMA node (index among the host's nodes) whose memory should hold
+ * the arena of rank, when the rank's thread runs on core rank % ncores and
+ * core c belongs to node core_node[c]; -1 when there is no choice to make
+ * (one node, no cores, a core without a node). */
+int hccn_sim_numa_pick(int rank, int ncores, const int *core_node, int nnodes);
+
+/* Binds arenas[r] to the NUMA node hccn_sim_numa_pick gives for rank r on
+ * this host (through hwloc), before any page is touched; a no-op on a host
+ * with one NUMA node. Returns how many arenas were bound. */
+int hccn_sim_arena_place(hccn_sim_arena_t *arenas, int n);
+
 #endif

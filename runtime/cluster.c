@@ -62,6 +62,15 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         }
         cl->ctxs[r].cl = cl;
         cl->ctxs[r].rank = r;
+        cl->ctxs[r].last.kind = -1;
+        pthread_mutex_init(&cl->ctxs[r].cur_lock, NULL);
+    }
+    /* Bound threads have a home NUMA node: their arenas go there too. */
+    if (cl->bind_threads) {
+        int bound = hccn_sim_arena_place(cl->arenas, cl->nranks);
+        if (bound > 0)
+            hccn_rt_log(HCCN_LOG_INFO, "%d arenas bound to their threads' "
+                        "NUMA nodes", bound);
     }
     if (topo->nfaults > 0) {
         cl->faults = malloc((size_t)topo->nfaults * sizeof(*cl->faults));
@@ -147,6 +156,12 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     if (cl->arenas != NULL)
         for (int r = 0; r < cl->nranks; r++)
             hccn_sim_arena_fini(&cl->arenas[r]);
+    /* A context's lock exists once its arena was mapped (create stops at
+     * the first arena that fails, and those after it are zeroed). */
+    if (cl->ctxs != NULL)
+        for (int r = 0; r < cl->nranks; r++)
+            if (cl->ctxs[r].cl != NULL)
+                pthread_mutex_destroy(&cl->ctxs[r].cur_lock);
     free(cl->arenas);
     free(cl->ctxs);
     free(cl->faults);
@@ -211,7 +226,7 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         atomic_store(&ctx->finished, 0);
         ctx->waiting = 0;
         ctx->cur = NULL;
-        ctx->last[0] = '\0';
+        ctx->last.kind = -1;
     }
     cl->nlive = cl->nranks;
     cl->nwaiting = 0;

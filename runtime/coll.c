@@ -168,13 +168,20 @@ static hccn_status_t call_compress(const call_t *c, hccn_comm_t *comm,
     return HCCN_OK;
 }
 
+/* The override in force: the call's, else the communicator's, else
+ * HCCN_ALGO's; NULL for none. */
+static const char *algo_spec(const hccn_comm_t *comm, const char *call_spec)
+{
+    return call_spec != NULL ? call_spec
+           : comm->algo_spec != NULL ? comm->algo_spec
+                                     : getenv("HCCN_ALGO");
+}
+
 hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const char *call_spec, const char *name,
                                 const hccn_algo_t **algo)
 {
-    const char *spec = call_spec != NULL ? call_spec
-                       : comm->algo_spec != NULL ? comm->algo_spec
-                                                 : getenv("HCCN_ALGO");
+    const char *spec = algo_spec(comm, call_spec);
     hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec};
     char why[256], report[1024];
     int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
@@ -218,16 +225,23 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                           .esize = hccn_dtype_size(c->dtype),
                           .root = is_rooted(c->coll) ? c->root : 0,
                           .view = &comm->sh->view};
-    const hccn_algo_t *algo;
-    if ((rc = hccn_rt_coll_pick(comm, &a, c->opts ? c->opts->algo : NULL,
-                                c->name, &algo)) != HCCN_OK)
-        return rc;
+    const char *spec = algo_spec(comm, c->opts ? c->opts->algo : NULL);
+    /* With INFO logging rank 0 selects (and logs) on every call. */
+    int logs = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
+    rt_pick_t *pick = logs ? NULL : hccn_rt_pick_find(comm, &a, spec);
+    const hccn_algo_t *algo = pick != NULL ? pick->algo : NULL;
+    if (algo == NULL) {
+        if ((rc = hccn_rt_coll_pick(comm, &a, spec, c->name, &algo)) !=
+            HCCN_OK)
+            return rc;
+        pick = logs ? NULL : hccn_rt_pick_store(comm, &a, spec, algo);
+    }
     uint64_t out = out_elems(c, rank, n);
     rt_coll_call_t call = {
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,
         .op = c->op, .compress = compress, .fp_kind = (int)c->coll,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
-        .out_elems = out};
+        .out_elems = out, .pick = pick};
     /* Unused buffers are passed on as given; schedules never touch them. */
     return hccn_rt_coll_post(comm, &a, algo, &call, fut);
 }

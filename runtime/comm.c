@@ -22,6 +22,7 @@ static void comm_free_handles(rt_comm_t *c)
         free(h->send_seq);
         free(h->recv_seq);
         free(h->algo_spec);
+        free(h->scratch);
         free(h);
     }
     free(c->handles);
@@ -133,6 +134,8 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         h->compress = HCCN_COMPRESS_NONE;
         free(h->algo_spec);
         h->algo_spec = NULL;
+        memset(h->picks, 0, sizeof(h->picks));
+        h->next_pick = 0;
     }
     atomic_store(&c->broken, 0);
     atomic_store(&c->aborted, 0);
@@ -188,6 +191,41 @@ static uint64_t mix(uint64_t h, uint64_t v)
     h ^= v;
     h *= 1099511628211ULL;
     return h ^ (h >> 31);
+}
+
+static int pick_spec_equal(const rt_pick_t *p, const char *spec)
+{
+    if (spec == NULL)
+        return !p->has_spec;
+    return p->has_spec && strcmp(p->spec, spec) == 0;
+}
+
+rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                             const char *spec)
+{
+    for (int i = 0; i < RT_PICKS; i++) {
+        rt_pick_t *p = &comm->picks[i];
+        if (p->used && p->coll == (int)a->coll && p->count == a->count &&
+            p->esize == a->esize && p->root == a->root &&
+            pick_spec_equal(p, spec))
+            return p;
+    }
+    return NULL;
+}
+
+rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                              const char *spec, const hccn_algo_t *algo)
+{
+    if (spec != NULL && strlen(spec) >= RT_PICK_SPEC)
+        return NULL;
+    rt_pick_t *p = &comm->picks[comm->next_pick];
+    comm->next_pick = (comm->next_pick + 1) % RT_PICKS;
+    *p = (rt_pick_t){.used = 1, .coll = (int)a->coll, .root = a->root,
+                     .has_spec = spec != NULL, .count = a->count,
+                     .esize = a->esize, .algo = algo};
+    if (spec != NULL)
+        strcpy(p->spec, spec);
+    return p;
 }
 
 /* A hash of everything a schedule's builder reads (a first filter only:

@@ -53,28 +53,39 @@ void hccn_rt_rank_finished(hccn_ctx_t *ctx)
     ring_all(cl);
 }
 
+static rt_op_desc_t op_desc(const rt_op_t *op)
+{
+    int coll = op->kind == RT_OP_COLL;
+    return (rt_op_desc_t){op->kind, op->fp.coll, coll ? op->seq : op->pseq,
+                          op->peer, op->comm->sh->uid};
+}
+
+static int desc_format(const rt_op_desc_t *d, char *buf, size_t len)
+{
+    if (d->kind == RT_OP_COLL)
+        return snprintf(buf, len, "%s #%llu on comm %llu",
+                        hccn_rt_fp_name(d->coll), (unsigned long long)d->seq,
+                        (unsigned long long)d->uid);
+    return snprintf(buf, len, "%s #%llu %s comm rank %d on comm %llu",
+                    d->kind == RT_OP_SEND ? "send" : "recv",
+                    (unsigned long long)d->seq,
+                    d->kind == RT_OP_SEND ? "to" : "from", d->peer,
+                    (unsigned long long)d->uid);
+}
+
 void hccn_rt_set_current(hccn_ctx_t *ctx, rt_op_t *op)
 {
-    pthread_mutex_lock(&ctx->cl->state_lock);
+    pthread_mutex_lock(&ctx->cur_lock);
     if (op == NULL && ctx->cur != NULL)
-        hccn_rt_op_describe(ctx->cur, ctx->last, sizeof(ctx->last));
+        ctx->last = op_desc(ctx->cur);
     ctx->cur = op;
-    pthread_mutex_unlock(&ctx->cl->state_lock);
+    pthread_mutex_unlock(&ctx->cur_lock);
 }
 
 int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len)
 {
-    const rt_comm_t *c = op->comm->sh;
-    if (op->kind == RT_OP_COLL)
-        return snprintf(buf, len, "%s #%llu on comm %llu",
-                        hccn_rt_fp_name(op->fp.coll),
-                        (unsigned long long)op->seq,
-                        (unsigned long long)c->uid);
-    return snprintf(buf, len, "%s #%llu %s comm rank %d on comm %llu",
-                    op->kind == RT_OP_SEND ? "send" : "recv",
-                    (unsigned long long)op->pseq,
-                    op->kind == RT_OP_SEND ? "to" : "from", op->peer,
-                    (unsigned long long)c->uid);
+    rt_op_desc_t d = op_desc(op);
+    return desc_format(&d, buf, len);
 }
 
 /* Appends the comm ranks that have not arrived at op's rendezvous. */
@@ -94,30 +105,37 @@ static size_t missing_ranks(const rt_op_t *op, char *buf, size_t len)
     return n < len ? n : len;
 }
 
+/* One rank's line of a state report. */
+static void rank_state(hccn_ctx_t *x, char *what, size_t len)
+{
+    pthread_mutex_lock(&x->cur_lock);
+    if (atomic_load(&x->finished)) {
+        snprintf(what, len, "returned from its function");
+    } else if (x->cur != NULL) {
+        size_t k = (size_t)snprintf(what, len, "waits in ");
+        k += (size_t)hccn_rt_op_describe(x->cur, what + k, len - k);
+        if (x->cur->kind == RT_OP_COLL && k < len &&
+            (x->cur->stage == RT_STAGE_ARRIVE ||
+             x->cur->stage == RT_STAGE_READY))
+            missing_ranks(x->cur, what + k, len - k);
+    } else {
+        char last[128] = "nothing";
+        if (x->last.kind >= 0)
+            desc_format(&x->last, last, sizeof(last));
+        snprintf(what, len, "runs its own code; last completed: %s", last);
+    }
+    pthread_mutex_unlock(&x->cur_lock);
+}
+
 void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
-    pthread_mutex_lock(&cl->state_lock);
     for (int r = 0; r < cl->nranks && n + 1 < len; r++) {
-        hccn_ctx_t *x = &cl->ctxs[r];
         char what[256];
-        if (atomic_load(&x->finished)) {
-            snprintf(what, sizeof(what), "returned from its function");
-        } else if (x->cur != NULL) {
-            size_t k = (size_t)snprintf(what, sizeof(what), "waits in ");
-            k += (size_t)hccn_rt_op_describe(x->cur, what + k, sizeof(what) - k);
-            if (x->cur->kind == RT_OP_COLL && k < sizeof(what) &&
-                (x->cur->stage == RT_STAGE_ARRIVE ||
-                 x->cur->stage == RT_STAGE_READY))
-                missing_ranks(x->cur, what + k, sizeof(what) - k);
-        } else {
-            snprintf(what, sizeof(what), "runs its own code; last completed: %s",
-                     x->last[0] ? x->last : "nothing");
-        }
+        rank_state(&cl->ctxs[r], what, sizeof(what));
         n += (size_t)snprintf(buf + n, len - n, "\n  rank %d %s", r, what);
     }
-    pthread_mutex_unlock(&cl->state_lock);
 }
 
 /* Falls asleep on the books; detects the deadlock if this is the last
@@ -173,12 +191,32 @@ static hccn_status_t fail(hccn_ctx_t *ctx, rt_comm_t *comm, hccn_status_t rc,
     return rc;
 }
 
-hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
-                            int (*done)(void *), int (*gone)(void *, int *),
-                            void *arg, const char *what)
+/* What a wait is for: a fixed text, or an operation described on demand
+ * (formatting it on every wait would cost more than a short wait). */
+typedef struct {
+    const char *text;
+    const rt_op_t *op;
+    char buf[192];
+} wait_what_t;
+
+static const char *what_str(wait_what_t *w)
+{
+    if (w->op == NULL)
+        return w->text;
+    size_t n = 0;
+    if (w->text != NULL)
+        n = (size_t)snprintf(w->buf, sizeof(w->buf), "%s ", w->text);
+    if (n < sizeof(w->buf))
+        hccn_rt_op_describe(w->op, w->buf + n, sizeof(w->buf) - n);
+    return w->buf;
+}
+
+static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
+                           int (*done)(void *), int (*gone)(void *, int *),
+                           void *arg, wait_what_t *w)
 {
     hccn_cluster_t *cl = ctx->cl;
-    double start = wall_now();
+    double start = -1.0;
     int idle = 0;
     char why[160];
     while (!done(arg)) {
@@ -196,7 +234,7 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
         if (comm != NULL && atomic_load(&comm->aborted))
             return hccn_rt_error(HCCN_ERR_ABORTED,
                                  "rank %d: %s: communicator %llu was aborted",
-                                 ctx->rank, what,
+                                 ctx->rank, what_str(w),
                                  (unsigned long long)comm->uid);
         /* On an oversubscribed host the peer we wait for needs our core:
          * yield a few times, then sleep until a peer rings. */
@@ -204,10 +242,12 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
             sched_yield();
             continue;
         }
+        if (start < 0)
+            start = wall_now();
         /* A deadlock first: ranks that report it return, and must not
          * make the others report a remote failure instead. */
         if (atomic_load(&cl->deadlock))
-            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what,
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w),
                         "deadlock: every live rank waits and none can move");
         int who;
         if (gone != NULL && gone(arg, &who)) {
@@ -215,11 +255,11 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
                      "comm rank %d (rank %d) returned from its function "
                      "without completing its part",
                      who, comm->world[who]);
-            return fail(ctx, comm, HCCN_ERR_REMOTE, what, why);
+            return fail(ctx, comm, HCCN_ERR_REMOTE, what_str(w), why);
         }
         if (wall_now() - start > cl->timeout_s) {
             snprintf(why, sizeof(why), "timed out after %.0f s", cl->timeout_s);
-            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what, why);
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w), why);
         }
         if (sleep_begin(ctx, epoch)) {
             sleep_end(ctx);
@@ -229,4 +269,20 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
         sleep_end(ctx);
     }
     return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
+                            int (*done)(void *), int (*gone)(void *, int *),
+                            void *arg, const char *what)
+{
+    wait_what_t w = {.text = what};
+    return block(ctx, comm, done, gone, arg, &w);
+}
+
+hccn_status_t hccn_rt_block_op(const rt_op_t *op, int (*done)(void *),
+                               int (*gone)(void *, int *), void *arg,
+                               const char *what)
+{
+    wait_what_t w = {.text = what, .op = op};
+    return block(op->ctx, op->comm->sh, done, gone, arg, &w);
 }

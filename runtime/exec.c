@@ -104,6 +104,38 @@ static hccn_status_t post_steps(rt_op_t *op)
     return HCCN_OK;
 }
 
+/* Gives op a SCRATCH buffer of at least bytes: the handle's spare one if
+ * it is large enough (no fresh pages to fault in on every call), else a new
+ * one. op->scratch stays NULL on no memory. */
+static void scratch_take(rt_op_t *op, size_t bytes)
+{
+    hccn_comm_t *comm = op->comm;
+    if (comm->scratch != NULL && comm->scratch_bytes >= bytes) {
+        op->scratch = comm->scratch;
+        op->scratch_len = comm->scratch_bytes;
+        comm->scratch = NULL;
+        return;
+    }
+    op->scratch = malloc(bytes);
+    op->scratch_len = bytes;
+}
+
+/* Keeps op's SCRATCH as the handle's spare (the larger of the two). */
+static void scratch_give_back(rt_op_t *op)
+{
+    hccn_comm_t *comm = op->comm;
+    if (op->scratch == NULL || comm == NULL) {
+        free(op->scratch);
+    } else if (comm->scratch == NULL || comm->scratch_bytes < op->scratch_len) {
+        free(comm->scratch);
+        comm->scratch = op->scratch;
+        comm->scratch_bytes = op->scratch_len;
+    } else {
+        free(op->scratch);
+    }
+    op->scratch = NULL;
+}
+
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const hccn_algo_t *algo,
                                 const rt_coll_call_t *call, rt_op_t **out)
@@ -131,16 +163,22 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     if (hccn_coll_is_v(a->coll))
         op->fp.count = call->fp_extra;
     op->count = a->count;
-    op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
+    op->sched = call->pick != NULL ? call->pick->sched : NULL;
+    if (op->sched == NULL)
+        op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
     if (op->sched == NULL) {
         free(op->vmem);
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
+    if (call->pick != NULL && !op->sched_owned)
+        call->pick->sched = op->sched;
     op->nsteps = op->sched->ranks[comm->rank].nsteps;
     op->step_state = calloc(op->nsteps + 1, 1);
+    if (op->sched->scratch_bytes > 0 && !call->compress)
+        op->fuse = hccn_rt_fuse_plan(&op->sched->ranks[comm->rank]);
     if (op->sched->scratch_bytes > 0)
-        op->scratch = malloc(op->sched->scratch_bytes);
+        scratch_take(op, op->sched->scratch_bytes);
     op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
     op->bufs[HCCN_BUF_RECV] = call->recvbuf;
     op->bufs[HCCN_BUF_SCRATCH] = op->scratch;
@@ -357,6 +395,38 @@ static void recv_compressed(rt_op_t *op, float *dst, const float *local,
     }
 }
 
+/* 1 if the dependencies of st other than step skip are done. */
+static int deps_done_but(const rt_op_t *op, const hccn_sched_rank_t *rk,
+                         const hccn_step_t *st, uint32_t skip)
+{
+    for (uint32_t k = 0; k < st->ndeps; k++) {
+        uint32_t d = rk->deps[st->dep_off + k];
+        if (d != skip && op->step_state[d] != ST_DONE)
+            return 0;
+    }
+    return 1;
+}
+
+/* Receive step i (its bytes published) and the REDUCE that alone reads
+ * them, in one pass from the sender's buffer, when that REDUCE could run
+ * right after it anyway; 1 if done so (the REDUCE is then done too). */
+static int try_fused(rt_op_t *op, uint32_t i)
+{
+    if (op->fuse == NULL || op->fuse[i] == UINT32_MAX)
+        return 0;
+    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
+    uint32_t j = op->fuse[i];
+    const hccn_step_t *red = &rk->steps[j];
+    if (op->step_state[j] != ST_IDLE || !deps_done_but(op, rk, red, i))
+        return 0;
+    hccn_rt_reduce(buf_at(op->bufs[red->dst_buf], red->dst_off),
+                   peer_src(op, rk->steps[i].peer, rk->steps[i].xfer),
+                   red->bytes / hccn_dtype_size(op->dtype), op->dtype,
+                   kernel_op(op->op));
+    op->step_state[j] = ST_DONE;
+    return 1;
+}
+
 /* Tries one step; returns 1 if its state changed. */
 static int run_step(rt_op_t *op, uint32_t i)
 {
@@ -386,7 +456,9 @@ static int run_step(rt_op_t *op, uint32_t i)
     case HCCN_STEP_RECV_REDUCE:
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
             return 0;
-        if (st->bytes == 0)
+        if (try_fused(op, i))
+            ;   /* reduced straight from the sender; the REDUCE is done */
+        else if (st->bytes == 0)
             ;   /* a zero-byte message only synchronises */
         else if (op->compress)
             recv_compressed(op, (float *)dst,
@@ -621,10 +693,7 @@ static int op_peer_gone(void *arg, int *who)
 /* Moves data until op's data plane is done (see hccn_rt_block). */
 static hccn_status_t data_wait(rt_op_t *op)
 {
-    char what[128];
-    hccn_rt_op_describe(op, what, sizeof(what));
-    return hccn_rt_block(op->ctx, op->comm->sh, op_data_done, op_peer_gone,
-                         op, what);
+    return hccn_rt_block_op(op, op_data_done, op_peer_gone, op, NULL);
 }
 
 hccn_status_t hccn_rt_op_finish_data(rt_op_t *op)
@@ -673,10 +742,8 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     /* Waiting for the simulated end, keep moving data: a peer may need
      * this rank's bytes before it can post what settles this time. */
     time_wait_t tw = {eng, op->batch};
-    char what[160];
-    snprintf(what, sizeof(what), "the simulated end of %s", op_name(op));
     hccn_rt_set_current(ctx, op);
-    rc = hccn_rt_block(ctx, op->comm->sh, batch_done, NULL, &tw, what);
+    rc = hccn_rt_block_op(op, batch_done, NULL, &tw, "the simulated end of");
     hccn_rt_set_current(ctx, NULL);
     if (rc != HCCN_OK) {
         op->status = rc;
@@ -689,6 +756,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     char reason[160];
     rc = hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
     if (rc != HCCN_OK) {
+        char what[128];
         op->status = rc;
         hccn_rt_op_describe(op, what, sizeof(what));
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
@@ -711,8 +779,9 @@ void hccn_rt_op_free(rt_op_t *op)
     if (op->sched_owned)
         hccn_sched_free((hccn_sched_t *)op->sched);
     free(op->vmem);
-    free(op->scratch);
+    scratch_give_back(op);
     free(op->step_state);
+    free(op->fuse);
     free(op);
 }
 

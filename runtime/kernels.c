@@ -24,6 +24,7 @@
 #include "runtime/kernels.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -236,6 +237,96 @@ HCCN_HALF_OP(max, b16, bf16_widen, f32_to_bf16)
 HCCN_HALF_OP(min, b16, bf16_widen, f32_to_bf16)
 
 /* ------------------------------------------------------------------------ */
+/* fp16 through F16C, where the host has it.                                */
+
+/* The portable loops above are the reference; on x86-64 hosts with F16C
+ * the fp16 conversions and the fp16 reductions convert eight values per
+ * instruction instead. F16C rounds to nearest even (immediate 0), converts
+ * subnormals exactly, quiets NaNs and keeps their sign and top payload
+ * bits, exactly as f32_to_fp16 and fp16_to_f32 do, so both give the same
+ * bits (tests/unit/test_kernels.c checks every pattern). The fp16 kernels
+ * widen with it too: their portable widening keeps a signalling NaN, but
+ * the operation or the narrowing quiets it either way (SUM and PROD of two
+ * NaNs return one of them, and which one is the compiler's choice of
+ * operand order in both paths). The choice is made
+ * once, from the CPU, and can be switched off (hccn_rt_kernels_portable). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HCCN_F16C 1
+
+#define F16C_TARGET __attribute__((target("avx,f16c")))
+enum { F16C_BLOCK = 256 };
+
+F16C_TARGET static void widen_f16c(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                      (const __m128i *)(const void *)(src + i))));
+    for (; i < n; i++)
+        dst[i] = fp16_to_f32(src[i]);
+}
+
+F16C_TARGET static void narrow_f16c(uint16_t *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), 0));
+    for (; i < n; i++)
+        dst[i] = f32_to_fp16(src[i]);
+}
+
+/* Blocks of both operands are widened before anything is written, so dst
+ * may equal a or b. */
+#define HCCN_KERNEL_F16C(op)                                                  \
+    F16C_TARGET static void k_##op##_h16_f16c(void *dst, const void *a,       \
+                                              const void *b, size_t n)        \
+    {                                                                         \
+        float x[F16C_BLOCK], y[F16C_BLOCK];                                   \
+        for (size_t i = 0; i < n; i += F16C_BLOCK) {                          \
+            size_t k = n - i < F16C_BLOCK ? n - i : F16C_BLOCK;               \
+            widen_f16c(x, (const uint16_t *)a + i, k);                        \
+            widen_f16c(y, (const uint16_t *)b + i, k);                        \
+            HCCN_SIMD                                                         \
+            for (size_t j = 0; j < k; j++)                                    \
+                x[j] = op##_f32(x[j], y[j]);                                  \
+            narrow_f16c((uint16_t *)dst + i, x, k);                           \
+        }                                                                     \
+    }
+
+HCCN_KERNEL_F16C(sum)
+HCCN_KERNEL_F16C(prod)
+HCCN_KERNEL_F16C(max)
+HCCN_KERNEL_F16C(min)
+#endif
+
+/* 0: portable loops only; 1: the host's instructions where they exist;
+ * -1: not decided yet. */
+static _Atomic int use_host = -1;
+
+static int host_f16c(void)
+{
+    int u = atomic_load_explicit(&use_host, memory_order_relaxed);
+    if (u < 0) {
+#ifdef HCCN_F16C
+        __builtin_cpu_init();
+        u = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#else
+        u = 0;
+#endif
+        atomic_store_explicit(&use_host, u, memory_order_relaxed);
+    }
+    return u;
+}
+
+int hccn_rt_kernels_portable(int on)
+{
+    atomic_store_explicit(&use_host, on ? 0 : -1, memory_order_relaxed);
+    return on ? 0 : host_f16c();
+}
+
+/* ------------------------------------------------------------------------ */
 /* One loop per (dtype, op).                                                */
 
 typedef void (*kernel_fn)(void *dst, const void *a, const void *b, size_t n);
@@ -292,10 +383,22 @@ static const kernel_fn kernels[HCCN_DTYPE_COUNT][HCCN_REDOP_COUNT] = {
     [HCCN_FP32] = HCCN_ROW(f32, f32),   [HCCN_FP64] = HCCN_ROW(f64, f64),
 };
 
+#ifdef HCCN_F16C
+static const kernel_fn kernels_f16c[HCCN_REDOP_COUNT] = {
+    [HCCN_SUM] = k_sum_h16_f16c, [HCCN_PROD] = k_prod_h16_f16c,
+    [HCCN_MAX] = k_max_h16_f16c, [HCCN_MIN] = k_min_h16_f16c,
+    [HCCN_AVG] = k_sum_h16_f16c,
+};
+#endif
+
 static kernel_fn kernel_lookup(hccn_dtype_t dtype, hccn_redop_t op)
 {
     if ((unsigned)dtype >= HCCN_DTYPE_COUNT || (unsigned)op >= HCCN_REDOP_COUNT)
         return NULL;
+#ifdef HCCN_F16C
+    if (dtype == HCCN_FP16 && host_f16c())
+        return kernels_f16c[op];
+#endif
     return kernels[dtype][op];
 }
 
@@ -410,6 +513,12 @@ void hccn_rt_fp32_to_half_array(uint16_t *dst, const float *src, size_t n,
                                 hccn_dtype_t dtype)
 {
     if (dtype == HCCN_FP16) {
+#ifdef HCCN_F16C
+        if (host_f16c()) {
+            narrow_f16c(dst, src, n);
+            return;
+        }
+#endif
         HCCN_SIMD
         for (size_t i = 0; i < n; i++)
             dst[i] = f32_to_fp16(src[i]);
@@ -424,6 +533,12 @@ void hccn_rt_half_to_fp32_array(float *dst, const uint16_t *src, size_t n,
                                 hccn_dtype_t dtype)
 {
     if (dtype == HCCN_FP16) {
+#ifdef HCCN_F16C
+        if (host_f16c()) {
+            widen_f16c(dst, src, n);
+            return;
+        }
+#endif
         HCCN_SIMD
         for (size_t i = 0; i < n; i++)
             dst[i] = fp16_to_f32(src[i]);

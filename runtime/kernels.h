@@ -46,4 +46,10 @@ void hccn_rt_fp32_to_half_array(uint16_t *dst, const float *src, size_t n,
 void hccn_rt_half_to_fp32_array(float *dst, const uint16_t *src, size_t n,
                                 hccn_dtype_t dtype);
 
+/* on = 1: only the portable loops from now on; on = 0: the host's own
+ * instructions where it has them (F16C for fp16; the default). Both give
+ * the same bits; tests compare them. Returns 1 if host instructions are in
+ * use afterwards. Not for use while kernels run on other threads. */
+int hccn_rt_kernels_portable(int on);
+
 #endif /* HCCN_RUNTIME_KERNELS_H */

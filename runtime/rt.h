@@ -36,6 +36,15 @@ void hccn_rt_error_clear(void);
 
 /* ---------------------------------------------------------------- cluster */
 
+/* What names an operation in reports (kept after the operation is freed). */
+typedef struct {
+    int kind;                     /* RT_OP_*, or -1: none */
+    int coll;                     /* fingerprint kind of a collective */
+    uint64_t seq;                 /* collective or message number */
+    int peer;
+    uint64_t uid;                 /* communicator */
+} rt_op_desc_t;
+
 struct hccn_ctx {
     hccn_cluster_t *cl;
     int rank;
@@ -46,8 +55,10 @@ struct hccn_ctx {
     _Atomic int finished;         /* its function returned */
     int waiting;                  /* asleep in a wait (cl->state_lock) */
     uint64_t wait_epoch;          /* cl->epoch when it fell asleep */
+    pthread_mutex_t cur_lock;     /* cur and last: the rank's own lock, so
+                                     that waits take no cluster-wide one */
     rt_op_t *cur;                 /* the operation it waits for */
-    char last[96];                /* the last operation it completed */
+    rt_op_desc_t last;            /* the last operation it completed */
     int group_depth;              /* hccn_group_start nesting */
     rt_op_t **group_ops;          /* posted inside the group, to wait */
     int ngroup, capgroup;
@@ -66,7 +77,7 @@ struct hccn_cluster {
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;
     rt_comm_t *subcomms;          /* made during the current run */
-    pthread_mutex_t state_lock;   /* waiting/cur/last of every rank */
+    pthread_mutex_t state_lock;   /* waiting of every rank */
     _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */
     int nlive, nwaiting;          /* under state_lock */
     _Atomic int deadlock;         /* every live rank is stuck */
@@ -167,6 +178,24 @@ struct rt_comm {
     rt_comm_t *next_sub;          /* cluster's list of sub-communicators */
 };
 
+#define RT_PICKS 8         /* selections a rank remembers per communicator */
+#define RT_PICK_SPEC 64
+
+/* One remembered selection of a rank: the algorithm chosen for these
+ * arguments under this spec, and its schedule once known. Selection is a
+ * pure function of them (the same on every rank, every time), so a rank
+ * may reuse it instead of selecting again; the handle is the rank's own,
+ * so no lock is taken. */
+typedef struct {
+    int used;
+    int coll, root, has_spec;
+    uint64_t count;
+    size_t esize;
+    char spec[RT_PICK_SPEC];      /* the spec it was chosen under */
+    const hccn_algo_t *algo;
+    const hccn_sched_t *sched;    /* the communicator's cached one, or NULL */
+} rt_pick_t;
+
 struct hccn_comm {
     rt_comm_t *sh;
     hccn_ctx_t *ctx;
@@ -181,6 +210,10 @@ struct hccn_comm {
                                          moved on this rank (in order) */
     uint64_t *send_seq, *recv_seq;    /* per peer */
     hccn_sim_batch_t *stream_tail;    /* last posted batch (retained) */
+    rt_pick_t picks[RT_PICKS];        /* recent selections */
+    int next_pick;                    /* the one to replace next */
+    char *scratch;                    /* a spare SCRATCH buffer for the */
+    size_t scratch_bytes;             /*   next collective, or NULL */
 };
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world);
@@ -193,6 +226,16 @@ void hccn_rt_comm_reset(rt_comm_t *c);
  * Returns NULL with the last error set when it cannot be built. */
 const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
                                        const hccn_algo_t *algo, int *owned);
+
+/* The rank's remembered selection for args under spec (NULL: none), or
+ * NULL when it has none. */
+rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                             const char *spec);
+
+/* Remembers that algo was selected for args under spec; returns the entry,
+ * or NULL when spec is too long to remember. */
+rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
+                              const char *spec, const hccn_algo_t *algo);
 
 /* Poisons c with status and the message that explains it (the first
  * error wins); later calls on c fail with both. */
@@ -235,7 +278,9 @@ struct hccn_future {
     int sched_owned;
     char *bufs[3];
     char *scratch;
+    size_t scratch_len;           /* its allocated size */
     uint8_t *step_state;
+    uint32_t *fuse;               /* hccn_rt_fuse_plan of its rank, or NULL */
     uint32_t cursor, nsteps;
     hccn_dtype_t dtype;
     hccn_redop_t op;
@@ -270,6 +315,7 @@ typedef struct {
                                      takes it over (freed on failure too) */
     const uint64_t *vsend, *vrecv;
     uint64_t vhash;
+    rt_pick_t *pick;              /* the selection's entry, or NULL */
 } rt_coll_call_t;
 
 #define RT_FP_SPLIT 100
@@ -286,6 +332,11 @@ hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const hccn_algo_t *algo,
                                 const rt_coll_call_t *call, rt_op_t **out);
+
+/* For each step of rk, the REDUCE that may be fused with it (the step is
+ * then a RECV into SCRATCH that only that REDUCE reads), else UINT32_MAX;
+ * NULL when no step may be fused (or on no memory). The caller frees it. */
+uint32_t *hccn_rt_fuse_plan(const hccn_sched_rank_t *rk);
 
 /* Name of a fingerprint kind ("allreduce", "comm_split"). */
 const char *hccn_rt_fp_name(int kind);
@@ -357,6 +408,12 @@ void hccn_rt_trace_compute(hccn_ctx_t *ctx, double t0, double t1);
 hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
                             int (*done)(void *), int (*gone)(void *, int *),
                             void *arg, const char *what);
+
+/* As hccn_rt_block, for a wait on op: messages name "<what> <op>" (what
+ * may be NULL), described only if the wait fails. */
+hccn_status_t hccn_rt_block_op(const rt_op_t *op, int (*done)(void *),
+                               int (*gone)(void *, int *), void *arg,
+                               const char *what);
 
 /* Notes that ctx made progress (wakes nobody; defeats deadlock checks). */
 void hccn_rt_progressed(hccn_ctx_t *ctx);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "device_sim/arena.h"
+#include "device_sim/launch.h"
 #include "hccn/hccn.h"
 
 #define MIB (1024u * 1024u)
@@ -160,6 +161,71 @@ static void test_public_api(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* The NUMA decision: thread r runs on core r % ncores, its arena goes to
+ * that core's node; nothing is chosen with one node or no cores. */
+static void test_numa_pick(void **state)
+{
+    (void)state;
+    int one[4] = {0, 0, 0, 0};
+    for (int r = 0; r < 16; r++)
+        assert_int_equal(hccn_sim_numa_pick(r, 4, one, 1), -1);
+    assert_int_equal(hccn_sim_numa_pick(0, 0, one, 2), -1);
+    /* Two sockets of two cores each: 0,1 on node 0; 2,3 on node 1. */
+    int two[4] = {0, 0, 1, 1};
+    int want[8] = {0, 0, 1, 1, 0, 0, 1, 1};
+    for (int r = 0; r < 8; r++)
+        assert_int_equal(hccn_sim_numa_pick(r, 4, two, 2), want[r]);
+    /* Interleaved numbering, and a core that no node claims. */
+    int odd[3] = {1, 0, -1};
+    assert_int_equal(hccn_sim_numa_pick(0, 3, odd, 2), 1);
+    assert_int_equal(hccn_sim_numa_pick(4, 3, odd, 2), 0);
+    assert_int_equal(hccn_sim_numa_pick(5, 3, odd, 2), -1);
+    assert_int_equal(hccn_sim_numa_pick(-1, 3, odd, 2), -1);
+}
+
+/* Placing arenas binds one per rank on a multi-node host, none on a
+ * single-node one; either way the arenas keep working. */
+static void test_numa_place(void **state)
+{
+    (void)state;
+    hccn_sim_host_t host;
+    hccn_sim_host_describe(&host);
+    hccn_sim_arena_t a[4];
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(hccn_sim_arena_init(&a[r], 4 * MIB), HCCN_OK);
+    int bound = hccn_sim_arena_place(a, 4);
+    if (host.numa_nodes <= 1)
+        assert_int_equal(bound, 0);
+    else
+        assert_in_range(bound, 0, 4);
+    for (int r = 0; r < 4; r++) {
+        void *p;
+        assert_int_equal(hccn_sim_arena_alloc(&a[r], MIB, &p), HCCN_OK);
+        memset(p, r, MIB);
+        hccn_sim_arena_fini(&a[r]);
+    }
+}
+
+/* A cluster with bound threads (and, on a multi-node host, bound arenas)
+ * allocates, checks and frees as an unbound one does. */
+static void test_bound_cluster(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\":1,\"node_types\":[{\"count\":1,"
+        "\"npu\":{\"count\":4,\"arena_MiB\":4,\"reduce_bw_GBps\":10},"
+        "\"fabric\":{\"type\":\"switch\",\"bw_GBps\":10,\"lat_us\":1}}]}";
+    hccn_cluster_opts_t opts = {.struct_size = sizeof(opts), .bind_threads = 1};
+    hccn_cluster_t *cl;
+    assert_int_equal(hccn_cluster_create_json(json, "t", &opts, &cl), HCCN_OK);
+    assert_int_equal(hccn_cluster_run(cl, api_rank, NULL, NULL), HCCN_OK);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(api_res.free_foreign[r], HCCN_ERR_INVALID);
+        assert_int_equal(api_res.too_small[r], HCCN_ERR_INVALID);
+    }
+    hccn_cluster_destroy(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +233,9 @@ int main(void)
         cmocka_unit_test(test_exhaustion),
         cmocka_unit_test(test_owns_and_contains),
         cmocka_unit_test(test_public_api),
+        cmocka_unit_test(test_numa_pick),
+        cmocka_unit_test(test_numa_place),
+        cmocka_unit_test(test_bound_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
