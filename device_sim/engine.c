@@ -294,6 +294,7 @@ static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
     int was = d->state == DEV_RUNNING || d->state == DEV_TESTING;
     int is = state == DEV_RUNNING || state == DEV_TESTING;
     eng->nrunning += is - was;
+    eng->ntesting += (state == DEV_TESTING) - (d->state == DEV_TESTING);
     d->state = state;
 }
 
@@ -338,7 +339,7 @@ static void settle_locked(hccn_sim_engine_t *eng)
         }
     }
     /* Wake testers whose question may now be answered. */
-    for (int i = 0; i < eng->ndev; i++)
+    for (int i = 0; i < eng->ndev && eng->ntesting > 0; i++)
         if (eng->devs[i].state == DEV_TESTING)
             wake(eng, i);
 }
@@ -782,6 +783,17 @@ void hccn_sim_finish(hccn_sim_engine_t *eng, int dev)
     pthread_mutex_unlock(&eng->lock);
 }
 
+void hccn_sim_finish_all(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    for (int i = 0; i < eng->ndev; i++) {
+        eng->devs[i].waiting_on = NULL;
+        set_state(eng, &eng->devs[i], DEV_DONE);
+    }
+    settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+}
+
 void hccn_sim_engine_set_wake(hccn_sim_engine_t *eng,
                               void (*fn)(void *arg, int dev), void *arg)
 {
@@ -923,6 +935,7 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
     pthread_mutex_lock(&eng->lock);
     drop_all(eng);
     eng->nrunning = 0;
+    eng->ntesting = 0;
     for (int i = 0; i < eng->ndev; i++) {
         edev_t *d = &eng->devs[i];
         d->state = DEV_DONE;

@@ -102,6 +102,7 @@ struct hccn_sim_engine {
     int ndev;
     edev_t *devs;
     int nrunning;               /* devices in RUNNING or TESTING */
+    int ntesting;               /* devices in TESTING */
 
     event_t *heap;
     size_t nheap, capheap;
