@@ -57,6 +57,7 @@ typedef struct {
     double lat;
     double remaining;
     double rate;
+    unsigned mark;              /* flow.c: component search */
 } flow_t;
 
 typedef struct {
@@ -125,6 +126,15 @@ struct hccn_sim_engine {
     double *link_bytes, *link_busy;
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
+    flow_t ***link_flows;       /* the flows on each link, any order */
+    int *link_capflows;
+    int *busy_links, *busy_pos; /* links with link_active > 0, and where */
+    int nbusy;
+    unsigned *link_mark, epoch; /* component search: link seen this round */
+    int *queue;                 /* its links to visit */
+    int nqueue;
+    flow_t **comp;              /* its flows */
+    int capcomp;
 };
 
 /* flow.c */
