@@ -108,9 +108,34 @@ static int key_eq(const hccn_sim_key_t *x, const hccn_sim_key_t *y)
     return x->a == y->a && x->b == y->b && x->c == y->c;
 }
 
+/* Doubles the buckets of the unmatched halves when they hold two per
+ * bucket on average (a whole schedule posted before anything runs). A
+ * half has at most one partner, so the chains' order does not matter.
+ * Stays as it is on no memory (only slower). */
+static void match_grow(hccn_sim_engine_t *eng)
+{
+    size_t n = 2 * eng->nmatch_buckets;
+    etask_t **m = calloc(n, sizeof(*m));
+    if (m == NULL)
+        return;
+    for (size_t b = 0; b < eng->nmatch_buckets; b++)
+        while (eng->match[b] != NULL) {
+            etask_t *t = eng->match[b];
+            size_t h = key_hash(&t->key) & (n - 1);
+            eng->match[b] = t->hash_next;
+            t->hash_next = m[h];
+            m[h] = t;
+        }
+    free(eng->match);
+    eng->match = m;
+    eng->nmatch_buckets = n;
+}
+
 /* Pairs t with a waiting half of the same key, or leaves t waiting. */
 static void match_half(hccn_sim_engine_t *eng, etask_t *t)
 {
+    if (eng->nmatch_waiting > 2 * eng->nmatch_buckets)
+        match_grow(eng);
     size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
     etask_t **pp = &eng->match[h];
     for (; *pp != NULL; pp = &(*pp)->hash_next) {
@@ -121,11 +146,13 @@ static void match_half(hccn_sim_engine_t *eng, etask_t *t)
             o->hash_next = NULL;
             o->mate = t;
             t->mate = o;
+            eng->nmatch_waiting--;
             return;
         }
     }
     t->hash_next = eng->match[h];
     eng->match[h] = t;
+    eng->nmatch_waiting++;
 }
 
 static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
@@ -134,6 +161,7 @@ static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
     for (etask_t **pp = &eng->match[h]; *pp != NULL; pp = &(*pp)->hash_next)
         if (*pp == t) {
             *pp = t->hash_next;
+            eng->nmatch_waiting--;
             return;
         }
 }
@@ -920,6 +948,7 @@ static void drop_all(hccn_sim_engine_t *eng)
     }
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
+    eng->nmatch_waiting = 0;
     for (int h = 0; h < JOIN_BUCKETS; h++)
         while (eng->joins[h] != NULL) {
             ejoin_t *j = eng->joins[h];

@@ -76,6 +76,7 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     eng->nflows = 0;
     eng->now = 0.0;
     eng->nbusy = 0;
+    eng->next_ok = 0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
@@ -160,6 +161,7 @@ static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
     int ntouched = 0;
     int unfixed = 0;
 
+    eng->next_ok = 0;   /* rates change: drain times too */
     for (int i = 0; i < nflows; i++) {
         flow_t *f = flows[i];
         f->rate = -1.0;
@@ -338,14 +340,18 @@ static double drain_time(const hccn_sim_engine_t *eng, const flow_t *f)
     return eng->now + f->remaining / f->rate;
 }
 
-double hccn_sim_flow_next(const hccn_sim_engine_t *eng)
+double hccn_sim_flow_next(hccn_sim_engine_t *eng)
 {
+    if (eng->next_ok)
+        return eng->next_drain;
     double t = INFINITY;
     for (int i = 0; i < eng->nflows; i++) {
         double d = drain_time(eng, eng->flows[i]);
         if (d < t)
             t = d;
     }
+    eng->next_drain = t;
+    eng->next_ok = 1;
     return t;
 }
 
@@ -354,6 +360,7 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
     double dt = t - eng->now;
     if (dt <= 0.0)
         return;
+    eng->next_ok = 0;
     for (int i = 0; i < eng->nflows; i++) {
         flow_t *f = eng->flows[i];
         if (isinf(f->rate))
