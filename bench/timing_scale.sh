@@ -37,7 +37,8 @@ for n in "${nodes[@]}"; do
             --format hccl --no-data
     ) >"$tmp/out" 2>"$tmp/err"
     rc=$?
-    read -r wall rss <"$tmp/time" 2>/dev/null || { wall=-; rss=0; }
+    read -r wall rss < <(tail -n 1 "$tmp/time" 2>/dev/null) || true
+    [[ "${rss:-}" =~ ^[0-9]+$ ]] || { wall=-; rss=0; }
     sim=$(awk '!/^#/ && NF >= 3 && $1 ~ /^[0-9]+$/ {print $2}' "$tmp/out")
     status=ok
     [ "$rc" -eq 0 ] || status="failed (exit $rc: $(grep -v '^Command' "$tmp/err" | tail -1))"
