@@ -109,9 +109,34 @@ static int key_eq(const hccn_sim_key_t *x, const hccn_sim_key_t *y)
     return x->a == y->a && x->b == y->b && x->c == y->c;
 }
 
+/* Doubles the buckets of the unmatched halves when they hold two per
+ * bucket on average (a whole schedule posted before anything runs). A
+ * half has at most one partner, so the chains' order does not matter.
+ * Stays as it is on no memory (only slower). */
+static void match_grow(hccn_sim_engine_t *eng)
+{
+    size_t n = 2 * eng->nmatch_buckets;
+    etask_t **m = calloc(n, sizeof(*m));
+    if (m == NULL)
+        return;
+    for (size_t b = 0; b < eng->nmatch_buckets; b++)
+        while (eng->match[b] != NULL) {
+            etask_t *t = eng->match[b];
+            size_t h = key_hash(&t->key) & (n - 1);
+            eng->match[b] = t->hash_next;
+            t->hash_next = m[h];
+            m[h] = t;
+        }
+    free(eng->match);
+    eng->match = m;
+    eng->nmatch_buckets = n;
+}
+
 /* Pairs t with a waiting half of the same key, or leaves t waiting. */
 static void match_half(hccn_sim_engine_t *eng, etask_t *t)
 {
+    if (eng->nmatch_waiting > 2 * eng->nmatch_buckets)
+        match_grow(eng);
     size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
     etask_t **pp = &eng->match[h];
     for (; *pp != NULL; pp = &(*pp)->hash_next) {
@@ -122,11 +147,13 @@ static void match_half(hccn_sim_engine_t *eng, etask_t *t)
             o->hash_next = NULL;
             o->mate = t;
             t->mate = o;
+            eng->nmatch_waiting--;
             return;
         }
     }
     t->hash_next = eng->match[h];
     eng->match[h] = t;
+    eng->nmatch_waiting++;
 }
 
 static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
@@ -135,6 +162,7 @@ static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
     for (etask_t **pp = &eng->match[h]; *pp != NULL; pp = &(*pp)->hash_next)
         if (*pp == t) {
             *pp = t->hash_next;
+            eng->nmatch_waiting--;
             return;
         }
 }
@@ -299,6 +327,7 @@ static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
     int was = d->state == DEV_RUNNING || d->state == DEV_TESTING;
     int is = state == DEV_RUNNING || state == DEV_TESTING;
     eng->nrunning += is - was;
+    eng->ntesting += (state == DEV_TESTING) - (d->state == DEV_TESTING);
     d->state = state;
 }
 
@@ -343,7 +372,7 @@ static void settle_locked(hccn_sim_engine_t *eng)
         }
     }
     /* Wake testers whose question may now be answered. */
-    for (int i = 0; i < eng->ndev; i++)
+    for (int i = 0; i < eng->ndev && eng->ntesting > 0; i++)
         if (eng->devs[i].state == DEV_TESTING)
             wake(eng, i);
 }
@@ -787,6 +816,17 @@ void hccn_sim_finish(hccn_sim_engine_t *eng, int dev)
     pthread_mutex_unlock(&eng->lock);
 }
 
+void hccn_sim_finish_all(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    for (int i = 0; i < eng->ndev; i++) {
+        eng->devs[i].waiting_on = NULL;
+        set_state(eng, &eng->devs[i], DEV_DONE);
+    }
+    settle_locked(eng);
+    pthread_mutex_unlock(&eng->lock);
+}
+
 void hccn_sim_engine_set_wake(hccn_sim_engine_t *eng,
                               void (*fn)(void *arg, int dev), void *arg)
 {
@@ -918,6 +958,7 @@ static void drop_all(hccn_sim_engine_t *eng)
     }
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
+    eng->nmatch_waiting = 0;
     for (int h = 0; h < JOIN_BUCKETS; h++)
         while (eng->joins[h] != NULL) {
             ejoin_t *j = eng->joins[h];
@@ -935,6 +976,7 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
         hccn_sim_trace_run_end(eng);
     drop_all(eng);
     eng->nrunning = 0;
+    eng->ntesting = 0;
     for (int i = 0; i < eng->ndev; i++) {
         edev_t *d = &eng->devs[i];
         d->state = DEV_DONE;

@@ -113,6 +113,10 @@ void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt);
 /* dev has finished its function and will post nothing more. */
 void hccn_sim_finish(hccn_sim_engine_t *eng, int dev);
 
+/* Every device has finished (timing-only use: one call instead of ndev,
+ * then the simulation runs to its end). */
+void hccn_sim_finish_all(hccn_sim_engine_t *eng);
+
 double hccn_sim_clock(hccn_sim_engine_t *eng, int dev);
 
 /* Settles everything that can be settled (timing-only use: with every device

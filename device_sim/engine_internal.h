@@ -58,6 +58,7 @@ typedef struct {
     double lat;
     double remaining;
     double rate;
+    unsigned mark;              /* flow.c: component search */
 } flow_t;
 
 typedef struct {
@@ -103,12 +104,14 @@ struct hccn_sim_engine {
     int ndev;
     edev_t *devs;
     int nrunning;               /* devices in RUNNING or TESTING */
+    int ntesting;               /* devices in TESTING */
 
     event_t *heap;
     size_t nheap, capheap;
 
     etask_t **match;            /* unmatched halves by key hash */
-    size_t nmatch_buckets;
+    size_t nmatch_buckets;      /* a power of two; grows */
+    size_t nmatch_waiting;      /* halves in the table */
 
     hccn_sim_batch_t *batches;  /* all live batches */
 
@@ -123,8 +126,19 @@ struct hccn_sim_engine {
     int *link_cnt;
     int *touched;
     double *link_bytes, *link_busy;
+    double next_drain;          /* hccn_sim_flow_next's answer, */
+    int next_ok;                /*   while valid */
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
+    flow_t ***link_flows;       /* the flows on each link, any order */
+    int *link_capflows;
+    int *busy_links, *busy_pos; /* links with link_active > 0, and where */
+    int nbusy;
+    unsigned *link_mark, epoch; /* component search: link seen this round */
+    int *queue;                 /* its links to visit */
+    int nqueue;
+    flow_t **comp;              /* its flows */
+    int capcomp;
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
@@ -135,8 +149,9 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);
 /* Starts the transfer send->recv at eng->now; returns -1 on no memory. */
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv);
-/* Time at which the next flow drains (INFINITY if none). */
-double hccn_sim_flow_next(const hccn_sim_engine_t *eng);
+/* Time at which the next flow drains (INFINITY if none); kept until the
+ * rates or the fluid time change. */
+double hccn_sim_flow_next(hccn_sim_engine_t *eng);
 /* Moves fluid time to t (>= now). */
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);
 /* Removes the flow carrying task t, if any (no callback); rates are

@@ -9,6 +9,14 @@
  * Flows are kept sorted by a canonical key (the receiving task's device,
  * batch number and index) so rates are a function of the set of flows, not
  * of the order they arrived in.
+ *
+ * Only the flows that share a link, directly or through other flows, with
+ * a flow that started or ended are re-rated (their connected component).
+ * This gives the same rates, bit for bit, as filling all flows at once:
+ * a component's filling reads and writes only its own links, so the links
+ * picked in it, in order, the shares and the subtractions are the same
+ * whichever other components are filled in between, and the flows of
+ * other components keep rates that a refill would reproduce exactly.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +45,15 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 {
     int n = eng->topo->nlinks;
     size_t m = (size_t)(n > 0 ? n : 1);
+    eng->link_flows = calloc(m, sizeof(*eng->link_flows));
+    eng->link_capflows = calloc(m, sizeof(int));
+    eng->busy_links = calloc(m, sizeof(int));
+    eng->busy_pos = calloc(m, sizeof(int));
+    eng->link_mark = calloc(m, sizeof(unsigned));
+    eng->queue = calloc(m, sizeof(int));
+    if (!eng->link_flows || !eng->link_capflows || !eng->busy_links ||
+        !eng->busy_pos || !eng->link_mark || !eng->queue)
+        return -1;
     eng->link_cap = calloc(m, sizeof(double));
     eng->link_cnt = calloc(m, sizeof(int));
     eng->touched = calloc(m, sizeof(int));
@@ -59,6 +76,8 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
         free(eng->flows[i]);
     eng->nflows = 0;
     eng->now = 0.0;
+    eng->nbusy = 0;
+    eng->next_ok = 0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
@@ -79,17 +98,73 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     free(eng->link_busy);
     free(eng->link_active);
     free(eng->link_factor);
+    for (int l = 0; eng->link_flows != NULL && l < eng->topo->nlinks; l++)
+        free(eng->link_flows[l]);
+    free(eng->link_flows);
+    free(eng->link_capflows);
+    free(eng->busy_links);
+    free(eng->busy_pos);
+    free(eng->link_mark);
+    free(eng->queue);
+    free(eng->comp);
 }
 
-/* Progressive filling over the active flows. */
-static void flow_rates(hccn_sim_engine_t *eng)
+/* f now crosses its links: counted on each, listed on each. Returns -1 on
+ * no memory (nothing changed). */
+static int links_add(hccn_sim_engine_t *eng, flow_t *f)
+{
+    for (int k = 0; k < f->nlinks; k++) {
+        int l = f->links[k];
+        if (eng->link_active[l] == eng->link_capflows[l]) {
+            int cap = eng->link_capflows[l] ? 2 * eng->link_capflows[l] : 4;
+            flow_t **a = realloc(eng->link_flows[l], (size_t)cap * sizeof(*a));
+            if (a == NULL)
+                return -1;
+            eng->link_flows[l] = a;
+            eng->link_capflows[l] = cap;
+        }
+    }
+    for (int k = 0; k < f->nlinks; k++) {
+        int l = f->links[k];
+        if (eng->link_active[l] == 0) {
+            eng->busy_pos[l] = eng->nbusy;
+            eng->busy_links[eng->nbusy++] = l;
+        }
+        eng->link_flows[l][eng->link_active[l]++] = f;
+    }
+    return 0;
+}
+
+/* f no longer crosses its links. */
+static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
+{
+    for (int k = 0; k < f->nlinks; k++) {
+        int l = f->links[k];
+        flow_t **a = eng->link_flows[l];
+        int n = eng->link_active[l];
+        for (int i = 0; i < n; i++)
+            if (a[i] == f) {
+                a[i] = a[n - 1];
+                break;
+            }
+        if (--eng->link_active[l] == 0) {
+            int last = eng->busy_links[--eng->nbusy];
+            eng->busy_links[eng->busy_pos[l]] = last;
+            eng->busy_pos[last] = eng->busy_pos[l];
+        }
+    }
+}
+
+/* Progressive filling over flows[0..nflows), in canonical order. */
+static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
 {
     const hccn_sim_link_t *links = eng->topo->links;
     int ntouched = 0;
     int unfixed = 0;
 
-    for (int i = 0; i < eng->nflows; i++) {
-        flow_t *f = eng->flows[i];
+    eng->next_ok = 0;   /* rates change: drain times too */
+    for (int i = 0; i < nflows; i++) {
+        flow_t *f = flows[i];
         f->rate = -1.0;
         unfixed++;
         for (int k = 0; k < f->nlinks; k++) {
@@ -118,8 +193,8 @@ static void flow_rates(hccn_sim_engine_t *eng)
             break;
         if (share < 0.0)
             share = 0.0;
-        for (int i = 0; i < eng->nflows; i++) {
-            flow_t *f = eng->flows[i];
+        for (int i = 0; i < nflows; i++) {
+            flow_t *f = flows[i];
             int on_best = 0;
             if (f->rate >= 0.0)
                 continue;
@@ -137,9 +212,9 @@ static void flow_rates(hccn_sim_engine_t *eng)
         }
     }
     /* Flows that cross only free links drain at once. */
-    for (int i = 0; i < eng->nflows; i++)
-        if (eng->flows[i]->rate < 0.0)
-            eng->flows[i]->rate = INFINITY;
+    for (int i = 0; i < nflows; i++)
+        if (flows[i]->rate < 0.0)
+            flows[i]->rate = INFINITY;
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
     if (eng->trace != NULL)             /* trace hook: rates set at now */
@@ -149,7 +224,7 @@ static void flow_rates(hccn_sim_engine_t *eng)
 /* Puts f on the live route from its sender to its receiver (the caller
  * has checked there is one) for its remaining bytes. Only finite links are
  * resources. */
-static void flow_route(hccn_sim_engine_t *eng, flow_t *f)
+static int flow_route(hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
     int down, n = hccn_sim_flow_route(eng, f->send->dev, f->recv->dev,
@@ -160,20 +235,87 @@ static void flow_route(hccn_sim_engine_t *eng, flow_t *f)
             f->links[f->nlinks++] = f->links[k];
     if (f->remaining <= 0.0)
         f->nlinks = 0;
-    for (int k = 0; k < f->nlinks; k++) {
-        eng->link_bytes[f->links[k]] += f->remaining;
-        eng->link_active[f->links[k]]++;
+    if (links_add(eng, f) != 0) {
+        f->nlinks = 0;
+        return -1;
     }
+    for (int k = 0; k < f->nlinks; k++)
+        eng->link_bytes[f->links[k]] += f->remaining;
+    return 0;
 }
 
 /* Takes f off its links, giving back the bytes it has not carried. */
 static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
 {
-    for (int k = 0; k < f->nlinks; k++) {
+    links_remove(eng, f);
+    for (int k = 0; k < f->nlinks; k++)
         eng->link_bytes[f->links[k]] -= f->remaining;
-        eng->link_active[f->links[k]]--;
-    }
     f->nlinks = 0;
+}
+
+/* Every flow at once (after a link's bandwidth changed). */
+static void flow_rates(hccn_sim_engine_t *eng)
+{
+    fill(eng, eng->flows, eng->nflows);
+}
+
+static int flow_cmp_ptr(const void *x, const void *y)
+{
+    return flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
+}
+
+/* Starts a component search: no link seen yet. */
+static void comp_begin(hccn_sim_engine_t *eng)
+{
+    if (++eng->epoch == 0) {
+        memset(eng->link_mark, 0,
+               (size_t)eng->topo->nlinks * sizeof(*eng->link_mark));
+        for (int i = 0; i < eng->nflows; i++)
+            eng->flows[i]->mark = 0;
+        eng->epoch = 1;
+    }
+    eng->nqueue = 0;
+}
+
+/* The search starts from f's links too. */
+static void comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
+{
+    for (int k = 0; k < f->nlinks; k++) {
+        int l = f->links[k];
+        if (eng->link_mark[l] != eng->epoch) {
+            eng->link_mark[l] = eng->epoch;
+            eng->queue[eng->nqueue++] = l;
+        }
+    }
+}
+
+/* Refills the flows connected to the seeded links, in canonical order
+ * (all flows when the scratch list cannot grow). */
+static void comp_refill(hccn_sim_engine_t *eng)
+{
+    if (eng->capcomp < eng->nflows) {
+        flow_t **c = realloc(eng->comp, (size_t)eng->capflows * sizeof(*c));
+        if (c == NULL) {
+            flow_rates(eng);
+            return;
+        }
+        eng->comp = c;
+        eng->capcomp = eng->capflows;
+    }
+    int n = 0;
+    for (int q = 0; q < eng->nqueue; q++) {
+        int l = eng->queue[q];
+        for (int i = 0; i < eng->link_active[l]; i++) {
+            flow_t *f = eng->link_flows[l][i];
+            if (f->mark == eng->epoch)
+                continue;
+            f->mark = eng->epoch;
+            eng->comp[n++] = f;
+            comp_seed(eng, f);
+        }
+    }
+    qsort(eng->comp, (size_t)n, sizeof(*eng->comp), flow_cmp_ptr);
+    fill(eng, eng->comp, n);
 }
 
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
@@ -194,7 +336,10 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->send = send;
     f->recv = recv;
     f->remaining = (double)send->bytes;
-    flow_route(eng, f);
+    if (flow_route(eng, f) != 0) {
+        free(f);
+        return -1;
+    }
 
     int pos = eng->nflows;
     while (pos > 0 && flow_cmp(eng->flows[pos - 1], f) > 0) {
@@ -203,7 +348,10 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     }
     eng->flows[pos] = f;
     eng->nflows++;
-    flow_rates(eng);
+    f->rate = INFINITY;   /* no finite link: drains at once */
+    comp_begin(eng);
+    comp_seed(eng, f);
+    comp_refill(eng);
     return 0;
 }
 
@@ -216,14 +364,18 @@ static double drain_time(const hccn_sim_engine_t *eng, const flow_t *f)
     return eng->now + f->remaining / f->rate;
 }
 
-double hccn_sim_flow_next(const hccn_sim_engine_t *eng)
+double hccn_sim_flow_next(hccn_sim_engine_t *eng)
 {
+    if (eng->next_ok)
+        return eng->next_drain;
     double t = INFINITY;
     for (int i = 0; i < eng->nflows; i++) {
         double d = drain_time(eng, eng->flows[i]);
         if (d < t)
             t = d;
     }
+    eng->next_drain = t;
+    eng->next_ok = 1;
     return t;
 }
 
@@ -232,6 +384,7 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
     double dt = t - eng->now;
     if (dt <= 0.0)
         return;
+    eng->next_ok = 0;
     for (int i = 0; i < eng->nflows; i++) {
         flow_t *f = eng->flows[i];
         if (isinf(f->rate))
@@ -239,9 +392,8 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
         else
             f->remaining -= f->rate * dt;
     }
-    for (int l = 0; l < eng->topo->nlinks; l++)
-        if (eng->link_active[l] > 0)
-            eng->link_busy[l] += dt;
+    for (int i = 0; i < eng->nbusy; i++)
+        eng->link_busy[eng->busy_links[i]] += dt;
     eng->now = t;
 }
 
@@ -253,11 +405,12 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
 
     /* done() only queues events, so it may run while the list is compacted;
      * it is called in canonical order. */
+    comp_begin(eng);
     for (int i = 0; i < eng->nflows; i++) {
         flow_t *f = eng->flows[i];
         if (drain_time(eng, f) <= limit) {
-            for (int k = 0; k < f->nlinks; k++)
-                eng->link_active[f->links[k]]--;
+            links_remove(eng, f);
+            comp_seed(eng, f);
             done(eng, f);
             free(f);
             reaped++;
@@ -267,7 +420,7 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
     }
     eng->nflows = kept;
     if (reaped > 0)
-        flow_rates(eng);
+        comp_refill(eng);
 }
 
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
@@ -278,8 +431,7 @@ void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
 static void flow_remove_at(hccn_sim_engine_t *eng, int i)
 {
     flow_t *f = eng->flows[i];
-    for (int k = 0; k < f->nlinks; k++)
-        eng->link_active[f->links[k]]--;
+    links_remove(eng, f);
     memmove(&eng->flows[i], &eng->flows[i + 1],
             (size_t)(eng->nflows - i - 1) * sizeof(*eng->flows));
     eng->nflows--;
@@ -292,8 +444,10 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
         if (f->send != t && f->recv != t)
             continue;
         flow_remove_at(eng, i);
+        comp_begin(eng);
+        comp_seed(eng, f);
         free(f);
-        flow_rates(eng);
+        comp_refill(eng);
         return;
     }
 }
@@ -340,9 +494,10 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
         if (hccn_sim_flow_route(eng, f->send->dev, f->recv->dev, links, &lat,
                                 &down) >= 0) {
             flow_unroute(eng, f);
-            flow_route(eng, f);
-            i++;
-            continue;
+            if (flow_route(eng, f) == 0) {
+                i++;
+                continue;
+            }
         }
         flow_remove_at(eng, i);
         failed(eng, f);

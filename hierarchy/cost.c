@@ -107,9 +107,7 @@ double hccn_hier_cost_engine(const hccn_sched_t *s,
     int ok = 1;
     for (int r = 0; r < s->nranks && ok; r++)
         ok = (b[r] = post_rank(eng, s, r, pl, tasks)) != NULL;
-    for (int d = 0; d < pl->topo->nnpus; d++)
-        hccn_sim_finish(eng, d);
-    hccn_sim_settle(eng);
+    hccn_sim_finish_all(eng);
     if (ok) {
         t = 0.0;
         for (int r = 0; r < s->nranks; r++)

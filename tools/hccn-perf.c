@@ -27,6 +27,7 @@
 #include "tools/perf_links.h"
 #include "tools/perf_report.h"
 #include "tools/perf_topo.h"
+#include "runtime/predict.h"
 
 enum { V_OOP = 1, V_IP = 2 };
 
@@ -35,6 +36,7 @@ typedef struct {
     size_t min_bytes, max_bytes, step;
     double factor;
     int iters, warmup, check, root, variants;
+    int nodata;             /* --no-data: timing only */
     hccn_dtype_t dtype;
     hccn_redop_t op;
     const char *json, *csv, *trace;
@@ -307,8 +309,8 @@ static void usage(FILE *f)
         "      --trace FILE       write a timeline of every run (Chrome "
         "trace JSON:\n"
         "                         ui.perfetto.dev, chrome://tracing)\n"
-        "      --no-data          timing only, no bytes moved "
-        "(not implemented yet)\n"
+        "      --no-data          timing only: no bytes moved, no threads; "
+        "same times\n"
         "Times are simulated microseconds; wall is the simulation's own "
         "time. See docs/perf.md.\n");
 }
@@ -339,7 +341,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         {"trace", 1, 0, O_TRACE},
         {"no-data", 0, 0, O_NODATA}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opts_t *o = &cli->o;
-    int ch, nodata = 0;
+    int ch;
     optind = 2;
     while ((ch = getopt_long(argc, argv, "t:b:e:f:i:n:w:c:d:o:r:a:h", lo,
                              NULL)) != -1) {
@@ -379,7 +381,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         case O_JSON: o->json = optarg; break;
         case O_CSV: o->csv = optarg; break;
         case O_TRACE: o->trace = optarg; break;
-        case O_NODATA: nodata = 1; break;
+        case O_NODATA: o->nodata = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -393,18 +395,42 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         fprintf(stderr, "hccn-perf: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (nodata) {
-        fprintf(stderr, "hccn-perf: --no-data (timing without moving bytes) "
-                        "is not implemented yet\n");
-        return 2;
-    }
     if (o->min_bytes > o->max_bytes) {
         fprintf(stderr, "hccn-perf: -b is larger than -e\n");
+        return 2;
+    }
+    if (o->trace != NULL && o->nodata) {
+        fprintf(stderr, "hccn-perf: --trace needs the run with data; drop "
+                        "--no-data\n");
         return 2;
     }
     if (o->variants == 0)
         o->variants = cli->rep.format == FMT_HCCL ? V_OOP : V_OOP | V_IP;
     return -1;
+}
+
+/* Fills rec for one variant of one size that took t simulated seconds per
+ * call (wall: host seconds of the timed loop). */
+static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
+                        int nodes, int inplace, size_t bytes, double t,
+                        double wall)
+{
+    size_t es = hccn_dtype_size(o->dtype);
+    size_t size = call_count(c, bytes, es, n) * es;
+    if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL)
+        size *= (size_t)n;
+    rec->coll = c;
+    rec->nranks = n;
+    rec->nodes = nodes;
+    rec->size = size;
+    rec->count = size / es;
+    rec->inplace = inplace;
+    rec->time_us = t * 1e6;
+    rec->algbw = t > 0 ? (double)size / t / 1e9 : 0.0;
+    rec->factor = bus_factor(c, n);
+    rec->busbw = rec->algbw * rec->factor;
+    rec->wrong = -1;
+    rec->wall_us = wall / o->iters * 1e6;
 }
 
 /* Runs one variant of one size on cl, fills rec and adds the run's link
@@ -415,7 +441,6 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
                              link_sum_t *links)
 {
     int n = hccn_cluster_size(cl);
-    size_t es = hccn_dtype_size(o->dtype);
     run_t run = {.o = o, .coll = c, .inplace = inplace, .bytes = bytes};
     run.start = calloc((size_t)n, sizeof(double));
     run.end = calloc((size_t)n, sizeof(double));
@@ -430,23 +455,9 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
             t1 = fmax(t1, run.end[r]);
             wrong += run.wrong[r] > 0 ? run.wrong[r] : 0;
         }
-        size_t cnt = call_count(c, bytes, es, n);
-        size_t size = cnt * es;
-        if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL)
-            size *= (size_t)n;
-        double t = (t1 - t0) / o->iters;
-        rec->coll = c;
-        rec->nranks = n;
-        rec->nodes = hccn_cluster_nodes(cl);
-        rec->size = size;
-        rec->count = size / es;
-        rec->inplace = inplace;
-        rec->time_us = t * 1e6;
-        rec->algbw = t > 0 ? (double)size / t / 1e9 : 0.0;
-        rec->factor = bus_factor(c, n);
-        rec->busbw = rec->algbw * rec->factor;
+        fill_record(rec, o, c, n, hccn_cluster_nodes(cl), inplace, bytes,
+                    (t1 - t0) / o->iters, run.wall);
         rec->wrong = run.wrong[0] < 0 ? -1 : wrong;
-        rec->wall_us = run.wall / o->iters * 1e6;
     }
     free(run.start);
     free(run.end);
@@ -461,6 +472,74 @@ static int write_trace(hccn_sim_trace_t *tr, const char *path)
         return -1;
     int rc = hccn_sim_trace_write(tr, f);
     return fclose(f) == 0 && rc == 0 ? 0 : -1;
+}
+
+static const hccn_coll_t lib_coll[C_COUNT] = {
+    HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
+    HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL};
+
+/* As measure, timing only: the calls rank_fn makes (the agreement before
+ * the warm-up, the warm-up, the agreement, the timed loop) are timed by
+ * the engine without data; the times are the ones measure would give. */
+static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
+                                    const opts_t *o, coll_t c, int inplace,
+                                    size_t bytes, record_t *rec)
+{
+    int n = topo->nnpus, ncalls = 2 + o->warmup + o->iters;
+    hccn_rt_pcall_t agree = {.coll = HCCN_COLL_ALLREDUCE, .count = 1,
+                             .dtype = HCCN_INT32, .inplace = 1, .spec = ""};
+    hccn_rt_pcall_t meas = {
+        .coll = lib_coll[c], .dtype = o->dtype, .root = o->root,
+        .inplace = inplace, .spec = getenv("HCCN_ALGO"),
+        .count = call_count(c, bytes, hccn_dtype_size(o->dtype), n)};
+    hccn_rt_pcall_t *calls = malloc((size_t)ncalls * sizeof(*calls));
+    double *ends = malloc((size_t)ncalls * sizeof(*ends));
+    hccn_status_t rc = HCCN_ERR_NOMEM;
+    if (calls != NULL && ends != NULL) {
+        for (int i = 0; i < ncalls; i++)
+            calls[i] = i == 0 || i == 1 + o->warmup ? agree : meas;
+        double w0 = wall_now();
+        rc = hccn_rt_predict(topo, calls, ncalls, ends);
+        if (rc == HCCN_OK)
+            fill_record(rec, o, c, n, topo->nnodes, inplace, bytes,
+                        (ends[ncalls - 1] - ends[1 + o->warmup]) / o->iters,
+                        wall_now() - w0);
+    }
+    free(calls);
+    free(ends);
+    return rc;
+}
+
+/* What one block runs on: a cluster, or its topology alone (--no-data). */
+typedef struct {
+    hccn_cluster_t *cl;
+    hccn_sim_topo_t *topo;
+    int n, nodes;
+} target_t;
+
+static int make_target(const cli_t *cli, int v, target_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (cli->o.nodata) {
+        int rc = make_topo(&cli->topo, v, &t->topo);
+        if (rc == 0) {
+            t->n = t->topo->nnpus;
+            t->nodes = t->topo->nnodes;
+        }
+        return rc;
+    }
+    int rc = make_cluster(&cli->topo, v, &t->cl);
+    if (rc == 0) {
+        t->n = hccn_cluster_size(t->cl);
+        t->nodes = hccn_cluster_nodes(t->cl);
+    }
+    return rc;
+}
+
+static void free_target(target_t *t)
+{
+    hccn_cluster_destroy(t->cl);
+    hccn_sim_topo_free(t->topo);
 }
 
 static size_t next_size(const opts_t *o, size_t bytes)
@@ -483,21 +562,21 @@ typedef struct {
 static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
 {
     const opts_t *o = &cli->o;
-    hccn_cluster_t *cl;
-    int rc = make_cluster(&cli->topo, v, &cl);
+    target_t tg;
+    int rc = make_target(cli, v, &tg);
     if (rc != 0)
         return rc;
-    if (cli->trace != NULL &&
-        hccn_sim_engine_set_trace(cl->eng, cli->trace) != 0) {
+    if (cli->trace != NULL && tg.cl != NULL &&
+        hccn_sim_engine_set_trace(tg.cl->eng, cli->trace) != 0) {
         fprintf(stderr, "hccn-perf: --trace: out of memory\n");
-        hccn_cluster_destroy(cl);
+        free_target(&tg);
         return 1;
     }
-    int n = hccn_cluster_size(cl);
+    int n = tg.n;
     if (o->root >= n) {
         fprintf(stderr, "hccn-perf: root %d out of range [0, %d)\n", o->root,
                 n);
-        hccn_cluster_destroy(cl);
+        free_target(&tg);
         return 2;
     }
     int run_variants = c == C_ALLTOALL ? o->variants & V_OOP : o->variants;
@@ -506,8 +585,8 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
                cli->topo.sweep_values[v]);
     else
         printf("# ");
-    printf("%d ranks on %d node%s\n", n, hccn_cluster_nodes(cl),
-           hccn_cluster_nodes(cl) == 1 ? "" : "s");
+    printf("%d ranks on %d node%s%s\n", n, tg.nodes, tg.nodes == 1 ? "" : "s",
+           o->nodata ? ", timing only (no data)" : "");
     for (size_t bytes = o->min_bytes; bytes <= o->max_bytes && rc == 0;
          bytes = next_size(o, bytes)) {
         record_t recs[2];
@@ -521,8 +600,10 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
         for (int k = 0; k < 2 && rc == 0; k++) {
             if (!(run_variants & (1 << k)))
                 continue;
-            hccn_status_t st = measure(cl, o, c, k, bytes, &recs[k],
-                                       &cli->links);
+            hccn_status_t st =
+                o->nodata ? measure_nodata(tg.topo, o, c, k, bytes, &recs[k])
+                          : measure(tg.cl, o, c, k, bytes, &recs[k],
+                                    &cli->links);
             if (st != HCCN_OK) {
                 int bad_arg = st == HCCN_ERR_INVALID ||
                               st == HCCN_ERR_UNSUPPORTED;
@@ -549,7 +630,7 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
                   have[1] ? &recs[1] : NULL, (wall_now() - w0) * 1e3);
         fflush(stdout);
     }
-    hccn_cluster_destroy(cl);
+    free_target(&tg);
     return rc;
 }
 
@@ -616,11 +697,10 @@ int main(int argc, char **argv)
     /* Check the topology, every edit and every sweep value before running. */
     int nv = cli.topo.sweep_path ? cli.topo.nsweep : 1;
     for (int v = 0; v < nv; v++) {
-        hccn_cluster_t *cl;
-        if ((rc = make_cluster(&cli.topo, cli.topo.sweep_path ? v : -1,
-                               &cl)) != 0)
+        target_t tg;
+        if ((rc = make_target(&cli, cli.topo.sweep_path ? v : -1, &tg)) != 0)
             goto free_spec;
-        hccn_cluster_destroy(cl);
+        free_target(&tg);
     }
     report_t *rep = &cli.rep;
     rep->config = cli.topo.path;

@@ -106,27 +106,20 @@ static int apply(json_object *doc, const char *option, const char *assignment)
     return -1;
 }
 
-/* Creates the cluster of spec with sweep value number v (-1: no sweep).
- * Returns 0, or 2 with the error printed and *out NULL. */
-static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
+/* The topology document of spec with sweep value number v (-1: no sweep)
+ * applied, or NULL (errors printed; the file's own syntax error too). */
+static json_object *edited_doc(const topo_spec_t *spec, int v)
 {
-    *out = NULL;
-    if (spec->nsets == 0 && v < 0) {
-        if (hccn_cluster_create(spec->path, NULL, out) == HCCN_OK)
-            return 0;
-        fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
-        return 2;
-    }
     json_object *doc = json_object_from_file(spec->path);
     if (doc == NULL) {
-        /* Let the loader say why (missing file, syntax error and where). */
-        if (hccn_cluster_create(spec->path, NULL, out) != HCCN_OK)
-            fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
+        char err[1024];
+        hccn_sim_topo_t *topo = NULL;
+        if (hccn_sim_topo_load_file(spec->path, &topo, err, sizeof(err)) != 0)
+            fprintf(stderr, "hccn-perf: %s\n", err);
         else
             fprintf(stderr, "hccn-perf: %s: cannot parse\n", spec->path);
-        hccn_cluster_destroy(*out);
-        *out = NULL;
-        return 2;
+        hccn_sim_topo_free(topo);
+        return NULL;
     }
     int rc = 0;
     for (int i = 0; i < spec->nsets && rc == 0; i++)
@@ -138,16 +131,58 @@ static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
         rc = apply(doc, "--sweep", a);
         free(a);
     }
-    if (rc == 0) {
-        const char *text = json_object_to_json_string_ext(
-            doc, JSON_C_TO_STRING_PLAIN);
-        if (hccn_cluster_create_json(text, spec->path, NULL, out) != HCCN_OK) {
-            fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
-            rc = -1;
-        }
+    if (rc != 0) {
+        json_object_put(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* The topology alone (timing-only runs: no arenas, no threads), loaded as
+ * make_cluster loads it. Returns 0, or 2 with the error printed. */
+static int make_topo(const topo_spec_t *spec, int v, hccn_sim_topo_t **out)
+{
+    char err[1024];
+    hccn_status_t st;
+    *out = NULL;
+    if (spec->nsets == 0 && v < 0) {
+        st = hccn_sim_topo_load_file(spec->path, out, err, sizeof(err));
+    } else {
+        json_object *doc = edited_doc(spec, v);
+        if (doc == NULL)
+            return 2;
+        st = hccn_sim_topo_load_json(doc, spec->path, out, err, sizeof(err));
+        json_object_put(doc);
+    }
+    if (st == HCCN_OK)
+        return 0;
+    fprintf(stderr, "hccn-perf: %s\n", err);
+    return 2;
+}
+
+/* Creates the cluster of spec with sweep value number v (-1: no sweep).
+ * Returns 0, or 2 with the error printed and *out NULL. */
+static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
+{
+    *out = NULL;
+    if (spec->nsets == 0 && v < 0) {
+        if (hccn_cluster_create(spec->path, NULL, out) == HCCN_OK)
+            return 0;
+        fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
+        return 2;
+    }
+    json_object *doc = edited_doc(spec, v);
+    if (doc == NULL)
+        return 2;
+    const char *text = json_object_to_json_string_ext(doc,
+                                                      JSON_C_TO_STRING_PLAIN);
+    int rc = 0;
+    if (hccn_cluster_create_json(text, spec->path, NULL, out) != HCCN_OK) {
+        fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
+        rc = 2;
     }
     json_object_put(doc);
-    return rc == 0 ? 0 : 2;
+    return rc;
 }
 
 #endif /* HCCN_TOOLS_PERF_TOPO_H */

@@ -2,7 +2,8 @@
 # hccn-perf: the table's columns parse and agree with each other (algbw =
 # size / time, busbw = algbw x the factor of docs/perf.md), every check
 # passes, --json and --csv hold the table's values, --set changes the named
-# field only, --sweep prints one block per value, errors exit 2.
+# field only, --sweep prints one block per value, --no-data prints the
+# same times as a run with data, errors exit 2.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 set -u
 : "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
@@ -152,6 +153,33 @@ run allreduce -t "$cfg/default.json" -b 64K -e 64K -n 1 -w 0 --set network.lat_u
 grep -v '^#' "$tmp/out" | awk '{$NF=""; print}' >"$tmp/other"
 cmp -s "$tmp/plain" "$tmp/other" && fail "set: network.lat_us=2 changed nothing"
 
+# --- --no-data: the same simulated times, bit for bit ----------------------
+label=nodata
+nodata_same() {  # nodata_same NAME ARGS...: times equal with and without data
+    local name=$1
+    shift
+    run "$@" --json "$tmp/$name-data.json"
+    [ "$rc" -eq 0 ] || fail "$name: exit $rc: $(cat "$tmp/err")"
+    run "$@" --no-data --json "$tmp/$name-nodata.json"
+    [ "$rc" -eq 0 ] || fail "$name --no-data: exit $rc: $(cat "$tmp/err")"
+    grep -q "timing only" "$tmp/out" || fail "$name --no-data: no 'timing only' line"
+    python3 - "$tmp/$name-data.json" "$tmp/$name-nodata.json" >"$tmp/py" 2>&1 <<'PY' ||
+import json, sys
+a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
+key = lambda r: (r["collective"], r["size"], r["inplace"])
+assert [key(r) for r in a] == [key(r) for r in b], "different records"
+for x, y in zip(a, b):
+    for f in ("time_us", "algbw_GBps", "busbw_GBps"):
+        assert x[f] == y[f], (key(x), f, x[f], y[f])
+print(len(a), "records")
+PY
+        fail "$name: $(cat "$tmp/py")"
+}
+nodata_same all all -t "$cfg/default.json" -b 64K -e 4M -f 8 -n 2 -w 1
+nodata_same x4 allreduce -t "$cfg/default.json" --set 'node_types[0].count=4' \
+    -b 1M -e 1M -n 2 -w 1
+nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 -a ring
+
 # --- errors: exit 2 with one clear line ----------------------------------
 expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
     local want=$1
@@ -170,7 +198,8 @@ expect_error "network.bogus: unknown key" allreduce -t "$cfg/default.json" \
     --sweep 'network.bogus=1,2'
 expect_error "node_types[0].count: must be an integer" allreduce \
     -t "$cfg/default.json" --sweep 'node_types[0].count=1,2.5'
-expect_error "not implemented yet" allreduce --no-data
+expect_error "does not implement alltoall" alltoall -t "$cfg/default.json" \
+    --no-data -a ring
 expect_error "unknown collective" allgatherv
 expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set network.lat_us
 expect_error "bad value" allreduce -n 0

@@ -1,0 +1,241 @@
+/*
+ * Timing-only runs (see predict.h). The sequence is posted whole: every
+ * rank posts call i + 1 with call i as its stream predecessor, so it
+ * starts at the end of call i on that rank, which is the clock a blocking
+ * call would have left; the ranks of one call join as in the runtime.
+ * Then every device finishes and the engine runs the lot to its end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_sim/engine.h"
+#include "hierarchy/cost.h"
+#include "hierarchy/select.h"
+#include "runtime/predict.h"
+#include "runtime/rt.h"
+
+/* Distinct virtual addresses of the three buffers of a rank (only their
+ * equality matters: a copy onto itself is free, as in runtime/exec.c). */
+#define VBASE ((uintptr_t)1 << 44)
+
+typedef struct {
+    const hccn_sim_topo_t *topo;
+    int n;
+    int *world;                 /* identity: rank r is NPU r */
+    hccn_hier_view_t view;
+    int *node_local;            /* view's arrays: node, local, pod */
+    hccn_sim_engine_t *eng;
+    hccn_sim_batch_t **tail;    /* per rank: its latest batch */
+    hccn_sim_task_t *tasks;     /* scratch for the largest rank's steps */
+    uint32_t captasks;
+    const hccn_algo_t *algo;    /* the last schedule, kept for the next */
+    hccn_coll_args_t args;
+    hccn_sched_t *sched;
+} pred_t;
+
+/* The rank's SEND, RECV and SCRATCH addresses for call c. */
+static void vbufs(const hccn_rt_pcall_t *c, int r, uintptr_t b[3])
+{
+    uintptr_t blk = (uintptr_t)r * (uintptr_t)c->count *
+                    hccn_dtype_size(c->dtype);
+    b[HCCN_BUF_SEND] = VBASE;
+    b[HCCN_BUF_RECV] = 2 * VBASE;
+    b[HCCN_BUF_SCRATCH] = 3 * VBASE;
+    if (!c->inplace)
+        return;
+    if (c->coll == HCCN_COLL_REDUCE_SCATTER)
+        b[HCCN_BUF_RECV] = b[HCCN_BUF_SEND] + blk;
+    else if (c->coll == HCCN_COLL_ALLGATHER)
+        b[HCCN_BUF_SEND] = b[HCCN_BUF_RECV] + blk;
+    else
+        b[HCCN_BUF_SEND] = b[HCCN_BUF_RECV];
+}
+
+static int inplace_ok(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_ALLREDUCE || coll == HCCN_COLL_REDUCE_SCATTER ||
+           coll == HCCN_COLL_ALLGATHER || coll == HCCN_COLL_BROADCAST ||
+           coll == HCCN_COLL_REDUCE;
+}
+
+static int rooted(hccn_coll_t coll)
+{
+    return coll == HCCN_COLL_BROADCAST || coll == HCCN_COLL_REDUCE ||
+           coll == HCCN_COLL_SCATTER || coll == HCCN_COLL_GATHER;
+}
+
+static int same_args(const hccn_coll_args_t *x, const hccn_coll_args_t *y)
+{
+    return x->coll == y->coll && x->count == y->count &&
+           x->esize == y->esize && x->root == y->root;
+}
+
+/* Picks the algorithm of call i as the runtime would and builds (or
+ * reuses) its schedule. */
+static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
+{
+    hccn_coll_args_t a = {.coll = c->coll, .nranks = p->n, .count = c->count,
+                          .esize = hccn_dtype_size(c->dtype),
+                          .root = rooted(c->coll) ? c->root : 0,
+                          .view = &p->view};
+    if (a.esize == 0 || (rooted(c->coll) && (c->root < 0 || c->root >= p->n)))
+        return hccn_rt_error(HCCN_ERR_INVALID, "predict: call %d: %s: bad "
+                             "dtype or root", i, hccn_coll_name(c->coll));
+    if (hccn_coll_is_v(c->coll))
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "predict: call %d: %s: "
+                             "timing-only runs take no count arrays", i,
+                             hccn_coll_name(c->coll));
+    if (c->inplace && !inplace_ok(c->coll))
+        return hccn_rt_error(HCCN_ERR_INVALID, "predict: call %d: %s has no "
+                             "in-place form", i, hccn_coll_name(c->coll));
+    hccn_hier_select_in_t in = {p->topo, p->world, c->spec};
+    char why[256];
+    const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
+                                               NULL, 0);
+    if (algo == NULL)
+        return hccn_rt_error(hccn_hier_algo_find(c->spec) != NULL
+                                 ? HCCN_ERR_UNSUPPORTED : HCCN_ERR_INVALID,
+                             "predict: call %d: %s: algorithm: %s", i,
+                             hccn_coll_name(c->coll), why);
+    if (p->sched != NULL && p->algo == algo && same_args(&p->args, &a))
+        return HCCN_OK;
+    hccn_sched_free(p->sched);
+    p->algo = algo;
+    p->args = a;
+    p->sched = algo->build(&a);
+    if (p->sched == NULL)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "predict: call %d: %s: "
+                             "algorithm '%s' does not support %d ranks, "
+                             "count %llu", i, hccn_coll_name(c->coll),
+                             algo->name, p->n, (unsigned long long)c->count);
+    if (hccn_sched_validate(p->sched, why, sizeof(why)) != 0)
+        return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: algorithm "
+                             "'%s' built an invalid schedule: %s", i,
+                             algo->name, why);
+    return HCCN_OK;
+}
+
+/* Rank r's tasks for call i, as runtime/exec.c's post_steps makes them. */
+static void rank_tasks(pred_t *p, const hccn_rt_pcall_t *c, uint64_t i, int r)
+{
+    const hccn_sched_rank_t *rk = &p->sched->ranks[r];
+    const hccn_sim_npu_t *npu = &p->topo->npus[r];
+    uintptr_t b[3];
+    vbufs(c, r, b);
+    for (uint32_t k = 0; k < rk->nsteps; k++) {
+        const hccn_step_t *st = &rk->steps[k];
+        hccn_sim_task_t *t = &p->tasks[k];
+        hccn_sched_step_task(st, npu, p->world, t);
+        if (st->kind == HCCN_STEP_COPY &&
+            b[st->src_buf] + st->src_off == b[st->dst_buf] + st->dst_off)
+            t->cost = 0.0;
+        if (t->kind != HCCN_SIM_TASK_LOCAL) {
+            if (c->compress)
+                t->bytes = st->bytes / 2;
+            t->key = (hccn_sim_key_t){0, i, st->xfer};
+        }
+    }
+}
+
+/* Posts call i on every rank, after the rank's previous call. */
+static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
+{
+    hccn_status_t rc = schedule(p, c, i);
+    if (rc != HCCN_OK)
+        return rc;
+    for (int r = 0; r < p->n; r++) {
+        const hccn_sched_rank_t *rk = &p->sched->ranks[r];
+        if (rk->nsteps > p->captasks) {
+            free(p->tasks);
+            p->captasks = rk->nsteps;
+            p->tasks = malloc(p->captasks * sizeof(*p->tasks));
+            if (p->tasks == NULL)
+                return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        }
+        rank_tasks(p, c, (uint64_t)i, r);
+        hccn_sim_key_t join = {0, (uint64_t)i, UINT64_MAX};
+        hccn_sim_batch_t *b = hccn_sim_post_joined(
+            p->eng, r, p->tasks, (int)rk->nsteps, rk->deps, p->tail[r], join,
+            p->n);
+        if (b == NULL)
+            return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        hccn_sim_batch_release(p->eng, p->tail[r]);
+        p->tail[r] = b;
+    }
+    return HCCN_OK;
+}
+
+static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo)
+{
+    memset(p, 0, sizeof(*p));
+    p->topo = topo;
+    p->n = topo->nnpus;
+    p->world = malloc((size_t)p->n * sizeof(int));
+    p->node_local = malloc(3 * (size_t)p->n * sizeof(int));
+    p->tail = calloc((size_t)p->n, sizeof(*p->tail));
+    p->eng = hccn_sim_engine_create(topo, 0.0);
+    if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
+        p->eng == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    /* The file's faults, replayed as a cluster run replays them. */
+    if (hccn_sim_engine_set_faults(p->eng, topo->faults, topo->nfaults) != 0)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    hccn_sim_engine_reset(p->eng);
+    for (int r = 0; r < p->n; r++)
+        p->world[r] = r;
+    hccn_cost_place_t pl = {topo, p->world};
+    if (hccn_hier_cost_view(&pl, p->n, p->node_local, p->node_local + p->n,
+                            &p->view) != 0 ||
+        hccn_hier_cost_pods(&pl, p->node_local + 2 * p->n, &p->view) != 0)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    return HCCN_OK;
+}
+
+static void pred_free(pred_t *p)
+{
+    hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
+    hccn_sched_free(p->sched);
+    free(p->tasks);
+    free(p->tail);
+    free(p->node_local);
+    free(p->world);
+}
+
+hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
+                              const hccn_rt_pcall_t *calls, int ncalls,
+                              double *ends)
+{
+    pred_t p;
+    hccn_status_t rc = pred_init(&p, topo);
+    hccn_sim_batch_t **all = NULL;
+    if (rc == HCCN_OK && ncalls > 0 &&
+        (all = calloc((size_t)ncalls * (size_t)p.n, sizeof(*all))) == NULL)
+        rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
+        rc = post_call(&p, &calls[i], i);
+        /* Held until the run ends, to read their end times. */
+        for (int r = 0; r < p.n && rc == HCCN_OK; r++) {
+            all[(size_t)i * p.n + r] = p.tail[r];
+            hccn_sim_batch_retain(p.eng, p.tail[r]);
+        }
+    }
+    if (rc == HCCN_OK) {
+        hccn_sim_finish_all(p.eng);
+        for (int i = 0; i < ncalls; i++) {
+            ends[i] = 0.0;
+            for (int r = 0; r < p.n; r++) {
+                const hccn_sim_batch_t *b = all[(size_t)i * p.n + r];
+                if (!hccn_sim_batch_done(p.eng, b)) {
+                    rc = hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d "
+                                       "never completed on rank %d", i, r);
+                    break;
+                }
+                if (hccn_sim_batch_end(b) > ends[i])
+                    ends[i] = hccn_sim_batch_end(b);
+            }
+        }
+    }
+    free(all);
+    pred_free(&p);
+    return rc;
+}

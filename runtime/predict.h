@@ -1,0 +1,41 @@
+/*
+ * Timing-only runs: the simulated time of a sequence of collectives on the
+ * world communicator of a topology, without data, arenas or NPU threads
+ * (docs/performance.md). Every rank makes the calls back to back from
+ * clock 0, as blocking calls in one thread per rank would; the schedules,
+ * the algorithm choice and the engine tasks are those of the real runtime
+ * (runtime/exec.c), so the times are the ones a real-data run reports.
+ * Used by hccn-perf --no-data. Not installed.
+ */
+#ifndef HCCN_RUNTIME_PREDICT_H
+#define HCCN_RUNTIME_PREDICT_H
+
+#include <stdint.h>
+
+#include "device_sim/topo.h"
+#include "hccn/hccn.h"
+#include "hierarchy/coll.h"
+
+/* One call of the sequence, with the arguments every rank passes. */
+typedef struct {
+    hccn_coll_t coll;
+    uint64_t count;         /* elements, as the call's count argument */
+    hccn_dtype_t dtype;
+    int root;               /* rooted collectives */
+    int inplace;            /* the call uses NCCL's in-place form */
+    int compress;           /* HCCN_COMPRESS_*: bytes on the wire halve */
+    const char *spec;       /* algorithm override (HCCN_ALGO grammar), or
+                               NULL / "" for the cost model's choice */
+} hccn_rt_pcall_t;
+
+/* Times calls[0..ncalls) in order on every NPU of topo. ends[i] receives
+ * the latest end over the ranks of call i (simulated seconds from 0).
+ * The v-collectives (per-rank count arrays) are not taken:
+ * HCCN_ERR_UNSUPPORTED. Returns HCCN_OK, or an error (a spec that does
+ * not apply, no memory)
+ * with hccn_last_error() saying which call and why. */
+hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
+                              const hccn_rt_pcall_t *calls, int ncalls,
+                              double *ends);
+
+#endif /* HCCN_RUNTIME_PREDICT_H */

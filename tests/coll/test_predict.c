@@ -1,0 +1,292 @@
+/*
+ * Timing-only runs (runtime/predict.h) against real-data runs: for every
+ * algorithm of the table and every collective it implements, and for the
+ * cost model's choice, the same sequence of calls (out of place, then in
+ * place where the collective has that form, on a root other than 0) runs
+ * on a cluster of threads moving bytes and through hccn_rt_predict; each
+ * call's latest end over the ranks must be the same double, bit for bit.
+ * Clusters: default.json (2 nodes of 8; with 4 and 8 nodes, 32 and 64
+ * ranks, the cost model's choice only), ring-8.json, and a one-node full mesh whose copies cost
+ * time (so an in-place call's free self-copy shows). Counts do not divide
+ * by the ranks. HCCN_TEST_QUICK keeps default.json and the compressed
+ * case.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "device_sim/topo.h"
+#include "hccn/hccn.h"
+#include "hierarchy/coll.h"
+#include "runtime/predict.h"
+#include "test_util.h"
+
+#define MAXCALLS 4
+#define MAXRANKS 64
+
+static const char *mesh8_json =
+    "{\"version\":1,\"name\":\"mesh-8\",\"node_types\":[{\"count\":1,"
+    "\"npu\":{\"count\":8,\"arena_MiB\":64,\"reduce_bw_GBps\":80,"
+    "\"mem_bw_GBps\":20},"
+    "\"fabric\":{\"type\":\"mesh\",\"bw_GBps\":50,\"lat_us\":2}}]}";
+
+typedef struct {
+    hccn_rt_pcall_t calls[MAXCALLS];
+    int ncalls;
+    double ends[MAXCALLS][MAXRANKS];   /* each rank's clock after call i */
+} seq_t;
+
+static int quick(void)
+{
+    const char *q = getenv("HCCN_TEST_QUICK");
+    return q != NULL && *q != '\0' && strcmp(q, "0") != 0;
+}
+
+static int has_inplace(hccn_coll_t c)
+{
+    return c == HCCN_COLL_ALLREDUCE || c == HCCN_COLL_REDUCE_SCATTER ||
+           c == HCCN_COLL_ALLGATHER || c == HCCN_COLL_BROADCAST ||
+           c == HCCN_COLL_REDUCE;
+}
+
+static hccn_status_t one_call(hccn_comm_t *w, const hccn_rt_pcall_t *c,
+                              char *sb, char *rb)
+{
+    size_t n = c->count;
+    switch (c->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return hccn_allreduce(w, sb, rb, n, c->dtype, HCCN_SUM);
+    case HCCN_COLL_REDUCE_SCATTER:
+        return hccn_reduce_scatter(w, sb, rb, n, c->dtype, HCCN_SUM);
+    case HCCN_COLL_ALLGATHER:
+        return hccn_allgather(w, sb, rb, n, c->dtype);
+    case HCCN_COLL_BROADCAST:
+        return hccn_broadcast(w, sb, rb, n, c->dtype, c->root);
+    case HCCN_COLL_REDUCE:
+        return hccn_reduce(w, sb, rb, n, c->dtype, HCCN_SUM, c->root);
+    case HCCN_COLL_ALLTOALL:
+        return hccn_alltoall(w, sb, rb, n, c->dtype);
+    case HCCN_COLL_SCATTER:
+        return hccn_scatter(w, sb, rb, n, c->dtype, c->root);
+    case HCCN_COLL_GATHER:
+        return hccn_gather(w, sb, rb, n, c->dtype, c->root);
+    default:
+        return hccn_barrier(w);
+    }
+}
+
+/* Every rank makes the calls of the sequence (all with the first call's
+ * spec and compression), recording its clock after each. */
+static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
+{
+    seq_t *q = arg;
+    int r = hccn_rank(ctx), n = hccn_nranks(ctx);
+    hccn_comm_t *w = hccn_comm_world(ctx);
+    const hccn_rt_pcall_t *c0 = &q->calls[0];
+    size_t es = hccn_dtype_size(c0->dtype);
+    size_t bytes = (c0->count ? c0->count : 1) * es * (size_t)n;
+    char *sb, *rb;
+    hccn_status_t rc;
+    if ((rc = hccn_comm_set_algo(w, c0->spec)) != HCCN_OK ||
+        (rc = hccn_comm_set_compression(w, c0->compress)) != HCCN_OK ||
+        (rc = hccn_malloc(ctx, bytes, (void **)&sb)) != HCCN_OK ||
+        (rc = hccn_malloc(ctx, bytes, (void **)&rb)) != HCCN_OK)
+        return rc;
+    memset(sb, 0, bytes);
+    for (int i = 0; i < q->ncalls && rc == HCCN_OK; i++) {
+        const hccn_rt_pcall_t *c = &q->calls[i];
+        size_t blk = (size_t)r * c->count * es;
+        char *s = sb, *d = rb;
+        if (c->inplace && c->coll == HCCN_COLL_REDUCE_SCATTER)
+            d = sb + blk;
+        else if (c->inplace && c->coll == HCCN_COLL_ALLGATHER)
+            s = rb + blk;
+        else if (c->inplace)
+            s = d = rb;
+        rc = one_call(w, c, s, d);
+        q->ends[i][r] = hccn_time(ctx);
+    }
+    return rc;
+}
+
+/* Runs q both ways on the cluster of json; returns the real run's status
+ * after checking that the timing-only run agrees (status and times). */
+static hccn_status_t check_seq(const char *json, const char *what, seq_t *q)
+{
+    hccn_cluster_t *cl;
+    hccn_sim_topo_t *topo;
+    char err[512];
+    assert_int_equal(hccn_cluster_create_json(json, what, NULL, &cl), HCCN_OK);
+    assert_int_equal(hccn_sim_topo_load_string(json, what, &topo, err,
+                                               sizeof(err)), HCCN_OK);
+    int n = topo->nnpus;
+    assert_true(n <= MAXRANKS);
+    hccn_status_t real = hccn_cluster_run(cl, rank_fn, q, NULL);
+    double ends[MAXCALLS];
+    hccn_status_t pred = hccn_rt_predict(topo, q->calls, q->ncalls, ends);
+    if ((real == HCCN_OK) != (pred == HCCN_OK))
+        fail_msg("%s: %s spec %s: real run %s, timing-only %s", what,
+                 hccn_coll_name(q->calls[0].coll),
+                 q->calls[0].spec ? q->calls[0].spec : "(auto)",
+                 hccn_status_name(real), hccn_status_name(pred));
+    for (int i = 0; real == HCCN_OK && i < q->ncalls; i++) {
+        double t = 0.0;
+        for (int r = 0; r < n; r++)
+            if (q->ends[i][r] > t)
+                t = q->ends[i][r];
+        if (t != ends[i])
+            fail_msg("%s: %s spec %s count %llu call %d: real %.17g s, "
+                     "timing-only %.17g s", what,
+                     hccn_coll_name(q->calls[i].coll),
+                     q->calls[i].spec ? q->calls[i].spec : "(auto)",
+                     (unsigned long long)q->calls[i].count, i, t, ends[i]);
+    }
+    hccn_sim_topo_free(topo);
+    hccn_cluster_destroy(cl);
+    return real;
+}
+
+/* The sequence for coll: out of place twice (the second in stream order
+ * after the first), then in place where the collective has that form. */
+static void make_seq(seq_t *q, hccn_coll_t coll, uint64_t count,
+                     const char *spec, int n)
+{
+    memset(q, 0, sizeof(*q));
+    hccn_rt_pcall_t c = {.coll = coll, .count = count, .dtype = HCCN_FP32,
+                         .root = n > 1 ? 1 : 0, .spec = spec};
+    if (coll == HCCN_COLL_BARRIER)
+        c.count = 0;
+    q->calls[q->ncalls++] = c;
+    q->calls[q->ncalls++] = c;
+    if (has_inplace(coll)) {
+        c.inplace = 1;
+        q->calls[q->ncalls++] = c;
+    }
+}
+
+/* Every algorithm (and the cost model's choice) on every collective it
+ * implements. */
+static void sweep(const char *json, const char *what, int n)
+{
+    int ran = 0;
+    const hccn_algo_t *algos = hccn_hier_algos();
+    for (int c = 0; c < HCCN_COLL_COUNT; c++)
+        for (int a = -1; a < 0 || algos[a].name != NULL; a++) {
+            if ((a >= 0 && !(algos[a].colls & 1u << c)) ||
+                hccn_coll_is_v((hccn_coll_t)c))
+                continue;
+            seq_t q;
+            make_seq(&q, (hccn_coll_t)c, 1031, a >= 0 ? algos[a].name : NULL,
+                     n);
+            ran += check_seq(json, what, &q) == HCCN_OK;
+        }
+    printf("%s: %d sequences, times equal\n", what, ran);
+    assert_true(ran > 0);
+}
+
+/* default.json with `nodes` servers. */
+static char *default_with(int nodes)
+{
+    char *text = test_read_file(test_path("configs/default.json"));
+    assert_non_null(text);
+    char *at = strstr(text, "\"count\": 2,");
+    assert_non_null(at);
+    at[9] = (char)('0' + nodes);
+    return text;
+}
+
+static void test_default(void **state)
+{
+    (void)state;
+    char *text = default_with(2);
+    sweep(text, "default.json", 16);
+    free(text);
+}
+
+static void test_default_4_8(void **state)
+{
+    (void)state;
+    if (quick())
+        skip();
+    /* 32 and 64 ranks: the cost model's choice (allreduce only on 64). */
+    for (int nodes = 4; nodes <= 8; nodes *= 2) {
+        char *text = default_with(nodes);
+        for (int c = 0; c < (nodes == 4 ? HCCN_COLL_COUNT : 1); c++) {
+            if (hccn_coll_is_v((hccn_coll_t)c))
+                continue;
+            seq_t q;
+            make_seq(&q, (hccn_coll_t)c, nodes == 4 ? 1031 : 65539, NULL,
+                     8 * nodes);
+            assert_int_equal(check_seq(text, "default.json x4/x8", &q),
+                             HCCN_OK);
+        }
+        free(text);
+    }
+}
+
+static void test_ring_mesh(void **state)
+{
+    (void)state;
+    if (quick())
+        skip();
+    char *text = test_read_file(test_path("configs/ring-8.json"));
+    assert_non_null(text);
+    sweep(text, "ring-8.json", 8);
+    free(text);
+    sweep(mesh8_json, "mesh-8", 8);
+}
+
+/* Leaf/spine with pods (8 nodes of 2 NPUs, 2 nodes per leaf, uplinks 2:1),
+ * where the three-level rows apply: every algorithm on the collectives
+ * the levels matter to. */
+static void test_pods(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"version\": 1, \"node_types\": [{\"count\": 8,"
+        " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
+        " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
+        " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
+        " \"bw_GBps\": 20, \"lat_us\": 2}}], \"network\": {\"type\":"
+        " \"leaf_spine\", \"lat_us\": 1, \"nodes_per_leaf\": 2,"
+        " \"oversubscription\": 2}}";
+    const hccn_coll_t colls[] = {HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER,
+                                 HCCN_COLL_ALLGATHER};
+    const char *specs[] = {NULL, "hier3", "hier3_hd", "hier"};
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+        for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+            seq_t q;
+            make_seq(&q, colls[c], 16411, specs[k], 16);
+            assert_int_equal(check_seq(json, "pods", &q), HCCN_OK);
+        }
+}
+
+/* Compressed allreduce: half the bytes on the wire in both modes. */
+static void test_compressed(void **state)
+{
+    (void)state;
+    char *text = default_with(2);
+    seq_t q;
+    make_seq(&q, HCCN_COLL_ALLREDUCE, 65539, NULL, 16);
+    for (int i = 0; i < q.ncalls; i++)
+        q.calls[i].compress = HCCN_COMPRESS_FP16;
+    assert_int_equal(check_seq(text, "default.json fp16", &q), HCCN_OK);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_compressed),
+        cmocka_unit_test(test_pods),
+        cmocka_unit_test(test_ring_mesh),
+        cmocka_unit_test(test_default_4_8),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
