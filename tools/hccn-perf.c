@@ -657,7 +657,11 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
                tot.wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n",
                tot.nbusbw ? tot.busbw_sum / (double)tot.nbusbw : 0.0);
-        links_print(&cli->links);
+        if (o->nodata)
+            printf("# Link utilisation     : not recorded in timing-only "
+                   "runs\n");
+        else
+            links_print(&cli->links);
         if (cli->rep.links == NULL)
             cli->rep.links = json_object_new_array();
         json_object_array_add(cli->rep.links,
