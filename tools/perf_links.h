@@ -110,7 +110,8 @@ static double link_util(const link_sum_t *ls, double t)
 /* Prints the LINK_TOP busiest links as '#' lines (sorts ls). */
 static void links_print(link_sum_t *ls)
 {
-    qsort(ls->v, (size_t)ls->n, sizeof(*ls->v), link_cmp);
+    if (ls->n > 0)
+        qsort(ls->v, (size_t)ls->n, sizeof(*ls->v), link_cmp);
     int top = ls->n < LINK_TOP ? ls->n : LINK_TOP, w = 4;
     for (int i = 0; i < top; i++)
         if ((int)strlen(ls->v[i].name) > w)
