@@ -56,13 +56,29 @@ static void list_remove(hccn_ctx_t *ctx, rt_op_t *op)
     op->next = NULL;
 }
 
-/* 1 for a copy onto itself (an in-place call): it costs nothing. Integer
- * addresses: no pointer arithmetic on unused NULL buffers. */
-static int self_copy(const hccn_step_t *st, char *const bufs[3])
+/* The engine tasks of one rank's steps (shared with the timing-only runs
+ * of predict.c, so both post the same). A copy onto itself (an in-place
+ * call) costs nothing: compared as addresses (bufs: the rank's buffers as
+ * integers), no pointer arithmetic on unused NULL buffers. Compressed
+ * transfers carry 2-byte values instead of fp32. */
+void hccn_rt_rank_tasks(const hccn_sched_rank_t *rk, const hccn_sim_npu_t *npu,
+                        const int *world, const uintptr_t bufs[3],
+                        int compress, uint64_t uid, uint64_t seq,
+                        hccn_sim_task_t *tasks)
 {
-    return st->kind == HCCN_STEP_COPY &&
-           (uintptr_t)bufs[st->src_buf] + st->src_off ==
-               (uintptr_t)bufs[st->dst_buf] + st->dst_off;
+    for (uint32_t i = 0; i < rk->nsteps; i++) {
+        const hccn_step_t *st = &rk->steps[i];
+        hccn_sim_task_t *t = &tasks[i];
+        hccn_sched_step_task(st, npu, world, t);
+        if (st->kind == HCCN_STEP_COPY &&
+            bufs[st->src_buf] + st->src_off == bufs[st->dst_buf] + st->dst_off)
+            t->cost = 0.0;
+        if (t->kind != HCCN_SIM_TASK_LOCAL) {
+            if (compress)
+                t->bytes = st->bytes / 2;
+            t->key = (hccn_sim_key_t){uid, seq, st->xfer};
+        }
+    }
 }
 
 static hccn_status_t post_steps(rt_op_t *op)
@@ -75,19 +91,10 @@ static hccn_status_t post_steps(rt_op_t *op)
     hccn_sim_task_t *tasks = malloc((rk->nsteps + 1) * sizeof(*tasks));
     if (tasks == NULL)
         return HCCN_ERR_NOMEM;
-    for (uint32_t i = 0; i < rk->nsteps; i++) {
-        const hccn_step_t *st = &rk->steps[i];
-        hccn_sim_task_t *t = &tasks[i];
-        hccn_sched_step_task(st, npu, c->world, t);
-        if (self_copy(st, op->bufs))
-            t->cost = 0.0;
-        if (t->kind != HCCN_SIM_TASK_LOCAL) {
-            /* Compressed transfers carry 2-byte values instead of fp32. */
-            if (op->compress)
-                t->bytes = st->bytes / 2;
-            t->key = (hccn_sim_key_t){c->uid, op->seq, st->xfer};
-        }
-    }
+    const uintptr_t bufs[3] = {(uintptr_t)op->bufs[0], (uintptr_t)op->bufs[1],
+                               (uintptr_t)op->bufs[2]};
+    hccn_rt_rank_tasks(rk, npu, c->world, bufs, op->compress, c->uid, op->seq,
+                       tasks);
     /* Every rank's part of a collective starts at the same simulated time:
      * when the last rank has called it. */
     hccn_sim_key_t join = {c->uid, op->seq, UINT64_MAX};

@@ -122,19 +122,7 @@ static void rank_tasks(pred_t *p, const hccn_rt_pcall_t *c, uint64_t i, int r)
     const hccn_sim_npu_t *npu = &p->topo->npus[r];
     uintptr_t b[3];
     vbufs(c, r, b);
-    for (uint32_t k = 0; k < rk->nsteps; k++) {
-        const hccn_step_t *st = &rk->steps[k];
-        hccn_sim_task_t *t = &p->tasks[k];
-        hccn_sched_step_task(st, npu, p->world, t);
-        if (st->kind == HCCN_STEP_COPY &&
-            b[st->src_buf] + st->src_off == b[st->dst_buf] + st->dst_off)
-            t->cost = 0.0;
-        if (t->kind != HCCN_SIM_TASK_LOCAL) {
-            if (c->compress)
-                t->bytes = st->bytes / 2;
-            t->key = (hccn_sim_key_t){0, i, st->xfer};
-        }
-    }
+    hccn_rt_rank_tasks(rk, npu, p->world, b, c->compress, 0, i, p->tasks);
 }
 
 /* Posts call i on every rank, after the rank's previous call. */

@@ -324,6 +324,15 @@ typedef struct {
  * the communicator's, else HCCN_ALGO, else the cost model. On rank 0 with
  * HCCN_DEBUG=INFO the choice is logged. Returns HCCN_OK, or the error
  * (name: the API function) when no algorithm can run a. */
+/* The engine tasks of one rank's steps, as the runtime posts them (exec.c;
+ * predict.c posts the same): copies onto themselves cost nothing (bufs:
+ * the rank's three buffers as integers), compressed transfers carry half
+ * the bytes, transfers are keyed {uid, seq, step's xfer}. */
+void hccn_rt_rank_tasks(const hccn_sched_rank_t *rk, const hccn_sim_npu_t *npu,
+                        const int *world, const uintptr_t bufs[3],
+                        int compress, uint64_t uid, uint64_t seq,
+                        hccn_sim_task_t *tasks);
+
 hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const char *call_spec, const char *name,
                                 const hccn_algo_t **algo);
