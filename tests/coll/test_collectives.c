@@ -148,13 +148,6 @@ static uint64_t int_extend(hccn_dtype_t dt, uint64_t u)
     }
 }
 
-static uint64_t mix(uint64_t seed, int rank, uint64_t idx)
-{
-    unsigned long long s = seed ^ ((uint64_t)rank * 0xd1342543de82ef95ULL) ^
-                           (idx * 0xa0761d6478bd642fULL);
-    return test_rand_next(&s);
-}
-
 /* Float values for op (see the comment at the top): exact in every float
  * dtype, and every partial result of the reduction exact too. */
 static double gen_float(hccn_dtype_t dt, hccn_redop_t op, int rank,
@@ -186,7 +179,7 @@ static double gen_float(hccn_dtype_t dt, hccn_redop_t op, int rank,
 static tval_t gen_val(hccn_dtype_t dt, hccn_redop_t op, uint64_t seed,
                       int rank, uint64_t idx)
 {
-    uint64_t h = mix(seed, rank, idx);
+    uint64_t h = test_rand_at(seed, rank, idx);
     tval_t v = {0, 0.0};
     if (is_float(dt)) {
         v.d = gen_float(dt, op, rank, h);
@@ -280,9 +273,9 @@ static void fill_data(hccn_dtype_t dt, hccn_redop_t op, uint64_t seed,
     if (op == RAW_OP) {
         size_t bytes = n * es, i;
         for (i = 0; i + 8 <= bytes; i += 8)
-            put_bits(8, mix(seed, rank, i), dst + i);
+            put_bits(8, test_rand_at(seed, rank, i), dst + i);
         for (; i < bytes; i++)
-            dst[i] = (uint8_t)mix(seed, rank, i);
+            dst[i] = (uint8_t)test_rand_at(seed, rank, i);
         return;
     }
     for (size_t i = 0; i < n; i++)

@@ -95,13 +95,6 @@ static int is_float(hccn_dtype_t dt)
            dt == HCCN_FP64;
 }
 
-static uint64_t hash3(uint64_t seed, int rank, uint64_t idx)
-{
-    unsigned long long s = seed ^ ((uint64_t)rank * 0xd1342543de82ef95ULL) ^
-                           (idx * 0xa0761d6478bd642fULL);
-    return test_rand_next(&s);
-}
-
 /* A float input of rank for op: exact in every float dtype, and so is
  * every partial result of the reduction over up to 16 ranks. */
 static double gen_float(hccn_dtype_t dt, hccn_redop_t op, int rank,
@@ -176,7 +169,7 @@ static double get_float(hccn_dtype_t dt, const void *p)
 static void gen(hccn_dtype_t dt, hccn_redop_t op, uint64_t seed, int rank,
                 uint64_t idx, void *p)
 {
-    uint64_t h = hash3(seed, rank, idx);
+    uint64_t h = test_rand_at(seed, rank, idx);
     if (op == HCCN_PROD && !is_float(dt))
         h |= 1;   /* odd factors: products do not collapse to 0 */
     put(dt, p, h, is_float(dt) ? gen_float(dt, op, rank, h) : 0.0);
@@ -278,7 +271,7 @@ static size_t a2a_count(const case_t *c, int i, int j)
         return 0;
     if (c->shape == 2)
         return 5;
-    uint64_t h = hash3(c->seed, i, (uint64_t)j + 1000);
+    uint64_t h = test_rand_at(c->seed, i, (uint64_t)j + 1000);
     return h % 5 == 0 ? 0 : (size_t)(h % 23);
 }
 
@@ -291,7 +284,7 @@ static size_t v_count(const case_t *c, int i)
         return 9;
     if (i == 1)
         return 0;   /* always one empty block */
-    uint64_t h = hash3(c->seed, i, 77);
+    uint64_t h = test_rand_at(c->seed, i, 77);
     return h % 4 == 0 ? 0 : (size_t)(h % 41);
 }
 

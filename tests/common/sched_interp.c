@@ -675,3 +675,16 @@ double sched_interp_time(const hccn_sched_t *s,
         return -2.0;
     return m.shared_link ? -1.0 : m.end;
 }
+
+void sched_interp_sum_u32(void *dst, const void *a, const void *b,
+                          size_t bytes, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        uint32_t u, v;
+        memcpy(&u, (const char *)a + i, 4);
+        memcpy(&v, (const char *)b + i, 4);
+        u += v;
+        memcpy((char *)dst + i, &u, 4);
+    }
+}

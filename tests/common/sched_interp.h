@@ -77,6 +77,11 @@ typedef struct {
 double sched_interp_time(const hccn_sched_t *s,
                          const sched_interp_timing_t *tp);
 
+/* A sched_interp_reduce_fn: 32-bit integer sum that wraps (int32 and
+ * uint32 alike); ctx unused. */
+void sched_interp_sum_u32(void *dst, const void *a, const void *b,
+                          size_t bytes, void *ctx);
+
 /* Bytes rank sends in s (the sum of its SEND steps). */
 unsigned long long sched_interp_bytes_sent(const hccn_sched_t *s, int rank);
 

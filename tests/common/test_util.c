@@ -50,3 +50,12 @@ unsigned long long test_rand_next(unsigned long long *state)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
+
+unsigned long long test_rand_at(unsigned long long seed, int rank,
+                                unsigned long long idx)
+{
+    unsigned long long s = seed ^ ((unsigned long long)rank *
+                                   0xd1342543de82ef95ULL) ^
+                           (idx * 0xa0761d6478bd642fULL);
+    return test_rand_next(&s);
+}

@@ -17,4 +17,9 @@ double test_rel_diff(double a, double b);
 /* Deterministic pseudo-random numbers (splitmix64). */
 unsigned long long test_rand_next(unsigned long long *state);
 
+/* A pseudo-random value for (seed, rank, element index): test inputs that
+ * any rank can recompute for any other. */
+unsigned long long test_rand_at(unsigned long long seed, int rank,
+                                unsigned long long idx);
+
 #endif

@@ -41,19 +41,6 @@ static void failf(const char *fmt, ...)
 
 /* -------------------------------------------------------- reference --- */
 
-static void reduce_sum(void *dst, const void *a, const void *b, size_t bytes,
-                       void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes; i += 4) {
-        uint32_t u, v;
-        memcpy(&u, (const char *)a + i, 4);
-        memcpy(&v, (const char *)b + i, 4);
-        u += v;
-        memcpy((char *)dst + i, &u, 4);
-    }
-}
-
 static uint32_t input(int q, uint64_t i)
 {
     unsigned long long st = ((unsigned long long)q << 40) ^ (i * 7 + 3);
@@ -264,7 +251,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
     }
     bufs_t B;
     bufs_setup(&B, a, inplace);
-    sched_interp_opts_t o = {reduce_sum, NULL, seed, 1};
+    sched_interp_opts_t o = {sched_interp_sum_u32, NULL, seed, 1};
     char why[512];
     if (sched_interp_run(s, B.b, &o, why, sizeof(why)) != 0)
         failf("%s: %s", name, why);
@@ -496,7 +483,7 @@ static void test_compose(void **state)
         }
         b[r] = (sched_interp_bufs_t){mem[r][0], 72, mem[r][1], 72};
     }
-    sched_interp_opts_t o = {reduce_sum, NULL, 7, 1};
+    sched_interp_opts_t o = {sched_interp_sum_u32, NULL, 7, 1};
     assert_int_equal(sched_interp_run(dst, b, &o, why, sizeof(why)), 0);
     for (int r = 0; r < 6; r++) {
         int in = r == 5 || r == 1 || r == 3;

@@ -93,19 +93,6 @@ static void even_pview(pview_t *w, int P, int M, int L)
 
 /* ------------------------------------------------------- reference --- */
 
-static void sum_i32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes; i += 4) {
-        uint32_t u, v;
-        memcpy(&u, (const char *)a + i, 4);
-        memcpy(&v, (const char *)b + i, 4);
-        u += v;
-        memcpy((char *)dst + i, &u, 4);
-    }
-}
-
 static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
                     void *ctx)
 {
@@ -249,7 +236,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
     }
     bufs_t B;
     bufs_setup(&B, a, inplace, input);
-    sched_interp_opts_t o = {sum_i32, NULL, a->count < 64 ? 7 : 0, 1};
+    sched_interp_opts_t o = {sched_interp_sum_u32, NULL, a->count < 64 ? 7 : 0, 1};
     if (sched_interp_run(s, B.b, &o, why, sizeof(why)) != 0)
         failf("%s: %s", name, why);
     for (int r = 0; r < a->nranks; r++)

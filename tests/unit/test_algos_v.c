@@ -28,19 +28,6 @@
 
 #define MAXP 9
 
-static void reduce_i32(void *dst, const void *a, const void *b, size_t bytes,
-                       void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes; i += 4) {
-        uint32_t u, v;
-        memcpy(&u, (const char *)a + i, 4);
-        memcpy(&v, (const char *)b + i, 4);
-        u += v;
-        memcpy((char *)dst + i, &u, 4);
-    }
-}
-
 static int32_t val(int rank, uint64_t idx)
 {
     unsigned long long s = (unsigned long long)rank * 1000003ULL + idx;
@@ -99,7 +86,7 @@ static void run_common(const hccn_algo_t *al, hccn_coll_t coll, int p,
             send[e] = val(r, e);
         b[r] = (sched_interp_bufs_t){send, sn * 4, recv, rn * 4};
     }
-    sched_interp_opts_t o = {reduce_i32, NULL, seed, 1};
+    sched_interp_opts_t o = {sched_interp_sum_u32, NULL, seed, 1};
     if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
         fail_msg("%s %s p=%d shape %d %s: %s", al->name, hccn_coll_name(coll),
                  p, sh, inplace ? "in place" : "", why);
@@ -215,7 +202,7 @@ static void run_a2av(const hccn_algo_t *al, int p, int sh,
         b[r] = (sched_interp_bufs_t){send[r], sext[r] * 4, recv[r],
                                      rext[r] * 4};
     }
-    sched_interp_opts_t o = {reduce_i32, NULL, seed, 1};
+    sched_interp_opts_t o = {sched_interp_sum_u32, NULL, seed, 1};
     if (sched_interp_run(&m, b, &o, why, sizeof(why)) != 0)
         fail_msg("%s alltoallv p=%d shape %d: %s", al->name, p, sh, why);
     for (int r = 0; r < p; r++)
