@@ -63,57 +63,12 @@
 
 #include "hccn/hccn.h"
 #include "hierarchy/coll.h"
+#include "test_half.h"
 #include "test_util.h"
 
 #define GUARD 256               /* pattern bytes before and after buffers */
 #define MAX_FAIL_REPORTS 20
 #define RAW_OP HCCN_REDOP_COUNT /* data for collectives that only move it */
-
-/* ------------------------------------------------- fp16 / bf16 scalars */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
-/* fp32 -> fp16, round to nearest even; NaN stays a (quiet) NaN. */
-static uint16_t ref_f32_to_f16(float f)
-{
-    uint16_t sign = (uint16_t)((f32_bits(f) >> 16) & 0x8000u);
-    double a = fabs((double)f);
-    if (isnan(f))
-        return (uint16_t)(sign | 0x7e00u);
-    if (a >= 65520.0)            /* halfway to 2^16 and up: infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x1p-14)             /* subnormal: units of 2^-24 */
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24));
-    int e;
-    double m = frexp(a, &e);     /* a = m * 2^e, m in [0.5, 1) */
-    double q = nearbyint((m * 2.0 - 1.0) * 1024.0);
-    /* q == 1024 carries into the exponent, as the encoding allows. */
-    return (uint16_t)(sign + (((unsigned)(e - 1 + 15) << 10) + (unsigned)q));
-}
-
-static float ref_f16_to_f32(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float sign = h & 0x8000u ? -1.0f : 1.0f;
-    if (e == 0x1f)
-        return m != 0 ? NAN : sign * INFINITY;
-    if (e == 0)                  /* subnormal: m units of 2^-24 */
-        return sign * ldexpf((float)m, -24);
-    return sign * ldexpf((float)(m + 1024), e - 25);
-}
-
-static uint16_t ref_f32_to_bf16(float f)
-{
-    uint32_t u = f32_bits(f);
-    if (isnan(f))
-        return (uint16_t)((u >> 16) | 0x40u);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 /* ------------------------------------------------------ data generation */
 
@@ -231,8 +186,8 @@ static void put_val(hccn_dtype_t dt, tval_t v, void *dst)
         float f = (float)v.d;
         memcpy(dst, &f, 4);
     } else {
-        uint16_t h = dt == HCCN_FP16 ? ref_f32_to_f16((float)v.d)
-                                     : ref_f32_to_bf16((float)v.d);
+        uint16_t h = dt == HCCN_FP16 ? test_f32_to_f16((float)v.d)
+                                     : test_f32_to_bf16((float)v.d);
         memcpy(dst, &h, 2);
     }
 }
@@ -246,7 +201,7 @@ static tval_t get_val(hccn_dtype_t dt, const void *src)
     float f;
     switch (dt) {
     case HCCN_FP16:
-        v.d = ref_f16_to_f32((uint16_t)u);
+        v.d = test_f16_to_f32((uint16_t)u);
         break;
     case HCCN_BF16:
         b4 <<= 16;
@@ -1088,20 +1043,20 @@ static void test_count_zero_after_uneven_ends(void **state)
 static void test_reference(void **state)
 {
     (void)state;
-    assert_int_equal(ref_f32_to_f16(1.0f), 0x3c00);
-    assert_int_equal(ref_f32_to_f16(-2.5f), 0xc100);
-    assert_int_equal(ref_f32_to_f16(65504.0f), 0x7bff);
-    assert_int_equal(ref_f32_to_f16(65520.0f), 0x7c00);
-    assert_int_equal(ref_f32_to_f16(0x1p-24f), 0x0001);
-    assert_int_equal(ref_f32_to_f16(0x1p-25f), 0x0000);        /* tie */
-    assert_int_equal(ref_f32_to_f16(1023.5f * 0x1p-24f), 0x0400);
-    assert_int_equal(ref_f32_to_f16(1.0f + 0x1p-11f), 0x3c00); /* tie */
-    assert_int_equal(ref_f32_to_f16(1.0f + 0x3p-11f), 0x3c02); /* tie */
-    assert_int_equal(ref_f32_to_f16(1.0f / 3.0f), 0x3555);
-    assert_int_equal(ref_f32_to_bf16(1.0f / 3.0f), 0x3eab);
-    assert_int_equal(ref_f32_to_bf16(-1.0f), 0xbf80);
-    assert_int_equal(ref_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);  /* tie */
-    assert_int_equal(ref_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);  /* tie */
+    assert_int_equal(test_f32_to_f16(1.0f), 0x3c00);
+    assert_int_equal(test_f32_to_f16(-2.5f), 0xc100);
+    assert_int_equal(test_f32_to_f16(65504.0f), 0x7bff);
+    assert_int_equal(test_f32_to_f16(65520.0f), 0x7c00);
+    assert_int_equal(test_f32_to_f16(0x1p-24f), 0x0001);
+    assert_int_equal(test_f32_to_f16(0x1p-25f), 0x0000);        /* tie */
+    assert_int_equal(test_f32_to_f16(1023.5f * 0x1p-24f), 0x0400);
+    assert_int_equal(test_f32_to_f16(1.0f + 0x1p-11f), 0x3c00); /* tie */
+    assert_int_equal(test_f32_to_f16(1.0f + 0x3p-11f), 0x3c02); /* tie */
+    assert_int_equal(test_f32_to_f16(1.0f / 3.0f), 0x3555);
+    assert_int_equal(test_f32_to_bf16(1.0f / 3.0f), 0x3eab);
+    assert_int_equal(test_f32_to_bf16(-1.0f), 0xbf80);
+    assert_int_equal(test_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);  /* tie */
+    assert_int_equal(test_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);  /* tie */
     /* int8 AVG of 100+100+100: wraps to 44, / 3 = 14. */
     uint64_t s = 0;
     for (int i = 0; i < 3; i++)

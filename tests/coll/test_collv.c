@@ -34,58 +34,12 @@
 #include <cmocka.h>
 
 #include "hccn/hccn.h"
+#include "test_half.h"
 #include "test_util.h"
 
 #define MAXP 16
 #define PAD 64           /* patterned elements before and after buffers */
 #define PATTERN 0xA5
-
-/* ------------------------------------------------ fp16 / bf16 scalars */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    return u;
-}
-
-/* fp32 -> fp16, round to nearest even (finite, normal or subnormal). */
-static uint16_t ref_f32_to_f16(float f)
-{
-    uint16_t sign = (uint16_t)((f32_bits(f) >> 16) & 0x8000u);
-    double a = fabs((double)f);
-    if (a >= 65520.0)
-        return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x1p-14)
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24));
-    int e;
-    double m = frexp(a, &e);
-    double q = nearbyint((m * 2.0 - 1.0) * 1024.0);
-    return (uint16_t)(sign + (((unsigned)(e - 1 + 15) << 10) + (unsigned)q));
-}
-
-static float ref_f16_to_f32(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float sign = h & 0x8000u ? -1.0f : 1.0f;
-    if (e == 0)
-        return sign * ldexpf((float)m, -24);
-    return sign * ldexpf((float)(m + 1024), e - 25);
-}
-
-static uint16_t ref_f32_to_bf16(float f)
-{
-    uint32_t u = f32_bits(f);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float ref_bf16_to_f32(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
 
 /* ------------------------------------------------------------ values */
 
@@ -121,12 +75,12 @@ static void put(hccn_dtype_t dt, void *p, uint64_t u, double d)
 {
     switch (dt) {
     case HCCN_FP16: {
-        uint16_t h = ref_f32_to_f16((float)d);
+        uint16_t h = test_f32_to_f16((float)d);
         memcpy(p, &h, 2);
         break;
     }
     case HCCN_BF16: {
-        uint16_t h = ref_f32_to_bf16((float)d);
+        uint16_t h = test_f32_to_bf16((float)d);
         memcpy(p, &h, 2);
         break;
     }
@@ -152,10 +106,10 @@ static double get_float(hccn_dtype_t dt, const void *p)
     switch (dt) {
     case HCCN_FP16:
         memcpy(&h, p, 2);
-        return ref_f16_to_f32(h);
+        return test_f16_to_f32(h);
     case HCCN_BF16:
         memcpy(&h, p, 2);
-        return ref_bf16_to_f32(h);
+        return test_bf16_to_f32(h);
     case HCCN_FP32:
         memcpy(&f, p, 4);
         return f;
