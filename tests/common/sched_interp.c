@@ -688,3 +688,38 @@ void sched_interp_sum_u32(void *dst, const void *a, const void *b,
         memcpy((char *)dst + i, &u, 4);
     }
 }
+
+void sched_interp_host_setup(sched_interp_host_t *h, const hccn_coll_args_t *a,
+                             int inplace, uint32_t (*gen)(int, uint64_t))
+{
+    uint64_t one = a->count * 4;
+    for (int r = 0; r < a->nranks; r++) {
+        uint64_t sb, rb;
+        hccn_coll_buf_bytes(a, r, &sb, &rb);
+        uint64_t size = sb > rb ? sb : rb;
+        size = size > one ? size : one;
+        h->mem[r] = malloc(size + 4);
+        h->mem2[r] = inplace ? NULL : malloc(rb + 4);
+        memset(h->mem[r], 0xEE, size + 4);
+        if (h->mem2[r] != NULL)
+            memset(h->mem2[r], 0xEE, rb + 4);
+        uint32_t *send = h->mem[r], *recv = inplace ? h->mem[r] : h->mem2[r];
+        if (inplace && a->coll == HCCN_COLL_REDUCE_SCATTER)
+            recv = h->mem[r] + (uint64_t)r * a->count;
+        if (inplace && a->coll == HCCN_COLL_ALLGATHER)
+            send = h->mem[r] + (uint64_t)r * a->count;
+        for (uint64_t i = 0; i < sb / 4; i++)
+            send[i] = gen(r, i);
+        h->sb[r] = sb;
+        h->rb[r] = rb;
+        h->b[r] = (sched_interp_bufs_t){send, sb, recv, rb};
+    }
+}
+
+void sched_interp_host_free(sched_interp_host_t *h, int nranks)
+{
+    for (int r = 0; r < nranks; r++) {
+        free(h->mem[r]);
+        free(h->mem2[r]);
+    }
+}

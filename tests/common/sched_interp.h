@@ -33,7 +33,9 @@
 #define HCCN_TEST_SCHED_INTERP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "hierarchy/coll.h"
 #include "hierarchy/sched.h"
 
 /* dst = a op b elementwise over bytes; dst may equal a or b. */
@@ -81,6 +83,23 @@ double sched_interp_time(const hccn_sched_t *s,
  * uint32 alike); ctx unused. */
 void sched_interp_sum_u32(void *dst, const void *a, const void *b,
                           size_t bytes, void *ctx);
+
+/* Host buffers of one collective call for up to SCHED_INTERP_MAXP ranks:
+ * one allocation per rank, SEND and RECV apart out of place, overlapping
+ * as the in-place form says in place (recv = send + rank * count for
+ * reduce_scatter, send = recv + rank * count for allgather, the same
+ * otherwise); 4 guard bytes of 0xEE after each. SEND holds gen(rank, i)
+ * for its 32-bit elements. */
+#define SCHED_INTERP_MAXP 32
+typedef struct {
+    sched_interp_bufs_t b[SCHED_INTERP_MAXP];
+    uint32_t *mem[SCHED_INTERP_MAXP], *mem2[SCHED_INTERP_MAXP];
+    uint64_t sb[SCHED_INTERP_MAXP], rb[SCHED_INTERP_MAXP];
+} sched_interp_host_t;
+
+void sched_interp_host_setup(sched_interp_host_t *h, const hccn_coll_args_t *a,
+                             int inplace, uint32_t (*gen)(int, uint64_t));
+void sched_interp_host_free(sched_interp_host_t *h, int nranks);
 
 /* Bytes rank sends in s (the sum of its SEND steps). */
 unsigned long long sched_interp_bytes_sent(const hccn_sched_t *s, int rank);

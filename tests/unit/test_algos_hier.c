@@ -106,50 +106,7 @@ static const char *case_name(const char *algo, const hccn_coll_args_t *a,
     return buf;
 }
 
-/* Host buffers of one case: one allocation per rank, SEND and RECV apart
- * out of place, overlapping as the in-place form says in place. */
-typedef struct {
-    sched_interp_bufs_t b[MAXP];
-    uint32_t *mem[MAXP], *mem2[MAXP];
-    uint64_t sb[MAXP], rb[MAXP];
-} bufs_t;
-
-static void bufs_setup(bufs_t *B, const hccn_coll_args_t *a, int inplace)
-{
-    uint64_t one = a->count * 4;
-    for (int r = 0; r < a->nranks; r++) {
-        uint64_t sb, rb;
-        hccn_coll_buf_bytes(a, r, &sb, &rb);
-        uint64_t size = sb > rb ? sb : rb;
-        size = size > one ? size : one;
-        B->mem[r] = malloc(size + 4);
-        B->mem2[r] = inplace ? NULL : malloc(rb + 4);
-        memset(B->mem[r], 0xEE, size + 4);
-        if (B->mem2[r] != NULL)
-            memset(B->mem2[r], 0xEE, rb + 4);
-        uint32_t *send = B->mem[r], *recv = inplace ? B->mem[r] : B->mem2[r];
-        if (inplace && a->coll == HCCN_COLL_REDUCE_SCATTER)
-            recv = B->mem[r] + (uint64_t)r * a->count;
-        if (inplace && a->coll == HCCN_COLL_ALLGATHER)
-            send = B->mem[r] + (uint64_t)r * a->count;
-        for (uint64_t i = 0; i < sb / 4; i++)
-            send[i] = input(r, i);
-        B->sb[r] = sb;
-        B->rb[r] = rb;
-        B->b[r] = (sched_interp_bufs_t){sb ? send : NULL, sb,
-                                        rb ? recv : NULL, rb};
-    }
-}
-
-static void bufs_free(bufs_t *B, int p)
-{
-    for (int r = 0; r < p; r++) {
-        free(B->mem[r]);
-        free(B->mem2[r]);
-    }
-}
-
-static void check_results(const bufs_t *B, const hccn_coll_args_t *a,
+static void check_results(const sched_interp_host_t *B, const hccn_coll_args_t *a,
                           int inplace, const char *name)
 {
     for (int r = 0; r < a->nranks; r++) {
@@ -249,14 +206,14 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
             failf("%s: rank %d sends %lld bytes, expected %lld", name, r,
                   got, want);
     }
-    bufs_t B;
-    bufs_setup(&B, a, inplace);
+    sched_interp_host_t B;
+    sched_interp_host_setup(&B, a, inplace, input);
     sched_interp_opts_t o = {sched_interp_sum_u32, NULL, seed, 1};
     char why[512];
     if (sched_interp_run(s, B.b, &o, why, sizeof(why)) != 0)
         failf("%s: %s", name, why);
     check_results(&B, a, inplace, name);
-    bufs_free(&B, a->nranks);
+    sched_interp_host_free(&B, a->nranks);
     snprintf(algo, sizeof(algo), "%s", s->algo);
     hccn_sched_free(s);
     return algo;

@@ -140,46 +140,6 @@ static uint32_t expected(const hccn_coll_args_t *a, int r, uint64_t i)
     }
 }
 
-typedef struct {
-    sched_interp_bufs_t b[MAXP];
-    uint32_t *mem[MAXP], *mem2[MAXP];
-    uint64_t sb[MAXP], rb[MAXP];
-} bufs_t;
-
-/* Host buffers, as the in-place forms lay them out when inplace. */
-static void bufs_setup(bufs_t *B, const hccn_coll_args_t *a, int inplace,
-                       uint32_t (*gen)(int, uint64_t))
-{
-    for (int r = 0; r < a->nranks; r++) {
-        uint64_t sb, rb;
-        hccn_coll_buf_bytes(a, r, &sb, &rb);
-        uint64_t size = (sb > rb ? sb : rb) + 4;
-        B->mem[r] = malloc(size);
-        B->mem2[r] = inplace ? NULL : malloc(rb + 4);
-        memset(B->mem[r], 0xEE, size);
-        if (B->mem2[r] != NULL)
-            memset(B->mem2[r], 0xEE, rb + 4);
-        uint32_t *send = B->mem[r], *recv = inplace ? B->mem[r] : B->mem2[r];
-        if (inplace && a->coll == HCCN_COLL_REDUCE_SCATTER)
-            recv = B->mem[r] + (uint64_t)r * a->count;
-        if (inplace && a->coll == HCCN_COLL_ALLGATHER)
-            send = B->mem[r] + (uint64_t)r * a->count;
-        for (uint64_t i = 0; i < sb / 4; i++)
-            send[i] = gen(r, i);
-        B->sb[r] = sb;
-        B->rb[r] = rb;
-        B->b[r] = (sched_interp_bufs_t){send, sb, recv, rb};
-    }
-}
-
-static void bufs_free(bufs_t *B, int p)
-{
-    for (int r = 0; r < p; r++) {
-        free(B->mem[r]);
-        free(B->mem2[r]);
-    }
-}
-
 static const char *case_name(const char *algo, const hccn_coll_args_t *a,
                              const char *shape, int inplace)
 {
@@ -234,8 +194,8 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
             failf("%s: rank %d sends %lld bytes, expected %lld", name, r,
                   got, want);
     }
-    bufs_t B;
-    bufs_setup(&B, a, inplace, input);
+    sched_interp_host_t B;
+    sched_interp_host_setup(&B, a, inplace, input);
     sched_interp_opts_t o = {sched_interp_sum_u32, NULL, a->count < 64 ? 7 : 0, 1};
     if (sched_interp_run(s, B.b, &o, why, sizeof(why)) != 0)
         failf("%s: %s", name, why);
@@ -245,7 +205,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
                 failf("%s: rank %d RECV[%llu] = %u, expected %u", name, r,
                       (unsigned long long)i,
                       ((uint32_t *)B.b[r].recv)[i], expected(a, r, i));
-    bufs_free(&B, a->nranks);
+    sched_interp_host_free(&B, a->nranks);
     snprintf(algo, sizeof(algo), "%s", s->algo);
     hccn_sched_free(s);
     return algo;
@@ -259,11 +219,11 @@ static void run_float(const hccn_algo_t *al, const hccn_coll_args_t *a,
 {
     const char *name = case_name(al->name, a, shape, 0);
     hccn_sched_t *s = al->build(a);
-    bufs_t ref, got;
+    sched_interp_host_t ref, got;
     char why[512];
     assert_non_null(s);
-    bufs_setup(&ref, a, 0, finput);
-    bufs_setup(&got, a, 0, finput);
+    sched_interp_host_setup(&ref, a, 0, finput);
+    sched_interp_host_setup(&got, a, 0, finput);
     sched_interp_opts_t o1 = {sum_f32, NULL, 0, 0}, o2 = {sum_f32, NULL, 99, 0};
     if (sched_interp_run(s, ref.b, &o1, why, sizeof(why)) != 0 ||
         sched_interp_run(s, got.b, &o2, why, sizeof(why)) != 0)
@@ -272,8 +232,8 @@ static void run_float(const hccn_algo_t *al, const hccn_coll_args_t *a,
         if (memcmp(ref.b[r].recv, got.b[r].recv, ref.rb[r]) != 0 ||
             memcmp(ref.b[0].recv, got.b[r].recv, ref.rb[r]) != 0)
             failf("%s: float result of rank %d differs", name, r);
-    bufs_free(&ref, a->nranks);
-    bufs_free(&got, a->nranks);
+    sched_interp_host_free(&ref, a->nranks);
+    sched_interp_host_free(&got, a->nranks);
     hccn_sched_free(s);
 }
 
