@@ -174,7 +174,7 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 static void wake(hccn_sim_engine_t *eng, int dev)
 {
     pthread_cond_signal(&eng->devs[dev].cv);
-    if (eng->wake != NULL)
+    if (eng->wake != NULL && !eng->devs[dev].muted)
         eng->wake(eng->wake_arg, dev);
 }
 
@@ -705,6 +705,24 @@ void hccn_sim_wait_begin(hccn_sim_engine_t *eng, int dev,
         set_state(eng, d, DEV_WAITING);
         settle_locked(eng);
     }
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_wait_begin_many(hccn_sim_engine_t *eng, const int *devs,
+                              hccn_sim_batch_t *const *bs, int n)
+{
+    pthread_mutex_lock(&eng->lock);
+    for (int i = 0; i < n; i++) {
+        edev_t *d = &eng->devs[devs[i]];
+        d->muted = 1;
+        if (!bs[i]->done) {
+            d->waiting_on = bs[i];
+            set_state(eng, d, DEV_WAITING);
+        }
+    }
+    settle_locked(eng);
+    for (int i = 0; i < n; i++)
+        eng->devs[devs[i]].muted = 0;
     pthread_mutex_unlock(&eng->lock);
 }
 

@@ -90,6 +90,14 @@ void hccn_sim_engine_set_wake(hccn_sim_engine_t *eng,
 void hccn_sim_wait_begin(hccn_sim_engine_t *eng, int dev,
                          hccn_sim_batch_t *b);
 
+/* hccn_sim_wait_begin for n devices at once (devs[i] waits for bs[i]),
+ * with one settling at the end: one thread may declare the waits of
+ * threads that are blocked in the same collective. The wake callback is
+ * not called for these devices during that settling: the caller wakes
+ * them itself, once, when it has also done what else they wait for. */
+void hccn_sim_wait_begin_many(hccn_sim_engine_t *eng, const int *devs,
+                              hccn_sim_batch_t *const *bs, int n);
+
 /* Blocks until b completes, then sets dev RUNNING at max(clock, b's end).
  * Returns HCCN_OK, or HCCN_ERR_TIMEOUT after the engine's wall timeout.
  * (Threads that must keep working while they wait poll

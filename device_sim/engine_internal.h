@@ -80,6 +80,7 @@ typedef struct {
     uint64_t nbatches;
     double local_free;          /* FIFO local work: busy until then */
     int failed;                 /* the NPU has failed (fault plan) */
+    int muted;                  /* no wake callback (wait_begin_many) */
     double failed_at;
     pthread_cond_t cv;
 } edev_t;

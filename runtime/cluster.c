@@ -3,6 +3,7 @@
  * memory and simulated time.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,14 @@
 #include "runtime/rt.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
+#define DEFAULT_DRIVE_BYTES 65536
+
+/* A field of caller's options, if the caller's struct is large enough to
+ * hold it (older callers pass a smaller struct_size). */
+#define OPT_HAS(opts, field)                                                  \
+    ((opts) != NULL &&                                                        \
+     (opts)->struct_size >= offsetof(hccn_cluster_opts_t, field) +            \
+                                sizeof((opts)->field))
 
 static double env_timeout(void)
 {
@@ -20,6 +29,22 @@ static double env_timeout(void)
     char *end;
     double v = strtod(s, &end);
     return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
+}
+
+/* Driven collectives: opt > 0 bytes, opt < 0 never, 0 HCCN_DRIVE_BYTES
+ * (a byte count; 0 or negative: never), else the default. */
+static uint64_t drive_bytes(long long opt)
+{
+    if (opt != 0)
+        return opt > 0 ? (uint64_t)opt : 0;
+    const char *s = getenv("HCCN_DRIVE_BYTES");
+    if (s == NULL || *s == '\0')
+        return DEFAULT_DRIVE_BYTES;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end != '\0')
+        return DEFAULT_DRIVE_BYTES;
+    return v > 0 ? (uint64_t)v : 0;
 }
 
 /* The engine's word that a rank's awaited time is settled: count it as
@@ -43,11 +68,12 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     pthread_mutex_init(&cl->comms_lock, NULL);
     pthread_mutex_init(&cl->state_lock, NULL);
     cl->timeout_s = env_timeout();
-    if (opts != NULL && opts->struct_size >= sizeof(*opts)) {
+    if (OPT_HAS(opts, bind_threads))
         cl->bind_threads = opts->bind_threads;
-        if (opts->timeout_s > 0.0)
-            cl->timeout_s = opts->timeout_s;
-    }
+    if (OPT_HAS(opts, timeout_s) && opts->timeout_s > 0.0)
+        cl->timeout_s = opts->timeout_s;
+    cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
+                                      ? opts->drive_bytes : 0);
     cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL)

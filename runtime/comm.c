@@ -73,8 +73,10 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
         c->slots[i].here = calloc((size_t)size, 1);
         c->slots[i].scheds = calloc((size_t)size, sizeof(hccn_sched_t *));
+        c->slots[i].ops = calloc((size_t)size, sizeof(rt_op_t *));
         if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL ||
-            c->slots[i].here == NULL || c->slots[i].scheds == NULL)
+            c->slots[i].here == NULL || c->slots[i].scheds == NULL ||
+            c->slots[i].ops == NULL)
             goto fail;
     }
     for (int r = 0; r < size; r++) {
@@ -108,6 +110,9 @@ void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s)
     s->xstate = NULL;
     memset(s->here, 0, (size_t)c->size);
     memset(s->scheds, 0, (size_t)c->size * sizeof(*s->scheds));
+    memset(s->ops, 0, (size_t)c->size * sizeof(*s->ops));
+    s->ndrivable = s->refused = 0;
+    atomic_store(&s->drive, RT_DRIVE_OFF);
 }
 
 void hccn_rt_comm_reset(rt_comm_t *c)
@@ -152,6 +157,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free(c->slots[i].bufs);
         free(c->slots[i].here);
         free(c->slots[i].scheds);
+        free(c->slots[i].ops);
     }
     for (int i = 0; i < RT_SPLITS; i++) {
         free(c->splits[i].color);

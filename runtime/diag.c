@@ -231,14 +231,22 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         }
         if (done(arg))
             break;
+        if (w->op != NULL && hccn_rt_op_held(w->op)) {
+            hccn_rt_op_idle((rt_op_t *)w->op);
+            hccn_sim_bell_wait(&ctx->bell, seen, 100);
+            continue;
+        }
         if (comm != NULL && atomic_load(&comm->aborted))
             return hccn_rt_error(HCCN_ERR_ABORTED,
                                  "rank %d: %s: communicator %llu was aborted",
                                  ctx->rank, what_str(w),
                                  (unsigned long long)comm->uid);
         /* On an oversubscribed host the peer we wait for needs our core:
-         * yield a few times, then sleep until a peer rings. */
-        if (++idle < 4) {
+         * yield a few times, then sleep until a peer rings. A small
+         * collective sleeps at once: its bytes are moved by the last rank
+         * to arrive (exec.c), and yielding would only queue this thread
+         * between the others again. */
+        if (++idle < 4 && !(w->op != NULL && hccn_rt_op_small(w->op))) {
             sched_yield();
             continue;
         }
@@ -261,6 +269,8 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
             snprintf(why, sizeof(why), "timed out after %.0f s", cl->timeout_s);
             return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w), why);
         }
+        if (w->op != NULL)
+            hccn_rt_op_idle((rt_op_t *)w->op);
         if (sleep_begin(ctx, epoch)) {
             sleep_end(ctx);
             continue;   /* reported through cl->deadlock above */

@@ -111,6 +111,17 @@ static hccn_status_t post_steps(rt_op_t *op)
     return HCCN_OK;
 }
 
+/* Bytes a rank's steps copy or reduce (what a driven run would move for
+ * it on the driver's thread). */
+static uint64_t rank_moves(const hccn_sched_rank_t *rk)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < rk->nsteps; i++)
+        if (rk->steps[i].kind != HCCN_STEP_SEND)
+            n += rk->steps[i].bytes;
+    return n;
+}
+
 /* Gives op a SCRATCH buffer of at least bytes: the handle's spare one if
  * it is large enough (no fresh pages to fault in on every call), else a new
  * one. op->scratch stays NULL on no memory. */
@@ -181,6 +192,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     if (call->pick != NULL && !op->sched_owned)
         call->pick->sched = op->sched;
     op->nsteps = op->sched->ranks[comm->rank].nsteps;
+    op->moves = rank_moves(&op->sched->ranks[comm->rank]);
     op->step_state = calloc(op->nsteps + 1, 1);
     if (op->sched->scratch_bytes > 0 && !call->compress)
         op->fuse = hccn_rt_fuse_plan(&op->sched->ranks[comm->rank]);
@@ -269,6 +281,23 @@ static void slot_check(rt_comm_t *c, rt_slot_t *s)
     }
 }
 
+int hccn_rt_op_small(const rt_op_t *op)
+{
+    uint64_t limit = op->ctx->cl->drive_bytes;
+    return op->kind == RT_OP_COLL && limit > 0 && op->moves <= limit;
+}
+
+/* Whether op may be driven: its thread is blocked waiting for it (so the
+ * driver may declare that thread's engine wait too), it is small, and this
+ * rank's previous collectives on the communicator have moved all their
+ * bytes (nothing of this rank's but op is left to order its bytes
+ * against; data_seq changes only when op itself finishes). */
+static int drivable(const rt_op_t *op)
+{
+    return op->in_wait && hccn_rt_op_small(op) &&
+           op->comm->data_seq == op->seq;
+}
+
 /* Registers op at its slot; 0 if the slot is still busy with an older
  * collective (this rank is RT_SLOTS collectives ahead). */
 static int slot_arrive(rt_op_t *op)
@@ -278,6 +307,7 @@ static int slot_arrive(rt_op_t *op)
     int r = op->comm->rank;
     pthread_mutex_lock(&c->lock);
     if (s->in_use && s->seq != op->seq) {
+        s->refused = 1;   /* slot_leave rings when the slot frees */
         pthread_mutex_unlock(&c->lock);
         return 0;
     }
@@ -290,19 +320,25 @@ static int slot_arrive(rt_op_t *op)
     for (int k = 0; k < 3; k++)
         s->bufs[r * 3 + k] = op->bufs[k];
     s->scheds[r] = op->sched;
+    s->ops[r] = op;
+    op->slot = s;
+    s->ndrivable += drivable(op);
     if (op->sched->nxfers > s->nxfers)
         s->nxfers = op->sched->nxfers;
     int all = ++s->arrived == c->size;
     if (all)
         slot_check(c, s);
+    if (all && s->status == HCCN_OK && s->ndrivable == c->size && c->size > 1) {
+        atomic_store_explicit(&s->drive, RT_DRIVE_ON, memory_order_relaxed);
+        op->driver = 1;
+    }
     if (all)
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     pthread_mutex_unlock(&c->lock);
-    op->slot = s;
     /* The slot is not reused before this rank leaves it: msg is stable. */
     if (all && s->status == HCCN_ERR_MISMATCH)
         hccn_rt_comm_break(c, HCCN_ERR_MISMATCH, s->msg);
-    if (all)
+    if (all && !op->driver)
         ring_members(c);
     return 1;
 }
@@ -311,14 +347,17 @@ static void slot_leave(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
     rt_slot_t *s = op->slot;
-    int last;
+    int last, refused = 0;
     pthread_mutex_lock(&c->lock);
     last = ++s->finished == c->size;
-    if (last)
+    if (last) {
+        refused = s->refused;
         hccn_rt_slot_clear(c, s);
+    }
     pthread_mutex_unlock(&c->lock);
     op->slot = NULL;
-    if (last)
+    /* Only a rank that found the slot busy waits for it to free. */
+    if (refused)
         ring_members(c);
 }
 
@@ -453,7 +492,8 @@ static int run_step(rt_op_t *op, uint32_t i)
             atomic_store_explicit(&s->xstate[st->xfer], 1,
                                   memory_order_release);
             op->step_state[i] = ST_PUBLISHED;
-            hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
+            if (!op->driven)
+                hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
             return 1;
         }
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 2)
@@ -478,7 +518,8 @@ static int run_step(rt_op_t *op, uint32_t i)
             hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
                             st->bytes / esize, op->dtype, kernel_op(op->op));
         atomic_store_explicit(&s->xstate[st->xfer], 2, memory_order_release);
-        hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
+        if (!op->driven)
+            hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
         break;
     case HCCN_STEP_COPY:
         if (dst != src && st->bytes > 0)
@@ -518,6 +559,60 @@ static void coll_finish(rt_op_t *op)
     op->stage = RT_STAGE_DONE;
 }
 
+/* Runs every step of op that can run now; 1 if any did. */
+static int run_steps(rt_op_t *op)
+{
+    int moved = 0;
+    for (uint32_t i = op->cursor; i < op->nsteps; i++)
+        if (op->step_state[i] != ST_DONE)
+            moved |= run_step(op, i);
+    while (op->cursor < op->nsteps && op->step_state[op->cursor] == ST_DONE)
+        op->cursor++;
+    return moved;
+}
+
+/* The driver's pass: every rank's steps on this thread, rank after rank,
+ * until all are done. The owners sleep meanwhile and touch nothing of
+ * their operations but the stage; the release of RT_DRIVE_DONE hands the
+ * operations back. Any order that respects the dependencies gives the
+ * same bytes (a step's operands are fixed by the schedule), and the
+ * times come from the engine, as always. */
+static void drive(rt_op_t *me)
+{
+    rt_slot_t *s = me->slot;
+    rt_comm_t *c = me->comm->sh;
+    atomic_fetch_add_explicit(&c->cl->ndriven, 1, memory_order_relaxed);
+    for (int r = 0; r < c->size; r++)
+        s->ops[r]->driven = 1;
+    for (;;) {
+        int moved = 0, open = 0;
+        for (int r = 0; r < c->size; r++) {
+            rt_op_t *op = s->ops[r];
+            moved |= run_steps(op);
+            open |= op->cursor < op->nsteps;
+        }
+        if (!open || !moved)
+            break;
+    }
+    /* Stuck with steps open cannot happen for a schedule whose steps pair
+     * up; should it, the owners go on from here on their own threads. */
+    int devs[c->size];
+    hccn_sim_batch_t *bs[c->size];
+    for (int r = 0; r < c->size; r++) {
+        s->ops[r]->driven = 0;
+        s->ops[r]->time_begun = 1;
+        devs[r] = c->world[r];
+        bs[r] = s->ops[r]->batch;
+    }
+    /* Every owner is blocked in hccn_rt_op_wait for its operation, held
+     * there until RT_DRIVE_DONE: declare their engine waits at once, so
+     * that one settling computes the times, then hand the operations back
+     * and wake each owner once, to both its bytes and its time. */
+    hccn_sim_wait_begin_many(me->ctx->cl->eng, devs, bs, c->size);
+    atomic_store_explicit(&s->drive, RT_DRIVE_DONE, memory_order_release);
+    ring_members(c);
+}
+
 static int progress_coll(rt_op_t *op)
 {
     int moved = 0;
@@ -541,16 +636,17 @@ static int progress_coll(rt_op_t *op)
             coll_finish(op);
             return 1;
         }
+        if (op->driver)
+            drive(op);
+        else if (atomic_load_explicit(&op->slot->drive, memory_order_acquire) ==
+                 RT_DRIVE_ON)
+            return moved;   /* the driver moves this rank's bytes */
         op->stage = RT_STAGE_RUN;
         moved = 1;
     }
     if (op->stage != RT_STAGE_RUN)
         return moved;
-    for (uint32_t i = op->cursor; i < op->nsteps; i++)
-        if (op->step_state[i] != ST_DONE)
-            moved |= run_step(op, i);
-    while (op->cursor < op->nsteps && op->step_state[op->cursor] == ST_DONE)
-        op->cursor++;
+    moved |= run_steps(op);
     if (op->cursor == op->nsteps) {
         coll_finish(op);
         moved = 1;
@@ -697,6 +793,22 @@ static int op_peer_gone(void *arg, int *who)
     return 0;
 }
 
+int hccn_rt_op_held(const rt_op_t *op)
+{
+    return op->kind == RT_OP_COLL && op->slot != NULL && !op->driver &&
+           op->stage == RT_STAGE_READY &&
+           atomic_load_explicit(&op->slot->drive, memory_order_acquire) ==
+               RT_DRIVE_ON;
+}
+
+void hccn_rt_op_idle(rt_op_t *op)
+{
+    if (op->in_wait && !op->own_begun) {
+        hccn_sim_wait_begin(op->ctx->cl->eng, op->ctx->rank, op->batch);
+        op->own_begun = 1;
+    }
+}
+
 /* Moves data until op's data plane is done (see hccn_rt_block). */
 static hccn_status_t data_wait(rt_op_t *op)
 {
@@ -734,8 +846,18 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     op->waited = 1;
     op->comm->pending--;
     hccn_rt_set_current(ctx, op);
-    hccn_sim_wait_begin(eng, ctx->rank, op->batch);
+    /* A small collective may be driven (see drive()): then the driver
+     * declares this rank's engine wait; else it is declared once the
+     * bytes have moved, which suits a small one too (its data plane never
+     * waits for simulated time). */
+    int small = hccn_rt_op_small(op);
+    op->in_wait = small;
+    if (!small)
+        hccn_sim_wait_begin(eng, ctx->rank, op->batch);
     hccn_status_t rc = data_wait(op);
+    op->in_wait = 0;
+    if (small && rc == HCCN_OK && !op->time_begun && !op->own_begun)
+        hccn_sim_wait_begin(eng, ctx->rank, op->batch);
     hccn_rt_set_current(ctx, NULL);
     if (rc == HCCN_OK && op->status != HCCN_OK)
         rc = hccn_rt_error(op->status, "rank %d: %s", ctx->rank, ctx->errmsg);

@@ -73,6 +73,9 @@ struct hccn_cluster {
     int nranks;
     int bind_threads;
     double timeout_s;
+    uint64_t drive_bytes;         /* driven collectives: at most this many
+                                     bytes moved by each rank; 0: never */
+    _Atomic uint64_t ndriven;     /* collectives driven so far */
     rt_comm_t *world;
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;
@@ -120,7 +123,15 @@ typedef struct {
                                      (where its own steps' offsets are) */
     uint32_t nxfers;
     _Atomic int *xstate;          /* per xfer: 0, 1 published, 2 consumed */
+    /* A small collective is driven: the last rank to arrive moves every
+     * rank's bytes on its own thread while the others sleep (exec.c). */
+    rt_op_t **ops;                /* per comm rank: its operation */
+    int ndrivable;                /* arrived operations that allow it */
+    int refused;                  /* a rank found it busy (a newer seq) */
+    _Atomic int drive;            /* RT_DRIVE_* */
 } rt_slot_t;
+
+enum { RT_DRIVE_OFF, RT_DRIVE_ON, RT_DRIVE_DONE };
 
 /* One entry of a point-to-point mailbox (src -> dst), by sequence number. */
 typedef struct {
@@ -282,6 +293,14 @@ struct hccn_future {
     uint8_t *step_state;
     uint32_t *fuse;               /* hccn_rt_fuse_plan of its rank, or NULL */
     uint32_t cursor, nsteps;
+    uint64_t moves;               /* bytes its rank's steps move */
+    int driver;                   /* it drives its slot (exec.c) */
+    int driven;                   /* its steps run on the driver's thread
+                                     (set and read by the driver only) */
+    int in_wait;                  /* its own thread waits for it in
+                                     hccn_rt_op_wait (may be driven) */
+    int time_begun;               /* the driver declared its engine wait */
+    int own_begun;                /* its thread did (hccn_rt_op_idle) */
     hccn_dtype_t dtype;
     hccn_redop_t op;
     int compress;                 /* HCCN_COMPRESS_*: wire precision */
@@ -420,6 +439,20 @@ hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
 
 /* As hccn_rt_block, for a wait on op: messages name "<what> <op>" (what
  * may be NULL), described only if the wait fails. */
+/* 1 if op is a collective small enough to be driven (exec.c). */
+int hccn_rt_op_small(const rt_op_t *op);
+
+/* 1 while another rank's thread runs op's steps (a driven collective):
+ * its thread must not give op up (abort, timeout) before the driver hands
+ * it back, which it does in bounded time without waiting for anyone. */
+int hccn_rt_op_held(const rt_op_t *op);
+
+/* Called by op's thread before it sleeps waiting for op's bytes: a small
+ * collective declares its engine wait then (it does not before it moves
+ * its bytes, in case a driver declares it; a sleeping rank must not hold
+ * the simulated time back). */
+void hccn_rt_op_idle(rt_op_t *op);
+
 hccn_status_t hccn_rt_block_op(const rt_op_t *op, int (*done)(void *),
                                int (*gone)(void *, int *), void *arg,
                                const char *what);

@@ -101,6 +101,12 @@ typedef struct {
     size_t struct_size;      /* sizeof(hccn_cluster_opts_t), for growth */
     int bind_threads;        /* bind NPU threads to host cores round robin */
     double timeout_s;        /* wall-clock wait limit; <= 0: HCCN_TIMEOUT or 300 */
+    /* A collective in which every rank moves at most drive_bytes bytes is
+     * driven: the last rank to call it moves every rank's bytes on its own
+     * thread while the others sleep. Same results and simulated times as
+     * the threaded path, far fewer thread switches on a small host.
+     * 0: HCCN_DRIVE_BYTES, else 65536; < 0: never. */
+    long long drive_bytes;
 } hccn_cluster_opts_t;
 
 /* Creates a cluster from a topology file (path) or a JSON text (json, with
