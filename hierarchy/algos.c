@@ -31,45 +31,47 @@ static const hccn_algo_t algos[] = {
     {"ring", "neighbour ring; rooted collectives as a pipelined chain",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
-     hccn_hier_ring_build},
+     hccn_hier_ring_build, 0},
     {"mesh", "every pair talks directly, in one step",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER) |
          C(ALLTOALLV) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
-     hccn_hier_mesh_build},
+     hccn_hier_mesh_build,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BARRIER) |
+         C(ALLGATHERV) | C(REDUCE_SCATTERV)},
     {"linear", "root talks to one peer after another; pairwise alltoall",
      C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
          C(BARRIER) | C(ALLTOALLV),
-     hccn_hier_linear_build},
+     hccn_hier_linear_build, 0},
     {"hd", "recursive halving-doubling (Rabenseifner); extra ranks fold in",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build, 0},
     {"rdouble", "recursive doubling: log2 p whole-message exchanges, for "
                 "tiny messages",
-     C(ALLREDUCE), hccn_hier_rdouble_build},
+     C(ALLREDUCE), hccn_hier_rdouble_build, 0},
     {"tree", "double binary tree allreduce; binary tree broadcast and "
              "reduce; pipelined in chunks",
-     C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build},
+     C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build, 0},
     {"bruck", "Bruck: ceil(log2 p) steps for any p, for small messages",
-     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build},
+     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build, 0},
     {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
                  "independent",
-     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build},
+     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build, 0},
     {"hier", "hierarchical: mesh inside nodes, ring across; allreduce "
              "pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE),
-     hccn_hier_hier_build},
+     hccn_hier_hier_build, 0},
     {"hier_rr", "hierarchical: ring inside nodes and across",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build, 0},
     {"hier_mh", "hierarchical: mesh inside nodes, halving-doubling across",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build, 0},
     {"hier3", "three levels: mesh inside nodes, ring inside pods (leaf), "
               "ring across pods (spine); pipelined",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build, 0},
     {"hier3_hd", "three levels as hier3, halving-doubling across pods",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier3_hd_build},
-    {NULL, NULL, 0, NULL},
+     hccn_hier_hier3_hd_build, 0},
+    {NULL, NULL, 0, NULL, 0},
 };
 
 #undef C

@@ -103,7 +103,15 @@ typedef struct {
     const char *description; /* one line */
     unsigned colls;          /* bit (1u << hccn_coll_t) per supported coll */
     hccn_algo_build_fn build;
+    /* Collectives for which its schedule has a transfer between every pair
+     * of ranks where others need O(p log p): the cost model, which has no
+     * per-message overhead, prices p(p-1) concurrent messages at a few
+     * latencies, so beyond HCCN_SELECT_PAIRS_MAX ranks the default
+     * selection passes it over for them (a spec may still force it). */
+    unsigned all_pairs;
 } hccn_algo_t;
+
+#define HCCN_SELECT_PAIRS_MAX 256
 
 /* The table of algorithms, terminated by an entry with name == NULL. */
 const hccn_algo_t *hccn_hier_algos(void);

@@ -185,16 +185,28 @@ static void predict_all(const hccn_coll_args_t *a,
 
 /* ----------------------------------------------------------- selection --- */
 
-/* The cheapest row that implements a->coll and has a prediction, the
- * earliest on ties; NULL if none has one. */
-static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t)
+/* Whether the default selection may pick al for a (see all_pairs). */
+static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a)
+{
+    return !(al->all_pairs & 1u << a->coll) ||
+           a->nranks <= HCCN_SELECT_PAIRS_MAX;
+}
+
+/* The cheapest row that implements a->coll, has a prediction and may be
+ * picked by default, the earliest on ties; NULL if none. */
+static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
+                                   int *passed)
 {
     const hccn_algo_t *best = NULL;
     double bt = INFINITY;
     int i = 0;
+    *passed = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
         if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
-            t[i] < bt) {
+            !auto_ok(al, a))
+            *passed = 1;
+        else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
+                 t[i] < bt) {
             best = al;
             bt = t[i];
         }
@@ -252,6 +264,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     const char *part = NULL;
     double t[MAX_ALGOS];
     char reason[160];
+    int passed;
     if (report != NULL && rlen > 0)
         report[0] = '\0';
     if ((unsigned)a->coll >= HCCN_COLL_COUNT) {
@@ -266,8 +279,12 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     predict_all(a, in, t);
     if (algo != NULL) {
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
-    } else if ((algo = cheapest(a, t)) != NULL) {
+    } else if ((algo = cheapest(a, t, &passed)) != NULL) {
         snprintf(reason, sizeof(reason), "cheapest");
+        if (passed)
+            snprintf(reason, sizeof(reason), "cheapest; algorithms with a "
+                     "message between every pair of ranks are passed over "
+                     "beyond %d ranks", HCCN_SELECT_PAIRS_MAX);
     } else if ((algo = first_able(a->coll)) != NULL) {
         snprintf(reason, sizeof(reason), "no prediction: first in the table");
     } else {

@@ -517,6 +517,61 @@ static void test_every_collective_has_a_choice(void **state)
     }
 }
 
+/* Beyond HCCN_SELECT_PAIRS_MAX ranks the default selection passes over
+ * rows with a message between every pair of ranks (mesh for allreduce),
+ * even where the model, which has no per-message overhead, prices them
+ * cheapest; a spec may still force them; at the limit they stay in. */
+static void test_all_pairs_passed_over(void **state)
+{
+    (void)state;
+    char *text = test_read_file(test_path("configs/default.json"));
+    assert_non_null(text);
+    char *at = strstr(text, "\"count\": 2,");
+    assert_non_null(at);
+    static const struct { const char *nodes; int n; } shapes[] = {
+        {"32", 256}, {"40", 320}};
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(text) + 8;
+        char *json = malloc(len);
+        snprintf(json, len, "%.*s\"count\": %s,%s", (int)(at - text), text,
+                 shapes[k].nodes, at + 11);
+        hccn_sim_topo_t *topo = NULL;
+        char err[512];
+        if (hccn_sim_topo_load_string(json, "default-n", &topo, err,
+                                      sizeof(err)) != 0)
+            fail_msg("%s", err);
+        int n = shapes[k].n, world[320];
+        assert_int_equal(topo->nnpus, n);
+        for (int r = 0; r < n; r++)
+            world[r] = r;
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = n,
+                              .count = 2, .esize = 4};
+        char why[256], report[2048];
+        hccn_hier_select_in_t in = {topo, world, NULL};
+        const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
+                                                 report, sizeof(report));
+        assert_non_null(al);
+        /* The model's cheapest is mesh in both shapes: listed first. */
+        const char *dash = strstr(report, "— mesh ");
+        if (dash == NULL)
+            fail_msg("%d ranks: mesh is not the model's cheapest: %s", n,
+                     report);
+        if (n <= HCCN_SELECT_PAIRS_MAX) {
+            assert_string_equal(al->name, "mesh");
+        } else {
+            assert_string_not_equal(al->name, "mesh");
+            assert_non_null(strstr(report, "passed over beyond 256 ranks"));
+            in.spec = "mesh";
+            al = hccn_hier_select(&a, &in, why, sizeof(why), NULL, 0);
+            assert_non_null(al);
+            assert_string_equal(al->name, "mesh");
+        }
+        hccn_sim_topo_free(topo);
+        free(json);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_cache_follows_content),
         cmocka_unit_test(test_every_collective_has_a_choice),
+        cmocka_unit_test(test_all_pairs_passed_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
