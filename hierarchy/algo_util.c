@@ -72,7 +72,21 @@ int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask)
 
 uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt)
 {
-    uint64_t c = a->chunk_bytes ? a->chunk_bytes : dflt;
+    uint64_t c = a->chunk_bytes;
+    if (c == 0) {
+        /* At most HCCN_HIER_CHUNK_BUDGET / p chunks of the message, so
+         * that a schedule holds O(budget) pipelined phases whatever p:
+         * on thousands of ranks the chunks grow instead of the schedule. */
+        uint64_t p = a->nranks > 0 ? (uint64_t)a->nranks : 1;
+        uint64_t most = HCCN_HIER_CHUNK_BUDGET / p;
+        uint64_t bytes = a->count * a->esize;
+        most = most > 0 ? most : 1;
+        c = dflt;
+        if (bytes / most >= c) {
+            c = bytes / most + (bytes % most != 0);
+            c += (a->esize - c % a->esize) % a->esize;
+        }
+    }
     c -= c % a->esize;
     return c < a->esize ? a->esize : c;
 }

@@ -35,8 +35,14 @@ int hccn_hier_is_rooted(hccn_coll_t coll);
  * range for rooted collectives, and 4 * p * count * esize fits in 64 bits. */
 int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask);
 
-/* The pipelining chunk of a in bytes: a->chunk_bytes, or dflt when 0,
- * rounded down to whole elements and at least one element. */
+/* Default chunks of a pipelined schedule: at most this many divided by
+ * the ranks over the whole message (count * esize). */
+#define HCCN_HIER_CHUNK_BUDGET 65536
+
+/* The pipelining chunk of a in bytes: a->chunk_bytes, or when 0 dflt,
+ * grown so that the message (count * esize) makes at most
+ * max(1, HCCN_HIER_CHUNK_BUDGET / nranks) chunks; rounded down to whole
+ * elements and at least one element. */
 uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt);
 
 /* Gives every step of s that has no phase yet the phase ph (no-op once

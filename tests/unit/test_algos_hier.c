@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "hierarchy/coll.h"
+#include "hierarchy/algo_util.h"
 #include "hierarchy/compose.h"
 #include "sched_interp.h"
 #include "test_util.h"
@@ -491,10 +492,55 @@ static void add_pairs(const char *const *names, size_t n,
     }
 }
 
+/* The default pipelining chunk grows so that a message makes at most
+ * max(1, HCCN_HIER_CHUNK_BUDGET / p) chunks; an explicit chunk stays. */
+static void test_chunk_budget(void **state)
+{
+    (void)state;
+    const uint64_t MiB = (uint64_t)1 << 20, GiB = (uint64_t)1 << 30;
+    static const struct {
+        int p;
+        uint64_t bytes, esize, chunk, want;
+    } cases[] = {
+        {16, GiB, 4, 0, 4 * MiB},          /* 256 chunks <= 4096 */
+        {4096, GiB, 4, 0, 64 * MiB},       /* 16 chunks */
+        {4096, 48 * MiB, 4, 0, 4 * MiB},   /* 12 chunks: under the bound */
+        {65536, GiB, 4, 0, GiB},           /* one chunk */
+        {100000, 4096, 4, 0, 4 * MiB},     /* one chunk, smaller than dflt */
+        {5000, 3 * GiB + 2, 2, 0, 0},      /* 13 chunks of whole elements */
+        {4096, GiB, 4, 1 * MiB, 1 * MiB},  /* explicit: kept */
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                              .nranks = cases[k].p,
+                              .count = cases[k].bytes / cases[k].esize,
+                              .esize = cases[k].esize,
+                              .chunk_bytes = cases[k].chunk};
+        uint64_t c = hccn_hier_chunk(&a, 4 * MiB);
+        print_message("p %d, %llu B: chunk %llu B\n", cases[k].p,
+                      (unsigned long long)cases[k].bytes,
+                      (unsigned long long)c);
+        uint64_t most = HCCN_HIER_CHUNK_BUDGET / (uint64_t)cases[k].p;
+        uint64_t bytes = a.count * a.esize;
+        most = most > 0 ? most : 1;
+        /* Whole elements, the chunk bound kept, and no larger than it
+         * must be: one element less would make one chunk too many. */
+        assert_int_equal(c % a.esize, 0);
+        if (cases[k].chunk == 0) {
+            assert_true((bytes + c - 1) / c <= most);
+            assert_true(c == 4 * MiB ||
+                        (bytes + c - a.esize - 1) / (c - a.esize) > most);
+        }
+        if (cases[k].want != 0)
+            assert_int_equal(c, cases[k].want);
+    }
+}
+
 int main(void)
 {
     static const struct CMUnitTest fixed[] = {
         cmocka_unit_test(test_compose),
+        cmocka_unit_test(test_chunk_budget),
         cmocka_unit_test(test_hier_applicability),
     };
     enum { MAXT = 64 };
