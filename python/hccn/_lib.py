@@ -24,7 +24,8 @@ class ClusterOpts(ctypes.Structure):
     """hccn_cluster_opts_t."""
     _fields_ = [("struct_size", ctypes.c_size_t),
                 ("bind_threads", ctypes.c_int),
-                ("timeout_s", ctypes.c_double)]
+                ("timeout_s", ctypes.c_double),
+                ("drive_bytes", ctypes.c_longlong)]
 
 
 class CollOpts(ctypes.Structure):
