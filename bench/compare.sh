@@ -15,6 +15,9 @@
 #     (3p-1)*S bytes in all; a memcpy of n bytes moves 2n, so the roofline
 #     time is (3p-1)*S / (2*B). (A pairwise reduction, as every schedule
 #     uses, moves 5*(p-1)*S: more than this bound.)
+#   - the wake floor (bench/wake_floor.c): the wall time of one round in
+#     which 16 threads each sleep on a futex and are woken once, the least
+#     any blocking call made by 16 threads costs on this host.
 # Prints one row per size with the ratios hccn/MPI and hccn/roofline.
 # Installs openmpi-bin and libopenmpi-dev if missing. Wall figures on a
 # shared host are noisy: run it twice and compare rows, not single cells.
@@ -65,7 +68,9 @@ for b in "${sizes[@]}"; do
     rows+=("$b $(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["records"] if not x["inplace"]][0]; print("%.1f" % r["wall_us"])' "$tmp/hccn.json")")
 done
 read -r _ bw2 _ < <("$build/bench_memcpy_bw")
+read -r _ floor _ < <("$build/bench_wake_floor" $ranks)
 echo "# memcpy bandwidth: $bw GB/s first, $bw2 GB/s last (bytes copied per second, all CPUs)"
+echo "# wake floor: $floor us per round of $ranks threads that each sleep and are woken once (bench/wake_floor.c)"
 bw=$(awk -v a="$bw" -v b="$bw2" 'BEGIN { print (a > b ? a : b) }')
 
 printf "%10s %14s %14s %14s %10s %10s\n" bytes "hccn wall(us)" "mpi wall(us)" \
