@@ -125,15 +125,15 @@ struct hccn_sim_engine {
     double *link_cap;           /* scratch per link */
     int *link_cnt;
     int *touched;
-    double *link_bytes, *link_busy;
+    double *link_bytes;
+    double *link_busy;          /* busy seconds before link_since */
+    double *link_since;         /* link_active last rose from 0 then */
     double next_drain;          /* hccn_sim_flow_next's answer, */
     int next_ok;                /*   while valid */
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
     flow_t ***link_flows;       /* the flows on each link, any order */
     int *link_capflows;
-    int *busy_links, *busy_pos; /* links with link_active > 0, and where */
-    int nbusy;
     unsigned *link_mark, epoch; /* component search: link seen this round */
     int *queue;                 /* its links to visit */
     int nqueue;

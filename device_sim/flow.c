@@ -47,12 +47,11 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     size_t m = (size_t)(n > 0 ? n : 1);
     eng->link_flows = calloc(m, sizeof(*eng->link_flows));
     eng->link_capflows = calloc(m, sizeof(int));
-    eng->busy_links = calloc(m, sizeof(int));
-    eng->busy_pos = calloc(m, sizeof(int));
+    eng->link_since = calloc(m, sizeof(double));
     eng->link_mark = calloc(m, sizeof(unsigned));
     eng->queue = calloc(m, sizeof(int));
-    if (!eng->link_flows || !eng->link_capflows || !eng->busy_links ||
-        !eng->busy_pos || !eng->link_mark || !eng->queue)
+    if (!eng->link_flows || !eng->link_capflows || !eng->link_since ||
+        !eng->link_mark || !eng->queue)
         return -1;
     eng->link_cap = calloc(m, sizeof(double));
     eng->link_cnt = calloc(m, sizeof(int));
@@ -76,7 +75,6 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
         free(eng->flows[i]);
     eng->nflows = 0;
     eng->now = 0.0;
-    eng->nbusy = 0;
     eng->next_ok = 0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
@@ -102,15 +100,14 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
         free(eng->link_flows[l]);
     free(eng->link_flows);
     free(eng->link_capflows);
-    free(eng->busy_links);
-    free(eng->busy_pos);
+    free(eng->link_since);
     free(eng->link_mark);
     free(eng->queue);
     free(eng->comp);
 }
 
-/* f now crosses its links: counted on each, listed on each. Returns -1 on
- * no memory (nothing changed). */
+/* f now crosses its links: counted on each, listed on each; a link that
+ * was idle is busy from now. Returns -1 on no memory (nothing changed). */
 static int links_add(hccn_sim_engine_t *eng, flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
@@ -126,16 +123,15 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
     }
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
-        if (eng->link_active[l] == 0) {
-            eng->busy_pos[l] = eng->nbusy;
-            eng->busy_links[eng->nbusy++] = l;
-        }
+        if (eng->link_active[l] == 0)
+            eng->link_since[l] = eng->now;
         eng->link_flows[l][eng->link_active[l]++] = f;
     }
     return 0;
 }
 
-/* f no longer crosses its links. */
+/* f no longer crosses its links; a link it leaves idle was busy until
+ * now. */
 static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
@@ -147,11 +143,8 @@ static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
                 a[i] = a[n - 1];
                 break;
             }
-        if (--eng->link_active[l] == 0) {
-            int last = eng->busy_links[--eng->nbusy];
-            eng->busy_links[eng->busy_pos[l]] = last;
-            eng->busy_pos[last] = eng->busy_pos[l];
-        }
+        if (--eng->link_active[l] == 0)
+            eng->link_busy[l] += eng->now - eng->link_since[l];
     }
 }
 
@@ -392,8 +385,6 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
         else
             f->remaining -= f->rate * dt;
     }
-    for (int i = 0; i < eng->nbusy; i++)
-        eng->link_busy[eng->busy_links[i]] += dt;
     eng->now = t;
 }
 
@@ -513,6 +504,8 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
     if (link >= 0 && link < eng->topo->nlinks) {
         *bytes = eng->link_bytes[link];
         *busy = eng->link_busy[link];
+        if (eng->link_active[link] > 0)
+            *busy += eng->now - eng->link_since[link];
     } else {
         *bytes = 0.0;
         *busy = 0.0;
