@@ -51,7 +51,7 @@ struct hccn_sim_batch {
 
 /* One transfer in flight: the bytes of send->bytes drain over the route at
  * `rate` (bytes/s), then arrive `lat` seconds later. */
-typedef struct {
+typedef struct hccn_sim_flow {
     etask_t *send, *recv;
     int nlinks;
     int links[HCCN_SIM_ROUTE_MAX];

@@ -210,8 +210,6 @@ static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
             flows[i]->rate = INFINITY;
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
-    if (eng->trace != NULL)             /* trace hook: rates set at now */
-        hccn_sim_trace_rates(eng);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
@@ -250,6 +248,8 @@ static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
 static void flow_rates(hccn_sim_engine_t *eng)
 {
     fill(eng, eng->flows, eng->nflows);
+    if (eng->trace != NULL)             /* trace hook: rates set at now */
+        hccn_sim_trace_rates(eng, eng->flows, eng->nflows, NULL, 0);
 }
 
 static int flow_cmp_ptr(const void *x, const void *y)
@@ -309,6 +309,9 @@ static void comp_refill(hccn_sim_engine_t *eng)
     }
     qsort(eng->comp, (size_t)n, sizeof(*eng->comp), flow_cmp_ptr);
     fill(eng, eng->comp, n);
+    /* The queue now holds every link whose flows changed. */
+    if (eng->trace != NULL)             /* trace hook: rates set at now */
+        hccn_sim_trace_rates(eng, eng->comp, n, eng->queue, eng->nqueue);
 }
 
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
