@@ -6,7 +6,7 @@
  * bandwidth are not resources. Rates change only when a flow starts or
  * drains, so the engine moves fluid time from event to event.
  *
- * Flows are kept sorted by a canonical key (the receiving task's device,
+ * Flows are filled in a canonical order (the receiving task's device,
  * batch number and index) so rates are a function of the set of flows, not
  * of the order they arrived in.
  *
@@ -17,6 +17,12 @@
  * picked in it, in order, the shares and the subtractions are the same
  * whichever other components are filled in between, and the flows of
  * other components keep rates that a refill would reproduce exactly.
+ *
+ * An event costs what its component costs, not what all flows cost: a
+ * flow's bytes left are brought up to date only when its rate changes
+ * (remaining at `since`, draining at `rate` from then on), its drain time
+ * is recomputed then and kept in a heap (drain.c), and a link's busy time
+ * is added when its last flow leaves.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,16 +35,15 @@
  * rounding residue from making extra sub-femtosecond events. */
 #define DRAIN_EPS 1e-15
 
-static int flow_cmp(const flow_t *x, const flow_t *y)
+static int flow_cmp_ptr(const void *x, const void *y)
 {
-    const etask_t *a = x->recv, *b = y->recv;
-    if (a->dev != b->dev)
-        return a->dev < b->dev ? -1 : 1;
-    if (a->batch->seq != b->batch->seq)
-        return a->batch->seq < b->batch->seq ? -1 : 1;
-    if (a->idx != b->idx)
-        return a->idx < b->idx ? -1 : 1;
-    return 0;
+    return hccn_sim_flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
+}
+
+static void sort_flows(flow_t **flows, int n)
+{
+    if (n > 1)
+        qsort(flows, (size_t)n, sizeof(*flows), flow_cmp_ptr);
 }
 
 int hccn_sim_flow_init(hccn_sim_engine_t *eng)
@@ -75,7 +80,6 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
         free(eng->flows[i]);
     eng->nflows = 0;
     eng->now = 0.0;
-    eng->next_ok = 0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
@@ -148,16 +152,48 @@ static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
     }
 }
 
-/* Progressive filling over flows[0..nflows), in canonical order. */
+/* What f has left at time t, having drained at `rate` since f->since. */
+static double bytes_left(const flow_t *f, double rate, double t)
+{
+    if (!(t > f->since))
+        return f->remaining;
+    if (isinf(rate))
+        return 0.0;
+    return f->remaining - rate * (t - f->since);
+}
+
+/* When f drains at its rate, from what it had left at f->since. */
+static double drain_time(const flow_t *f)
+{
+    if (f->remaining <= 0.0 || isinf(f->rate))
+        return f->since;
+    if (f->rate <= 0.0)
+        return INFINITY;
+    return f->since + f->remaining / f->rate;
+}
+
+/* f has drained at `rate` until now and drains at f->rate from now on:
+ * its bytes left are brought up to date and its drain time follows. */
+static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
+{
+    f->remaining = bytes_left(f, rate, eng->now);
+    f->since = eng->now;
+    f->drain = drain_time(f);
+    hccn_sim_drain_update(eng, f);
+}
+
+/* Progressive filling over flows[0..nflows), in canonical order. A flow
+ * whose rate comes out as it was keeps its bytes left and drain time as
+ * they were (rebasing them would only add rounding). */
 static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
 {
     const hccn_sim_link_t *links = eng->topo->links;
     int ntouched = 0;
     int unfixed = 0;
 
-    eng->next_ok = 0;   /* rates change: drain times too */
     for (int i = 0; i < nflows; i++) {
         flow_t *f = flows[i];
+        f->was = f->rate;
         f->rate = -1.0;
         unfixed++;
         for (int k = 0; k < f->nlinks; k++) {
@@ -210,6 +246,9 @@ static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
             flows[i]->rate = INFINITY;
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
+    for (int i = 0; i < nflows; i++)
+        if (flows[i]->rate != flows[i]->was)
+            flow_rebase(eng, flows[i], flows[i]->was);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
@@ -244,17 +283,23 @@ static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
     f->nlinks = 0;
 }
 
+/* f is no longer in flight (the caller frees it). */
+static void flow_remove(hccn_sim_engine_t *eng, flow_t *f)
+{
+    links_remove(eng, f);
+    hccn_sim_drain_remove(eng, f);
+}
+
 /* Every flow at once (after a link's bandwidth changed). */
 static void flow_rates(hccn_sim_engine_t *eng)
 {
-    fill(eng, eng->flows, eng->nflows);
+    if (eng->nflows > 0)
+        memcpy(eng->comp, eng->flows,
+               (size_t)eng->nflows * sizeof(*eng->comp));
+    sort_flows(eng->comp, eng->nflows);
+    fill(eng, eng->comp, eng->nflows);
     if (eng->trace != NULL)             /* trace hook: rates set at now */
-        hccn_sim_trace_rates(eng, eng->flows, eng->nflows, NULL, 0);
-}
-
-static int flow_cmp_ptr(const void *x, const void *y)
-{
-    return flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
+        hccn_sim_trace_rates(eng, eng->comp, eng->nflows, NULL, 0);
 }
 
 /* Starts a component search: no link seen yet. */
@@ -282,19 +327,9 @@ static void comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
     }
 }
 
-/* Refills the flows connected to the seeded links, in canonical order
- * (all flows when the scratch list cannot grow). */
+/* Refills the flows connected to the seeded links, in canonical order. */
 static void comp_refill(hccn_sim_engine_t *eng)
 {
-    if (eng->capcomp < eng->nflows) {
-        flow_t **c = realloc(eng->comp, (size_t)eng->capflows * sizeof(*c));
-        if (c == NULL) {
-            flow_rates(eng);
-            return;
-        }
-        eng->comp = c;
-        eng->capcomp = eng->capflows;
-    }
     int n = 0;
     for (int q = 0; q < eng->nqueue; q++) {
         int l = eng->queue[q];
@@ -307,128 +342,98 @@ static void comp_refill(hccn_sim_engine_t *eng)
             comp_seed(eng, f);
         }
     }
-    qsort(eng->comp, (size_t)n, sizeof(*eng->comp), flow_cmp_ptr);
+    sort_flows(eng->comp, n);
     fill(eng, eng->comp, n);
     /* The queue now holds every link whose flows changed. */
     if (eng->trace != NULL)             /* trace hook: rates set at now */
         hccn_sim_trace_rates(eng, eng->comp, n, eng->queue, eng->nqueue);
 }
 
+/* Room for one more flow in the drain heap and the component list. */
+static int flows_grow(hccn_sim_engine_t *eng)
+{
+    int cap = eng->capflows ? 2 * eng->capflows : 64;
+    flow_t **a = realloc(eng->flows, (size_t)cap * sizeof(*a));
+    if (a == NULL)
+        return -1;
+    eng->flows = a;
+    a = realloc(eng->comp, (size_t)cap * sizeof(*a));
+    if (a == NULL)
+        return -1;
+    eng->comp = a;
+    eng->capflows = cap;
+    return 0;
+}
+
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
 {
+    if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
+        return -1;
     flow_t *f = calloc(1, sizeof(*f));
     if (f == NULL)
         return -1;
-    if (eng->nflows == eng->capflows) {
-        int cap = eng->capflows ? 2 * eng->capflows : 64;
-        flow_t **nf = realloc(eng->flows, (size_t)cap * sizeof(*nf));
-        if (nf == NULL) {
-            free(f);
-            return -1;
-        }
-        eng->flows = nf;
-        eng->capflows = cap;
-    }
     f->send = send;
     f->recv = recv;
+    f->dev = recv->dev;
+    f->seq = recv->batch->seq;
+    f->idx = recv->idx;
     f->remaining = (double)send->bytes;
+    f->since = eng->now;
+    f->rate = INFINITY;   /* no finite link: drains at once */
+    f->drain = eng->now;
     if (flow_route(eng, f) != 0) {
         free(f);
         return -1;
     }
-
-    int pos = eng->nflows;
-    while (pos > 0 && flow_cmp(eng->flows[pos - 1], f) > 0) {
-        eng->flows[pos] = eng->flows[pos - 1];
-        pos--;
-    }
-    eng->flows[pos] = f;
-    eng->nflows++;
-    f->rate = INFINITY;   /* no finite link: drains at once */
+    hccn_sim_drain_push(eng, f);
     comp_begin(eng);
     comp_seed(eng, f);
     comp_refill(eng);
     return 0;
 }
 
-static double drain_time(const hccn_sim_engine_t *eng, const flow_t *f)
-{
-    if (f->remaining <= 0.0 || isinf(f->rate))
-        return eng->now;
-    if (f->rate <= 0.0)
-        return INFINITY;
-    return eng->now + f->remaining / f->rate;
-}
-
 double hccn_sim_flow_next(hccn_sim_engine_t *eng)
 {
-    if (eng->next_ok)
-        return eng->next_drain;
-    double t = INFINITY;
-    for (int i = 0; i < eng->nflows; i++) {
-        double d = drain_time(eng, eng->flows[i]);
-        if (d < t)
-            t = d;
-    }
-    eng->next_drain = t;
-    eng->next_ok = 1;
-    return t;
+    return eng->nflows > 0 ? eng->flows[0]->drain : INFINITY;
 }
 
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
 {
-    double dt = t - eng->now;
-    if (dt <= 0.0)
-        return;
-    eng->next_ok = 0;
-    for (int i = 0; i < eng->nflows; i++) {
-        flow_t *f = eng->flows[i];
-        if (isinf(f->rate))
-            f->remaining = 0.0;
-        else
-            f->remaining -= f->rate * dt;
-    }
-    eng->now = t;
+    if (t > eng->now)
+        eng->now = t;
 }
 
 void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
                         void (*done)(hccn_sim_engine_t *, flow_t *))
 {
     double limit = eng->now + DRAIN_EPS;
-    int kept = 0, reaped = 0;
+    int n = 0;
 
-    /* done() only queues events, so it may run while the list is compacted;
-     * it is called in canonical order. */
-    comp_begin(eng);
-    for (int i = 0; i < eng->nflows; i++) {
-        flow_t *f = eng->flows[i];
-        if (drain_time(eng, f) <= limit) {
-            links_remove(eng, f);
-            comp_seed(eng, f);
-            done(eng, f);
-            free(f);
-            reaped++;
-        } else {
-            eng->flows[kept++] = f;
-        }
+    /* The drained flows leave the heap in drain order; done() sees them in
+     * canonical order. It only queues events, and the component list is
+     * free until the refill. */
+    while (eng->nflows > 0 && eng->flows[0]->drain <= limit) {
+        flow_t *f = eng->flows[0];
+        hccn_sim_drain_remove(eng, f);
+        eng->comp[n++] = f;
     }
-    eng->nflows = kept;
-    if (reaped > 0)
-        comp_refill(eng);
+    if (n == 0)
+        return;
+    sort_flows(eng->comp, n);
+    comp_begin(eng);
+    for (int i = 0; i < n; i++) {
+        flow_t *f = eng->comp[i];
+        links_remove(eng, f);
+        comp_seed(eng, f);
+        done(eng, f);
+        free(f);
+    }
+    comp_refill(eng);
 }
 
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
 {
     flow_rates(eng);
-}
-
-static void flow_remove_at(hccn_sim_engine_t *eng, int i)
-{
-    flow_t *f = eng->flows[i];
-    links_remove(eng, f);
-    memmove(&eng->flows[i], &eng->flows[i + 1],
-            (size_t)(eng->nflows - i - 1) * sizeof(*eng->flows));
-    eng->nflows--;
 }
 
 void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
@@ -437,7 +442,7 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
         flow_t *f = eng->flows[i];
         if (f->send != t && f->recv != t)
             continue;
-        flow_remove_at(eng, i);
+        flow_remove(eng, f);
         comp_begin(eng);
         comp_seed(eng, f);
         free(f);
@@ -471,29 +476,36 @@ int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
     return m;
 }
 
+/* The canonically first flow on link l, or NULL. */
+static flow_t *first_on(const hccn_sim_engine_t *eng, int l)
+{
+    flow_t *first = NULL;
+    for (int i = 0; i < eng->link_active[l]; i++) {
+        flow_t *f = eng->link_flows[l][i];
+        if (first == NULL || hccn_sim_flow_cmp(f, first) < 0)
+            first = f;
+    }
+    return first;
+}
+
 void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
                        void (*failed)(hccn_sim_engine_t *, flow_t *))
 {
-    for (int i = 0; i < eng->nflows;) {
-        flow_t *f = eng->flows[i];
-        int on = 0, links[HCCN_SIM_ROUTE_MAX], down;
+    /* One flow at a time, in canonical order: failed() may drop other
+     * flows, on l or not. A re-routed flow no longer crosses l. */
+    flow_t *f;
+    while ((f = first_on(eng, l)) != NULL) {
+        int links[HCCN_SIM_ROUTE_MAX], down;
         double lat;
-        for (int k = 0; k < f->nlinks; k++)
-            on |= f->links[k] == l;
-        if (!on) {
-            i++;
-            continue;
-        }
+        flow_rebase(eng, f, f->rate);
         /* The bytes not yet sent go round the downed link if they can. */
         if (hccn_sim_flow_route(eng, f->send->dev, f->recv->dev, links, &lat,
                                 &down) >= 0) {
             flow_unroute(eng, f);
-            if (flow_route(eng, f) == 0) {
-                i++;
+            if (flow_route(eng, f) == 0)
                 continue;
-            }
         }
-        flow_remove_at(eng, i);
+        flow_remove(eng, f);
         failed(eng, f);
         free(f);
     }
