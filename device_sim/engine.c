@@ -156,17 +156,6 @@ static void match_half(hccn_sim_engine_t *eng, etask_t *t)
     eng->nmatch_waiting++;
 }
 
-static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
-{
-    size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
-    for (etask_t **pp = &eng->match[h]; *pp != NULL; pp = &(*pp)->hash_next)
-        if (*pp == t) {
-            *pp = t->hash_next;
-            eng->nmatch_waiting--;
-            return;
-        }
-}
-
 /* --------------------------------------------------------------- tasks --- */
 
 static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
@@ -948,14 +937,11 @@ void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out)
 
 static void drop_all(hccn_sim_engine_t *eng)
 {
-    while (eng->batches != NULL) {
-        hccn_sim_batch_t *b = eng->batches;
-        for (int i = 0; i < b->ntasks; i++)
-            if (b->tasks[i].kind != HCCN_SIM_TASK_LOCAL &&
-                b->tasks[i].mate == NULL)
-                unmatch_half(eng, &b->tasks[i]);
-        batch_free(eng, b);
-    }
+    /* The unmatched halves' table is cleared as a whole below, so the
+     * batches' tasks are not read again on their way out (they are most
+     * of the engine's memory). */
+    while (eng->batches != NULL)
+        batch_free(eng, eng->batches);
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
     eng->nmatch_waiting = 0;
