@@ -539,21 +539,19 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     uint32_t ndeps = 0;
     for (int i = 0; i < n; i++)
         ndeps += tasks[i].ndeps;
-    b->tasks = calloc((size_t)(n > 0 ? n : 1), sizeof(etask_t));
-    b->succ = calloc(ndeps > 0 ? ndeps : 1, sizeof(uint32_t));
+    /* Not calloc: every task and successor is written below. Posting a
+     * schedule is bound by touching its tasks' fresh memory, and clearing
+     * it first touched it twice. */
+    b->tasks = malloc((size_t)(n > 0 ? n : 1) * sizeof(etask_t));
+    b->succ = malloc((ndeps > 0 ? ndeps : 1) * sizeof(uint32_t));
     if (b->tasks == NULL || b->succ == NULL)
         return -1;
     for (int i = 0; i < n; i++) {
-        etask_t *t = &b->tasks[i];
-        t->kind = tasks[i].kind;
-        t->dev = b->dev;
-        t->peer = tasks[i].peer;
-        t->idx = i;
-        t->bytes = tasks[i].bytes;
-        t->cost = tasks[i].cost;
-        t->key = tasks[i].key;
-        t->npending = tasks[i].ndeps;
-        t->batch = b;
+        b->tasks[i] = (etask_t){.kind = tasks[i].kind, .dev = b->dev,
+                                .peer = tasks[i].peer, .idx = i,
+                                .bytes = tasks[i].bytes,
+                                .cost = tasks[i].cost, .key = tasks[i].key,
+                                .npending = tasks[i].ndeps, .batch = b};
         for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
             uint32_t d = deps[tasks[i].dep_off + k];
             if (d >= (uint32_t)i)
