@@ -68,6 +68,13 @@ typedef struct hccn_sim_flow {
     unsigned mark;              /* flow.c: component search */
 } flow_t;
 
+/* fill.c: a link, and where a canonical pass over the flows meets it
+ * first (flow f, at place k of its route). */
+typedef struct {
+    const flow_t *f;
+    int k, l;
+} link_order_t;
+
 typedef struct {
     double t;
     int cls;                    /* 0 completion, 1 start */
@@ -132,6 +139,8 @@ struct hccn_sim_engine {
     double *link_cap;           /* scratch per link */
     int *link_cnt;
     int *touched;
+    int *link_pos;              /* fill.c: a link's place in link_order */
+    link_order_t *link_order;
     double *link_bytes;
     double *link_busy;          /* busy seconds before link_since */
     double *link_since;         /* link_active last rose from 0 then */
@@ -157,6 +166,11 @@ void hccn_sim_drain_push(hccn_sim_engine_t *eng, flow_t *f);
 void hccn_sim_drain_remove(hccn_sim_engine_t *eng, flow_t *f);
 /* Puts f back in order after its drain time changed. */
 void hccn_sim_drain_update(hccn_sim_engine_t *eng, flow_t *f);
+
+/* fill.c */
+/* Max-min fair rates for flows[0..n) (any order), which must be every flow
+ * on their links; each flow's previous rate is left in f->was. */
+void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
 
 /* flow.c */
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);

@@ -1,14 +1,8 @@
 /*
  * Link sharing: transfers in flight are fluid flows over their routes, and
- * their rates are max-min fair (progressive filling): every flow on the most
- * contended link gets an equal share of what is left of it, those flows are
- * fixed, and the rest fill the remaining capacity. Links of infinite
- * bandwidth are not resources. Rates change only when a flow starts or
- * drains, so the engine moves fluid time from event to event.
- *
- * Flows are filled in a canonical order (the receiving task's device,
- * batch number and index) so rates are a function of the set of flows, not
- * of the order they arrived in.
+ * their rates are max-min fair (progressive filling, fill.c). Links of
+ * infinite bandwidth are not resources. Rates change only when a flow
+ * starts or drains, so the engine moves fluid time from event to event.
  *
  * Only the flows that share a link, directly or through other flows, with
  * a flow that started or ended are re-rated (their connected component).
@@ -61,11 +55,14 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_cap = calloc(m, sizeof(double));
     eng->link_cnt = calloc(m, sizeof(int));
     eng->touched = calloc(m, sizeof(int));
+    eng->link_pos = calloc(m, sizeof(int));
+    eng->link_order = calloc(m, sizeof(*eng->link_order));
     eng->link_bytes = calloc(m, sizeof(double));
     eng->link_busy = calloc(m, sizeof(double));
     eng->link_active = calloc(m, sizeof(int));
     eng->link_factor = calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
+        !eng->link_pos || !eng->link_order ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
         !eng->link_factor)
         return -1;
@@ -96,6 +93,8 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     free(eng->link_cap);
     free(eng->link_cnt);
     free(eng->touched);
+    free(eng->link_pos);
+    free(eng->link_order);
     free(eng->link_bytes);
     free(eng->link_busy);
     free(eng->link_active);
@@ -182,71 +181,13 @@ static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
     hccn_sim_drain_update(eng, f);
 }
 
-/* Progressive filling over flows[0..nflows), in canonical order. A flow
- * whose rate comes out as it was keeps its bytes left and drain time as
- * they were (rebasing them would only add rounding). */
-static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
+/* New rates for flows[0..n), every flow on their links. A flow whose rate
+ * comes out as it was keeps its bytes left and drain time as they were
+ * (rebasing them would only add rounding). */
+static void fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
-    const hccn_sim_link_t *links = eng->topo->links;
-    int ntouched = 0;
-    int unfixed = 0;
-
-    for (int i = 0; i < nflows; i++) {
-        flow_t *f = flows[i];
-        f->was = f->rate;
-        f->rate = -1.0;
-        unfixed++;
-        for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k];
-            if (eng->link_cnt[l] == 0) {
-                eng->link_cap[l] = links[l].bw * eng->link_factor[l];
-                eng->touched[ntouched++] = l;
-            }
-            eng->link_cnt[l]++;
-        }
-    }
-    while (unfixed > 0) {
-        int best = -1;
-        double share = INFINITY;
-        for (int j = 0; j < ntouched; j++) {
-            int l = eng->touched[j];
-            if (eng->link_cnt[l] == 0)
-                continue;
-            double s = eng->link_cap[l] / eng->link_cnt[l];
-            if (s < share) {
-                share = s;
-                best = l;
-            }
-        }
-        if (best < 0)
-            break;
-        if (share < 0.0)
-            share = 0.0;
-        for (int i = 0; i < nflows; i++) {
-            flow_t *f = flows[i];
-            int on_best = 0;
-            if (f->rate >= 0.0)
-                continue;
-            for (int k = 0; k < f->nlinks; k++)
-                on_best |= f->links[k] == best;
-            if (!on_best)
-                continue;
-            f->rate = share;
-            unfixed--;
-            for (int k = 0; k < f->nlinks; k++) {
-                int l = f->links[k];
-                eng->link_cap[l] -= share;
-                eng->link_cnt[l]--;
-            }
-        }
-    }
-    /* Flows that cross only free links drain at once. */
-    for (int i = 0; i < nflows; i++)
-        if (flows[i]->rate < 0.0)
-            flows[i]->rate = INFINITY;
-    for (int j = 0; j < ntouched; j++)
-        eng->link_cnt[eng->touched[j]] = 0;
-    for (int i = 0; i < nflows; i++)
+    hccn_sim_fill(eng, flows, n);
+    for (int i = 0; i < n; i++)
         if (flows[i]->rate != flows[i]->was)
             flow_rebase(eng, flows[i], flows[i]->was);
 }
@@ -296,10 +237,11 @@ static void flow_rates(hccn_sim_engine_t *eng)
     if (eng->nflows > 0)
         memcpy(eng->comp, eng->flows,
                (size_t)eng->nflows * sizeof(*eng->comp));
-    sort_flows(eng->comp, eng->nflows);
     fill(eng, eng->comp, eng->nflows);
-    if (eng->trace != NULL)             /* trace hook: rates set at now */
+    if (eng->trace != NULL) {           /* trace hook: rates set at now */
+        sort_flows(eng->comp, eng->nflows);
         hccn_sim_trace_rates(eng, eng->comp, eng->nflows, NULL, 0);
+    }
 }
 
 /* Starts a component search: no link seen yet. */
@@ -327,7 +269,7 @@ static void comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
     }
 }
 
-/* Refills the flows connected to the seeded links, in canonical order. */
+/* Refills the flows connected to the seeded links. */
 static void comp_refill(hccn_sim_engine_t *eng)
 {
     int n = 0;
@@ -342,11 +284,12 @@ static void comp_refill(hccn_sim_engine_t *eng)
             comp_seed(eng, f);
         }
     }
-    sort_flows(eng->comp, n);
     fill(eng, eng->comp, n);
     /* The queue now holds every link whose flows changed. */
-    if (eng->trace != NULL)             /* trace hook: rates set at now */
+    if (eng->trace != NULL) {           /* trace hook: rates set at now */
+        sort_flows(eng->comp, n);
         hccn_sim_trace_rates(eng, eng->comp, n, eng->queue, eng->nqueue);
+    }
 }
 
 /* Room for one more flow in the drain heap and the component list. */
