@@ -156,17 +156,6 @@ static void match_half(hccn_sim_engine_t *eng, etask_t *t)
     eng->nmatch_waiting++;
 }
 
-static void unmatch_half(hccn_sim_engine_t *eng, etask_t *t)
-{
-    size_t h = key_hash(&t->key) & (eng->nmatch_buckets - 1);
-    for (etask_t **pp = &eng->match[h]; *pp != NULL; pp = &(*pp)->hash_next)
-        if (*pp == t) {
-            *pp = t->hash_next;
-            eng->nmatch_waiting--;
-            return;
-        }
-}
-
 /* --------------------------------------------------------------- tasks --- */
 
 static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
@@ -550,21 +539,19 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     uint32_t ndeps = 0;
     for (int i = 0; i < n; i++)
         ndeps += tasks[i].ndeps;
-    b->tasks = calloc((size_t)(n > 0 ? n : 1), sizeof(etask_t));
-    b->succ = calloc(ndeps > 0 ? ndeps : 1, sizeof(uint32_t));
+    /* Not calloc: every task and successor is written below. Posting a
+     * schedule is bound by touching its tasks' fresh memory, and clearing
+     * it first touched it twice. */
+    b->tasks = malloc((size_t)(n > 0 ? n : 1) * sizeof(etask_t));
+    b->succ = malloc((ndeps > 0 ? ndeps : 1) * sizeof(uint32_t));
     if (b->tasks == NULL || b->succ == NULL)
         return -1;
     for (int i = 0; i < n; i++) {
-        etask_t *t = &b->tasks[i];
-        t->kind = tasks[i].kind;
-        t->dev = b->dev;
-        t->peer = tasks[i].peer;
-        t->idx = i;
-        t->bytes = tasks[i].bytes;
-        t->cost = tasks[i].cost;
-        t->key = tasks[i].key;
-        t->npending = tasks[i].ndeps;
-        t->batch = b;
+        b->tasks[i] = (etask_t){.kind = tasks[i].kind, .dev = b->dev,
+                                .peer = tasks[i].peer, .idx = i,
+                                .bytes = tasks[i].bytes,
+                                .cost = tasks[i].cost, .key = tasks[i].key,
+                                .npending = tasks[i].ndeps, .batch = b};
         for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
             uint32_t d = deps[tasks[i].dep_off + k];
             if (d >= (uint32_t)i)
@@ -966,14 +953,11 @@ void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out)
 
 static void drop_all(hccn_sim_engine_t *eng)
 {
-    while (eng->batches != NULL) {
-        hccn_sim_batch_t *b = eng->batches;
-        for (int i = 0; i < b->ntasks; i++)
-            if (b->tasks[i].kind != HCCN_SIM_TASK_LOCAL &&
-                b->tasks[i].mate == NULL)
-                unmatch_half(eng, &b->tasks[i]);
-        batch_free(eng, b);
-    }
+    /* The unmatched halves' table is cleared as a whole below, so the
+     * batches' tasks are not read again on their way out (they are most
+     * of the engine's memory). */
+    while (eng->batches != NULL)
+        batch_free(eng, eng->batches);
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
     eng->nmatch_waiting = 0;

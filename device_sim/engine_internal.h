@@ -50,16 +50,30 @@ struct hccn_sim_batch {
 };
 
 /* One transfer in flight: the bytes of send->bytes drain over the route at
- * `rate` (bytes/s), then arrive `lat` seconds later. */
-typedef struct {
+ * `rate` (bytes/s), then arrive `lat` seconds later. What it has left is
+ * brought up to date only when its rate changes: `remaining` bytes were
+ * left at time `since`, and at `rate` they are gone at `drain`. */
+typedef struct hccn_sim_flow {
     etask_t *send, *recv;
+    int dev, idx;               /* canonical key: the receiving task's */
+    uint64_t seq;               /*   device, batch number and index */
     int nlinks;
     int links[HCCN_SIM_ROUTE_MAX];
     double lat;
-    double remaining;
+    double remaining, since;
     double rate;
+    double was;                 /* flow.c: rate before a refill */
+    double drain;
+    int pos;                    /* index in the drain heap (drain.c) */
     unsigned mark;              /* flow.c: component search */
 } flow_t;
+
+/* fill.c: a link, and where a canonical pass over the flows meets it
+ * first (flow f, at place k of its route). */
+typedef struct {
+    const flow_t *f;
+    int k, l;
+} link_order_t;
 
 typedef struct {
     double t;
@@ -121,28 +135,43 @@ struct hccn_sim_engine {
 
     /* Fluid link sharing (flow.c). */
     double now;
-    flow_t **flows;             /* active, sorted by canonical key */
+    flow_t **flows;             /* active: the drain heap (drain.c) */
     int nflows, capflows;
     double *link_cap;           /* scratch per link */
     int *link_cnt;
     int *touched;
-    double *link_bytes, *link_busy;
-    double next_drain;          /* hccn_sim_flow_next's answer, */
-    int next_ok;                /*   while valid */
+    int *link_pos;              /* fill.c: a link's place in link_order */
+    link_order_t *link_order;
+    double *link_bytes;
+    double *link_busy;          /* busy seconds before link_since */
+    double *link_since;         /* link_active last rose from 0 then */
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
     flow_t ***link_flows;       /* the flows on each link, any order */
     int *link_capflows;
-    int *busy_links, *busy_pos; /* links with link_active > 0, and where */
-    int nbusy;
     unsigned *link_mark, epoch; /* component search: link seen this round */
     int *queue;                 /* its links to visit */
     int nqueue;
-    flow_t **comp;              /* its flows */
-    int capcomp;
+    flow_t **comp;              /* its flows; capflows long */
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
+
+/* drain.c */
+/* Canonical order of flows: by the receiving task's device, batch number
+ * and index. */
+int hccn_sim_flow_cmp(const flow_t *x, const flow_t *y);
+/* Adds f (f->drain set) to eng->flows; the array has room for it. */
+void hccn_sim_drain_push(hccn_sim_engine_t *eng, flow_t *f);
+/* Takes f out of eng->flows. */
+void hccn_sim_drain_remove(hccn_sim_engine_t *eng, flow_t *f);
+/* Puts f back in order after its drain time changed. */
+void hccn_sim_drain_update(hccn_sim_engine_t *eng, flow_t *f);
+
+/* fill.c */
+/* Max-min fair rates for flows[0..n) (any order), which must be every flow
+ * on their links; each flow's previous rate is left in f->was. */
+void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
 
 /* flow.c */
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);
@@ -150,8 +179,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);
 /* Starts the transfer send->recv at eng->now; returns -1 on no memory. */
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv);
-/* Time at which the next flow drains (INFINITY if none); kept until the
- * rates or the fluid time change. */
+/* Time at which the next flow drains (INFINITY if none). */
 double hccn_sim_flow_next(hccn_sim_engine_t *eng);
 /* Moves fluid time to t (>= now). */
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);

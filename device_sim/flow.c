@@ -1,14 +1,8 @@
 /*
  * Link sharing: transfers in flight are fluid flows over their routes, and
- * their rates are max-min fair (progressive filling): every flow on the most
- * contended link gets an equal share of what is left of it, those flows are
- * fixed, and the rest fill the remaining capacity. Links of infinite
- * bandwidth are not resources. Rates change only when a flow starts or
- * drains, so the engine moves fluid time from event to event.
- *
- * Flows are kept sorted by a canonical key (the receiving task's device,
- * batch number and index) so rates are a function of the set of flows, not
- * of the order they arrived in.
+ * their rates are max-min fair (progressive filling, fill.c). Links of
+ * infinite bandwidth are not resources. Rates change only when a flow
+ * starts or drains, so the engine moves fluid time from event to event.
  *
  * Only the flows that share a link, directly or through other flows, with
  * a flow that started or ended are re-rated (their connected component).
@@ -17,6 +11,12 @@
  * picked in it, in order, the shares and the subtractions are the same
  * whichever other components are filled in between, and the flows of
  * other components keep rates that a refill would reproduce exactly.
+ *
+ * An event costs what its component costs, not what all flows cost: a
+ * flow's bytes left are brought up to date only when its rate changes
+ * (remaining at `since`, draining at `rate` from then on), its drain time
+ * is recomputed then and kept in a heap (drain.c), and a link's busy time
+ * is added when its last flow leaves.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,16 +29,15 @@
  * rounding residue from making extra sub-femtosecond events. */
 #define DRAIN_EPS 1e-15
 
-static int flow_cmp(const flow_t *x, const flow_t *y)
+static int flow_cmp_ptr(const void *x, const void *y)
 {
-    const etask_t *a = x->recv, *b = y->recv;
-    if (a->dev != b->dev)
-        return a->dev < b->dev ? -1 : 1;
-    if (a->batch->seq != b->batch->seq)
-        return a->batch->seq < b->batch->seq ? -1 : 1;
-    if (a->idx != b->idx)
-        return a->idx < b->idx ? -1 : 1;
-    return 0;
+    return hccn_sim_flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
+}
+
+static void sort_flows(flow_t **flows, int n)
+{
+    if (n > 1)
+        qsort(flows, (size_t)n, sizeof(*flows), flow_cmp_ptr);
 }
 
 int hccn_sim_flow_init(hccn_sim_engine_t *eng)
@@ -47,21 +46,23 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     size_t m = (size_t)(n > 0 ? n : 1);
     eng->link_flows = calloc(m, sizeof(*eng->link_flows));
     eng->link_capflows = calloc(m, sizeof(int));
-    eng->busy_links = calloc(m, sizeof(int));
-    eng->busy_pos = calloc(m, sizeof(int));
+    eng->link_since = calloc(m, sizeof(double));
     eng->link_mark = calloc(m, sizeof(unsigned));
     eng->queue = calloc(m, sizeof(int));
-    if (!eng->link_flows || !eng->link_capflows || !eng->busy_links ||
-        !eng->busy_pos || !eng->link_mark || !eng->queue)
+    if (!eng->link_flows || !eng->link_capflows || !eng->link_since ||
+        !eng->link_mark || !eng->queue)
         return -1;
     eng->link_cap = calloc(m, sizeof(double));
     eng->link_cnt = calloc(m, sizeof(int));
     eng->touched = calloc(m, sizeof(int));
+    eng->link_pos = calloc(m, sizeof(int));
+    eng->link_order = calloc(m, sizeof(*eng->link_order));
     eng->link_bytes = calloc(m, sizeof(double));
     eng->link_busy = calloc(m, sizeof(double));
     eng->link_active = calloc(m, sizeof(int));
     eng->link_factor = calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
+        !eng->link_pos || !eng->link_order ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
         !eng->link_factor)
         return -1;
@@ -76,8 +77,6 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
         free(eng->flows[i]);
     eng->nflows = 0;
     eng->now = 0.0;
-    eng->nbusy = 0;
-    eng->next_ok = 0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
@@ -94,6 +93,8 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     free(eng->link_cap);
     free(eng->link_cnt);
     free(eng->touched);
+    free(eng->link_pos);
+    free(eng->link_order);
     free(eng->link_bytes);
     free(eng->link_busy);
     free(eng->link_active);
@@ -102,15 +103,14 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
         free(eng->link_flows[l]);
     free(eng->link_flows);
     free(eng->link_capflows);
-    free(eng->busy_links);
-    free(eng->busy_pos);
+    free(eng->link_since);
     free(eng->link_mark);
     free(eng->queue);
     free(eng->comp);
 }
 
-/* f now crosses its links: counted on each, listed on each. Returns -1 on
- * no memory (nothing changed). */
+/* f now crosses its links: counted on each, listed on each; a link that
+ * was idle is busy from now. Returns -1 on no memory (nothing changed). */
 static int links_add(hccn_sim_engine_t *eng, flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
@@ -126,16 +126,15 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
     }
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
-        if (eng->link_active[l] == 0) {
-            eng->busy_pos[l] = eng->nbusy;
-            eng->busy_links[eng->nbusy++] = l;
-        }
+        if (eng->link_active[l] == 0)
+            eng->link_since[l] = eng->now;
         eng->link_flows[l][eng->link_active[l]++] = f;
     }
     return 0;
 }
 
-/* f no longer crosses its links. */
+/* f no longer crosses its links; a link it leaves idle was busy until
+ * now. */
 static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
@@ -147,78 +146,50 @@ static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
                 a[i] = a[n - 1];
                 break;
             }
-        if (--eng->link_active[l] == 0) {
-            int last = eng->busy_links[--eng->nbusy];
-            eng->busy_links[eng->busy_pos[l]] = last;
-            eng->busy_pos[last] = eng->busy_pos[l];
-        }
+        if (--eng->link_active[l] == 0)
+            eng->link_busy[l] += eng->now - eng->link_since[l];
     }
 }
 
-/* Progressive filling over flows[0..nflows), in canonical order. */
-static void fill(hccn_sim_engine_t *eng, flow_t **flows, int nflows)
+/* What f has left at time t, having drained at `rate` since f->since. */
+static double bytes_left(const flow_t *f, double rate, double t)
 {
-    const hccn_sim_link_t *links = eng->topo->links;
-    int ntouched = 0;
-    int unfixed = 0;
+    if (!(t > f->since))
+        return f->remaining;
+    if (isinf(rate))
+        return 0.0;
+    return f->remaining - rate * (t - f->since);
+}
 
-    eng->next_ok = 0;   /* rates change: drain times too */
-    for (int i = 0; i < nflows; i++) {
-        flow_t *f = flows[i];
-        f->rate = -1.0;
-        unfixed++;
-        for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k];
-            if (eng->link_cnt[l] == 0) {
-                eng->link_cap[l] = links[l].bw * eng->link_factor[l];
-                eng->touched[ntouched++] = l;
-            }
-            eng->link_cnt[l]++;
-        }
-    }
-    while (unfixed > 0) {
-        int best = -1;
-        double share = INFINITY;
-        for (int j = 0; j < ntouched; j++) {
-            int l = eng->touched[j];
-            if (eng->link_cnt[l] == 0)
-                continue;
-            double s = eng->link_cap[l] / eng->link_cnt[l];
-            if (s < share) {
-                share = s;
-                best = l;
-            }
-        }
-        if (best < 0)
-            break;
-        if (share < 0.0)
-            share = 0.0;
-        for (int i = 0; i < nflows; i++) {
-            flow_t *f = flows[i];
-            int on_best = 0;
-            if (f->rate >= 0.0)
-                continue;
-            for (int k = 0; k < f->nlinks; k++)
-                on_best |= f->links[k] == best;
-            if (!on_best)
-                continue;
-            f->rate = share;
-            unfixed--;
-            for (int k = 0; k < f->nlinks; k++) {
-                int l = f->links[k];
-                eng->link_cap[l] -= share;
-                eng->link_cnt[l]--;
-            }
-        }
-    }
-    /* Flows that cross only free links drain at once. */
-    for (int i = 0; i < nflows; i++)
-        if (flows[i]->rate < 0.0)
-            flows[i]->rate = INFINITY;
-    for (int j = 0; j < ntouched; j++)
-        eng->link_cnt[eng->touched[j]] = 0;
-    if (eng->trace != NULL)             /* trace hook: rates set at now */
-        hccn_sim_trace_rates(eng);
+/* When f drains at its rate, from what it had left at f->since. */
+static double drain_time(const flow_t *f)
+{
+    if (f->remaining <= 0.0 || isinf(f->rate))
+        return f->since;
+    if (f->rate <= 0.0)
+        return INFINITY;
+    return f->since + f->remaining / f->rate;
+}
+
+/* f has drained at `rate` until now and drains at f->rate from now on:
+ * its bytes left are brought up to date and its drain time follows. */
+static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
+{
+    f->remaining = bytes_left(f, rate, eng->now);
+    f->since = eng->now;
+    f->drain = drain_time(f);
+    hccn_sim_drain_update(eng, f);
+}
+
+/* New rates for flows[0..n), every flow on their links. A flow whose rate
+ * comes out as it was keeps its bytes left and drain time as they were
+ * (rebasing them would only add rounding). */
+static void fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
+{
+    hccn_sim_fill(eng, flows, n);
+    for (int i = 0; i < n; i++)
+        if (flows[i]->rate != flows[i]->was)
+            flow_rebase(eng, flows[i], flows[i]->was);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
@@ -253,15 +224,24 @@ static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
     f->nlinks = 0;
 }
 
+/* f is no longer in flight (the caller frees it). */
+static void flow_remove(hccn_sim_engine_t *eng, flow_t *f)
+{
+    links_remove(eng, f);
+    hccn_sim_drain_remove(eng, f);
+}
+
 /* Every flow at once (after a link's bandwidth changed). */
 static void flow_rates(hccn_sim_engine_t *eng)
 {
-    fill(eng, eng->flows, eng->nflows);
-}
-
-static int flow_cmp_ptr(const void *x, const void *y)
-{
-    return flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
+    if (eng->nflows > 0)
+        memcpy(eng->comp, eng->flows,
+               (size_t)eng->nflows * sizeof(*eng->comp));
+    fill(eng, eng->comp, eng->nflows);
+    if (eng->trace != NULL) {           /* trace hook: rates set at now */
+        sort_flows(eng->comp, eng->nflows);
+        hccn_sim_trace_rates(eng, eng->comp, eng->nflows, NULL, 0);
+    }
 }
 
 /* Starts a component search: no link seen yet. */
@@ -289,19 +269,9 @@ static void comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
     }
 }
 
-/* Refills the flows connected to the seeded links, in canonical order
- * (all flows when the scratch list cannot grow). */
+/* Refills the flows connected to the seeded links. */
 static void comp_refill(hccn_sim_engine_t *eng)
 {
-    if (eng->capcomp < eng->nflows) {
-        flow_t **c = realloc(eng->comp, (size_t)eng->capflows * sizeof(*c));
-        if (c == NULL) {
-            flow_rates(eng);
-            return;
-        }
-        eng->comp = c;
-        eng->capcomp = eng->capflows;
-    }
     int n = 0;
     for (int q = 0; q < eng->nqueue; q++) {
         int l = eng->queue[q];
@@ -314,127 +284,99 @@ static void comp_refill(hccn_sim_engine_t *eng)
             comp_seed(eng, f);
         }
     }
-    qsort(eng->comp, (size_t)n, sizeof(*eng->comp), flow_cmp_ptr);
     fill(eng, eng->comp, n);
+    /* The queue now holds every link whose flows changed. */
+    if (eng->trace != NULL) {           /* trace hook: rates set at now */
+        sort_flows(eng->comp, n);
+        hccn_sim_trace_rates(eng, eng->comp, n, eng->queue, eng->nqueue);
+    }
+}
+
+/* Room for one more flow in the drain heap and the component list. */
+static int flows_grow(hccn_sim_engine_t *eng)
+{
+    int cap = eng->capflows ? 2 * eng->capflows : 64;
+    flow_t **a = realloc(eng->flows, (size_t)cap * sizeof(*a));
+    if (a == NULL)
+        return -1;
+    eng->flows = a;
+    a = realloc(eng->comp, (size_t)cap * sizeof(*a));
+    if (a == NULL)
+        return -1;
+    eng->comp = a;
+    eng->capflows = cap;
+    return 0;
 }
 
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
 {
+    if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
+        return -1;
     flow_t *f = calloc(1, sizeof(*f));
     if (f == NULL)
         return -1;
-    if (eng->nflows == eng->capflows) {
-        int cap = eng->capflows ? 2 * eng->capflows : 64;
-        flow_t **nf = realloc(eng->flows, (size_t)cap * sizeof(*nf));
-        if (nf == NULL) {
-            free(f);
-            return -1;
-        }
-        eng->flows = nf;
-        eng->capflows = cap;
-    }
     f->send = send;
     f->recv = recv;
+    f->dev = recv->dev;
+    f->seq = recv->batch->seq;
+    f->idx = recv->idx;
     f->remaining = (double)send->bytes;
+    f->since = eng->now;
+    f->rate = INFINITY;   /* no finite link: drains at once */
+    f->drain = eng->now;
     if (flow_route(eng, f) != 0) {
         free(f);
         return -1;
     }
-
-    int pos = eng->nflows;
-    while (pos > 0 && flow_cmp(eng->flows[pos - 1], f) > 0) {
-        eng->flows[pos] = eng->flows[pos - 1];
-        pos--;
-    }
-    eng->flows[pos] = f;
-    eng->nflows++;
-    f->rate = INFINITY;   /* no finite link: drains at once */
+    hccn_sim_drain_push(eng, f);
     comp_begin(eng);
     comp_seed(eng, f);
     comp_refill(eng);
     return 0;
 }
 
-static double drain_time(const hccn_sim_engine_t *eng, const flow_t *f)
-{
-    if (f->remaining <= 0.0 || isinf(f->rate))
-        return eng->now;
-    if (f->rate <= 0.0)
-        return INFINITY;
-    return eng->now + f->remaining / f->rate;
-}
-
 double hccn_sim_flow_next(hccn_sim_engine_t *eng)
 {
-    if (eng->next_ok)
-        return eng->next_drain;
-    double t = INFINITY;
-    for (int i = 0; i < eng->nflows; i++) {
-        double d = drain_time(eng, eng->flows[i]);
-        if (d < t)
-            t = d;
-    }
-    eng->next_drain = t;
-    eng->next_ok = 1;
-    return t;
+    return eng->nflows > 0 ? eng->flows[0]->drain : INFINITY;
 }
 
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
 {
-    double dt = t - eng->now;
-    if (dt <= 0.0)
-        return;
-    eng->next_ok = 0;
-    for (int i = 0; i < eng->nflows; i++) {
-        flow_t *f = eng->flows[i];
-        if (isinf(f->rate))
-            f->remaining = 0.0;
-        else
-            f->remaining -= f->rate * dt;
-    }
-    for (int i = 0; i < eng->nbusy; i++)
-        eng->link_busy[eng->busy_links[i]] += dt;
-    eng->now = t;
+    if (t > eng->now)
+        eng->now = t;
 }
 
 void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
                         void (*done)(hccn_sim_engine_t *, flow_t *))
 {
     double limit = eng->now + DRAIN_EPS;
-    int kept = 0, reaped = 0;
+    int n = 0;
 
-    /* done() only queues events, so it may run while the list is compacted;
-     * it is called in canonical order. */
-    comp_begin(eng);
-    for (int i = 0; i < eng->nflows; i++) {
-        flow_t *f = eng->flows[i];
-        if (drain_time(eng, f) <= limit) {
-            links_remove(eng, f);
-            comp_seed(eng, f);
-            done(eng, f);
-            free(f);
-            reaped++;
-        } else {
-            eng->flows[kept++] = f;
-        }
+    /* The drained flows leave the heap in drain order; done() sees them in
+     * canonical order. It only queues events, and the component list is
+     * free until the refill. */
+    while (eng->nflows > 0 && eng->flows[0]->drain <= limit) {
+        flow_t *f = eng->flows[0];
+        hccn_sim_drain_remove(eng, f);
+        eng->comp[n++] = f;
     }
-    eng->nflows = kept;
-    if (reaped > 0)
-        comp_refill(eng);
+    if (n == 0)
+        return;
+    sort_flows(eng->comp, n);
+    comp_begin(eng);
+    for (int i = 0; i < n; i++) {
+        flow_t *f = eng->comp[i];
+        links_remove(eng, f);
+        comp_seed(eng, f);
+        done(eng, f);
+        free(f);
+    }
+    comp_refill(eng);
 }
 
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
 {
     flow_rates(eng);
-}
-
-static void flow_remove_at(hccn_sim_engine_t *eng, int i)
-{
-    flow_t *f = eng->flows[i];
-    links_remove(eng, f);
-    memmove(&eng->flows[i], &eng->flows[i + 1],
-            (size_t)(eng->nflows - i - 1) * sizeof(*eng->flows));
-    eng->nflows--;
 }
 
 void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
@@ -443,7 +385,7 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
         flow_t *f = eng->flows[i];
         if (f->send != t && f->recv != t)
             continue;
-        flow_remove_at(eng, i);
+        flow_remove(eng, f);
         comp_begin(eng);
         comp_seed(eng, f);
         free(f);
@@ -477,29 +419,36 @@ int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
     return m;
 }
 
+/* The canonically first flow on link l, or NULL. */
+static flow_t *first_on(const hccn_sim_engine_t *eng, int l)
+{
+    flow_t *first = NULL;
+    for (int i = 0; i < eng->link_active[l]; i++) {
+        flow_t *f = eng->link_flows[l][i];
+        if (first == NULL || hccn_sim_flow_cmp(f, first) < 0)
+            first = f;
+    }
+    return first;
+}
+
 void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
                        void (*failed)(hccn_sim_engine_t *, flow_t *))
 {
-    for (int i = 0; i < eng->nflows;) {
-        flow_t *f = eng->flows[i];
-        int on = 0, links[HCCN_SIM_ROUTE_MAX], down;
+    /* One flow at a time, in canonical order: failed() may drop other
+     * flows, on l or not. A re-routed flow no longer crosses l. */
+    flow_t *f;
+    while ((f = first_on(eng, l)) != NULL) {
+        int links[HCCN_SIM_ROUTE_MAX], down;
         double lat;
-        for (int k = 0; k < f->nlinks; k++)
-            on |= f->links[k] == l;
-        if (!on) {
-            i++;
-            continue;
-        }
+        flow_rebase(eng, f, f->rate);
         /* The bytes not yet sent go round the downed link if they can. */
         if (hccn_sim_flow_route(eng, f->send->dev, f->recv->dev, links, &lat,
                                 &down) >= 0) {
             flow_unroute(eng, f);
-            if (flow_route(eng, f) == 0) {
-                i++;
+            if (flow_route(eng, f) == 0)
                 continue;
-            }
         }
-        flow_remove_at(eng, i);
+        flow_remove(eng, f);
         failed(eng, f);
         free(f);
     }
@@ -513,6 +462,8 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
     if (link >= 0 && link < eng->topo->nlinks) {
         *bytes = eng->link_bytes[link];
         *busy = eng->link_busy[link];
+        if (eng->link_active[link] > 0)
+            *busy += eng->now - eng->link_since[link];
     } else {
         *bytes = 0.0;
         *busy = 0.0;

@@ -43,10 +43,9 @@ static void links_free(hccn_sim_trace_t *tr)
     free(tr->sum);
     free(tr->listed);
     free(tr->touched);
-    free(tr->open);
-    tr->track_of = tr->listed = tr->touched = tr->open = NULL;
+    tr->track_of = tr->listed = tr->touched = NULL;
     tr->bw = tr->rate = tr->since = tr->sum = NULL;
-    tr->nlinks = tr->nopen = 0;
+    tr->nlinks = 0;
 }
 
 void hccn_sim_trace_destroy(hccn_sim_trace_t *tr)
@@ -106,27 +105,32 @@ static void touch(hccn_sim_trace_t *tr, int l, int *n)
     }
 }
 
-void hccn_sim_trace_rates(hccn_sim_engine_t *eng)
+void hccn_sim_trace_rates(hccn_sim_engine_t *eng, flow_t *const *flows,
+                          int n, const int *links, int nlinks)
 {
     hccn_sim_trace_t *tr = eng->trace;
-    int n = 0;
-    for (int i = 0; i < tr->nopen; i++)
-        touch(tr, tr->open[i], &n);
-    for (int i = 0; i < eng->nflows; i++) {
-        const flow_t *f = eng->flows[i];
+    int m = 0;
+    if (links == NULL) {
+        for (int l = 0; l < tr->nlinks; l++)
+            if (tr->rate[l] > 0.0)
+                touch(tr, l, &m);
+    }
+    for (int i = 0; links != NULL && i < nlinks; i++)
+        touch(tr, links[i], &m);
+    /* A link's total adds its flows' rates in canonical order, so it is
+     * the same sum whichever refill computes it. */
+    for (int i = 0; i < n; i++) {
+        const flow_t *f = flows[i];
         if (!(f->rate > 0.0) || isinf(f->rate))
             continue;
         for (int k = 0; k < f->nlinks; k++) {
-            touch(tr, f->links[k], &n);
+            touch(tr, f->links[k], &m);
             tr->sum[f->links[k]] += f->rate;
         }
     }
-    tr->nopen = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < m; i++) {
         int l = tr->touched[i];
         seg_update(tr, l, tr->sum[l], eng->now);
-        if (tr->rate[l] > 0.0)
-            tr->open[tr->nopen++] = l;
         tr->sum[l] = 0.0;
         tr->listed[l] = 0;
     }
@@ -136,12 +140,11 @@ void hccn_sim_trace_rates(hccn_sim_engine_t *eng)
  * length of the run (its latest clock). */
 static void run_end(hccn_sim_engine_t *eng, hccn_sim_trace_t *tr)
 {
-    for (int i = 0; i < tr->nopen; i++) {
-        int l = tr->open[i];
-        seg_close(tr, l, eng->now);
-        tr->rate[l] = 0.0;
-    }
-    tr->nopen = 0;
+    for (int l = 0; l < tr->nlinks; l++)
+        if (tr->rate[l] > 0.0) {
+            seg_close(tr, l, eng->now);
+            tr->rate[l] = 0.0;
+        }
     double span = eng->now;
     for (int d = 0; d < eng->ndev; d++)
         if (eng->devs[d].clock > span)
@@ -214,9 +217,8 @@ static int links_attach(hccn_sim_trace_t *tr, const hccn_sim_topo_t *topo)
     tr->sum = calloc(m, sizeof(double));
     tr->listed = calloc(m, sizeof(int));
     tr->touched = calloc(m, sizeof(int));
-    tr->open = calloc(m, sizeof(int));
     if (!tr->track_of || !tr->bw || !tr->rate || !tr->since || !tr->sum ||
-        !tr->listed || !tr->touched || !tr->open)
+        !tr->listed || !tr->touched)
         return -1;
     tr->nlinks = topo->nlinks;
     for (int l = 0; l < topo->nlinks; l++) {

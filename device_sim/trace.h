@@ -81,8 +81,14 @@ int hccn_sim_trace_write(hccn_sim_trace_t *tr, FILE *out);
 
 /* ---- engine hooks (engine.c and flow.c only; engine lock held) ---------- */
 
-/* The flows' rates were recomputed at eng->now. */
-void hccn_sim_trace_rates(hccn_sim_engine_t *eng);
+struct hccn_sim_flow;
+
+/* The rates of flows[0..n) (in canonical order) were recomputed at
+ * eng->now. They are all the flows on links[0..nlinks), the links whose
+ * total rate may have changed; links NULL: every link may have. */
+void hccn_sim_trace_rates(hccn_sim_engine_t *eng,
+                          struct hccn_sim_flow *const *flows, int n,
+                          const int *links, int nlinks);
 
 /* The run is over (the engine is being reset): closes the open segments
  * and moves the timeline on by the run's length. */

@@ -62,8 +62,7 @@ struct hccn_sim_trace {
     double *rate, *since;       /* open segment: total rate and start */
     double *sum;                /* scratch: rate being summed */
     int *listed;                /* scratch: link is in `touched` */
-    int *touched, *open;        /* link lists */
-    int nopen;
+    int *touched;               /* scratch: links being summed */
 };
 
 /* Grows the array p of *cap elements of size bytes to hold need; returns
