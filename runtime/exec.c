@@ -847,9 +847,10 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     op->comm->pending--;
     hccn_rt_set_current(ctx, op);
     /* A small collective may be driven (see drive()): then the driver
-     * declares this rank's engine wait; else it is declared once the
-     * bytes have moved, which suits a small one too (its data plane never
-     * waits for simulated time). */
+     * declares this rank's engine wait. Else it is declared when the rank
+     * first goes to sleep (hccn_rt_op_idle) or once its bytes have moved,
+     * whichever comes first: its data plane never waits for simulated
+     * time, and a sleeping rank must not hold the horizon back. */
     int small = hccn_rt_op_small(op);
     op->in_wait = small;
     if (!small)
