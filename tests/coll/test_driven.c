@@ -113,6 +113,8 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
         p->ends[r][k] = hccn_time(ctx);
         if (f != NULL) {
             hccn_status_t fr = hccn_wait(f);
+            if (fr == HCCN_OK)
+                fr = hccn_future_free(f);
             if (rc == HCCN_OK)
                 rc = fr;
             for (int i = 0; rc == HCCN_OK && i < 4096; i++)
