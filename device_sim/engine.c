@@ -174,6 +174,13 @@ static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
     hccn_sim_batch_t *b = t->batch;
     t->state = T_DONE;
     t->end = when;
+    /* Lean: the partner forgets this half, whose batch may free it before
+     * the partner ends (for the partner's checks a done mate and none are
+     * the same: see task_ready, batch_fail). */
+    if (eng->lean && t->mate != NULL) {
+        t->mate->mate = NULL;
+        t->mate = NULL;
+    }
     for (uint32_t i = 0; i < t->nsucc; i++) {
         etask_t *s = &b->tasks[b->succ[t->succ_off + i]];
         if (when > s->ready)
@@ -454,8 +461,16 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     b->stream_next = NULL;
     if (next != NULL)
         gate_open(eng, next, next->t0 > b->end ? next->t0 : b->end);
-    if (b->refs == 0 && !b->abandoned)
+    if (b->refs == 0 && !b->abandoned) {
         batch_free(eng, b);
+    } else if (eng->lean && !b->abandoned && eng->trace == NULL) {
+        /* Every task is done: no event, flow or unmatched half names one,
+         * and no partner does (task_done). */
+        free(b->tasks);
+        free(b->succ);
+        b->tasks = NULL;
+        b->succ = NULL;
+    }
 }
 
 /* Ends b at the current time with status, and the batches on the other
@@ -876,12 +891,21 @@ double hccn_sim_batch_end(const hccn_sim_batch_t *b)
 
 double hccn_sim_task_end(const hccn_sim_batch_t *b, int i)
 {
-    return i >= 0 && i < b->ntasks ? b->tasks[i].end : NAN;
+    return b->tasks != NULL && i >= 0 && i < b->ntasks ? b->tasks[i].end
+                                                       : NAN;
 }
 
 double hccn_sim_task_begin(const hccn_sim_batch_t *b, int i)
 {
-    return i >= 0 && i < b->ntasks ? b->tasks[i].begin : NAN;
+    return b->tasks != NULL && i >= 0 && i < b->ntasks ? b->tasks[i].begin
+                                                       : NAN;
+}
+
+void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
+{
+    pthread_mutex_lock(&eng->lock);
+    eng->lean = lean;
+    pthread_mutex_unlock(&eng->lock);
 }
 
 void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)

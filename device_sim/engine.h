@@ -161,6 +161,12 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
 
 /* Sets the fault plan (copied), replayed from the next reset on. Returns
  * -1 on no memory. */
+/* Lean mode, for runs that read only batches' start and end times
+ * (timing-only runs): a batch that completes normally frees its tasks at
+ * once, so a long sequence holds the tasks of the batches in flight only;
+ * hccn_sim_task_begin/end then give NAN for it. Not with a trace. */
+void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean);
+
 int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
                                const hccn_sim_fault_t *faults, int n);
 

@@ -118,6 +118,8 @@ struct hccn_sim_engine {
     double timeout_s;
     int ndev;
     edev_t *devs;
+    int lean;                   /* free a batch's tasks when it completes
+                                   (hccn_sim_engine_set_lean) */
     int nrunning;               /* devices in RUNNING or TESTING */
     int ntesting;               /* devices in TESTING */
 

@@ -165,6 +165,8 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo)
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
         p->eng == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    /* Only batch ends are read: tasks go as their batch completes. */
+    hccn_sim_engine_set_lean(p->eng, 1);
     /* The file's faults, replayed as a cluster run replays them. */
     if (hccn_sim_engine_set_faults(p->eng, topo->faults, topo->nfaults) != 0)
         return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
