@@ -191,6 +191,29 @@ static void pred_free(pred_t *p)
     free(p->world);
 }
 
+/* A fault of the plan fails a call, as it does with data: the error of
+ * the first rank whose own NPU or link failed (HCCN_ERR_FAULT), else of
+ * the first that failed because of another (HCCN_ERR_REMOTE). */
+static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
+                                 const hccn_rt_pcall_t *c, int i)
+{
+    char why[160];
+    int first = -1;
+    for (int r = 0; r < p->n; r++) {
+        hccn_status_t st = hccn_sim_batch_status(p->eng, bs[r], NULL, 0);
+        if (st == HCCN_ERR_FAULT || (st != HCCN_OK && first < 0))
+            first = r;
+        if (st == HCCN_ERR_FAULT)
+            break;
+    }
+    if (first < 0)
+        return HCCN_OK;
+    hccn_status_t st = hccn_sim_batch_status(p->eng, bs[first], why,
+                                             sizeof(why));
+    return hccn_rt_error(st, "predict: call %d (%s) on rank %d: %s", i,
+                         hccn_coll_name(c->coll), first, why);
+}
+
 hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
                               const hccn_rt_pcall_t *calls, int ncalls,
                               double *ends)
@@ -211,7 +234,7 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
     }
     if (rc == HCCN_OK) {
         hccn_sim_finish_all(p.eng);
-        for (int i = 0; i < ncalls; i++) {
+        for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
             ends[i] = 0.0;
             for (int r = 0; r < p.n; r++) {
                 const hccn_sim_batch_t *b = all[(size_t)i * p.n + r];
@@ -223,6 +246,8 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
                 if (hccn_sim_batch_end(b) > ends[i])
                     ends[i] = hccn_sim_batch_end(b);
             }
+            if (rc == HCCN_OK)
+                rc = call_status(&p, all + (size_t)i * p.n, &calls[i], i);
         }
     }
     free(all);

@@ -279,11 +279,40 @@ static void test_compressed(void **state)
     free(text);
 }
 
+/* The topology's fault plan: slow links and NPUs give the same times in
+ * both modes; a failing NPU fails the call in both. */
+static void test_faults(void **state)
+{
+    (void)state;
+    char *text = default_with(2);
+    char *end = strrchr(text, '}');
+    assert_non_null(end);
+    static const char *plans[] = {
+        "[{\"kind\": \"link_slow\", \"link\": \"node0.nic0->net\","
+        " \"at_us\": 3, \"factor\": 0.25}, {\"kind\": \"npu_slow\","
+        " \"npu\": 3, \"factor\": 2}]",
+        "[{\"kind\": \"npu_fail\", \"npu\": 5, \"at_us\": 20}]"};
+    for (int k = 0; k < 2; k++) {
+        size_t len = strlen(text) + strlen(plans[k]) + 32;
+        char *json = malloc(len);
+        assert_non_null(json);
+        snprintf(json, len, "%.*s, \"faults\": %s}", (int)(end - text), text,
+                 plans[k]);
+        seq_t q;
+        make_seq(&q, HCCN_COLL_ALLREDUCE, 65539, NULL, 16);
+        hccn_status_t rc = check_seq(json, "default.json with faults", &q);
+        assert_int_equal(rc, k == 0 ? HCCN_OK : HCCN_ERR_FAULT);
+        free(json);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_compressed),
+        cmocka_unit_test(test_faults),
         cmocka_unit_test(test_pods),
         cmocka_unit_test(test_ring_mesh),
         cmocka_unit_test(test_default_4_8),
