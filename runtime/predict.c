@@ -1,9 +1,11 @@
 /*
- * Timing-only runs (see predict.h). The sequence is posted whole: every
- * rank posts call i + 1 with call i as its stream predecessor, so it
- * starts at the end of call i on that rank, which is the clock a blocking
- * call would have left; the ranks of one call join as in the runtime.
- * Then every device finishes and the engine runs the lot to its end.
+ * Timing-only runs (see predict.h). Every rank posts call i + 1 with call
+ * i as its stream predecessor, so it starts at the end of call i on that
+ * rank, which is the clock a blocking call would have left; the ranks of
+ * one call join as in the runtime. After each call is posted every rank
+ * waits for its part, which lets the engine run the call as far as it may
+ * before the next is posted; at the end every device finishes and the
+ * engine runs the rest.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +226,11 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
     if (rc == HCCN_OK && ncalls > 0 &&
         (all = calloc((size_t)ncalls * (size_t)p.n, sizeof(*all))) == NULL)
         rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    int *devs = NULL;
+    if (rc == HCCN_OK && (devs = malloc((size_t)p.n * sizeof(int))) == NULL)
+        rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    for (int r = 0; rc == HCCN_OK && r < p.n; r++)
+        devs[r] = r;
     for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
         rc = post_call(&p, &calls[i], i);
         /* Held until the run ends, to read their end times. */
@@ -231,7 +238,14 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
             all[(size_t)i * p.n + r] = p.tail[r];
             hccn_sim_batch_retain(p.eng, p.tail[r]);
         }
+        /* Every rank waits for its part, as a blocking call does, so the
+         * engine runs the call as far as it can before the next is posted
+         * (no further than the first rank to finish: it could post) and
+         * the lean engine frees the tasks of the parts that are done. */
+        if (rc == HCCN_OK)
+            hccn_sim_wait_begin_many(p.eng, devs, p.tail, p.n);
     }
+    free(devs);
     if (rc == HCCN_OK) {
         hccn_sim_finish_all(p.eng);
         for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
