@@ -304,18 +304,90 @@ static void process(hccn_sim_engine_t *eng, const event_t *ev)
 
 /* ------------------------------------------------------------- devices --- */
 
+/* The running (or testing) devices are kept in a binary min-heap by
+ * clock (eng->hz; hz_pos[dev] is a device's place, -1 when not running),
+ * so the horizon is read, not searched for: a timing-only run of tens of
+ * thousands of devices asks for it at every event. */
+static int hz_running(const edev_t *d)
+{
+    return d->state == DEV_RUNNING || d->state == DEV_TESTING;
+}
+
+static void hz_put(hccn_sim_engine_t *eng, int i, int dev)
+{
+    eng->hz[i] = dev;
+    eng->hz_pos[dev] = i;
+}
+
+static void hz_up(hccn_sim_engine_t *eng, int i)
+{
+    int dev = eng->hz[i];
+    double c = eng->devs[dev].clock;
+    while (i > 0 && eng->devs[eng->hz[(i - 1) / 2]].clock > c) {
+        hz_put(eng, i, eng->hz[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    hz_put(eng, i, dev);
+}
+
+static void hz_down(hccn_sim_engine_t *eng, int i)
+{
+    int dev = eng->hz[i];
+    double c = eng->devs[dev].clock;
+    for (;;) {
+        int k = 2 * i + 1;
+        if (k >= eng->nhz)
+            break;
+        if (k + 1 < eng->nhz &&
+            eng->devs[eng->hz[k + 1]].clock < eng->devs[eng->hz[k]].clock)
+            k++;
+        if (eng->devs[eng->hz[k]].clock >= c)
+            break;
+        hz_put(eng, i, eng->hz[k]);
+        i = k;
+    }
+    hz_put(eng, i, dev);
+}
+
+/* Puts device d where its state and clock now place it. */
+static void hz_fix(hccn_sim_engine_t *eng, const edev_t *d)
+{
+    int dev = (int)(d - eng->devs), i = eng->hz_pos[dev];
+    if (hz_running(d) && i < 0) {
+        hz_put(eng, eng->nhz++, dev);
+        hz_up(eng, eng->nhz - 1);
+    } else if (!hz_running(d) && i >= 0) {
+        int last = eng->hz[--eng->nhz];
+        eng->hz_pos[dev] = -1;
+        if (i < eng->nhz) {
+            hz_put(eng, i, last);
+            hz_up(eng, i);
+            hz_down(eng, eng->hz_pos[last]);
+        }
+    } else if (i >= 0) {
+        hz_up(eng, i);
+        hz_down(eng, eng->hz_pos[dev]);
+    }
+}
+
+static void set_clock(hccn_sim_engine_t *eng, edev_t *d, double clock)
+{
+    d->clock = clock;
+    hz_fix(eng, d);
+}
+
+/* The least clock of a running device: no event at or after it is known. */
 static double horizon(const hccn_sim_engine_t *eng)
 {
-    double h = INFINITY;
-    if (eng->nrunning == 0)
-        return h;
-    for (int i = 0; i < eng->ndev; i++) {
-        const edev_t *d = &eng->devs[i];
-        if ((d->state == DEV_RUNNING || d->state == DEV_TESTING) &&
-            d->clock < h)
-            h = d->clock;
-    }
-    return h;
+    return eng->nhz > 0 ? eng->devs[eng->hz[0]].clock : INFINITY;
+}
+
+/* 1 if the horizon is below t (at or below t when at_too is set): a
+ * running device may still post work that comes before an event at t. */
+static int held_back(const hccn_sim_engine_t *eng, double t, int at_too)
+{
+    double h = horizon(eng);
+    return h < t || (at_too && h == t);
 }
 
 static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
@@ -325,6 +397,7 @@ static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
     eng->nrunning += is - was;
     eng->ntesting += (state == DEV_TESTING) - (d->state == DEV_TESTING);
     d->state = state;
+    hz_fix(eng, d);
 }
 
 /* Earliest pending event: a flow draining (a completion) or the heap top. */
@@ -356,8 +429,8 @@ static void settle_locked(hccn_sim_engine_t *eng)
         int from_heap = next_event(eng, &t, &cls);
         if (isinf(t))
             break;
-        double h = horizon(eng);
-        if (cls == 0 ? t > h : t >= h)
+        /* A completion at the horizon is settled, a start is not. */
+        if (held_back(eng, t, cls == 1))
             break;
         if (from_heap) {
             event_t ev = heap_pop(eng);
@@ -454,7 +527,7 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         d->waiting_on = NULL;
         if (b->end > d->clock)
             d->clock = b->end;
-        set_state(eng, d, DEV_RUNNING);
+        set_state(eng, d, DEV_RUNNING);     /* places it by its clock */
         wake(eng, b->dev);
     }
     hccn_sim_batch_t *next = b->stream_next;
@@ -751,7 +824,7 @@ hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
         }
     }
     if (rc == HCCN_OK && b->end > d->clock)
-        d->clock = b->end;
+        set_clock(eng, d, b->end);
     pthread_mutex_unlock(&eng->lock);
     return rc;
 }
@@ -766,11 +839,10 @@ void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
         set_state(eng, d, DEV_RUNNING);
     }
     if (b->done && b->end > d->clock)
-        d->clock = b->end;
+        set_clock(eng, d, b->end);
     pthread_mutex_unlock(&eng->lock);
 }
 
-/* 1 when every event at or before t is settled. */
 /* 1 when every event at or before t is settled: none is queued (the next
  * is later, or a start at t), and no running device could still post one
  * (the horizon has reached t). */
@@ -778,7 +850,7 @@ static int settled_through(hccn_sim_engine_t *eng, double t)
 {
     double next;
     int cls;
-    if (horizon(eng) < t)
+    if (held_back(eng, t, 0))
         return 0;
     next_event(eng, &next, &cls);
     return next > t || (next == t && cls == 1);
@@ -820,7 +892,7 @@ void hccn_sim_advance(hccn_sim_engine_t *eng, int dev, double dt)
     pthread_mutex_lock(&eng->lock);
     if (dt > 0.0) {
         edev_t *d = &eng->devs[dev];
-        d->clock += dt * slowdown(eng, dev, d->clock);
+        set_clock(eng, d, d->clock + dt * slowdown(eng, dev, d->clock));
         settle_locked(eng);
     }
     pthread_mutex_unlock(&eng->lock);
@@ -1003,11 +1075,14 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
     drop_all(eng);
     eng->nrunning = 0;
     eng->ntesting = 0;
+    eng->nhz = 0;
+    for (int i = 0; i < eng->ndev; i++)
+        eng->hz_pos[i] = -1;
     for (int i = 0; i < eng->ndev; i++) {
         edev_t *d = &eng->devs[i];
         d->state = DEV_DONE;
-        set_state(eng, d, DEV_RUNNING);
         d->clock = 0.0;
+        set_state(eng, d, DEV_RUNNING);
         d->waiting_on = NULL;
         d->nbatches = 0;
         d->local_free = 0.0;
@@ -1059,10 +1134,13 @@ hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
     eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
     eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
     eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
+    eng->hz = malloc(2 * (size_t)eng->ndev * sizeof(int));
+    eng->hz_pos = eng->hz != NULL ? eng->hz + eng->ndev : NULL;
     pthread_mutex_init(&eng->lock, NULL);
     if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
-        hccn_sim_flow_init(eng) != 0) {
+        eng->hz == NULL || hccn_sim_flow_init(eng) != 0) {
         hccn_sim_flow_free(eng);
+        free(eng->hz);
         free(eng->match);
         free(eng->joins);
         free(eng->devs);
@@ -1095,6 +1173,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     free(eng->match);
     free(eng->joins);
     free(eng->devs);
+    free(eng->hz);
     pthread_mutex_destroy(&eng->lock);
     free(eng);
 }

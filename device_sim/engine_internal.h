@@ -121,6 +121,7 @@ struct hccn_sim_engine {
     int lean;                   /* free a batch's tasks when it completes
                                    (hccn_sim_engine_set_lean) */
     int nrunning;               /* devices in RUNNING or TESTING */
+    int *hz, *hz_pos, nhz;      /* those devices, a min-heap by clock */
     int ntesting;               /* devices in TESTING */
 
     event_t *heap;

@@ -4,7 +4,8 @@
  * times and share links, rates that rise and fall while a transfer is in
  * flight, transfers that drain at the same instant, a flow whose rate a
  * refill leaves as it was, drains in an order unrelated to the posting
- * order, and the per-link bytes and busy time.
+ * order, and the per-link bytes and busy time; and the horizon that holds
+ * events back while a device could still post before them.
  *
  * One node of 8 NPUs behind a switch: every NPU has an uplink and a
  * downlink of B = 1 GB/s, so a transfer a->b crosses up(a) and down(b).
@@ -249,12 +250,67 @@ static void test_reset_repeats(void **state)
     teardown(&fx);
 }
 
+/* The horizon (the least clock of a running device) as devices move
+ * their clocks and finish in an order unrelated to their numbers. NPU 0
+ * works until 100u; a device's question "is that done by my clock?" has
+ * the answer no only when no running device is behind it (ties included),
+ * else it cannot be answered yet, so the horizon the engine keeps must be
+ * the least clock this test computes on its own. Even steps finish the
+ * device at the horizon, odd steps move it past the others. */
+static void test_horizon(void **state)
+{
+    (void)state;
+    static const double start[8] = {3, 5, 2, 7, 1, 6, 2, 4};
+    fixture_t fx;
+    setup(&fx);
+    double u = fx.u, clock[8];
+    int done[8] = {0};
+    hccn_sim_task_t w = local(100 * u);
+    hccn_sim_batch_t *b = hccn_sim_post(fx.eng, 0, &w, 1, NULL, NULL);
+    assert_non_null(b);
+    for (int d = 0; d < 8; d++) {
+        clock[d] = start[d] * u;
+        hccn_sim_advance(fx.eng, d, clock[d]);
+        assert_true(hccn_sim_clock(fx.eng, d) == clock[d]);
+    }
+    for (int step = 0;; step++) {
+        double h = INFINITY;
+        for (int d = 0; d < 8; d++)
+            if (!done[d] && clock[d] < h)
+                h = clock[d];
+        if (isinf(h))
+            break;
+        int first = -1;
+        for (int d = 0; d < 8; d++) {
+            if (done[d])
+                continue;
+            int want = clock[d] <= h ? 0 : -1;
+            if (hccn_sim_test_try(fx.eng, d, b) != want)
+                fail_msg("step %d: NPU %d at %g u, horizon %g u: answer "
+                         "should be %d", step, d, clock[d] / u, h / u, want);
+            if (want == 0 && first < 0)
+                first = d;
+        }
+        if (step % 2 == 0 || step > 12) {
+            hccn_sim_finish(fx.eng, first);
+            done[first] = 1;
+        } else {
+            hccn_sim_advance(fx.eng, first, 4.5 * u);
+            clock[first] += 4.5 * u;
+        }
+    }
+    assert_true(hccn_sim_batch_done(fx.eng, b));
+    assert_time(hccn_sim_batch_end(b), 100 * u, "local work");
+    teardown(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staggered_starts),
         cmocka_unit_test(test_drain_order),
         cmocka_unit_test(test_reset_repeats),
+        cmocka_unit_test(test_horizon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
