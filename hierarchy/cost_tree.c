@@ -240,8 +240,15 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
     ts->up_free = ts->got + n;
     ts->dn_free = ts->up_free + n;
     ts->red_free = ts->dn_free + n;
-    int nu = 0, nd = 0;
-    for (int lvl = 0; lvl < p; lvl++)
+    /* Levels run to the deepest member's depth (a tree of p members is
+     * rarely p deep): slots in slot order within each level. */
+    int nu = 0, nd = 0, top = 0;
+    for (int k = 0; k < nt; k++)
+        for (int u = 0; u < p; u++) {
+            top = trees[k].height[u] > top ? trees[k].height[u] : top;
+            top = trees[k].depth[u] > top ? trees[k].depth[u] : top;
+        }
+    for (int lvl = 0; lvl <= top; lvl++)
         for (int s = 0; s < n; s++) {
             const tree_t *tk = &trees[s / p % nt];
             if (tk->height[s % p] == lvl)
