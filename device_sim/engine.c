@@ -448,6 +448,26 @@ static void settle_locked(hccn_sim_engine_t *eng)
 
 /* ------------------------------------------------------------- batches --- */
 
+/* Memory for a batch's tasks and successors: from the engine's pool in
+ * lean mode (pool.c), else malloc. */
+static void *batch_mem(const hccn_sim_batch_t *b, size_t n)
+{
+    return b->pool != NULL ? hccn_sim_pool_alloc(b->pool, n) : malloc(n);
+}
+
+static void batch_drop_tasks(hccn_sim_batch_t *b)
+{
+    if (b->pool != NULL) {
+        hccn_sim_pool_free(b->pool, b->tasks);
+        hccn_sim_pool_free(b->pool, b->succ);
+    } else {
+        free(b->tasks);
+        free(b->succ);
+    }
+    b->tasks = NULL;
+    b->succ = NULL;
+}
+
 static void batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     if (b->all_prev != NULL)
@@ -456,8 +476,7 @@ static void batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         eng->batches = b->all_next;
     if (b->all_next != NULL)
         b->all_next->all_prev = b->all_prev;
-    free(b->tasks);
-    free(b->succ);
+    batch_drop_tasks(b);
     free(b);
 }
 
@@ -539,10 +558,7 @@ static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     } else if (eng->lean && !b->abandoned && eng->trace == NULL) {
         /* Every task is done: no event, flow or unmatched half names one,
          * and no partner does (task_done). */
-        free(b->tasks);
-        free(b->succ);
-        b->tasks = NULL;
-        b->succ = NULL;
+        batch_drop_tasks(b);
     }
 }
 
@@ -630,8 +646,8 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     /* Not calloc: every task and successor is written below. Posting a
      * schedule is bound by touching its tasks' fresh memory, and clearing
      * it first touched it twice. */
-    b->tasks = malloc((size_t)(n > 0 ? n : 1) * sizeof(etask_t));
-    b->succ = malloc((ndeps > 0 ? ndeps : 1) * sizeof(uint32_t));
+    b->tasks = batch_mem(b, (size_t)(n > 0 ? n : 1) * sizeof(etask_t));
+    b->succ = batch_mem(b, (ndeps > 0 ? ndeps : 1) * sizeof(uint32_t));
     if (b->tasks == NULL || b->succ == NULL)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -718,17 +734,16 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     b->dev = dev;
     b->refs = 1;
     b->ntasks = b->left = ntasks;
+    b->pool = eng->pool;
     if (batch_build(b, tasks, ntasks, deps) != 0) {
-        free(b->tasks);
-        free(b->succ);
+        batch_drop_tasks(b);
         free(b);
         return NULL;
     }
     pthread_mutex_lock(&eng->lock);
     if (join != NULL && (b->join = join_get(eng, *join, count)) == NULL) {
         pthread_mutex_unlock(&eng->lock);
-        free(b->tasks);
-        free(b->succ);
+        batch_drop_tasks(b);
         free(b);
         return NULL;
     }
@@ -977,6 +992,9 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
 {
     pthread_mutex_lock(&eng->lock);
     eng->lean = lean;
+    /* Kept once made: batches posted in lean mode hold pieces of it. */
+    if (lean && eng->pool == NULL)
+        eng->pool = hccn_sim_pool_create();   /* NULL: malloc, slower */
     pthread_mutex_unlock(&eng->lock);
 }
 
@@ -1165,6 +1183,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     if (eng->trace != NULL)             /* trace hook: end the last run */
         hccn_sim_engine_set_trace(eng, NULL);
     drop_all(eng);
+    hccn_sim_pool_destroy(eng->pool);
     for (int i = 0; i < eng->ndev; i++)
         pthread_cond_destroy(&eng->devs[i].cv);
     hccn_sim_flow_free(eng);

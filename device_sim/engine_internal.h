@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/pool.h"
 
 typedef struct etask etask_t;
 
@@ -43,6 +44,7 @@ struct hccn_sim_batch {
     hccn_status_t status;       /* HCCN_ERR_FAULT / _REMOTE when failed */
     char reason[160];
     int refs;                   /* holders; freed at 0 once done */
+    hccn_sim_pool_t *pool;      /* its tasks' memory (NULL: malloc) */
     int abandoned;              /* given up by its device (error paths) */
     hccn_sim_batch_t *stream_next;
     struct ejoin *join;         /* start together with the join's members */
@@ -120,6 +122,7 @@ struct hccn_sim_engine {
     edev_t *devs;
     int lean;                   /* free a batch's tasks when it completes
                                    (hccn_sim_engine_set_lean) */
+    hccn_sim_pool_t *pool;      /* lean batches' tasks (pool.c) */
     int nrunning;               /* devices in RUNNING or TESTING */
     int *hz, *hz_pos, nhz;      /* those devices, a min-heap by clock */
     int ntesting;               /* devices in TESTING */
