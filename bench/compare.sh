@@ -17,7 +17,8 @@
 #     uses, moves 5*(p-1)*S: more than this bound.)
 #   - the wake floor (bench/wake_floor.c): the wall time of one round in
 #     which 16 threads each sleep on a futex and are woken once, the least
-#     any blocking call made by 16 threads costs on this host.
+#     any blocking call made by 16 threads costs on this host; and the
+#     same round with the waiters yielding instead of sleeping.
 # Prints one row per size with the ratios hccn/MPI and hccn/roofline.
 # Installs openmpi-bin and libopenmpi-dev if missing. Wall figures on a
 # shared host are noisy: run it twice and compare rows, not single cells.
@@ -69,8 +70,10 @@ for b in "${sizes[@]}"; do
 done
 read -r _ bw2 _ < <("$build/bench_memcpy_bw")
 read -r _ floor _ < <("$build/bench_wake_floor" $ranks)
+read -r _ yfloor _ < <("$build/bench_wake_floor" $ranks 20000 yield)
 echo "# memcpy bandwidth: $bw GB/s first, $bw2 GB/s last (bytes copied per second, all CPUs)"
 echo "# wake floor: $floor us per round of $ranks threads that each sleep and are woken once (bench/wake_floor.c)"
+echo "# yield floor: $yfloor us per round when the waiting threads yield instead of sleeping (nothing else running)"
 bw=$(awk -v a="$bw" -v b="$bw2" 'BEGIN { print (a > b ? a : b) }')
 
 printf "%10s %14s %14s %14s %10s %10s\n" bytes "hccn wall(us)" "mpi wall(us)" \
