@@ -16,6 +16,18 @@
 
 #include "device_sim/pool.h"
 
+/* Under AddressSanitizer a freed piece, and the part of a chunk not handed
+ * out, are poisoned: a read of a task after its batch freed it is caught
+ * as it would be with malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #define CHUNK ((size_t)32 << 20)
 #define ALIGN ((size_t)64)
 
@@ -27,9 +39,11 @@ struct chunk {
     chunk_t *all_next;          /* every chunk, for unmapping */
 };
 
-/* Each piece starts with its chunk, ALIGN bytes before what it returns. */
+/* Each piece starts with its chunk and size, ALIGN bytes before what it
+ * returns. */
 typedef struct {
     chunk_t *chunk;
+    size_t n;
 } piece_t;
 
 struct hccn_sim_pool {
@@ -87,6 +101,8 @@ static chunk_t *chunk_get(hccn_sim_pool_t *p, size_t need)
 #endif
     chunk_t *c = m;
     *c = (chunk_t){.size = size, .all_next = p->all};
+    POISON((char *)c + round_up(sizeof(chunk_t)),
+           size - round_up(sizeof(chunk_t)));
     p->all = c;
     p->mapped += size;
     return c;
@@ -113,10 +129,13 @@ void *hccn_sim_pool_alloc(hccn_sim_pool_t *p, size_t n)
         p->cur = c = fresh;
     }
     piece_t *pc = (piece_t *)((char *)c + c->used);
+    UNPOISON(pc, sizeof(*pc));
     pc->chunk = c;
+    pc->n = n;
     c->used += need;
     c->live++;
     pthread_mutex_unlock(&p->lock);
+    UNPOISON((char *)pc + ALIGN, n);
     return (char *)pc + ALIGN;
 }
 
@@ -124,7 +143,9 @@ void hccn_sim_pool_free(hccn_sim_pool_t *p, void *ptr)
 {
     if (ptr == NULL)
         return;
-    chunk_t *c = ((piece_t *)((char *)ptr - ALIGN))->chunk;
+    const piece_t *pc = (const piece_t *)((char *)ptr - ALIGN);
+    chunk_t *c = pc->chunk;
+    POISON(ptr, pc->n);
     pthread_mutex_lock(&p->lock);
     if (--c->live == 0) {
         if (c == p->cur) {
