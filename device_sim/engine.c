@@ -1152,7 +1152,7 @@ hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
     eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
     eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
     eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
-    eng->hz = malloc(2 * (size_t)eng->ndev * sizeof(int));
+    eng->hz = malloc((2 * (size_t)eng->ndev + 1) * sizeof(int));
     eng->hz_pos = eng->hz != NULL ? eng->hz + eng->ndev : NULL;
     pthread_mutex_init(&eng->lock, NULL);
     if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
