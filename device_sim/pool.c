@@ -74,6 +74,9 @@ void hccn_sim_pool_destroy(hccn_sim_pool_t *p)
     while (p->all != NULL) {
         chunk_t *c = p->all;
         p->all = c->all_next;
+        /* The shadow outlives the mapping: a later mapping at the same
+         * address must not find it poisoned. */
+        UNPOISON(c, c->size);
         munmap(c, c->size);
     }
     pthread_mutex_destroy(&p->lock);
