@@ -392,9 +392,6 @@ static int held_back(const hccn_sim_engine_t *eng, double t, int at_too)
 
 static void set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
 {
-    int was = d->state == DEV_RUNNING || d->state == DEV_TESTING;
-    int is = state == DEV_RUNNING || state == DEV_TESTING;
-    eng->nrunning += is - was;
     eng->ntesting += (state == DEV_TESTING) - (d->state == DEV_TESTING);
     d->state = state;
     hz_fix(eng, d);
@@ -1091,7 +1088,6 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
     if (eng->trace != NULL)             /* trace hook: the run is over */
         hccn_sim_trace_run_end(eng);
     drop_all(eng);
-    eng->nrunning = 0;
     eng->ntesting = 0;
     eng->nhz = 0;
     for (int i = 0; i < eng->ndev; i++)

@@ -123,8 +123,8 @@ struct hccn_sim_engine {
     int lean;                   /* free a batch's tasks when it completes
                                    (hccn_sim_engine_set_lean) */
     hccn_sim_pool_t *pool;      /* lean batches' tasks (pool.c) */
-    int nrunning;               /* devices in RUNNING or TESTING */
-    int *hz, *hz_pos, nhz;      /* those devices, a min-heap by clock */
+    int *hz, *hz_pos, nhz;      /* devices in RUNNING or TESTING, a
+                                   min-heap by clock (engine.c) */
     int ntesting;               /* devices in TESTING */
 
     event_t *heap;
