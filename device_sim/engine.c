@@ -158,8 +158,6 @@ static void match_half(hccn_sim_engine_t *eng, etask_t *t)
 
 /* --------------------------------------------------------------- tasks --- */
 
-static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
-
 static void wake(hccn_sim_engine_t *eng, int dev)
 {
     pthread_cond_signal(&eng->devs[dev].cv);
@@ -191,7 +189,7 @@ static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
     if (when > b->end)
         b->end = when;
     if (--b->left == 0)
-        batch_complete(eng, b);
+        hccn_sim_batch_complete(eng, b);
 }
 
 /* The time factor of dev's local work and compute at time t: the plan's
@@ -230,6 +228,8 @@ static void local_work(hccn_sim_engine_t *eng, etask_t *t, double when)
 
 static void flow_drained(hccn_sim_engine_t *eng, flow_t *f)
 {
+    if (eng->rec != NULL)
+        hccn_sim_replay_flow(eng, f->send, 1);
     heap_push(eng, eng->now, EV_DONE, f->send);
     heap_push(eng, eng->now + f->lat, EV_DELIVER, f->recv);
 }
@@ -274,6 +274,8 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     }
     send->state = recv->state = T_FLOW;
     send->begin = recv->begin = when;   /* for traces */
+    if (eng->rec != NULL)
+        hccn_sim_replay_flow(eng, send, 0);
     hccn_sim_flow_advance(eng, when);
     hccn_sim_flow_start(eng, send, recv);
 }
@@ -499,8 +501,9 @@ static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
             *pp = j->next;
             break;
         }
-    for (int i = 0; i < j->count; i++)
-        gate_start(eng, j->members[i], j->tmax);
+    if (!hccn_sim_replay_join(eng, j->members, j->count, j->tmax))
+        for (int i = 0; i < j->count; i++)
+            gate_start(eng, j->members[i], j->tmax);
     free(j->members);
     free(j);
 }
@@ -519,7 +522,7 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
     }
     if (b->ntasks == 0) {
         b->end = t;
-        batch_complete(eng, b);
+        hccn_sim_batch_complete(eng, b);
         return;
     }
     for (int i = 0; i < b->ntasks; i++) {
@@ -533,11 +536,14 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
     }
 }
 
-static void batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     b->done = 1;
+    eng->nopen--;
     if (b->end < b->start)
         b->end = b->start;
+    if (b->rec != NULL)
+        hccn_sim_replay_member_done(eng, b);
     edev_t *d = &eng->devs[b->dev];
     if (d->state == DEV_WAITING && d->waiting_on == b) {
         d->waiting_on = NULL;
@@ -591,7 +597,7 @@ static void batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
         b->end = eng->now;
     if (b->gated)
         b->gated = 0;
-    batch_complete(eng, b);
+    hccn_sim_batch_complete(eng, b);
 }
 
 static void flow_cut(hccn_sim_engine_t *eng, flow_t *f)
@@ -701,34 +707,38 @@ static ejoin_t *join_get(hccn_sim_engine_t *eng, hccn_sim_key_t key, int count)
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
-                              const hccn_sim_key_t *join, int count);
+                              const hccn_sim_key_t *join, int count,
+                              int sole);
 
 hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after)
 {
-    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0);
+    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0);
 }
 
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
-                                       hccn_sim_key_t join, int count)
+                                       hccn_sim_key_t join, int count,
+                                       int sole)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count);
+                count, sole);
 }
 
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
-                              const hccn_sim_key_t *join, int count)
+                              const hccn_sim_key_t *join, int count,
+                              int sole)
 {
     hccn_sim_batch_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
     b->dev = dev;
+    b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;
     b->pool = eng->pool;
@@ -747,6 +757,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     edev_t *d = &eng->devs[dev];
     b->seq = d->nbatches++;
     b->t0 = d->clock;
+    eng->nopen++;
     b->all_next = eng->batches;
     if (eng->batches != NULL)
         eng->batches->all_prev = b;
@@ -995,6 +1006,14 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
     pthread_mutex_unlock(&eng->lock);
 }
 
+long hccn_sim_engine_replays(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    long n = eng->nreplays;
+    pthread_mutex_unlock(&eng->lock);
+    return n;
+}
+
 void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     pthread_mutex_lock(&eng->lock);
@@ -1072,6 +1091,8 @@ static void drop_all(hccn_sim_engine_t *eng)
     eng->nheap = 0;
     memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
     eng->nmatch_waiting = 0;
+    eng->nopen = 0;
+    hccn_sim_replay_reset(eng);
     for (int h = 0; h < JOIN_BUCKETS; h++)
         while (eng->joins[h] != NULL) {
             ejoin_t *j = eng->joins[h];
@@ -1179,6 +1200,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     if (eng->trace != NULL)             /* trace hook: end the last run */
         hccn_sim_engine_set_trace(eng, NULL);
     drop_all(eng);
+    hccn_sim_replay_free(eng);
     hccn_sim_pool_destroy(eng->pool);
     for (int i = 0; i < eng->ndev; i++)
         pthread_cond_destroy(&eng->devs[i].cv);

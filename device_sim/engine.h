@@ -72,12 +72,24 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
 /* As hccn_sim_post, for one of `count` batches (one per device) that must
  * start together, at the latest of their own start times: all post with
  * the same join key. A collective's ranks join, so its time never depends
- * on how far each rank's thread got. */
+ * on how far each rank's thread got.
+ *
+ * sole: dev promises to post nothing else until this batch completes (a
+ * blocking call with nothing else in flight). When every device of the
+ * engine joins with that promise on a quiet engine (no fault plan, no
+ * trace, nothing else open or in flight), the engine records the call,
+ * and a later call whose tasks are the same is *replayed*: it ends as the
+ * recorded one did, shifted to its own start (device_sim/replay.c), with
+ * none of the simulation's work. */
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
-                                       hccn_sim_key_t join, int count);
+                                       hccn_sim_key_t join, int count,
+                                       int sole);
+
+/* Calls replayed since the engine was created (see hccn_sim_post_joined). */
+long hccn_sim_engine_replays(hccn_sim_engine_t *eng);
 
 /* Calls wake(arg, dev) (with the engine locked: it must not call back)
  * whenever a device's awaited batch completes or a tester's question can

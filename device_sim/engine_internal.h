@@ -12,6 +12,10 @@
 #include "device_sim/pool.h"
 
 typedef struct etask etask_t;
+typedef struct hccn_sim_replay_rec hccn_sim_replay_rec_t;
+
+/* Recordings kept for replay (replay.c). */
+#define HCCN_SIM_REPLAYS 8
 
 enum { T_WAIT, T_READY, T_FLOW, T_DONE };
 
@@ -48,6 +52,8 @@ struct hccn_sim_batch {
     int abandoned;              /* given up by its device (error paths) */
     hccn_sim_batch_t *stream_next;
     struct ejoin *join;         /* start together with the join's members */
+    int sole;                   /* its device posts nothing until it ends */
+    hccn_sim_replay_rec_t *rec; /* the recording it is a member of */
     hccn_sim_batch_t *all_prev, *all_next;  /* every live batch */
 };
 
@@ -135,6 +141,12 @@ struct hccn_sim_engine {
     size_t nmatch_waiting;      /* halves in the table */
 
     hccn_sim_batch_t *batches;  /* all live batches */
+    long nopen;                 /* of them, not done */
+
+    hccn_sim_replay_rec_t *rec; /* replay.c: the call being recorded */
+    hccn_sim_replay_rec_t *replays[HCCN_SIM_REPLAYS];
+    int replay_next;            /* the recording to replace next */
+    long nreplays;              /* calls replayed since creation */
 
     hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */
     int nfaults;
@@ -208,5 +220,27 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
  * canonical order, then recomputes the rates. */
 void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
                         void (*done)(hccn_sim_engine_t *, flow_t *));
+
+/* engine.c: marks b complete (its end set), wakes its device, opens what
+ * waits for it. */
+void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+
+/* replay.c */
+/* The join of members m[0..count) is complete at t: if the call may be
+ * replayed and a recording matches, ends every member as recorded and
+ * returns 1; else returns 0 (and may start recording the call), and the
+ * caller starts the members. */
+int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
+                         int count, double t);
+/* A member of the call being recorded has completed. */
+void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+/* While recording (eng->rec set): the flow of send starts (drained 0) or
+ * has drained (1). */
+void hccn_sim_replay_flow(hccn_sim_engine_t *eng, const etask_t *send,
+                          int drained);
+/* Drops the recording under way (the engine is being reset). */
+void hccn_sim_replay_reset(hccn_sim_engine_t *eng);
+/* Frees every recording. */
+void hccn_sim_replay_free(hccn_sim_engine_t *eng);
 
 #endif

@@ -248,6 +248,7 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     for (int r = 0; r < cl->nranks; r++) {
         hccn_ctx_t *ctx = &cl->ctxs[r];
         ctx->last_duration = 0.0;
+        ctx->inflight = 0;
         ctx->errmsg[0] = '\0';
         atomic_store(&ctx->finished, 0);
         ctx->waiting = 0;

@@ -19,6 +19,7 @@ typedef struct {
     hccn_redop_t op;
     int root;
     const hccn_coll_opts_t *opts;
+    int blocking;            /* coll_run: waited for at once */
 } call_t;
 
 static hccn_status_t check_comm(const call_t *c, hccn_comm_t *comm)
@@ -241,7 +242,8 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,
         .op = c->op, .compress = compress, .fp_kind = (int)c->coll,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
-        .out_elems = out, .pick = pick};
+        .out_elems = out, .pick = pick,
+        .blocking = c->blocking && comm->ctx->group_depth == 0};
     /* Unused buffers are passed on as given; schedules never touch them. */
     return hccn_rt_coll_post(comm, &a, algo, &call, fut);
 }
@@ -251,7 +253,9 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
 static hccn_status_t coll_run(const call_t *c, hccn_comm_t *comm)
 {
     hccn_future_t *f;
-    hccn_status_t rc = coll_post(c, comm, &f);
+    call_t b = *c;
+    b.blocking = 1;
+    hccn_status_t rc = coll_post(&b, comm, &f);
     if (rc != HCCN_OK)
         return rc;
     return hccn_rt_complete(f);

@@ -81,7 +81,11 @@ void hccn_rt_rank_tasks(const hccn_sched_rank_t *rk, const hccn_sim_npu_t *npu,
     }
 }
 
-static hccn_status_t post_steps(rt_op_t *op)
+/* Posts op's steps to the engine. A blocking call on the whole cluster,
+ * with nothing else of its rank in flight, is posted sole: the rank posts
+ * nothing more before it completes (lets the engine replay a repeated
+ * call, device_sim/replay.c). */
+static hccn_status_t post_steps(rt_op_t *op, int blocking)
 {
     hccn_comm_t *comm = op->comm;
     rt_comm_t *c = comm->sh;
@@ -98,9 +102,11 @@ static hccn_status_t post_steps(rt_op_t *op)
     /* Every rank's part of a collective starts at the same simulated time:
      * when the last rank has called it. */
     hccn_sim_key_t join = {c->uid, op->seq, UINT64_MAX};
+    int sole = blocking && op->ctx->group_depth == 0 &&
+               op->ctx->inflight == 0 && c->size == cl->nranks;
     op->batch = hccn_sim_post_joined(cl->eng, op->ctx->rank, tasks,
                                      (int)rk->nsteps, rk->deps,
-                                     comm->stream_tail, join, c->size);
+                                     comm->stream_tail, join, c->size, sole);
     free(tasks);
     if (op->batch == NULL)
         return HCCN_ERR_NOMEM;
@@ -210,7 +216,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     }
     op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
     op->seq = comm->coll_seq++;
-    hccn_status_t rc = post_steps(op);
+    hccn_status_t rc = post_steps(op, call->blocking);
     if (rc != HCCN_OK) {
         op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);
@@ -219,6 +225,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     }
     list_append(ctx, op);
     comm->pending++;
+    ctx->inflight++;
     *out = op;
     return HCCN_OK;
 }
@@ -255,6 +262,7 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
     }
     list_append(ctx, op);
     comm->pending++;
+    ctx->inflight++;
     *out = op;
     return HCCN_OK;
 }
@@ -845,6 +853,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
                              ctx->rank, op_name(op));
     op->waited = 1;
     op->comm->pending--;
+    ctx->inflight--;
     hccn_rt_set_current(ctx, op);
     /* A small collective may be driven (see drive()): then the driver
      * declares this rank's engine wait. Else it is declared when the rank
@@ -902,8 +911,10 @@ void hccn_rt_op_free(rt_op_t *op)
     hccn_rt_trace_op(op);               /* no-op unless tracing */
     if (op->listed)
         list_remove(op->ctx, op);
-    if (!op->waited && op->comm != NULL)
+    if (!op->waited && op->comm != NULL) {
         op->comm->pending--;   /* completed through hccn_test */
+        op->ctx->inflight--;
+    }
     if (op->batch != NULL)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)

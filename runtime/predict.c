@@ -146,7 +146,7 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
         hccn_sim_key_t join = {0, (uint64_t)i, UINT64_MAX};
         hccn_sim_batch_t *b = hccn_sim_post_joined(
             p->eng, r, p->tasks, (int)rk->nsteps, rk->deps, p->tail[r], join,
-            p->n);
+            p->n, 1);
         if (b == NULL)
             return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
         hccn_sim_batch_release(p->eng, p->tail[r]);

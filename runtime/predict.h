@@ -28,7 +28,10 @@ typedef struct {
                                NULL / "" for the cost model's choice */
 } hccn_rt_pcall_t;
 
-/* Times calls[0..ncalls) in order on every NPU of topo. ends[i] receives
+/* Times calls[0..ncalls) in order on every NPU of topo, as blocking calls
+ * on the world communicator that each rank makes with nothing else in
+ * flight (so a repeated call is replayed where a run with data replays
+ * it: device_sim/replay.c). ends[i] receives
  * the latest end over the ranks of call i (simulated seconds from 0).
  * The v-collectives (per-rank count arrays) are not taken:
  * HCCN_ERR_UNSUPPORTED. Returns HCCN_OK, or an error (a spec that does

@@ -60,6 +60,8 @@ struct hccn_ctx {
     rt_op_t *cur;                 /* the operation it waits for */
     rt_op_desc_t last;            /* the last operation it completed */
     int group_depth;              /* hccn_group_start nesting */
+    int inflight;                 /* operations posted and not yet waited
+                                     for (nor freed after hccn_test) */
     rt_op_t **group_ops;          /* posted inside the group, to wait */
     int ngroup, capgroup;
     char errmsg[RT_ERR_MAX];      /* message of the rank's failure */
@@ -335,6 +337,7 @@ typedef struct {
     const uint64_t *vsend, *vrecv;
     uint64_t vhash;
     rt_pick_t *pick;              /* the selection's entry, or NULL */
+    int blocking;                 /* waited for at once, outside a group */
 } rt_coll_call_t;
 
 #define RT_FP_SPLIT 100

@@ -29,7 +29,8 @@ static hccn_status_t split_barrier(hccn_comm_t *comm, uint64_t tag)
     hccn_coll_args_t a = {.coll = HCCN_COLL_BARRIER, .nranks = comm->sh->size,
                           .esize = 1, .view = &comm->sh->view};
     rt_coll_call_t call = {.dtype = HCCN_UINT8, .op = HCCN_SUM,
-                           .fp_kind = RT_FP_SPLIT, .fp_extra = tag};
+                           .fp_kind = RT_FP_SPLIT, .fp_extra = tag,
+                           .blocking = 1};
     rt_op_t *op;
     hccn_status_t rc = hccn_rt_coll_post(comm, &a, hccn_hier_algo_find("mesh"),
                                          &call, &op);

@@ -1,0 +1,371 @@
+/*
+ * Replays: a collective that the engine has already simulated, posted again
+ * on a quiet engine, ends as it ended then, shifted to its new start. The
+ * engine's work for it becomes a comparison of its tasks with a recording.
+ *
+ * Why this holds. A joined call starts on every device at one time T (the
+ * join). If at T no flow is in flight, no event is queued, no other batch
+ * is open, every device's local work is done, and no fault plan is set,
+ * then what the engine computes for the call depends only on its tasks and
+ * on T, and on T only by a shift: every time it derives is T plus what it
+ * derived for the recorded call (up to the rounding of that addition). The
+ * call must also be alone for as long as it runs: every member promised to
+ * post nothing else until its batch completes (hccn_sim_post_joined's
+ * `sole`), and the recording is kept only if the call's last flow left the
+ * links no later than the first member ended, and no other flow started
+ * while it was recorded: so no later work could have shared a link with it.
+ *
+ * What a replay restores: each batch's start and end, its tasks' begin and
+ * end (not in lean mode, where nothing reads them), each device's local
+ * work queue, and the links' byte and busy totals.
+ *
+ * Determinism: whether a call is replayed depends on the members' promises
+ * (the program's), on the engine's state at the join, which with every
+ * member sole is the same in every run, and on what was recorded before;
+ * so a run with data and a timing-only run of the same calls replay the
+ * same calls and give the same bits.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_sim/engine_internal.h"
+
+/* Calls with more tasks than this (all members together) are neither
+ * recorded nor replayed: the recording would cost as much memory as the
+ * call, and its engine work is no longer per-call overhead. */
+#define REPLAY_MAX_TASKS 65536
+
+/* What a task is compared on. */
+typedef struct {
+    hccn_sim_task_kind_t kind;
+    int peer, mate_dev, mate_idx;
+    uint64_t bytes;
+    double cost;
+    uint32_t npending, nsucc;
+} rtask_t;
+
+struct hccn_sim_replay_rec {
+    int ndev;
+    uint32_t *off;              /* device d's tasks: off[d] .. off[d+1] */
+    uint32_t *soff;             /* and successors: soff[d] .. soff[d+1] */
+    rtask_t *tasks;
+    uint32_t *succ;
+    double *end;                /* per device: batch end - T */
+    double *local_free;         /* per device: local queue free - T, or
+                                   NAN when the call queued no work */
+    double *tbegin, *tend;      /* per task - T; NULL if recorded lean */
+    int nlinks;                 /* links the call used */
+    int *link;
+    double *dbytes, *dbusy;
+    /* While recording. */
+    double t;                   /* the join time */
+    int left;                   /* members not done */
+    int bad;                    /* a member failed, or a foreign flow */
+    double first_end, last_drain;
+    double *snap_bytes, *snap_busy;
+};
+
+static void rec_free(hccn_sim_replay_rec_t *r)
+{
+    if (r == NULL)
+        return;
+    free(r->off);
+    free(r->soff);
+    free(r->tasks);
+    free(r->succ);
+    free(r->end);
+    free(r->local_free);
+    free(r->tbegin);
+    free(r->tend);
+    free(r->link);
+    free(r->dbytes);
+    free(r->dbusy);
+    free(r->snap_bytes);
+    free(r->snap_busy);
+    free(r);
+}
+
+static rtask_t rtask_of(const etask_t *t)
+{
+    return (rtask_t){.kind = t->kind, .peer = t->peer,
+                     .mate_dev = t->mate != NULL ? t->mate->dev : -1,
+                     .mate_idx = t->mate != NULL ? t->mate->idx : -1,
+                     .bytes = t->bytes, .cost = t->cost,
+                     .npending = t->npending, .nsucc = t->nsucc};
+}
+
+static int rtask_eq(const rtask_t *x, const rtask_t *y)
+{
+    return x->kind == y->kind && x->peer == y->peer &&
+           x->mate_dev == y->mate_dev && x->mate_idx == y->mate_idx &&
+           x->bytes == y->bytes && x->cost == y->cost &&
+           x->npending == y->npending && x->nsucc == y->nsucc;
+}
+
+/* Successors of a batch: the sum of its tasks' nsucc. */
+static uint32_t nsucc_of(const hccn_sim_batch_t *b)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < b->ntasks; i++)
+        n += b->tasks[i].nsucc;
+    return n;
+}
+
+/* The join's members by device (by[d]), if the call may be recorded or
+ * replayed: one member per device, every member sole, the engine quiet at
+ * t. Returns the call's task count, or -1. */
+static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
+                     int count, double t, hccn_sim_batch_t **by)
+{
+    if (count != eng->ndev || eng->nfaults > 0 || eng->trace != NULL ||
+        eng->rec != NULL || eng->nopen != count || eng->nflows > 0 ||
+        eng->nheap > 0 || eng->nmatch_waiting > 0)
+        return -1;
+    for (int d = 0; d < count; d++)
+        by[d] = NULL;
+    long n = 0;
+    for (int i = 0; i < count; i++) {
+        hccn_sim_batch_t *b = m[i];
+        if (!b->sole || by[b->dev] != NULL || b->tasks == NULL ||
+            eng->devs[b->dev].local_free > t || eng->devs[b->dev].failed)
+            return -1;
+        by[b->dev] = b;
+        n += b->ntasks;
+        for (int k = 0; k < b->ntasks; k++)
+            if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL &&
+                b->tasks[k].mate == NULL)
+                return -1;      /* a half without its other side */
+    }
+    return n <= REPLAY_MAX_TASKS ? n : -1;
+}
+
+/* 1 if the members' tasks are those of r. */
+static int rec_matches(const hccn_sim_replay_rec_t *r,
+                       hccn_sim_batch_t *const *by, int lean)
+{
+    if (r->ndev != 0 && r->tbegin == NULL && !lean)
+        return 0;               /* recorded without the tasks' times */
+    for (int d = 0; d < r->ndev; d++) {
+        const hccn_sim_batch_t *b = by[d];
+        if ((uint32_t)b->ntasks != r->off[d + 1] - r->off[d])
+            return 0;
+        const rtask_t *rt = &r->tasks[r->off[d]];
+        for (int k = 0; k < b->ntasks; k++) {
+            rtask_t x = rtask_of(&b->tasks[k]);
+            if (!rtask_eq(&x, &rt[k]))
+                return 0;
+        }
+        uint32_t ns = r->soff[d + 1] - r->soff[d];
+        if (ns > 0 && memcmp(b->succ, &r->succ[r->soff[d]],
+                             ns * sizeof(uint32_t)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Ends the members as r ended, shifted to start at t. */
+static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
+                      hccn_sim_batch_t *const *by, double t)
+{
+    for (int d = 0; d < r->ndev; d++) {
+        hccn_sim_batch_t *b = by[d];
+        b->gated = 0;
+        b->start = t;
+        b->end = t + r->end[d];
+        b->left = 0;
+        for (int k = 0; k < b->ntasks; k++) {
+            etask_t *x = &b->tasks[k];
+            x->state = T_DONE;
+            x->ready = t;
+            if (r->tbegin != NULL) {
+                x->begin = t + r->tbegin[r->off[d] + (uint32_t)k];
+                x->end = t + r->tend[r->off[d] + (uint32_t)k];
+            }
+        }
+        if (!isnan(r->local_free[d]))
+            eng->devs[d].local_free = t + r->local_free[d];
+    }
+    for (int k = 0; k < r->nlinks; k++) {
+        eng->link_bytes[r->link[k]] += r->dbytes[k];
+        eng->link_busy[r->link[k]] += r->dbusy[k];
+    }
+    for (int d = 0; d < r->ndev; d++)
+        hccn_sim_batch_complete(eng, by[d]);
+    eng->nreplays++;
+}
+
+/* Starts recording the members (by device) from t. */
+static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
+                      int ndev, long ntasks, double t)
+{
+    hccn_sim_replay_rec_t *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return;
+    int nl = eng->topo->nlinks;
+    uint32_t ns = 0;
+    for (int d = 0; d < ndev; d++)
+        ns += nsucc_of(by[d]);
+    r->ndev = ndev;
+    r->off = malloc(((size_t)ndev + 1) * sizeof(*r->off));
+    r->soff = malloc(((size_t)ndev + 1) * sizeof(*r->soff));
+    r->tasks = malloc(((size_t)ntasks + 1) * sizeof(*r->tasks));
+    r->succ = malloc(((size_t)ns + 1) * sizeof(*r->succ));
+    r->end = malloc((size_t)ndev * sizeof(*r->end));
+    r->local_free = malloc((size_t)ndev * sizeof(*r->local_free));
+    r->snap_bytes = malloc(((size_t)nl + 1) * sizeof(double));
+    r->snap_busy = malloc(((size_t)nl + 1) * sizeof(double));
+    if (!eng->lean) {
+        r->tbegin = malloc(((size_t)ntasks + 1) * sizeof(double));
+        r->tend = malloc(((size_t)ntasks + 1) * sizeof(double));
+    }
+    if (r->off == NULL || r->soff == NULL || r->tasks == NULL ||
+        r->succ == NULL || r->end == NULL || r->local_free == NULL ||
+        r->snap_bytes == NULL || r->snap_busy == NULL ||
+        (!eng->lean && (r->tbegin == NULL || r->tend == NULL))) {
+        rec_free(r);
+        return;
+    }
+    uint32_t n = 0, s = 0;
+    for (int d = 0; d < ndev; d++) {
+        const hccn_sim_batch_t *b = by[d];
+        r->off[d] = n;
+        r->soff[d] = s;
+        for (int k = 0; k < b->ntasks; k++)
+            r->tasks[n++] = rtask_of(&b->tasks[k]);
+        uint32_t bs = nsucc_of(b);
+        if (bs > 0)
+            memcpy(&r->succ[s], b->succ, bs * sizeof(uint32_t));
+        s += bs;
+        r->local_free[d] = NAN;
+        by[d]->rec = r;
+    }
+    r->off[ndev] = n;
+    r->soff[ndev] = s;
+    if (nl > 0) {
+        memcpy(r->snap_bytes, eng->link_bytes, (size_t)nl * sizeof(double));
+        memcpy(r->snap_busy, eng->link_busy, (size_t)nl * sizeof(double));
+    }
+    r->t = t;
+    r->left = ndev;
+    r->first_end = INFINITY;
+    r->last_drain = -INFINITY;
+    eng->rec = r;
+}
+
+/* Keeps the finished recording r if the call was alone while it ran. */
+static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
+{
+    eng->rec = NULL;
+    int nl = eng->topo->nlinks, used = 0;
+    if (r->bad || r->last_drain > r->first_end) {
+        rec_free(r);
+        return;
+    }
+    for (int l = 0; l < nl; l++) {
+        if (eng->link_active[l] > 0) {
+            rec_free(r);        /* cannot be: every flow has left */
+            return;
+        }
+        used += eng->link_bytes[l] != r->snap_bytes[l] ||
+                eng->link_busy[l] != r->snap_busy[l];
+    }
+    r->link = malloc(((size_t)used + 1) * sizeof(*r->link));
+    r->dbytes = malloc(((size_t)used + 1) * sizeof(double));
+    r->dbusy = malloc(((size_t)used + 1) * sizeof(double));
+    if (r->link == NULL || r->dbytes == NULL || r->dbusy == NULL) {
+        rec_free(r);
+        return;
+    }
+    for (int l = 0; l < nl; l++)
+        if (eng->link_bytes[l] != r->snap_bytes[l] ||
+            eng->link_busy[l] != r->snap_busy[l]) {
+            r->link[r->nlinks] = l;
+            r->dbytes[r->nlinks] = eng->link_bytes[l] - r->snap_bytes[l];
+            r->dbusy[r->nlinks] = eng->link_busy[l] - r->snap_busy[l];
+            r->nlinks++;
+        }
+    free(r->snap_bytes);
+    free(r->snap_busy);
+    r->snap_bytes = r->snap_busy = NULL;
+    int slot = eng->replay_next;
+    eng->replay_next = (slot + 1) % HCCN_SIM_REPLAYS;
+    rec_free(eng->replays[slot]);
+    eng->replays[slot] = r;
+}
+
+int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
+                         int count, double t)
+{
+    if (count != eng->ndev)
+        return 0;
+    hccn_sim_batch_t **by = malloc((size_t)count * sizeof(*by));
+    if (by == NULL)
+        return 0;
+    long n = eligible(eng, m, count, t, by);
+    if (n < 0) {
+        free(by);
+        return 0;
+    }
+    for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
+        const hccn_sim_replay_rec_t *r = eng->replays[i];
+        if (r != NULL && rec_matches(r, by, eng->lean)) {
+            rec_apply(eng, r, by, t);
+            free(by);
+            return 1;
+        }
+    }
+    rec_begin(eng, by, count, n, t);
+    free(by);
+    return 0;
+}
+
+void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    hccn_sim_replay_rec_t *r = b->rec;
+    b->rec = NULL;
+    if (r != eng->rec)
+        return;
+    int d = b->dev;
+    if (b->status != HCCN_OK || b->tasks == NULL)
+        r->bad = 1;
+    if (!r->bad) {
+        r->end[d] = b->end - r->t;
+        if (eng->devs[d].local_free > r->t)
+            r->local_free[d] = eng->devs[d].local_free - r->t;
+        if (r->tbegin != NULL)
+            for (int k = 0; k < b->ntasks; k++) {
+                r->tbegin[r->off[d] + (uint32_t)k] = b->tasks[k].begin - r->t;
+                r->tend[r->off[d] + (uint32_t)k] = b->tasks[k].end - r->t;
+            }
+        if (b->end < r->first_end)
+            r->first_end = b->end;
+    }
+    if (--r->left == 0)
+        rec_end(eng, r);
+}
+
+void hccn_sim_replay_flow(hccn_sim_engine_t *eng, const etask_t *send,
+                          int drained)
+{
+    hccn_sim_replay_rec_t *r = eng->rec;
+    if (send->batch->rec != r)
+        r->bad = 1;             /* another call's flow while recording */
+    else if (drained && eng->now > r->last_drain)
+        r->last_drain = eng->now;
+}
+
+void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
+{
+    rec_free(eng->rec);         /* its members are being dropped */
+    eng->rec = NULL;
+}
+
+void hccn_sim_replay_free(hccn_sim_engine_t *eng)
+{
+    hccn_sim_replay_reset(eng);
+    for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
+        rec_free(eng->replays[i]);
+        eng->replays[i] = NULL;
+    }
+}

@@ -1,0 +1,333 @@
+/*
+ * Replays of repeated collectives (device_sim/replay.c): a joined call on
+ * a quiet engine whose every member promised to post nothing else until it
+ * ends is recorded, and a later call with the same tasks ends as recorded,
+ * shifted to its own start.
+ *
+ * The references are closed forms on a star (every NPU an uplink and a
+ * downlink of B, so a ring shift runs at B on every link) and, where a
+ * replay must not happen, the same calls on an engine that was never
+ * promised anything (so it simulates every call): equal bit for bit.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "device_sim/engine.h"
+
+#define NB 1000000.0            /* b, bytes */
+#define NDEV_MAX 8
+#define NCALLS 6
+
+/* 8 NPUs behind a switch, 1 GB/s links, 1 us per hop. */
+static const char *const star8 =
+    "{\"version\": 1, \"node_types\": [{\"count\": 1,"
+    " \"npu\": {\"count\": 8, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"
+    " \"fabric\": {\"type\": \"switch\", \"bw_GBps\": 1, \"lat_us\": 1}}]}";
+
+/* Two nodes of two NPUs; each node's NPUs share one NIC. */
+static const char *const pair2 =
+    "{\"version\": 1, \"node_types\": [{\"count\": 2,"
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 10, \"lat_us\": 1},"
+    " \"nics\": {\"count\": 1, \"bw_GBps\": 1, \"lat_us\": 1}}],"
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}}";
+
+static hccn_sim_topo_t *load(const char *json)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    if (hccn_sim_topo_load_string(json, "replay", &t, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return t;
+}
+
+/* Device d's tasks of a call (returns how many). */
+typedef int (*call_fn)(int d, int ndev, double nb, hccn_sim_task_t *t);
+
+/* Ring shift: d sends nb to d+1 and receives nb from d-1, then reduces
+ * for c = 1 us. */
+#define RING_COST 1e-6
+static int ring_call(int d, int ndev, double nb, hccn_sim_task_t *t)
+{
+    int next = (d + 1) % ndev, prev = (d + ndev - 1) % ndev;
+    t[0] = (hccn_sim_task_t){.kind = HCCN_SIM_TASK_SEND, .peer = next,
+                             .bytes = (uint64_t)(nb * NB),
+                             .key = {9, 0, (uint64_t)d}};
+    t[1] = (hccn_sim_task_t){.kind = HCCN_SIM_TASK_RECV, .peer = prev,
+                             .bytes = (uint64_t)(nb * NB), .cost = RING_COST,
+                             .key = {9, 0, (uint64_t)prev}};
+    return 2;
+}
+
+/* NPU 0 sends nb to NPU 2 (across the nodes of pair2); the others only
+ * compute for 1 us, so they end long before the transfer has drained. */
+static int lone_call(int d, int ndev, double nb, hccn_sim_task_t *t)
+{
+    (void)ndev;
+    if (d == 0 || d == 2) {
+        t[0] = (hccn_sim_task_t){
+            .kind = d == 0 ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
+            .peer = 2 - d, .bytes = (uint64_t)(nb * NB), .key = {9, 0, 0}};
+        return 1;
+    }
+    t[0] = (hccn_sim_task_t){.kind = HCCN_SIM_TASK_LOCAL, .cost = 1e-6};
+    return 1;
+}
+
+typedef struct {
+    hccn_sim_engine_t *eng;
+    int ndev, ncalls;
+    hccn_sim_batch_t *tail[NDEV_MAX];
+    hccn_sim_batch_t *b[NCALLS][NDEV_MAX];
+    double start[NCALLS][NDEV_MAX], end[NCALLS][NDEV_MAX];
+} run_t;
+
+static void run_init(run_t *r, const hccn_sim_topo_t *topo)
+{
+    r->eng = hccn_sim_engine_create(topo, 0.0);
+    assert_non_null(r->eng);
+    r->ndev = topo->nnpus;
+    r->ncalls = 0;
+    for (int d = 0; d < r->ndev; d++)
+        r->tail[d] = NULL;
+}
+
+static void run_free(run_t *r)
+{
+    for (int i = 0; i < r->ncalls; i++)
+        for (int d = 0; d < r->ndev; d++)
+            hccn_sim_batch_release(r->eng, r->b[i][d]);
+    for (int d = 0; d < r->ndev; d++)
+        hccn_sim_batch_release(r->eng, r->tail[d]);
+    hccn_sim_engine_destroy(r->eng);
+}
+
+/* Posts the next call on every device (sole[d]: device d's promise),
+ * after each device's tail (its previous call); then every device waits
+ * for it, as blocking calls do. */
+static void post_call(run_t *r, call_fn fn, double nb, const int *sole)
+{
+    int devs[NDEV_MAX], i = r->ncalls++;
+    for (int d = 0; d < r->ndev; d++) {
+        hccn_sim_task_t t[2];
+        int n = fn(d, r->ndev, nb, t);
+        for (int k = 0; k < n; k++)
+            t[k].key.b = (uint64_t)i;
+        hccn_sim_key_t join = {9, (uint64_t)i, UINT64_MAX};
+        hccn_sim_batch_t *b = hccn_sim_post_joined(
+            r->eng, d, t, n, NULL, r->tail[d], join, r->ndev, sole[d]);
+        assert_non_null(b);
+        hccn_sim_batch_release(r->eng, r->tail[d]);
+        r->tail[d] = b;
+        r->b[i][d] = b;
+        hccn_sim_batch_retain(r->eng, b);
+        devs[d] = d;
+    }
+    hccn_sim_wait_begin_many(r->eng, devs, r->tail, r->ndev);
+}
+
+/* Runs the engine to its end and reads every call's start and end. */
+static void read_calls(run_t *r)
+{
+    hccn_sim_finish_all(r->eng);
+    for (int i = 0; i < r->ncalls; i++)
+        for (int d = 0; d < r->ndev; d++) {
+            assert_true(hccn_sim_batch_done(r->eng, r->b[i][d]));
+            r->start[i][d] = hccn_sim_batch_start(r->b[i][d]);
+            r->end[i][d] = hccn_sim_batch_end(r->b[i][d]);
+        }
+}
+
+static void assert_near(double got, double want, const char *what, int i,
+                        int d)
+{
+    if (!(fabs(got - want) <= 1e-12 * fabs(want)))
+        fail_msg("call %d, NPU %d: %s %.17g s, want %.17g s", i, d, what,
+                 got, want);
+}
+
+/* Five ring shifts on the star, NPU 3 computing between calls so that
+ * each call starts later than the last ended: the first is simulated and
+ * recorded, the other four replayed, and every one ends u + 2 hops + c
+ * after its start, where the start is when NPU 3 got there. */
+static void test_ring_replayed(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    assert_int_equal(hccn_sim_topo_route(topo, 0, 1, links, &lat), 2);
+    const double u = NB / 1e9, span = u + lat + RING_COST;
+    for (int lean = 0; lean < 2; lean++) {
+        run_t r;
+        run_init(&r, topo);
+        hccn_sim_engine_set_lean(r.eng, lean);
+        int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+        for (int i = 0; i < 5; i++) {
+            post_call(&r, ring_call, 1, sole);
+            /* NPU 3 returns from the call (its clock moves to the end),
+             * then computes for (i + 1) us: the next call starts then. */
+            hccn_sim_wait_finish(r.eng, 3, r.tail[3]);
+            hccn_sim_advance(r.eng, 3, (i + 1) * 1e-6);
+        }
+        read_calls(&r);
+        double t = 0.0;
+        for (int i = 0; i < 5; i++) {
+            for (int d = 0; d < r.ndev; d++) {
+                assert_near(r.start[i][d], t, "start", i, d);
+                assert_near(r.end[i][d], t + span, "end", i, d);
+                if (!lean)
+                    assert_near(hccn_sim_task_end(r.b[i][d], 1), t + span,
+                                "receive's end", i, d);
+            }
+            t += span + (i + 1) * 1e-6;
+        }
+        assert_int_equal(hccn_sim_engine_replays(r.eng), 4);
+        /* Every uplink carried 5 b and was busy 5 u. */
+        for (int d = 0; d < r.ndev; d++) {
+            double bytes, busy;
+            int l[HCCN_SIM_ROUTE_MAX];
+            hccn_sim_topo_route(topo, d, (d + 1) % r.ndev, l, &lat);
+            hccn_sim_link_stats(r.eng, l[0], &bytes, &busy);
+            if (bytes != 5 * NB)
+                fail_msg("NPU %d's uplink: %.17g bytes", d, bytes);
+            assert_near(busy, 5 * u, "uplink busy", -1, d);
+        }
+        run_free(&r);
+    }
+    hccn_sim_topo_free(topo);
+}
+
+/* Runs the calls twice, promised and not, and requires `want` replays and
+ * the same times: bit for bit when nothing is replayed, else up to the
+ * rounding of the shift. calls[i] is call i's size in b. */
+static void same_as_simulated(const hccn_sim_topo_t *topo, call_fn fn,
+                              const double *calls, int ncalls,
+                              const int *sole, long want)
+{
+    run_t r[2];
+    int none[NDEV_MAX] = {0};
+    for (int k = 0; k < 2; k++) {
+        run_init(&r[k], topo);
+        for (int i = 0; i < ncalls; i++)
+            post_call(&r[k], fn, calls[i], k == 0 ? sole : none);
+        read_calls(&r[k]);
+    }
+    for (int i = 0; i < ncalls; i++)
+        for (int d = 0; d < r[0].ndev; d++)
+            if (want > 0)
+                assert_near(r[0].end[i][d], r[1].end[i][d], "end", i, d);
+            else if (r[0].end[i][d] != r[1].end[i][d])
+                fail_msg("call %d, NPU %d: %.17g s, simulated %.17g s", i, d,
+                         r[0].end[i][d], r[1].end[i][d]);
+    assert_int_equal(hccn_sim_engine_replays(r[0].eng), want);
+    assert_int_equal(hccn_sim_engine_replays(r[1].eng), 0);
+    run_free(&r[0]);
+    run_free(&r[1]);
+}
+
+/* A call changes (its bytes): it is recorded anew, not replayed; the
+ * next of the same kind is replayed from that recording. */
+static void test_changed_call(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    const double calls[] = {1, 1, 2, 2, 2};
+    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    run_t r;
+    run_init(&r, topo);
+    long want[] = {0, 1, 1, 2, 3};
+    for (int i = 0; i < 5; i++) {
+        post_call(&r, ring_call, calls[i], sole);
+        assert_int_equal(hccn_sim_engine_replays(r.eng), want[i]);
+    }
+    read_calls(&r);
+    run_free(&r);
+    hccn_sim_topo_free(topo);
+}
+
+/* No replay: one device made no promise; or the call's transfer outlives
+ * the first member's end (another device could then post work that
+ * shares its links, so the call is not recorded). The times are the
+ * simulation's. */
+static void test_not_replayed(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *star = load(star8), *pair = load(pair2);
+    const double calls[] = {1, 1, 1, 1};
+    int one_short[NDEV_MAX] = {1, 1, 1, 1, 1, 0, 1, 1};
+    same_as_simulated(star, ring_call, calls, 4, one_short, 0);
+    int all[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    same_as_simulated(pair, lone_call, calls, 4, all, 0);
+    /* The same promises on the ring: replayed. */
+    same_as_simulated(star, ring_call, calls, 4, all, 3);
+    hccn_sim_topo_free(star);
+    hccn_sim_topo_free(pair);
+}
+
+/* The engine must be quiet when the call starts: a send posted earlier
+ * and not yet received keeps every call from being recorded or replayed
+ * until it is gone; a fault plan keeps them from it for the whole run. */
+static void test_engine_not_quiet(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    run_t r;
+    run_init(&r, topo);
+    hccn_sim_task_t s = {.kind = HCCN_SIM_TASK_SEND, .peer = 1,
+                         .bytes = (uint64_t)NB, .key = {77, 0, 0}};
+    hccn_sim_batch_t *open = hccn_sim_post(r.eng, 0, &s, 1, NULL, NULL);
+    assert_non_null(open);
+    for (int i = 0; i < 3; i++)
+        post_call(&r, ring_call, 1, sole);
+    assert_int_equal(hccn_sim_engine_replays(r.eng), 0);
+    /* The receive, after NPU 1's last call; NPUs 0 and 1 start the next
+     * call once the pair is done. */
+    hccn_sim_task_t rv = {.kind = HCCN_SIM_TASK_RECV, .peer = 0,
+                          .bytes = (uint64_t)NB, .key = {77, 0, 0}};
+    hccn_sim_batch_t *recv = hccn_sim_post(r.eng, 1, &rv, 1, NULL,
+                                           r.tail[1]);
+    assert_non_null(recv);
+    hccn_sim_batch_release(r.eng, r.tail[0]);
+    hccn_sim_batch_release(r.eng, r.tail[1]);
+    r.tail[0] = open;
+    r.tail[1] = recv;
+    for (int i = 3; i < 6; i++)
+        post_call(&r, ring_call, 1, sole);
+    /* Call 3 is recorded, 4 and 5 replayed. */
+    assert_int_equal(hccn_sim_engine_replays(r.eng), 2);
+    read_calls(&r);
+    assert_true(r.start[3][0] >= hccn_sim_batch_end(recv));
+    run_free(&r);
+
+    run_init(&r, topo);
+    hccn_sim_fault_t f = {.kind = HCCN_SIM_FAULT_NPU_SLOW, .npu = 7,
+                          .at = 1e3, .factor = 2.0};
+    assert_int_equal(hccn_sim_engine_set_faults(r.eng, &f, 1), 0);
+    hccn_sim_engine_reset(r.eng);
+    for (int i = 0; i < 3; i++)
+        post_call(&r, ring_call, 1, sole);
+    read_calls(&r);
+    assert_int_equal(hccn_sim_engine_replays(r.eng), 0);
+    run_free(&r);
+    hccn_sim_topo_free(topo);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_replayed),
+        cmocka_unit_test(test_changed_call),
+        cmocka_unit_test(test_not_replayed),
+        cmocka_unit_test(test_engine_not_quiet),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
