@@ -882,7 +882,9 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
      * this rank's bytes before it can post what settles this time. */
     time_wait_t tw = {eng, op->batch};
     hccn_rt_set_current(ctx, op);
+    atomic_store(&ctx->time_wait, 1);
     rc = hccn_rt_block_op(op, batch_done, NULL, &tw, "the simulated end of");
+    atomic_store(&ctx->time_wait, 0);
     hccn_rt_set_current(ctx, NULL);
     if (rc != HCCN_OK) {
         op->status = rc;

@@ -115,8 +115,10 @@ hccn_status_t hccn_test(hccn_future_t *fut, int *done)
      * settled). Data plane progress never changes it; when the answer is
      * yes, the bytes are moved before returning, so the result is there. */
     test_wait_t tw = {fut, -1};
+    atomic_store(&fut->ctx->time_wait, 1);
     hccn_status_t rc = hccn_rt_block(fut->ctx, fut->comm->sh, test_known, NULL,
                                      &tw, "hccn_test");
+    atomic_store(&fut->ctx->time_wait, 0);
     if (rc != HCCN_OK)
         return rc;
     if (tw.answer == 0)

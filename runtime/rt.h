@@ -53,6 +53,9 @@ struct hccn_ctx {
     double last_duration;
     rt_op_t *ops_head, *ops_tail; /* outstanding operations, post order */
     _Atomic int finished;         /* its function returned */
+    _Atomic int time_wait;        /* blocked on what the timing engine
+                                     decides (a batch's end, a test):
+                                     only then do its wake-ups ring */
     int waiting;                  /* asleep in a wait (cl->state_lock) */
     uint64_t wait_epoch;          /* cl->epoch when it fell asleep */
     pthread_mutex_t cur_lock;     /* cur and last: the rank's own lock, so
