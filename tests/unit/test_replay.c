@@ -296,6 +296,7 @@ static void test_engine_not_quiet(void **state)
     hccn_sim_batch_t *recv = hccn_sim_post(r.eng, 1, &rv, 1, NULL,
                                            r.tail[1]);
     assert_non_null(recv);
+    hccn_sim_batch_retain(r.eng, recv);     /* for the check below */
     hccn_sim_batch_release(r.eng, r.tail[0]);
     hccn_sim_batch_release(r.eng, r.tail[1]);
     r.tail[0] = open;
@@ -306,6 +307,7 @@ static void test_engine_not_quiet(void **state)
     assert_int_equal(hccn_sim_engine_replays(r.eng), 2);
     read_calls(&r);
     assert_true(r.start[3][0] >= hccn_sim_batch_end(recv));
+    hccn_sim_batch_release(r.eng, recv);
     run_free(&r);
 
     run_init(&r, topo);
