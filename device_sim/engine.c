@@ -1200,7 +1200,6 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     if (eng->trace != NULL)             /* trace hook: end the last run */
         hccn_sim_engine_set_trace(eng, NULL);
     drop_all(eng);
-    hccn_sim_replay_free(eng);
     hccn_sim_pool_destroy(eng->pool);
     for (int i = 0; i < eng->ndev; i++)
         pthread_cond_destroy(&eng->devs[i].cv);

@@ -78,9 +78,9 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
  * blocking call with nothing else in flight). When every device of the
  * engine joins with that promise on a quiet engine (no fault plan, no
  * trace, nothing else open or in flight), the engine records the call,
- * and a later call whose tasks are the same is *replayed*: it ends as the
- * recorded one did, shifted to its own start (device_sim/replay.c), with
- * none of the simulation's work. */
+ * and a later call of the same run (until the next reset) whose tasks are
+ * the same is *replayed*: it ends as the recorded one did, shifted to its
+ * own start (device_sim/replay.c), with none of the simulation's work. */
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,

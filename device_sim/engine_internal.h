@@ -238,9 +238,9 @@ void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
  * has drained (1). */
 void hccn_sim_replay_flow(hccn_sim_engine_t *eng, const etask_t *send,
                           int drained);
-/* Drops the recording under way (the engine is being reset). */
+/* Drops every recording, and the one under way (the engine is being reset
+ * or destroyed): each run records its own calls, so that a run's times
+ * never depend on the runs before it. */
 void hccn_sim_replay_reset(hccn_sim_engine_t *eng);
-/* Frees every recording. */
-void hccn_sim_replay_free(hccn_sim_engine_t *eng);
 
 #endif

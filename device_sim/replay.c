@@ -359,13 +359,9 @@ void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
 {
     rec_free(eng->rec);         /* its members are being dropped */
     eng->rec = NULL;
-}
-
-void hccn_sim_replay_free(hccn_sim_engine_t *eng)
-{
-    hccn_sim_replay_reset(eng);
     for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
         rec_free(eng->replays[i]);
         eng->replays[i] = NULL;
     }
+    eng->replay_next = 0;
 }
