@@ -558,7 +558,7 @@ void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     b->stream_next = NULL;
     if (next != NULL)
         gate_open(eng, next, next->t0 > b->end ? next->t0 : b->end);
-    if (b->refs == 0 && !b->abandoned) {
+    if (__atomic_load_n(&b->refs, __ATOMIC_RELAXED) == 0 && !b->abandoned) {
         batch_free(eng, b);
     } else if (eng->lean && !b->abandoned && eng->trace == NULL) {
         /* Every task is done: no event, flow or unmatched half names one,
@@ -974,6 +974,11 @@ int hccn_sim_batch_done(hccn_sim_engine_t *eng, const hccn_sim_batch_t *b)
     return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
 }
 
+double hccn_sim_batch_posted(const hccn_sim_batch_t *b)
+{
+    return b->t0;
+}
+
 double hccn_sim_batch_start(const hccn_sim_batch_t *b)
 {
     return b->start;
@@ -1014,19 +1019,27 @@ long hccn_sim_engine_replays(hccn_sim_engine_t *eng)
     return n;
 }
 
+/* References are counted without the lock while they stay above zero:
+ * the caller holds one, so the batch cannot be freed meanwhile. Only the
+ * last release takes the lock, where completion reads the count. */
 void hccn_sim_batch_retain(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
-    pthread_mutex_lock(&eng->lock);
-    b->refs++;
-    pthread_mutex_unlock(&eng->lock);
+    (void)eng;
+    __atomic_fetch_add(&b->refs, 1, __ATOMIC_RELAXED);
 }
 
 void hccn_sim_batch_release(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     if (b == NULL)
         return;
+    int r = __atomic_load_n(&b->refs, __ATOMIC_RELAXED);
+    while (r > 1)
+        if (__atomic_compare_exchange_n(&b->refs, &r, r - 1, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return;
     pthread_mutex_lock(&eng->lock);
-    if (--b->refs == 0 && b->done && !b->abandoned)
+    if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_RELAXED) == 0 && b->done &&
+        !b->abandoned)
         batch_free(eng, b);
     pthread_mutex_unlock(&eng->lock);
 }
@@ -1148,11 +1161,15 @@ hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
                                     const hccn_sim_batch_t *b, char *reason,
                                     size_t len)
 {
-    pthread_mutex_lock(&eng->lock);
+    /* A completed batch's status and reason never change again. */
+    int done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+    if (!done)
+        pthread_mutex_lock(&eng->lock);
     hccn_status_t st = b->status;
     if (reason != NULL && len > 0)
         snprintf(reason, len, "%s", b->reason);
-    pthread_mutex_unlock(&eng->lock);
+    if (!done)
+        pthread_mutex_unlock(&eng->lock);
     return st;
 }
 

@@ -147,6 +147,8 @@ void hccn_sim_settle(hccn_sim_engine_t *eng);
  * times, and whether it has completed. */
 int hccn_sim_batch_done(hccn_sim_engine_t *eng, const hccn_sim_batch_t *b);
 double hccn_sim_batch_start(const hccn_sim_batch_t *b);
+/* The poster's clock when it posted b (for the poster's own thread). */
+double hccn_sim_batch_posted(const hccn_sim_batch_t *b);
 double hccn_sim_batch_end(const hccn_sim_batch_t *b);
 
 /* Completion time of task i of a completed batch. */

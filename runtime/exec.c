@@ -214,7 +214,6 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              name, ctx->rank);
     }
-    op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
     op->seq = comm->coll_seq++;
     hccn_status_t rc = post_steps(op, call->blocking);
     if (rc != HCCN_OK) {
@@ -223,6 +222,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
                              ctx->rank);
     }
+    op->t_call = hccn_sim_batch_posted(op->batch);
     list_append(ctx, op);
     comm->pending++;
     ctx->inflight++;
@@ -246,7 +246,6 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
     op->buf = buf;
     op->bytes = bytes;
     op->pseq = is_send ? comm->send_seq[peer]++ : comm->recv_seq[peer]++;
-    op->t_call = hccn_sim_clock(ctx->cl->eng, ctx->rank);
     int src = is_send ? comm->rank : peer, dst = is_send ? peer : comm->rank;
     hccn_sim_task_t t = {
         .kind = is_send ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
@@ -260,6 +259,7 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              is_send ? "send" : "recv", ctx->rank);
     }
+    op->t_call = hccn_sim_batch_posted(op->batch);
     list_append(ctx, op);
     comm->pending++;
     ctx->inflight++;
