@@ -146,6 +146,8 @@ struct hccn_sim_engine {
     hccn_sim_replay_rec_t *rec; /* replay.c: the call being recorded */
     hccn_sim_replay_rec_t *replays[HCCN_SIM_REPLAYS];
     int replay_next;            /* the recording to replace next */
+    uint64_t replay_seen[HCCN_SIM_REPLAYS];  /* large calls seen once */
+    int replay_seen_next;
     long nreplays;              /* calls replayed since creation */
 
     hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */

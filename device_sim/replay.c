@@ -31,22 +31,27 @@
 
 #include "device_sim/engine_internal.h"
 
-/* Calls with more tasks than this (all members together) are neither
- * recorded nor replayed: the recording would cost as much memory as the
- * call, and its engine work is no longer per-call overhead. */
-#define REPLAY_MAX_TASKS 65536
+/* A call of up to REPLAY_EAGER tasks (all members together) is recorded
+ * the first time it is seen. A larger one, up to REPLAY_MAX, only the
+ * second time: its recording costs memory in proportion (about 36 bytes a
+ * task), which a call made once (a what-if study's one timed call on tens
+ * of thousands of ranks) should not pay. */
+#define REPLAY_EAGER 65536
+#define REPLAY_MAX (1L << 24)
 
-/* What a task is compared on. */
+/* What a task is compared on. Its mate's device is its peer, and how many
+ * tasks it waits for follows from the successor lists, compared too. */
 typedef struct {
-    hccn_sim_task_kind_t kind;
-    int peer, mate_dev, mate_idx;
     uint64_t bytes;
     double cost;
-    uint32_t npending, nsucc;
+    int peer, mate_idx;
+    uint32_t nsucc;
+    int kind;
 } rtask_t;
 
 struct hccn_sim_replay_rec {
     int ndev;
+    long ntasks;
     uint32_t *off;              /* device d's tasks: off[d] .. off[d+1] */
     uint32_t *soff;             /* and successors: soff[d] .. soff[d+1] */
     rtask_t *tasks;
@@ -88,19 +93,16 @@ static void rec_free(hccn_sim_replay_rec_t *r)
 
 static rtask_t rtask_of(const etask_t *t)
 {
-    return (rtask_t){.kind = t->kind, .peer = t->peer,
-                     .mate_dev = t->mate != NULL ? t->mate->dev : -1,
+    return (rtask_t){.kind = (int)t->kind, .peer = t->peer,
                      .mate_idx = t->mate != NULL ? t->mate->idx : -1,
-                     .bytes = t->bytes, .cost = t->cost,
-                     .npending = t->npending, .nsucc = t->nsucc};
+                     .bytes = t->bytes, .cost = t->cost, .nsucc = t->nsucc};
 }
 
 static int rtask_eq(const rtask_t *x, const rtask_t *y)
 {
     return x->kind == y->kind && x->peer == y->peer &&
-           x->mate_dev == y->mate_dev && x->mate_idx == y->mate_idx &&
-           x->bytes == y->bytes && x->cost == y->cost &&
-           x->npending == y->npending && x->nsucc == y->nsucc;
+           x->mate_idx == y->mate_idx && x->bytes == y->bytes &&
+           x->cost == y->cost && x->nsucc == y->nsucc;
 }
 
 /* Successors of a batch: the sum of its tasks' nsucc. */
@@ -132,20 +134,17 @@ static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
             return -1;
         by[b->dev] = b;
         n += b->ntasks;
-        for (int k = 0; k < b->ntasks; k++)
-            if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL &&
-                b->tasks[k].mate == NULL)
-                return -1;      /* a half without its other side */
     }
-    return n <= REPLAY_MAX_TASKS ? n : -1;
+    return n <= REPLAY_MAX ? n : -1;
 }
 
-/* 1 if the members' tasks are those of r. */
+/* 1 if the members' n tasks are those of r. (A recorded call completed,
+ * so every half of it had its other side: a half without one differs.) */
 static int rec_matches(const hccn_sim_replay_rec_t *r,
-                       hccn_sim_batch_t *const *by, int lean)
+                       hccn_sim_batch_t *const *by, long n, int lean)
 {
-    if (r->ndev != 0 && r->tbegin == NULL && !lean)
-        return 0;               /* recorded without the tasks' times */
+    if (r->ntasks != n || (r->tbegin == NULL && !lean))
+        return 0;               /* or recorded without the tasks' times */
     for (int d = 0; d < r->ndev; d++) {
         const hccn_sim_batch_t *b = by[d];
         if ((uint32_t)b->ntasks != r->off[d + 1] - r->off[d])
@@ -207,6 +206,7 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
     for (int d = 0; d < ndev; d++)
         ns += nsucc_of(by[d]);
     r->ndev = ndev;
+    r->ntasks = ntasks;
     r->off = malloc(((size_t)ndev + 1) * sizeof(*r->off));
     r->soff = malloc(((size_t)ndev + 1) * sizeof(*r->soff));
     r->tasks = malloc(((size_t)ntasks + 1) * sizeof(*r->tasks));
@@ -231,8 +231,15 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
         const hccn_sim_batch_t *b = by[d];
         r->off[d] = n;
         r->soff[d] = s;
-        for (int k = 0; k < b->ntasks; k++)
+        for (int k = 0; k < b->ntasks; k++) {
+            if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL &&
+                b->tasks[k].mate == NULL) {
+                rec_free(r);    /* a half without its other side: the call
+                                   cannot complete as posted */
+                return;
+            }
             r->tasks[n++] = rtask_of(&b->tasks[k]);
+        }
         uint32_t bs = nsucc_of(b);
         if (bs > 0)
             memcpy(&r->succ[s], b->succ, bs * sizeof(uint32_t));
@@ -288,10 +295,72 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
     free(r->snap_bytes);
     free(r->snap_busy);
     r->snap_bytes = r->snap_busy = NULL;
+    /* Replaces the oldest, and more while the recordings would hold more
+     * than REPLAY_MAX tasks in all. */
+    long total = r->ntasks;
+    for (int k = 1; k < HCCN_SIM_REPLAYS; k++) {
+        hccn_sim_replay_rec_t **x =
+            &eng->replays[(eng->replay_next + k) % HCCN_SIM_REPLAYS];
+        if (*x != NULL && total + (*x)->ntasks > REPLAY_MAX) {
+            rec_free(*x);
+            *x = NULL;
+        } else if (*x != NULL) {
+            total += (*x)->ntasks;
+        }
+    }
     int slot = eng->replay_next;
     eng->replay_next = (slot + 1) % HCCN_SIM_REPLAYS;
     rec_free(eng->replays[slot]);
     eng->replays[slot] = r;
+}
+
+/* A hash of the members' tasks (by device) for calls recorded only when
+ * seen again: their counts and a sample of each member's first and last
+ * tasks, so that a call made once costs nothing in proportion to its
+ * size. Two calls with the same hash that differ are only recorded
+ * needlessly: a replay compares in full. */
+#define HASH_SAMPLE 32
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001b3ULL;
+}
+
+static uint64_t tasks_hash(hccn_sim_batch_t *const *by, int ndev)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (int d = 0; d < ndev; d++) {
+        const hccn_sim_batch_t *b = by[d];
+        h = hash_mix(h, (uint64_t)b->ntasks);
+        for (int k = 0; k < b->ntasks; k++) {
+            if (k == HASH_SAMPLE && b->ntasks > 2 * HASH_SAMPLE)
+                k = b->ntasks - HASH_SAMPLE;
+            rtask_t x = rtask_of(&b->tasks[k]);
+            uint64_t c;
+            memcpy(&c, &x.cost, sizeof(c));
+            h = hash_mix(h, x.bytes);
+            h = hash_mix(h, c);
+            h = hash_mix(h, (uint64_t)(uint32_t)x.peer << 32 |
+                                (uint32_t)x.mate_idx);
+            h = hash_mix(h, (uint64_t)x.nsucc << 8 | (uint64_t)x.kind);
+        }
+    }
+    return h;
+}
+
+/* 1 if a call this large should be recorded now: always when small, else
+ * when its hash was seen before in this run (the hash is remembered). */
+static int worth_recording(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
+                           int ndev, long ntasks)
+{
+    if (ntasks <= REPLAY_EAGER)
+        return 1;
+    uint64_t h = tasks_hash(by, ndev);
+    for (int i = 0; i < HCCN_SIM_REPLAYS; i++)
+        if (eng->replay_seen[i] == h && h != 0)
+            return 1;
+    eng->replay_seen[eng->replay_seen_next] = h;
+    eng->replay_seen_next = (eng->replay_seen_next + 1) % HCCN_SIM_REPLAYS;
+    return 0;
 }
 
 int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
@@ -309,13 +378,14 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     }
     for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
         const hccn_sim_replay_rec_t *r = eng->replays[i];
-        if (r != NULL && rec_matches(r, by, eng->lean)) {
+        if (r != NULL && rec_matches(r, by, n, eng->lean)) {
             rec_apply(eng, r, by, t);
             free(by);
             return 1;
         }
     }
-    rec_begin(eng, by, count, n, t);
+    if (worth_recording(eng, by, count, n))
+        rec_begin(eng, by, count, n, t);
     free(by);
     return 0;
 }
@@ -364,4 +434,6 @@ void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
         eng->replays[i] = NULL;
     }
     eng->replay_next = 0;
+    memset(eng->replay_seen, 0, sizeof(eng->replay_seen));
+    eng->replay_seen_next = 0;
 }

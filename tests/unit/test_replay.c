@@ -1,8 +1,8 @@
 /*
  * Replays of repeated collectives (device_sim/replay.c): a joined call on
  * a quiet engine whose every member promised to post nothing else until it
- * ends is recorded, and a later call with the same tasks ends as recorded,
- * shifted to its own start.
+ * ends is recorded (a large one when seen a second time), and a later call
+ * with the same tasks ends as recorded, shifted to its own start.
  *
  * The references are closed forms on a star (every NPU an uplink and a
  * downlink of B, so a ring shift runs at B on every link) and, where a
@@ -354,6 +354,72 @@ static void test_engine_not_quiet(void **state)
     hccn_sim_topo_free(topo);
 }
 
+/* A call of more than 65 536 tasks is recorded only when seen a second
+ * time, then replayed: K = 4100 rounds of the ring shift (8 x 2K tasks),
+ * each round's send after the previous round's receive, so each round
+ * takes 1 kB / B + 2 hops + c alone on its links. */
+#define BIG_K 4100
+static void test_large_call(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    assert_int_equal(hccn_sim_topo_route(topo, 0, 1, links, &lat), 2);
+    const double nb = 1e3, span = BIG_K * (nb / 1e9 + lat + RING_COST);
+    hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
+    assert_non_null(eng);
+    hccn_sim_engine_set_lean(eng, 1);
+    hccn_sim_task_t *t = malloc(2 * BIG_K * sizeof(*t));
+    uint32_t *deps = malloc(BIG_K * sizeof(*deps));
+    assert_true(t != NULL && deps != NULL);
+    for (int k = 1; k < BIG_K; k++)
+        deps[k] = (uint32_t)(2 * k - 1);    /* the previous receive */
+    hccn_sim_batch_t *tail[NDEV_MAX] = {NULL};
+    int devs[NDEV_MAX];
+    const long want[] = {0, 0, 1, 2};
+    double start = 0.0;
+    for (int i = 0; i < 4; i++) {
+        for (int d = 0; d < 8; d++) {
+            int next = (d + 1) % 8, prev = (d + 7) % 8;
+            for (int k = 0; k < BIG_K; k++) {
+                t[2 * k] = (hccn_sim_task_t){
+                    .kind = HCCN_SIM_TASK_SEND, .peer = next,
+                    .bytes = (uint64_t)nb,
+                    .key = {9, (uint64_t)i, (uint64_t)(d * BIG_K + k)},
+                    .dep_off = (uint32_t)k, .ndeps = k > 0};
+                t[2 * k + 1] = (hccn_sim_task_t){
+                    .kind = HCCN_SIM_TASK_RECV, .peer = prev,
+                    .bytes = (uint64_t)nb, .cost = RING_COST,
+                    .key = {9, (uint64_t)i, (uint64_t)(prev * BIG_K + k)}};
+            }
+            hccn_sim_key_t join = {9, (uint64_t)i, UINT64_MAX};
+            hccn_sim_batch_t *b = hccn_sim_post_joined(
+                eng, d, t, 2 * BIG_K, deps, tail[d], join, 8, 1);
+            assert_non_null(b);
+            hccn_sim_batch_release(eng, tail[d]);
+            tail[d] = b;
+            devs[d] = d;
+        }
+        hccn_sim_wait_begin_many(eng, devs, tail, 8);
+        for (int d = 0; d < 8; d++) {
+            assert_true(hccn_sim_batch_done(eng, tail[d]));
+            assert_near(hccn_sim_batch_start(tail[d]), start, "start", i, d);
+            assert_near(hccn_sim_batch_end(tail[d]), start + span, "end", i,
+                        d);
+            hccn_sim_wait_finish(eng, d, tail[d]);
+        }
+        start += span;
+        assert_int_equal(hccn_sim_engine_replays(eng), want[i]);
+    }
+    for (int d = 0; d < 8; d++)
+        hccn_sim_batch_release(eng, tail[d]);
+    free(t);
+    free(deps);
+    hccn_sim_engine_destroy(eng);
+    hccn_sim_topo_free(topo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_changed_call),
         cmocka_unit_test(test_not_replayed),
         cmocka_unit_test(test_engine_not_quiet),
+        cmocka_unit_test(test_large_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
