@@ -33,9 +33,9 @@
 
 /* A call of up to REPLAY_EAGER tasks (all members together) is recorded
  * the first time it is seen. A larger one, up to REPLAY_MAX, only the
- * second time: its recording costs memory in proportion (about 36 bytes a
- * task), which a call made once (a what-if study's one timed call on tens
- * of thousands of ranks) should not pay. */
+ * second time: its recording costs memory in proportion (about 50 bytes a
+ * task with its dependencies), which a call made once (a what-if study's
+ * one timed call on tens of thousands of ranks) should not pay. */
 #define REPLAY_EAGER 65536
 #define REPLAY_MAX (1L << 24)
 
