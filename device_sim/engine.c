@@ -133,7 +133,7 @@ static void match_grow(hccn_sim_engine_t *eng)
 }
 
 /* Pairs t with a waiting half of the same key, or leaves t waiting. */
-static void match_half(hccn_sim_engine_t *eng, etask_t *t)
+void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t)
 {
     if (eng->nmatch_waiting > 2 * eng->nmatch_buckets)
         match_grow(eng);
@@ -449,7 +449,7 @@ static void settle_locked(hccn_sim_engine_t *eng)
 
 /* Memory for a batch's tasks and successors: from the engine's pool in
  * lean mode (pool.c), else malloc. */
-static void *batch_mem(const hccn_sim_batch_t *b, size_t n)
+void *hccn_sim_batch_mem(const hccn_sim_batch_t *b, size_t n)
 {
     return b->pool != NULL ? hccn_sim_pool_alloc(b->pool, n) : malloc(n);
 }
@@ -475,6 +475,7 @@ static void batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         eng->batches = b->all_next;
     if (b->all_next != NULL)
         b->all_next->all_prev = b->all_prev;
+    hccn_sim_replay_unhollow(eng, b);
     batch_drop_tasks(b);
     free(b);
 }
@@ -501,9 +502,14 @@ static void gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
             *pp = j->next;
             break;
         }
-    if (!hccn_sim_replay_join(eng, j->members, j->count, j->tmax))
-        for (int i = 0; i < j->count; i++)
+    int replayed = hccn_sim_replay_join(eng, j->members, j->count, j->tmax,
+                                        j->key);
+    for (int i = 0; i < j->count && replayed <= 0; i++)
+        if (replayed == 0)
             gate_start(eng, j->members[i], j->tmax);
+        else
+            batch_fail(eng, j->members[i], HCCN_ERR_NOMEM, HCCN_ERR_NOMEM,
+                       "out of memory building a recorded call's tasks");
     free(j->members);
     free(j);
 }
@@ -581,7 +587,7 @@ static void batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
     b->status = status;
     snprintf(b->reason, sizeof(b->reason), "%s", reason);
     b->abandoned = 1;
-    for (int i = 0; i < b->ntasks; i++) {
+    for (int i = 0; b->tasks != NULL && i < b->ntasks; i++) {
         etask_t *t = &b->tasks[i];
         if (t->state == T_DONE)
             continue;
@@ -651,8 +657,10 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     /* Not calloc: every task and successor is written below. Posting a
      * schedule is bound by touching its tasks' fresh memory, and clearing
      * it first touched it twice. */
-    b->tasks = batch_mem(b, (size_t)(n > 0 ? n : 1) * sizeof(etask_t));
-    b->succ = batch_mem(b, (ndeps > 0 ? ndeps : 1) * sizeof(uint32_t));
+    b->tasks = hccn_sim_batch_mem(b, (size_t)(n > 0 ? n : 1) *
+                                         sizeof(etask_t));
+    b->succ = hccn_sim_batch_mem(b, (ndeps > 0 ? ndeps : 1) *
+                                        sizeof(uint32_t));
     if (b->tasks == NULL || b->succ == NULL)
         return -1;
     for (int i = 0; i < n; i++) {
@@ -744,13 +752,23 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     b->refs = 1;
     b->ntasks = b->left = ntasks;
     b->pool = eng->pool;
-    if (batch_build(b, tasks, ntasks, deps) != 0) {
-        batch_drop_tasks(b);
-        free(b);
-        return NULL;
-    }
     pthread_mutex_lock(&eng->lock);
+    /* A member of a call the engine has recorded is posted hollow: no
+     * tasks are built until the join shows they are needed (replay.c). */
+    if (sole && join != NULL && count == eng->ndev)
+        b->hollow = hccn_sim_replay_find(eng, dev, tasks, ntasks, deps,
+                                         *join);
+    if (b->hollow == NULL) {
+        pthread_mutex_unlock(&eng->lock);
+        if (batch_build(b, tasks, ntasks, deps) != 0) {
+            batch_drop_tasks(b);
+            free(b);
+            return NULL;
+        }
+        pthread_mutex_lock(&eng->lock);
+    }
     if (join != NULL && (b->join = join_get(eng, *join, count)) == NULL) {
+        hccn_sim_replay_unhollow(eng, b);
         pthread_mutex_unlock(&eng->lock);
         batch_drop_tasks(b);
         free(b);
@@ -764,9 +782,9 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     if (eng->batches != NULL)
         eng->batches->all_prev = b;
     eng->batches = b;
-    for (int i = 0; i < ntasks; i++)
+    for (int i = 0; b->tasks != NULL && i < ntasks; i++)
         if (b->tasks[i].kind != HCCN_SIM_TASK_LOCAL)
-            match_half(eng, &b->tasks[i]);
+            hccn_sim_match_half(eng, &b->tasks[i]);
     if (after != NULL && !after->done) {
         b->gated = 1;
         after->stream_next = b;
@@ -991,14 +1009,16 @@ double hccn_sim_batch_end(const hccn_sim_batch_t *b)
 
 double hccn_sim_task_end(const hccn_sim_batch_t *b, int i)
 {
-    return b->tasks != NULL && i >= 0 && i < b->ntasks ? b->tasks[i].end
-                                                       : NAN;
+    if (b->tasks == NULL)
+        return hccn_sim_replay_task_time(b, i, 1);
+    return i >= 0 && i < b->ntasks ? b->tasks[i].end : NAN;
 }
 
 double hccn_sim_task_begin(const hccn_sim_batch_t *b, int i)
 {
-    return b->tasks != NULL && i >= 0 && i < b->ntasks ? b->tasks[i].begin
-                                                       : NAN;
+    if (b->tasks == NULL)
+        return hccn_sim_replay_task_time(b, i, 0);
+    return i >= 0 && i < b->ntasks ? b->tasks[i].begin : NAN;
 }
 
 void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
@@ -1077,8 +1097,9 @@ void hccn_sim_engine_dump(hccn_sim_engine_t *eng, FILE *out)
             continue;
         fprintf(out, "  batch dev %d #%llu: %d of %d tasks left%s\n", b->dev,
                 (unsigned long long)b->seq, b->left, b->ntasks,
-                b->gated ? " (gated)" : "");
-        for (int i = 0; i < b->ntasks; i++) {
+                b->gated ? " (gated)" : b->hollow ? " (not built: a recorded "
+                "call's, waiting for its join)" : "");
+        for (int i = 0; b->tasks != NULL && i < b->ntasks; i++) {
             etask_t *t = &b->tasks[i];
             if (t->state == T_DONE)
                 continue;

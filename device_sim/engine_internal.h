@@ -54,6 +54,8 @@ struct hccn_sim_batch {
     struct ejoin *join;         /* start together with the join's members */
     int sole;                   /* its device posts nothing until it ends */
     hccn_sim_replay_rec_t *rec; /* the recording it is a member of */
+    hccn_sim_replay_rec_t *hollow;  /* posted without tasks: they are this
+                                       recording's (replay.c) */
     hccn_sim_batch_t *all_prev, *all_next;  /* every live batch */
 };
 
@@ -226,14 +228,32 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
 /* engine.c: marks b complete (its end set), wakes its device, opens what
  * waits for it. */
 void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+/* engine.c: n bytes for b's tasks (the engine's pool or malloc). */
+void *hccn_sim_batch_mem(const hccn_sim_batch_t *b, size_t n);
+/* engine.c: pairs t with its waiting other half, or leaves it waiting. */
+void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t);
 
 /* replay.c */
-/* The join of members m[0..count) is complete at t: if the call may be
- * replayed and a recording matches, ends every member as recorded and
- * returns 1; else returns 0 (and may start recording the call), and the
- * caller starts the members. */
+/* A recording whose part for dev is exactly these tasks (the input of
+ * hccn_sim_post, keyed by join), with a reference taken for the batch
+ * that is posted hollow; NULL if none. Lock held. */
+hccn_sim_replay_rec_t *hccn_sim_replay_find(hccn_sim_engine_t *eng, int dev,
+                                            const hccn_sim_task_t *tasks,
+                                            int n, const uint32_t *deps,
+                                            hccn_sim_key_t join);
+/* Drops b's reference to the recording it was posted hollow with. */
+void hccn_sim_replay_unhollow(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
+/* Task i's begin (end: 1) for a batch posted hollow and replayed, from its
+ * recording; NAN when that is not known (lean recordings, no recording). */
+double hccn_sim_replay_task_time(const hccn_sim_batch_t *b, int i, int end);
+/* The join (key) of members m[0..count) is complete at t: if the call may
+ * be replayed and a recording matches, ends every member as recorded and
+ * returns 1; else builds the tasks of hollow members, returns 0 (and may
+ * start recording the call), and the caller starts the members. Returns
+ * -1 when a hollow member's tasks cannot be built (no memory): the
+ * members are failed. */
 int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
-                         int count, double t);
+                         int count, double t, hccn_sim_key_t key);
 /* A member of the call being recorded has completed. */
 void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 /* While recording (eng->rec set): the flow of send starts (drained 0) or

@@ -19,6 +19,15 @@
  * end (not in lean mode, where nothing reads them), each device's local
  * work queue, and the links' byte and busy totals.
  *
+ * Hollow posts. A sole member whose tasks are exactly a recording's part
+ * for its device (compared on the posted tasks themselves) is posted
+ * without building them: no task memory, no matching. If the whole join
+ * turns out replayable from that recording, nothing is ever built; else
+ * the hollow members' tasks are built from the recording when the join
+ * completes, before anything starts, and the call is simulated. Keys
+ * identify transfers (the engine's matching, and so its determinism,
+ * already relies on one pair per key), so equal keys mean equal pairing.
+ *
  * Determinism: whether a call is replayed depends on the members' promises
  * (the program's), on the engine's state at the join, which with every
  * member sole is the same in every run, and on what was recorded before;
@@ -44,12 +53,15 @@
 typedef struct {
     uint64_t bytes;
     double cost;
+    uint64_t key_c;             /* the key's third part (the first two are
+                                   the join's) */
     int peer, mate_idx;
     uint32_t nsucc;
     int kind;
 } rtask_t;
 
 struct hccn_sim_replay_rec {
+    int refs;                   /* its slot, and batches posted hollow */
     int ndev;
     long ntasks;
     uint32_t *off;              /* device d's tasks: off[d] .. off[d+1] */
@@ -95,14 +107,21 @@ static rtask_t rtask_of(const etask_t *t)
 {
     return (rtask_t){.kind = (int)t->kind, .peer = t->peer,
                      .mate_idx = t->mate != NULL ? t->mate->idx : -1,
-                     .bytes = t->bytes, .cost = t->cost, .nsucc = t->nsucc};
+                     .bytes = t->bytes, .cost = t->cost, .key_c = t->key.c,
+                     .nsucc = t->nsucc};
 }
 
 static int rtask_eq(const rtask_t *x, const rtask_t *y)
 {
     return x->kind == y->kind && x->peer == y->peer &&
            x->mate_idx == y->mate_idx && x->bytes == y->bytes &&
-           x->cost == y->cost && x->nsucc == y->nsucc;
+           x->cost == y->cost && x->key_c == y->key_c && x->nsucc == y->nsucc;
+}
+
+static void rec_unref(hccn_sim_replay_rec_t *r)
+{
+    if (r != NULL && --r->refs == 0)
+        rec_free(r);
 }
 
 /* Successors of a batch: the sum of its tasks' nsucc. */
@@ -129,7 +148,8 @@ static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     long n = 0;
     for (int i = 0; i < count; i++) {
         hccn_sim_batch_t *b = m[i];
-        if (!b->sole || by[b->dev] != NULL || b->tasks == NULL ||
+        if (!b->sole || by[b->dev] != NULL ||
+            (b->tasks == NULL && b->hollow == NULL) ||
             eng->devs[b->dev].local_free > t || eng->devs[b->dev].failed)
             return -1;
         by[b->dev] = b;
@@ -173,7 +193,7 @@ static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
         b->start = t;
         b->end = t + r->end[d];
         b->left = 0;
-        for (int k = 0; k < b->ntasks; k++) {
+        for (int k = 0; b->tasks != NULL && k < b->ntasks; k++) {
             etask_t *x = &b->tasks[k];
             x->state = T_DONE;
             x->ready = t;
@@ -189,14 +209,17 @@ static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
         eng->link_bytes[r->link[k]] += r->dbytes[k];
         eng->link_busy[r->link[k]] += r->dbusy[k];
     }
-    for (int d = 0; d < r->ndev; d++)
+    for (int d = 0; d < r->ndev; d++) {
+        if (eng->lean)          /* no task times to read: let it go */
+            hccn_sim_replay_unhollow(eng, by[d]);
         hccn_sim_batch_complete(eng, by[d]);
+    }
     eng->nreplays++;
 }
 
 /* Starts recording the members (by device) from t. */
 static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
-                      int ndev, long ntasks, double t)
+                      int ndev, long ntasks, double t, hccn_sim_key_t key)
 {
     hccn_sim_replay_rec_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -232,21 +255,25 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
         r->off[d] = n;
         r->soff[d] = s;
         for (int k = 0; k < b->ntasks; k++) {
-            if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL &&
-                b->tasks[k].mate == NULL) {
-                rec_free(r);    /* a half without its other side: the call
-                                   cannot complete as posted */
+            const etask_t *x = &b->tasks[k];
+            if (x->kind != HCCN_SIM_TASK_LOCAL &&
+                (x->mate == NULL || x->key.a != key.a || x->key.b != key.b)) {
+                rec_free(r);    /* a half without its other side (the call
+                                   cannot complete as posted), or keyed
+                                   outside the join */
                 return;
             }
-            r->tasks[n++] = rtask_of(&b->tasks[k]);
+            r->tasks[n++] = rtask_of(x);
         }
         uint32_t bs = nsucc_of(b);
         if (bs > 0)
             memcpy(&r->succ[s], b->succ, bs * sizeof(uint32_t));
         s += bs;
         r->local_free[d] = NAN;
-        by[d]->rec = r;
     }
+    for (int d = 0; d < ndev; d++)
+        by[d]->rec = r;
+    r->refs = 1;
     r->off[ndev] = n;
     r->soff[ndev] = s;
     if (nl > 0) {
@@ -302,7 +329,7 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
         hccn_sim_replay_rec_t **x =
             &eng->replays[(eng->replay_next + k) % HCCN_SIM_REPLAYS];
         if (*x != NULL && total + (*x)->ntasks > REPLAY_MAX) {
-            rec_free(*x);
+            rec_unref(*x);
             *x = NULL;
         } else if (*x != NULL) {
             total += (*x)->ntasks;
@@ -310,7 +337,7 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
     }
     int slot = eng->replay_next;
     eng->replay_next = (slot + 1) % HCCN_SIM_REPLAYS;
-    rec_free(eng->replays[slot]);
+    rec_unref(eng->replays[slot]);
     eng->replays[slot] = r;
 }
 
@@ -363,18 +390,77 @@ static int worth_recording(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
     return 0;
 }
 
-int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
-                         int count, double t)
+/* Builds the tasks of b, posted hollow, from its recording (key: the
+ * join's), and pairs their halves. Returns -1 on no memory. */
+static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
+                          hccn_sim_key_t key)
 {
-    if (count != eng->ndev)
-        return 0;
-    hccn_sim_batch_t **by = malloc((size_t)count * sizeof(*by));
+    const hccn_sim_replay_rec_t *r = b->hollow;
+    int d = b->dev;
+    uint32_t ns = r->soff[d + 1] - r->soff[d];
+    const rtask_t *rt = &r->tasks[r->off[d]];
+    const uint32_t *succ = &r->succ[r->soff[d]];
+    b->tasks = hccn_sim_batch_mem(b, (size_t)(b->ntasks > 0 ? b->ntasks : 1) *
+                                         sizeof(etask_t));
+    b->succ = hccn_sim_batch_mem(b, (ns > 0 ? ns : 1) * sizeof(uint32_t));
+    if (b->tasks == NULL || b->succ == NULL)
+        return -1;
+    uint32_t off = 0;
+    for (int k = 0; k < b->ntasks; k++) {
+        b->tasks[k] = (etask_t){
+            .kind = (hccn_sim_task_kind_t)rt[k].kind, .dev = d,
+            .peer = rt[k].peer, .idx = k, .bytes = rt[k].bytes,
+            .cost = rt[k].cost, .key = {key.a, key.b, rt[k].key_c},
+            .succ_off = off, .nsucc = rt[k].nsucc, .batch = b};
+        off += rt[k].nsucc;
+    }
+    if (ns > 0)
+        memcpy(b->succ, succ, ns * sizeof(uint32_t));
+    for (uint32_t k = 0; k < ns; k++)
+        b->tasks[succ[k]].npending++;
+    hccn_sim_replay_unhollow(eng, b);
+    for (int k = 0; k < b->ntasks; k++)
+        if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL)
+            hccn_sim_match_half(eng, &b->tasks[k]);
+    return 0;
+}
+
+int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
+                         int count, double t, hccn_sim_key_t key)
+{
+    hccn_sim_batch_t **by = calloc((size_t)count, sizeof(*by));
     if (by == NULL)
         return 0;
     long n = eligible(eng, m, count, t, by);
-    if (n < 0) {
+    if (n >= 0) {
+        /* Every member posted hollow from one recording: replayed as is. */
+        hccn_sim_replay_rec_t *r = by[0]->hollow;
+        int same = r != NULL && r->ntasks == n &&
+                   (r->tbegin != NULL || eng->lean);
+        for (int d = 1; d < count && same; d++)
+            same = by[d]->hollow == r;
+        if (same) {
+            rec_apply(eng, r, by, t);
+            free(by);
+            return 1;
+        }
+    }
+    /* Else every member needs its tasks; then the call is judged as one
+     * posted with them (a member that was not posted hollow, because the
+     * recording was made after it posted, may still match). */
+    int rc = 0, built = 0;
+    for (int i = 0; i < count; i++)
+        if (m[i]->hollow != NULL) {
+            built = 1;
+            if (rc == 0 && unhollow_build(eng, m[i], key) != 0)
+                rc = -1;
+            hccn_sim_replay_unhollow(eng, m[i]);
+        }
+    if (rc == 0 && built)
+        n = eligible(eng, m, count, t, by);
+    if (rc != 0 || n < 0) {
         free(by);
-        return 0;
+        return rc;
     }
     for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
         const hccn_sim_replay_rec_t *r = eng->replays[i];
@@ -385,9 +471,120 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
         }
     }
     if (worth_recording(eng, by, count, n))
-        rec_begin(eng, by, count, n, t);
+        rec_begin(eng, by, count, n, t, key);
     free(by);
     return 0;
+}
+
+/* Successor lists of posted tasks (deps point backwards), in the order
+ * batch_build makes them: succ_off[k] .. +nsucc[k] in succ. 0 if a
+ * dependency points forwards. */
+static int succ_lists(const hccn_sim_task_t *tasks, int n,
+                      const uint32_t *deps, uint32_t *nsucc,
+                      uint32_t *succ_off, uint32_t *succ)
+{
+    for (int k = 0; k < n; k++)
+        nsucc[k] = 0;
+    for (int k = 0; k < n; k++)
+        for (uint32_t j = 0; j < tasks[k].ndeps; j++) {
+            uint32_t d = deps[tasks[k].dep_off + j];
+            if (d >= (uint32_t)k)
+                return 0;
+            nsucc[d]++;
+        }
+    uint32_t off = 0;
+    for (int k = 0; k < n; k++) {
+        succ_off[k] = off;
+        off += nsucc[k];
+        nsucc[k] = 0;
+    }
+    for (int k = 0; k < n; k++)
+        for (uint32_t j = 0; j < tasks[k].ndeps; j++) {
+            uint32_t d = deps[tasks[k].dep_off + j];
+            succ[succ_off[d] + nsucc[d]++] = (uint32_t)k;
+        }
+    return 1;
+}
+
+/* 1 if device dev's part of r is exactly these posted tasks. */
+static int part_matches(const hccn_sim_replay_rec_t *r, int dev,
+                        const hccn_sim_task_t *tasks, int n,
+                        const uint32_t *deps, hccn_sim_key_t join,
+                        uint32_t *scratch)
+{
+    if (r->ndev <= dev || (uint32_t)n != r->off[dev + 1] - r->off[dev])
+        return 0;
+    const rtask_t *rt = &r->tasks[r->off[dev]];
+    uint32_t ndeps = 0;
+    for (int k = 0; k < n; k++) {
+        const hccn_sim_task_t *x = &tasks[k];
+        if ((int)x->kind != rt[k].kind || x->peer != rt[k].peer ||
+            x->bytes != rt[k].bytes || x->cost != rt[k].cost ||
+            x->key.c != rt[k].key_c ||
+            (x->kind != HCCN_SIM_TASK_LOCAL &&
+             (x->key.a != join.a || x->key.b != join.b)))
+            return 0;
+        ndeps += x->ndeps;
+    }
+    uint32_t ns = r->soff[dev + 1] - r->soff[dev];
+    if (ndeps != ns)
+        return 0;
+    uint32_t *nsucc = scratch, *soff = scratch + n, *succ = scratch + 2 * n;
+    if (!succ_lists(tasks, n, deps, nsucc, soff, succ))
+        return 0;
+    for (int k = 0; k < n; k++)
+        if (nsucc[k] != rt[k].nsucc)
+            return 0;
+    return ns == 0 ||
+           memcmp(succ, &r->succ[r->soff[dev]], ns * sizeof(uint32_t)) == 0;
+}
+
+hccn_sim_replay_rec_t *hccn_sim_replay_find(hccn_sim_engine_t *eng, int dev,
+                                            const hccn_sim_task_t *tasks,
+                                            int n, const uint32_t *deps,
+                                            hccn_sim_key_t join)
+{
+    if (eng->nfaults > 0 || eng->trace != NULL)
+        return NULL;
+    uint32_t ndeps = 0;
+    for (int k = 0; k < n; k++)
+        ndeps += tasks[k].ndeps;
+    uint32_t *scratch = NULL;
+    hccn_sim_replay_rec_t *found = NULL;
+    for (int i = 0; i < HCCN_SIM_REPLAYS && found == NULL; i++) {
+        hccn_sim_replay_rec_t *r = eng->replays[i];
+        if (r == NULL || r->ndev != eng->ndev || (r->tbegin == NULL &&
+                                                  !eng->lean))
+            continue;
+        if (scratch == NULL &&
+            (scratch = malloc((2 * (size_t)n + ndeps + 1) *
+                              sizeof(uint32_t))) == NULL)
+            return NULL;
+        if (part_matches(r, dev, tasks, n, deps, join, scratch))
+            found = r;
+    }
+    free(scratch);
+    if (found != NULL)
+        found->refs++;
+    return found;
+}
+
+void hccn_sim_replay_unhollow(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
+{
+    (void)eng;
+    rec_unref(b->hollow);
+    b->hollow = NULL;
+}
+
+double hccn_sim_replay_task_time(const hccn_sim_batch_t *b, int i, int end)
+{
+    const hccn_sim_replay_rec_t *r = b->hollow;
+    if (r == NULL || r->tbegin == NULL ||
+        !__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) || i < 0 ||
+        i >= b->ntasks)
+        return NAN;
+    uint32_t k = r->off[b->dev] + (uint32_t)i;
+    return b->start + (end ? r->tend[k] : r->tbegin[k]);
 }
 
 void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
@@ -430,7 +627,7 @@ void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
     rec_free(eng->rec);         /* its members are being dropped */
     eng->rec = NULL;
     for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
-        rec_free(eng->replays[i]);
+        rec_unref(eng->replays[i]);
         eng->replays[i] = NULL;
     }
     eng->replay_next = 0;
