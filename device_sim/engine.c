@@ -648,6 +648,33 @@ static void apply_fault(hccn_sim_engine_t *eng, int i)
     }
 }
 
+int hccn_sim_succ_lists(const hccn_sim_task_t *tasks, int n,
+                        const uint32_t *deps, uint32_t *nsucc,
+                        uint32_t *succ_off, uint32_t *succ)
+{
+    for (int i = 0; i < n; i++)
+        nsucc[i] = 0;
+    for (int i = 0; i < n; i++)
+        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
+            uint32_t d = deps[tasks[i].dep_off + k];
+            if (d >= (uint32_t)i)
+                return -1;      /* deps must point backwards */
+            nsucc[d]++;
+        }
+    uint32_t off = 0;
+    for (int i = 0; i < n; i++) {
+        succ_off[i] = off;
+        off += nsucc[i];
+        nsucc[i] = 0;
+    }
+    for (int i = 0; i < n; i++)
+        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
+            uint32_t d = deps[tasks[i].dep_off + k];
+            succ[succ_off[d] + nsucc[d]++] = (uint32_t)i;
+        }
+    return 0;
+}
+
 static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
                        int n, const uint32_t *deps)
 {
@@ -656,37 +683,31 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
         ndeps += tasks[i].ndeps;
     /* Not calloc: every task and successor is written below. Posting a
      * schedule is bound by touching its tasks' fresh memory, and clearing
-     * it first touched it twice. */
+     * it first touched it twice; so the successor lists are made in a
+     * small array first and each task is written once. */
     b->tasks = hccn_sim_batch_mem(b, (size_t)(n > 0 ? n : 1) *
                                          sizeof(etask_t));
     b->succ = hccn_sim_batch_mem(b, (ndeps > 0 ? ndeps : 1) *
                                         sizeof(uint32_t));
-    if (b->tasks == NULL || b->succ == NULL)
+    uint32_t *lists = malloc((2 * (size_t)n + 1) * sizeof(uint32_t));
+    if (b->tasks == NULL || b->succ == NULL || lists == NULL) {
+        free(lists);
         return -1;
-    for (int i = 0; i < n; i++) {
+    }
+    uint32_t *nsucc = lists, *succ_off = lists + n;
+    if (hccn_sim_succ_lists(tasks, n, deps, nsucc, succ_off, b->succ) != 0) {
+        free(lists);
+        return -2;
+    }
+    for (int i = 0; i < n; i++)
         b->tasks[i] = (etask_t){.kind = tasks[i].kind, .dev = b->dev,
                                 .peer = tasks[i].peer, .idx = i,
                                 .bytes = tasks[i].bytes,
                                 .cost = tasks[i].cost, .key = tasks[i].key,
-                                .npending = tasks[i].ndeps, .batch = b};
-        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
-            uint32_t d = deps[tasks[i].dep_off + k];
-            if (d >= (uint32_t)i)
-                return -2;      /* deps must point backwards */
-            b->tasks[d].nsucc++;
-        }
-    }
-    uint32_t off = 0;
-    for (int i = 0; i < n; i++) {
-        b->tasks[i].succ_off = off;
-        off += b->tasks[i].nsucc;
-        b->tasks[i].nsucc = 0;
-    }
-    for (int i = 0; i < n; i++)
-        for (uint32_t k = 0; k < tasks[i].ndeps; k++) {
-            etask_t *d = &b->tasks[deps[tasks[i].dep_off + k]];
-            b->succ[d->succ_off + d->nsucc++] = (uint32_t)i;
-        }
+                                .npending = tasks[i].ndeps,
+                                .succ_off = succ_off[i], .nsucc = nsucc[i],
+                                .batch = b};
+    free(lists);
     return 0;
 }
 

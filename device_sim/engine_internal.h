@@ -230,6 +230,12 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
 void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 /* engine.c: n bytes for b's tasks (the engine's pool or malloc). */
 void *hccn_sim_batch_mem(const hccn_sim_batch_t *b, size_t n);
+/* engine.c: the successor lists of posted tasks (deps point backwards):
+ * task i's successors are succ[succ_off[i] .. + nsucc[i]), in the order
+ * of the successors' indices. -1 if a dependency points forwards. */
+int hccn_sim_succ_lists(const hccn_sim_task_t *tasks, int n,
+                        const uint32_t *deps, uint32_t *nsucc,
+                        uint32_t *succ_off, uint32_t *succ);
 /* engine.c: pairs t with its waiting other half, or leaves it waiting. */
 void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t);
 

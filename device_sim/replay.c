@@ -391,7 +391,8 @@ static int worth_recording(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
 }
 
 /* Builds the tasks of b, posted hollow, from its recording (key: the
- * join's), and pairs their halves. Returns -1 on no memory. */
+ * join's), and pairs their halves; the caller then lets the recording go.
+ * Returns -1 on no memory. */
 static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
                           hccn_sim_key_t key)
 {
@@ -418,7 +419,6 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
         memcpy(b->succ, succ, ns * sizeof(uint32_t));
     for (uint32_t k = 0; k < ns; k++)
         b->tasks[succ[k]].npending++;
-    hccn_sim_replay_unhollow(eng, b);
     for (int k = 0; k < b->ntasks; k++)
         if (b->tasks[k].kind != HCCN_SIM_TASK_LOCAL)
             hccn_sim_match_half(eng, &b->tasks[k]);
@@ -476,36 +476,6 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     return 0;
 }
 
-/* Successor lists of posted tasks (deps point backwards), in the order
- * batch_build makes them: succ_off[k] .. +nsucc[k] in succ. 0 if a
- * dependency points forwards. */
-static int succ_lists(const hccn_sim_task_t *tasks, int n,
-                      const uint32_t *deps, uint32_t *nsucc,
-                      uint32_t *succ_off, uint32_t *succ)
-{
-    for (int k = 0; k < n; k++)
-        nsucc[k] = 0;
-    for (int k = 0; k < n; k++)
-        for (uint32_t j = 0; j < tasks[k].ndeps; j++) {
-            uint32_t d = deps[tasks[k].dep_off + j];
-            if (d >= (uint32_t)k)
-                return 0;
-            nsucc[d]++;
-        }
-    uint32_t off = 0;
-    for (int k = 0; k < n; k++) {
-        succ_off[k] = off;
-        off += nsucc[k];
-        nsucc[k] = 0;
-    }
-    for (int k = 0; k < n; k++)
-        for (uint32_t j = 0; j < tasks[k].ndeps; j++) {
-            uint32_t d = deps[tasks[k].dep_off + j];
-            succ[succ_off[d] + nsucc[d]++] = (uint32_t)k;
-        }
-    return 1;
-}
-
 /* 1 if device dev's part of r is exactly these posted tasks. */
 static int part_matches(const hccn_sim_replay_rec_t *r, int dev,
                         const hccn_sim_task_t *tasks, int n,
@@ -530,7 +500,7 @@ static int part_matches(const hccn_sim_replay_rec_t *r, int dev,
     if (ndeps != ns)
         return 0;
     uint32_t *nsucc = scratch, *soff = scratch + n, *succ = scratch + 2 * n;
-    if (!succ_lists(tasks, n, deps, nsucc, soff, succ))
+    if (hccn_sim_succ_lists(tasks, n, deps, nsucc, soff, succ) != 0)
         return 0;
     for (int k = 0; k < n; k++)
         if (nsucc[k] != rt[k].nsucc)

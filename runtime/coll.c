@@ -242,8 +242,7 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .dtype = c->dtype,
         .op = c->op, .compress = compress, .fp_kind = (int)c->coll,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
-        .out_elems = out, .pick = pick,
-        .blocking = c->blocking && comm->ctx->group_depth == 0};
+        .out_elems = out, .pick = pick, .blocking = c->blocking};
     /* Unused buffers are passed on as given; schedules never touch them. */
     return hccn_rt_coll_post(comm, &a, algo, &call, fut);
 }

@@ -390,7 +390,7 @@ static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
         free(p.v);
         return rc;
     }
-    p.call.blocking = blocking && comm->ctx->group_depth == 0;
+    p.call.blocking = blocking;
     if ((rc = hccn_rt_coll_post(comm, &p.a, algo, &p.call, &f)) != HCCN_OK)
         return rc;   /* p.v went with the call */
     if (!blocking) {

@@ -340,7 +340,8 @@ typedef struct {
     const uint64_t *vsend, *vrecv;
     uint64_t vhash;
     rt_pick_t *pick;              /* the selection's entry, or NULL */
-    int blocking;                 /* waited for at once, outside a group */
+    int blocking;                 /* the caller waits for it at once
+                                     (unless inside a group) */
 } rt_coll_call_t;
 
 #define RT_FP_SPLIT 100

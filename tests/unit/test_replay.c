@@ -178,6 +178,20 @@ static void assert_near(double got, double want, const char *what, int i,
                  got, want);
 }
 
+/* Five ring shifts, every rank promising; after call i NPU 3 returns from
+ * the call (its clock moves to the end), then computes for (i + 1) us:
+ * the next call starts then. */
+static void ring_run(run_t *r)
+{
+    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        post_call(r, ring_call, 1, sole);
+        hccn_sim_wait_finish(r->eng, 3, r->tail[3]);
+        hccn_sim_advance(r->eng, 3, (i + 1) * 1e-6);
+    }
+    read_calls(r);
+}
+
 /* Five ring shifts on the star, NPU 3 computing between calls so that
  * each call starts later than the last ended: the first is simulated and
  * recorded, the other four replayed, and every one ends u + 2 hops + c
@@ -195,15 +209,7 @@ static void test_ring_replayed(void **state)
         run_t r;
         run_init(&r, topo);
         hccn_sim_engine_set_lean(r.eng, lean);
-        int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
-        for (int i = 0; i < 5; i++) {
-            post_call(&r, ring_call, 1, sole);
-            /* NPU 3 returns from the call (its clock moves to the end),
-             * then computes for (i + 1) us: the next call starts then. */
-            hccn_sim_wait_finish(r.eng, 3, r.tail[3]);
-            hccn_sim_advance(r.eng, 3, (i + 1) * 1e-6);
-        }
-        read_calls(&r);
+        ring_run(&r);
         double t = 0.0;
         for (int i = 0; i < 5; i++) {
             for (int d = 0; d < r.ndev; d++) {
@@ -229,12 +235,7 @@ static void test_ring_replayed(void **state)
         double first[5][NDEV_MAX];
         memcpy(first, r.end, sizeof(first));
         run_again(&r);
-        for (int i = 0; i < 5; i++) {
-            post_call(&r, ring_call, 1, sole);
-            hccn_sim_wait_finish(r.eng, 3, r.tail[3]);
-            hccn_sim_advance(r.eng, 3, (i + 1) * 1e-6);
-        }
-        read_calls(&r);
+        ring_run(&r);
         assert_int_equal(hccn_sim_engine_replays(r.eng), 8);
         for (int i = 0; i < 5; i++)
             for (int d = 0; d < r.ndev; d++)
