@@ -31,20 +31,33 @@ static double env_timeout(void)
     return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
 }
 
-/* Driven collectives: opt > 0 bytes, opt < 0 never, 0 HCCN_DRIVE_BYTES
- * (a byte count; 0 or negative: never), else the default. */
-static uint64_t drive_bytes(long long opt)
+/* An integer option: opt when the caller set it (non-zero), else the
+ * environment variable env when it holds an integer, else dflt. */
+static long long int_option(long long opt, const char *env, long long dflt)
 {
     if (opt != 0)
-        return opt > 0 ? (uint64_t)opt : 0;
-    const char *s = getenv("HCCN_DRIVE_BYTES");
+        return opt;
+    const char *s = getenv(env);
     if (s == NULL || *s == '\0')
-        return DEFAULT_DRIVE_BYTES;
+        return dflt;
     char *end;
     long long v = strtoll(s, &end, 10);
-    if (*end != '\0')
-        return DEFAULT_DRIVE_BYTES;
+    return *end == '\0' ? v : dflt;
+}
+
+/* Driven collectives: a byte count; 0 or negative: never. */
+static uint64_t drive_bytes(long long opt)
+{
+    long long v = int_option(opt, "HCCN_DRIVE_BYTES", DEFAULT_DRIVE_BYTES);
     return v > 0 ? (uint64_t)v : 0;
+}
+
+/* Host-load stress: microseconds, at most one second; 0 or negative:
+ * none. */
+static int jitter_us(long long opt)
+{
+    long long v = int_option(opt, "HCCN_JITTER_US", 0);
+    return v <= 0 ? 0 : v > 1000000 ? 1000000 : (int)v;
 }
 
 /* The engine's word that a rank's awaited time is settled: count it as
@@ -78,6 +91,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         cl->timeout_s = opts->timeout_s;
     cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
                                       ? opts->drive_bytes : 0);
+    cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
     cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL)
@@ -93,6 +107,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         cl->ctxs[r].cl = cl;
         cl->ctxs[r].rank = r;
         cl->ctxs[r].last.kind = -1;
+        cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
         pthread_mutex_init(&cl->ctxs[r].cur_lock, NULL);
     }
     /* Bound threads have a home NUMA node: their arenas go there too. */

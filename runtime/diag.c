@@ -211,6 +211,23 @@ static const char *what_str(wait_what_t *w)
     return w->buf;
 }
 
+/* Host-load stress (hccn_cluster_opts_t.jitter_us): the rank is
+ * descheduled for a pseudo-random while, between finding nothing to do
+ * and drawing conclusions from its peers' state. */
+static void jitter(hccn_ctx_t *ctx)
+{
+    uint64_t x = ctx->jitter_rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    ctx->jitter_rng = x;
+    long us = (long)(x % ((uint64_t)ctx->cl->jitter_us + 1));
+    if (us > 0) {
+        struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
                            int (*done)(void *), int (*gone)(void *, int *),
                            void *arg, wait_what_t *w)
@@ -252,6 +269,8 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         }
         if (start < 0)
             start = wall_now();
+        if (cl->jitter_us > 0)
+            jitter(ctx);
         /* A deadlock first: ranks that report it return, and must not
          * make the others report a remote failure instead. */
         if (atomic_load(&cl->deadlock))

@@ -62,6 +62,7 @@ struct hccn_ctx {
                                      that waits take no cluster-wide one */
     rt_op_t *cur;                 /* the operation it waits for */
     rt_op_desc_t last;            /* the last operation it completed */
+    uint64_t jitter_rng;          /* xorshift state of its jitter sleeps */
     int group_depth;              /* hccn_group_start nesting */
     int inflight;                 /* operations posted and not yet waited
                                      for (nor freed after hccn_test) */
@@ -81,6 +82,8 @@ struct hccn_cluster {
     uint64_t drive_bytes;         /* driven collectives: at most this many
                                      bytes moved by each rank; 0: never */
     _Atomic uint64_t ndriven;     /* collectives driven so far */
+    int jitter_us;                /* host-load stress: the longest sleep a
+                                     wait inserts (diag.c); 0: none */
     rt_comm_t *world;
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;

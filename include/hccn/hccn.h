@@ -107,6 +107,13 @@ typedef struct {
      * the threaded path, far fewer thread switches on a small host.
      * 0: HCCN_DRIVE_BYTES, else 65536; < 0: never. */
     long long drive_bytes;
+    /* Host-load stress, for testing a program (and hccn) against thread
+     * interleavings that a quiet host rarely shows: a rank that finds
+     * nothing to do in a wait sleeps a pseudo-random 0 to jitter_us
+     * microseconds before it looks at its peers again, as if descheduled.
+     * Results and simulated times do not change; only wall time grows.
+     * 0: HCCN_JITTER_US, else none; < 0: none. */
+    int jitter_us;
 } hccn_cluster_opts_t;
 
 /* Creates a cluster from a topology file (path) or a JSON text (json, with

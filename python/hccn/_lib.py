@@ -25,7 +25,8 @@ class ClusterOpts(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t),
                 ("bind_threads", ctypes.c_int),
                 ("timeout_s", ctypes.c_double),
-                ("drive_bytes", ctypes.c_longlong)]
+                ("drive_bytes", ctypes.c_longlong),
+                ("jitter_us", ctypes.c_int)]
 
 
 class CollOpts(ctypes.Structure):
