@@ -276,8 +276,17 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         if (atomic_load(&cl->deadlock))
             return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w),
                         "deadlock: every live rank waits and none can move");
+        /* A peer seen finished has made every move it will make, and
+         * all of them are visible from here on: one more pass of
+         * progress tells a step it unblocked just before it returned
+         * (a receive that took our bytes) from one it never will. */
         int who;
         if (gone != NULL && gone(arg, &who)) {
+            if (hccn_rt_progress(ctx)) {
+                hccn_rt_progressed(ctx);
+                idle = 0;
+                continue;
+            }
             snprintf(why, sizeof(why),
                      "comm rank %d (rank %d) returned from its function "
                      "without completing its part",
