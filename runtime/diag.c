@@ -228,6 +228,18 @@ static void jitter(hccn_ctx_t *ctx)
     }
 }
 
+static int comm_aborted(rt_comm_t *comm)
+{
+    return comm != NULL && atomic_load(&comm->aborted);
+}
+
+static hccn_status_t aborted(hccn_ctx_t *ctx, rt_comm_t *comm, wait_what_t *w)
+{
+    return hccn_rt_error(HCCN_ERR_ABORTED,
+                         "rank %d: %s: communicator %llu was aborted",
+                         ctx->rank, what_str(w), (unsigned long long)comm->uid);
+}
+
 static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
                            int (*done)(void *), int (*gone)(void *, int *),
                            void *arg, wait_what_t *w)
@@ -253,11 +265,8 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
             hccn_sim_bell_wait(&ctx->bell, seen, 100);
             continue;
         }
-        if (comm != NULL && atomic_load(&comm->aborted))
-            return hccn_rt_error(HCCN_ERR_ABORTED,
-                                 "rank %d: %s: communicator %llu was aborted",
-                                 ctx->rank, what_str(w),
-                                 (unsigned long long)comm->uid);
+        if (comm_aborted(comm))
+            return aborted(ctx, comm, w);
         /* On an oversubscribed host the peer we wait for needs our core:
          * yield a few times, then sleep until a peer rings. A small
          * collective sleeps at once: its bytes are moved by the last rank
@@ -287,6 +296,10 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
                 idle = 0;
                 continue;
             }
+            /* It may have aborted the communicator before it left: that
+             * is the cause to report. */
+            if (comm_aborted(comm))
+                return aborted(ctx, comm, w);
             snprintf(why, sizeof(why),
                      "comm rank %d (rank %d) returned from its function "
                      "without completing its part",
