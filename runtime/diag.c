@@ -230,8 +230,9 @@ static void jitter(hccn_ctx_t *ctx)
 
 /* Yields of a waiting rank before it sleeps: a small collective's (whose
  * wait is a few microseconds of a peer's work) and any other wait's.
- * 32 takes 0.83x the wall time of a 2000-call 8 B allreduce on a quiet
- * 2-core host, and 0.74x next to a busy process (docs/performance.md). */
+ * With 32 (also while a driver moves the rank's bytes), a 2000-call 8 B
+ * allreduce takes about half the wall time of sleeping at once on a quiet
+ * 2-core host (docs/performance.md). */
 enum { SMALL_YIELDS = 32, YIELDS = 4 };
 
 static int comm_aborted(rt_comm_t *comm)
@@ -266,7 +267,13 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         }
         if (done(arg))
             break;
+        /* Held: a driver moves this rank's bytes (a small call, a few
+         * microseconds of work), and will declare its engine wait. */
         if (w->op != NULL && hccn_rt_op_held(w->op)) {
+            if (++idle < SMALL_YIELDS) {
+                sched_yield();
+                continue;
+            }
             hccn_rt_op_idle((rt_op_t *)w->op);
             hccn_sim_bell_wait(&ctx->bell, seen, 100);
             continue;
