@@ -269,16 +269,8 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
             break;
         /* Held: a driver moves this rank's bytes (a small call, a few
          * microseconds of work), and will declare its engine wait. */
-        if (w->op != NULL && hccn_rt_op_held(w->op)) {
-            if (++idle < SMALL_YIELDS) {
-                sched_yield();
-                continue;
-            }
-            hccn_rt_op_idle((rt_op_t *)w->op);
-            hccn_sim_bell_wait(&ctx->bell, seen, 100);
-            continue;
-        }
-        if (comm_aborted(comm))
+        int held = w->op != NULL && hccn_rt_op_held(w->op);
+        if (!held && comm_aborted(comm))
             return aborted(ctx, comm, w);
         /* On an oversubscribed host the peer we wait for needs our core:
          * yield a few times, then sleep until a peer rings. A small
@@ -290,6 +282,11 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
                                                               : YIELDS;
         if (++idle < yields) {
             sched_yield();
+            continue;
+        }
+        if (held) {
+            hccn_rt_op_idle((rt_op_t *)w->op);
+            hccn_sim_bell_wait(&ctx->bell, seen, 100);
             continue;
         }
         if (start < 0)
