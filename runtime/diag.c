@@ -88,14 +88,16 @@ int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len)
     return desc_format(&d, buf, len);
 }
 
-/* Appends the comm ranks that have not arrived at op's rendezvous. */
+/* Appends the comm ranks that have not arrived at op's rendezvous, if
+ * any. Read from the rendezvous, under its lock: op's stage belongs to
+ * its owner's thread, which may be moving it on. */
 static size_t missing_ranks(const rt_op_t *op, char *buf, size_t len)
 {
     rt_comm_t *c = op->comm->sh;
     rt_slot_t *s = &c->slots[op->seq % RT_SLOTS];
     size_t n = 0;
     pthread_mutex_lock(&c->lock);
-    if (s->in_use && s->seq == op->seq) {
+    if (s->in_use && s->seq == op->seq && s->arrived < c->size) {
         n += (size_t)snprintf(buf, len, "; not arrived:");
         for (int r = 0; r < c->size && n < len; r++)
             if (!s->here[r])
@@ -114,9 +116,7 @@ static void rank_state(hccn_ctx_t *x, char *what, size_t len)
     } else if (x->cur != NULL) {
         size_t k = (size_t)snprintf(what, len, "waits in ");
         k += (size_t)hccn_rt_op_describe(x->cur, what + k, len - k);
-        if (x->cur->kind == RT_OP_COLL && k < len &&
-            (x->cur->stage == RT_STAGE_ARRIVE ||
-             x->cur->stage == RT_STAGE_READY))
+        if (x->cur->kind == RT_OP_COLL && k < len)
             missing_ranks(x->cur, what + k, len - k);
     } else {
         char last[128] = "nothing";
