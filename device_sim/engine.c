@@ -739,13 +739,13 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
-                              int sole);
+                              int sole, hccn_sim_replay_hint_t *hint);
 
 hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after)
 {
-    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0);
+    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0, NULL);
 }
 
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
@@ -756,14 +756,25 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        int sole)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count, sole);
+                count, sole, NULL);
+}
+
+hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
+                                       const hccn_sim_task_t *tasks,
+                                       int ntasks, const uint32_t *deps,
+                                       hccn_sim_batch_t *after,
+                                       hccn_sim_key_t join, int count,
+                                       int sole, hccn_sim_replay_hint_t *hint)
+{
+    return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
+                count, sole, hint);
 }
 
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
-                              int sole)
+                              int sole, hccn_sim_replay_hint_t *hint)
 {
     hccn_sim_batch_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
@@ -777,8 +788,8 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     /* A member of a call the engine has recorded is posted hollow: no
      * tasks are built until the join shows they are needed (replay.c). */
     if (sole && join != NULL && count == eng->ndev)
-        b->hollow = hccn_sim_replay_find(eng, dev, tasks, ntasks, deps,
-                                         *join);
+        b->hollow = hccn_sim_replay_lookup(eng, dev, tasks, ntasks, deps,
+                                           *join, hint);
     if (b->hollow == NULL) {
         pthread_mutex_unlock(&eng->lock);
         if (batch_build(b, tasks, ntasks, deps) != 0) {
@@ -1046,6 +1057,7 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
 {
     pthread_mutex_lock(&eng->lock);
     eng->lean = lean;
+    hccn_sim_replay_changed(eng);   /* lean recordings may now apply */
     /* Kept once made: batches posted in lean mode hold pieces of it. */
     if (lean && eng->pool == NULL)
         eng->pool = hccn_sim_pool_create();   /* NULL: malloc, slower */

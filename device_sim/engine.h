@@ -88,6 +88,29 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        hccn_sim_key_t join, int count,
                                        int sole);
 
+/* What a sole member's post found among the engine's recordings, kept by
+ * the poster for its next post of the same tasks. Zero: nothing known. */
+typedef struct {
+    uint64_t gen;               /* the recordings' state it was found in */
+    void *rec;                  /* what was found (NULL: no recording) */
+} hccn_sim_replay_hint_t;
+
+/* As hccn_sim_post_joined, with hint (may be NULL): what an earlier post by
+ * dev of the same tasks (their keys aside, which follow the join) found
+ * among the recordings. While the recordings have not changed since, that
+ * answer stands and the tasks are not compared again (a repeated call
+ * costs no work in proportion to its tasks); in any case *hint is left
+ * holding this post's answer. The caller vouches that the tasks are those
+ * of the post that filled the hint, and zeroes it when they change. The
+ * result is the one hccn_sim_post_joined gives: the same recording, the
+ * same times. */
+hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
+                                       const hccn_sim_task_t *tasks,
+                                       int ntasks, const uint32_t *deps,
+                                       hccn_sim_batch_t *after,
+                                       hccn_sim_key_t join, int count,
+                                       int sole, hccn_sim_replay_hint_t *hint);
+
 /* Calls replayed since the engine was created (see hccn_sim_post_joined). */
 long hccn_sim_engine_replays(hccn_sim_engine_t *eng);
 

@@ -147,6 +147,7 @@ struct hccn_sim_engine {
 
     hccn_sim_replay_rec_t *rec; /* replay.c: the call being recorded */
     hccn_sim_replay_rec_t *replays[HCCN_SIM_REPLAYS];
+    uint64_t replay_gen;        /* changes with replays[] (replay.c) */
     int replay_next;            /* the recording to replace next */
     uint64_t replay_seen[HCCN_SIM_REPLAYS];  /* large calls seen once */
     int replay_seen_next;
@@ -247,6 +248,18 @@ hccn_sim_replay_rec_t *hccn_sim_replay_find(hccn_sim_engine_t *eng, int dev,
                                             const hccn_sim_task_t *tasks,
                                             int n, const uint32_t *deps,
                                             hccn_sim_key_t join);
+/* hccn_sim_replay_find, answered from hint when the recordings are as they
+ * were when it was filled (see hccn_sim_post_hinted); fills it. Lock
+ * held. */
+hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
+                                              int dev,
+                                              const hccn_sim_task_t *tasks,
+                                              int n, const uint32_t *deps,
+                                              hccn_sim_key_t join,
+                                              hccn_sim_replay_hint_t *hint);
+/* What can be found has changed (a recording kept or dropped, lean mode
+ * set): hints filled before no longer stand. */
+void hccn_sim_replay_changed(hccn_sim_engine_t *eng);
 /* Drops b's reference to the recording it was posted hollow with. */
 void hccn_sim_replay_unhollow(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 /* Task i's begin (end: 1) for a batch posted hollow and replayed, from its

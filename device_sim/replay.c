@@ -35,6 +35,7 @@
  * same calls and give the same bits.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +340,7 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
     eng->replay_next = (slot + 1) % HCCN_SIM_REPLAYS;
     rec_unref(eng->replays[slot]);
     eng->replays[slot] = r;
+    hccn_sim_replay_changed(eng);
 }
 
 /* A hash of the members' tasks (by device) for calls recorded only when
@@ -539,6 +541,45 @@ hccn_sim_replay_rec_t *hccn_sim_replay_find(hccn_sim_engine_t *eng, int dev,
     return found;
 }
 
+/* Generations are unique in the process, so that a hint never stands on
+ * another engine, or on this one after a reset. */
+static _Atomic uint64_t generations;
+
+void hccn_sim_replay_changed(hccn_sim_engine_t *eng)
+{
+    eng->replay_gen = atomic_fetch_add_explicit(&generations, 1,
+                                                memory_order_relaxed) + 1;
+}
+
+/* Which recording matches a part depends only on the part, on replays[]
+ * and on the checks at the top of hccn_sim_replay_find (a fault plan or a
+ * trace: no recording is used), and the generation changes with
+ * replays[]: while it has not, the earlier answer for the same part is
+ * the answer. */
+hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
+                                              int dev,
+                                              const hccn_sim_task_t *tasks,
+                                              int n, const uint32_t *deps,
+                                              hccn_sim_key_t join,
+                                              hccn_sim_replay_hint_t *hint)
+{
+    if (hint != NULL && hint->gen != 0 && hint->gen == eng->replay_gen &&
+        eng->nfaults == 0 && eng->trace == NULL) {
+        hccn_sim_replay_rec_t *r = hint->rec;
+        if (r != NULL)
+            r->refs++;
+        return r;
+    }
+    hccn_sim_replay_rec_t *r = hccn_sim_replay_find(eng, dev, tasks, n, deps,
+                                                    join);
+    if (hint != NULL) {
+        hint->gen = eng->nfaults == 0 && eng->trace == NULL
+                        ? eng->replay_gen : 0;
+        hint->rec = r;
+    }
+    return r;
+}
+
 void hccn_sim_replay_unhollow(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
 {
     (void)eng;
@@ -601,6 +642,7 @@ void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
         eng->replays[i] = NULL;
     }
     eng->replay_next = 0;
+    hccn_sim_replay_changed(eng);
     memset(eng->replay_seen, 0, sizeof(eng->replay_seen));
     eng->replay_seen_next = 0;
 }

@@ -23,6 +23,7 @@ static void comm_free_handles(rt_comm_t *c)
         free(h->recv_seq);
         free(h->algo_spec);
         free(h->scratch);
+        hccn_rt_picks_clear(h);
         free(h);
     }
     free(c->handles);
@@ -139,8 +140,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         h->compress = HCCN_COMPRESS_NONE;
         free(h->algo_spec);
         h->algo_spec = NULL;
-        memset(h->picks, 0, sizeof(h->picks));
-        h->next_pick = 0;
+        hccn_rt_picks_clear(h);
     }
     atomic_store(&c->broken, 0);
     atomic_store(&c->aborted, 0);
@@ -219,6 +219,14 @@ rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
     return NULL;
 }
 
+void hccn_rt_picks_clear(hccn_comm_t *comm)
+{
+    for (int i = 0; i < RT_PICKS; i++)
+        free(comm->picks[i].part.tasks);
+    memset(comm->picks, 0, sizeof(comm->picks));
+    comm->next_pick = 0;
+}
+
 rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
                               const char *spec, const hccn_algo_t *algo)
 {
@@ -226,6 +234,7 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
         return NULL;
     rt_pick_t *p = &comm->picks[comm->next_pick];
     comm->next_pick = (comm->next_pick + 1) % RT_PICKS;
+    free(p->part.tasks);
     *p = (rt_pick_t){.used = 1, .coll = (int)a->coll, .root = a->root,
                      .has_spec = spec != NULL, .count = a->count,
                      .esize = a->esize, .algo = algo};

@@ -81,33 +81,72 @@ void hccn_rt_rank_tasks(const hccn_sched_rank_t *rk, const hccn_sim_npu_t *npu,
     }
 }
 
+/* The rank's part kept with pick if it was made for op's schedule and
+ * buffers, its keys set for op; else NULL. */
+static rt_part_t *part_reuse(const rt_op_t *op, rt_pick_t *pick,
+                             const uintptr_t bufs[3])
+{
+    if (pick == NULL || pick->sched != op->sched)
+        return NULL;
+    rt_part_t *p = &pick->part;
+    if (p->tasks == NULL || p->compress != op->compress ||
+        memcmp(p->bufs, bufs, sizeof(p->bufs)) != 0)
+        return NULL;
+    for (uint32_t i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind != HCCN_SIM_TASK_LOCAL)
+            p->tasks[i].key.b = op->seq;
+    return p;
+}
+
+/* Keeps tasks (made for op) with pick, in place of what it kept; NULL if
+ * there is nowhere to keep them (the caller frees them). */
+static rt_part_t *part_keep(const rt_op_t *op, rt_pick_t *pick,
+                            const uintptr_t bufs[3], hccn_sim_task_t *tasks)
+{
+    if (pick == NULL || pick->sched != op->sched)
+        return NULL;
+    rt_part_t *p = &pick->part;
+    free(p->tasks);
+    *p = (rt_part_t){.tasks = tasks, .ntasks = op->nsteps,
+                     .compress = op->compress};
+    memcpy(p->bufs, bufs, sizeof(p->bufs));
+    return p;
+}
+
 /* Posts op's steps to the engine. A blocking call on the whole cluster,
  * with nothing else of its rank in flight, is posted sole: the rank posts
  * nothing more before it completes (lets the engine replay a repeated
- * call, device_sim/replay.c). */
-static hccn_status_t post_steps(rt_op_t *op, int blocking)
+ * call, device_sim/replay.c). The tasks are kept with the selection's
+ * entry (pick, may be NULL) for the next call with the same buffers. */
+static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
 {
     hccn_comm_t *comm = op->comm;
     rt_comm_t *c = comm->sh;
     hccn_cluster_t *cl = op->ctx->cl;
     const hccn_sched_rank_t *rk = &op->sched->ranks[comm->rank];
-    const hccn_sim_npu_t *npu = &cl->topo->npus[op->ctx->rank];
-    hccn_sim_task_t *tasks = malloc((rk->nsteps + 1) * sizeof(*tasks));
-    if (tasks == NULL)
-        return HCCN_ERR_NOMEM;
     const uintptr_t bufs[3] = {(uintptr_t)op->bufs[0], (uintptr_t)op->bufs[1],
                                (uintptr_t)op->bufs[2]};
-    hccn_rt_rank_tasks(rk, npu, c->world, bufs, op->compress, c->uid, op->seq,
-                       tasks);
+    rt_part_t *part = part_reuse(op, pick, bufs);
+    hccn_sim_task_t *tasks = part != NULL ? part->tasks : NULL;
+    if (tasks == NULL) {
+        tasks = malloc((rk->nsteps + 1) * sizeof(*tasks));
+        if (tasks == NULL)
+            return HCCN_ERR_NOMEM;
+        hccn_rt_rank_tasks(rk, &cl->topo->npus[op->ctx->rank], c->world,
+                           bufs, op->compress, c->uid, op->seq, tasks);
+        part = part_keep(op, pick, bufs, tasks);
+    }
     /* Every rank's part of a collective starts at the same simulated time:
      * when the last rank has called it. */
     hccn_sim_key_t join = {c->uid, op->seq, UINT64_MAX};
     int sole = blocking && op->ctx->group_depth == 0 &&
                op->ctx->inflight == 0 && c->size == cl->nranks;
-    op->batch = hccn_sim_post_joined(cl->eng, op->ctx->rank, tasks,
+    op->batch = hccn_sim_post_hinted(cl->eng, op->ctx->rank, tasks,
                                      (int)rk->nsteps, rk->deps,
-                                     comm->stream_tail, join, c->size, sole);
-    free(tasks);
+                                     comm->stream_tail, join, c->size, sole,
+                                     part != NULL ? &part->hint : NULL);
+    if (part == NULL)
+        free(tasks);
     if (op->batch == NULL)
         return HCCN_ERR_NOMEM;
     if (comm->stream_tail != NULL)
@@ -215,7 +254,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
                              name, ctx->rank);
     }
     op->seq = comm->coll_seq++;
-    hccn_status_t rc = post_steps(op, call->blocking);
+    hccn_status_t rc = post_steps(op, call->pick, call->blocking);
     if (rc != HCCN_OK) {
         op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);

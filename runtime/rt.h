@@ -200,6 +200,18 @@ struct rt_comm {
 #define RT_PICKS 8         /* selections a rank remembers per communicator */
 #define RT_PICK_SPEC 64
 
+/* A rank's engine tasks for a remembered selection's schedule, with the
+ * buffers they were made for, kept for the next call with the same ones
+ * (exec.c): a repeated call re-keys them instead of making them again, and
+ * brings the engine's last answer for them (hint). */
+typedef struct {
+    hccn_sim_task_t *tasks;       /* NULL: none kept */
+    uint32_t ntasks;
+    uintptr_t bufs[3];
+    int compress;
+    hccn_sim_replay_hint_t hint;
+} rt_part_t;
+
 /* One remembered selection of a rank: the algorithm chosen for these
  * arguments under this spec, and its schedule once known. Selection is a
  * pure function of them (the same on every rank, every time), so a rank
@@ -213,6 +225,7 @@ typedef struct {
     char spec[RT_PICK_SPEC];      /* the spec it was chosen under */
     const hccn_algo_t *algo;
     const hccn_sched_t *sched;    /* the communicator's cached one, or NULL */
+    rt_part_t part;               /* this rank's tasks for sched */
 } rt_pick_t;
 
 struct hccn_comm {
@@ -253,6 +266,8 @@ rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
 
 /* Remembers that algo was selected for args under spec; returns the entry,
  * or NULL when spec is too long to remember. */
+/* Forgets every remembered selection of the handle. */
+void hccn_rt_picks_clear(hccn_comm_t *comm);
 rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
                               const char *spec, const hccn_algo_t *algo);
 
