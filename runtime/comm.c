@@ -167,6 +167,12 @@ void hccn_rt_comm_free(rt_comm_t *c)
     if (c->boxes != NULL)
         for (int i = 0; i < c->size * c->size; i++)
             free(c->boxes[i]);
+    while (c->plans != NULL) {
+        rt_plan_t *p = c->plans;
+        c->plans = p->next;
+        free(p->steps);
+        free(p);
+    }
     for (int i = 0; i < c->ncache; i++) {
         hccn_sched_free(c->cache[i].sched);
         free(c->cache[i].v);

@@ -500,6 +500,20 @@ static int deps_done_but(const rt_op_t *op, const hccn_sched_rank_t *rk,
     return 1;
 }
 
+/* The bytes of receive i and of REDUCE j, its fuse partner, in one pass
+ * from the sender's buffer. */
+static void fused_data(rt_op_t *op, uint32_t i, uint32_t j)
+{
+    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
+    const hccn_step_t *red = &rk->steps[j];
+    hccn_rt_reduce(buf_at(op->bufs[red->dst_buf], red->dst_off),
+                   peer_src(op, rk->steps[i].peer, rk->steps[i].xfer),
+                   red->bytes / hccn_dtype_size(op->dtype), op->dtype,
+                   kernel_op(op->op));
+}
+
+static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused);
+
 /* Receive step i (its bytes published) and the REDUCE that alone reads
  * them, in one pass from the sender's buffer, when that REDUCE could run
  * right after it anyway; 1 if done so (the REDUCE is then done too). */
@@ -512,12 +526,75 @@ static int try_fused(rt_op_t *op, uint32_t i)
     const hccn_step_t *red = &rk->steps[j];
     if (op->step_state[j] != ST_IDLE || !deps_done_but(op, rk, red, i))
         return 0;
-    hccn_rt_reduce(buf_at(op->bufs[red->dst_buf], red->dst_off),
-                   peer_src(op, rk->steps[i].peer, rk->steps[i].xfer),
-                   red->bytes / hccn_dtype_size(op->dtype), op->dtype,
-                   kernel_op(op->op));
+    fused_data(op, i, j);
+    plan_note(op, i, j);
     op->step_state[j] = ST_DONE;
     return 1;
+}
+
+/* The bytes step i moves: a receive's copy or reduction, a COPY, a
+ * REDUCE (nothing for a SEND or a zero-byte step). Nothing is checked:
+ * the caller knows the step may run. */
+static void step_data(rt_op_t *op, uint32_t i)
+{
+    const hccn_step_t *st = &op->sched->ranks[op->comm->rank].steps[i];
+    size_t esize = hccn_dtype_size(op->dtype);
+    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
+    const char *src = buf_at(op->bufs[st->src_buf], st->src_off);
+    if (st->bytes == 0)
+        return;   /* a zero-byte message only synchronises */
+    switch (st->kind) {
+    case HCCN_STEP_SEND:
+        break;
+    case HCCN_STEP_RECV:
+    case HCCN_STEP_RECV_REDUCE:
+        if (op->compress)
+            recv_compressed(op, (float *)dst,
+                            st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
+                            (const float *)peer_src(op, st->peer, st->xfer),
+                            st->bytes / sizeof(float));
+        else if (st->kind == HCCN_STEP_RECV)
+            memcpy(dst, peer_src(op, st->peer, st->xfer), st->bytes);
+        else
+            hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
+                            st->bytes / esize, op->dtype, kernel_op(op->op));
+        break;
+    case HCCN_STEP_COPY:
+        if (dst != src)
+            memmove(dst, src, st->bytes);
+        break;
+    case HCCN_STEP_REDUCE:
+        if (op->compress)
+            round_wire(op, (float *)dst, st->bytes / sizeof(float));
+        hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
+                       kernel_op(op->op));
+        if (op->compress)
+            round_wire(op, (float *)dst, st->bytes / sizeof(float));
+        break;
+    }
+}
+
+/* Adds step i of op's rank (with the REDUCE fused into it, or UINT32_MAX)
+ * to the driver's recording, if one is under way and the step moved
+ * bytes. */
+static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused)
+{
+    rt_plan_t *p = op->driven ? op->slot->rec : NULL;
+    const hccn_step_t *st = &op->sched->ranks[op->comm->rank].steps[i];
+    if (p == NULL || p->failed ||
+        (fused == UINT32_MAX && (st->kind == HCCN_STEP_SEND || st->bytes == 0)))
+        return;
+    if (p->n == p->cap) {
+        uint32_t cap = p->cap ? 2 * p->cap : 256;
+        rt_plan_step_t *n = realloc(p->steps, cap * sizeof(*n));
+        if (n == NULL) {
+            p->failed = 1;
+            return;
+        }
+        p->steps = n;
+        p->cap = cap;
+    }
+    p->steps[p->n++] = (rt_plan_step_t){op->comm->rank, i, fused};
 }
 
 /* Tries one step; returns 1 if its state changed. */
@@ -527,9 +604,6 @@ static int run_step(rt_op_t *op, uint32_t i)
     const hccn_step_t *st = &rk->steps[i];
     rt_slot_t *s = op->slot;
     rt_comm_t *c = op->comm->sh;
-    size_t esize = hccn_dtype_size(op->dtype);
-    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
-    const char *src = buf_at(op->bufs[st->src_buf], st->src_off);
 
     if (op->step_state[i] == ST_IDLE && !deps_done(op, rk, st))
         return 0;
@@ -550,36 +624,18 @@ static int run_step(rt_op_t *op, uint32_t i)
     case HCCN_STEP_RECV_REDUCE:
         if (atomic_load_explicit(&s->xstate[st->xfer], memory_order_acquire) != 1)
             return 0;
-        if (try_fused(op, i))
-            ;   /* reduced straight from the sender; the REDUCE is done */
-        else if (st->bytes == 0)
-            ;   /* a zero-byte message only synchronises */
-        else if (op->compress)
-            recv_compressed(op, (float *)dst,
-                            st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
-                            (const float *)peer_src(op, st->peer, st->xfer),
-                            st->bytes / sizeof(float));
-        else if (st->kind == HCCN_STEP_RECV)
-            memcpy(dst, peer_src(op, st->peer, st->xfer), st->bytes);
-        else
-            hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
-                            st->bytes / esize, op->dtype, kernel_op(op->op));
+        if (!try_fused(op, i)) {
+            step_data(op, i);
+            plan_note(op, i, UINT32_MAX);
+        }
         atomic_store_explicit(&s->xstate[st->xfer], 2, memory_order_release);
         if (!op->driven)
             hccn_sim_bell_ring(&c->cl->ctxs[c->world[st->peer]].bell);
         break;
     case HCCN_STEP_COPY:
-        if (dst != src && st->bytes > 0)
-            memmove(dst, src, st->bytes);
-        break;
     case HCCN_STEP_REDUCE:
-        if (st->bytes > 0 && op->compress)
-            round_wire(op, (float *)dst, st->bytes / sizeof(float));
-        if (st->bytes > 0)
-            hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
-                           kernel_op(op->op));
-        if (st->bytes > 0 && op->compress)
-            round_wire(op, (float *)dst, st->bytes / sizeof(float));
+        step_data(op, i);
+        plan_note(op, i, UINT32_MAX);
         break;
     }
     op->step_state[i] = ST_DONE;
@@ -618,12 +674,99 @@ static int run_steps(rt_op_t *op)
     return moved;
 }
 
-/* The driver's pass: every rank's steps on this thread, rank after rank,
- * until all are done. The owners sleep meanwhile and touch nothing of
- * their operations but the stage; the release of RT_DRIVE_DONE hands the
- * operations back. Any order that respects the dependencies gives the
- * same bytes (a step's operands are fixed by the schedule), and the
- * times come from the engine, as always. */
+/* Plans (rt_plan_t) are kept per communicator for up to this many
+ * schedules; beyond, calls are driven step by step as before. */
+#define RT_PLANS_MAX 32
+
+/* The schedule every rank of slot s runs and its compression, when a plan
+ * can describe the call: one schedule for all (a cached one: its address
+ * stays its own) and one compression (a plan made without it may fuse
+ * receives with reductions, which a compressed call must not: its bytes
+ * are rounded on the way). 0 if not. */
+static int plan_key(const rt_slot_t *s, int size, const hccn_sched_t **sched,
+                    int *compress)
+{
+    *sched = s->ops[0]->sched;
+    *compress = s->ops[0]->compress;
+    for (int r = 0; r < size; r++)
+        if (s->ops[r]->sched != *sched || s->ops[r]->sched_owned ||
+            s->ops[r]->compress != *compress)
+            return 0;
+    return 1;
+}
+
+static const rt_plan_t *plan_find(rt_comm_t *c, const hccn_sched_t *sched,
+                                  int compress)
+{
+    pthread_mutex_lock(&c->lock);
+    const rt_plan_t *p = c->plans;
+    while (p != NULL && (p->sched != sched || p->compress != compress))
+        p = p->next;
+    pthread_mutex_unlock(&c->lock);
+    return p;
+}
+
+/* Keeps a complete recording (plans are never changed or dropped before
+ * the communicator is freed, so a driver may read one without a lock). */
+static void plan_keep(rt_comm_t *c, rt_plan_t *p)
+{
+    pthread_mutex_lock(&c->lock);
+    if (c->nplans < RT_PLANS_MAX) {
+        p->next = c->plans;
+        c->plans = p;
+        c->nplans++;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (p != NULL) {
+        free(p->steps);
+        free(p);
+    }
+}
+
+/* Moves the call's bytes in the plan's order, then marks every step done. */
+static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
+{
+    for (uint32_t k = 0; k < p->n; k++) {
+        const rt_plan_step_t *e = &p->steps[k];
+        if (e->fused != UINT32_MAX)
+            fused_data(s->ops[e->rank], e->step, e->fused);
+        else
+            step_data(s->ops[e->rank], e->step);
+    }
+    for (int r = 0; r < size; r++) {
+        rt_op_t *op = s->ops[r];
+        memset(op->step_state, ST_DONE, op->nsteps);
+        op->cursor = op->nsteps;
+    }
+}
+
+/* Every rank's steps, rank after rank, until all are done (or none can
+ * move); recorded in s->rec if set. 1 if all are done. */
+static int run_all(rt_slot_t *s, int size)
+{
+    for (;;) {
+        int moved = 0, open = 0;
+        for (int r = 0; r < size; r++) {
+            rt_op_t *op = s->ops[r];
+            moved |= run_steps(op);
+            open |= op->cursor < op->nsteps;
+        }
+        if (!open)
+            return 1;
+        if (!moved)
+            return 0;
+    }
+}
+
+/* The driver's pass: every rank's steps on this thread. The owners sleep
+ * meanwhile and touch nothing of their operations but the stage; the
+ * release of RT_DRIVE_DONE hands the operations back. Any order that
+ * respects the dependencies gives the same bytes (a step's operands are
+ * fixed by the schedule), and the times come from the engine, as always.
+ * The first driver of a schedule tries the steps rank after rank until
+ * all are done and records the order in which they moved bytes; later
+ * ones follow that order (plan_run). */
 static void drive(rt_op_t *me)
 {
     rt_slot_t *s = me->slot;
@@ -631,15 +774,26 @@ static void drive(rt_op_t *me)
     atomic_fetch_add_explicit(&c->cl->ndriven, 1, memory_order_relaxed);
     for (int r = 0; r < c->size; r++)
         s->ops[r]->driven = 1;
-    for (;;) {
-        int moved = 0, open = 0;
-        for (int r = 0; r < c->size; r++) {
-            rt_op_t *op = s->ops[r];
-            moved |= run_steps(op);
-            open |= op->cursor < op->nsteps;
+    const hccn_sched_t *sched;
+    int compress;
+    int keyed = plan_key(s, c->size, &sched, &compress);
+    const rt_plan_t *plan = keyed ? plan_find(c, sched, compress) : NULL;
+    if (plan != NULL) {
+        plan_run(s, c->size, plan);
+    } else {
+        s->rec = keyed ? calloc(1, sizeof(*s->rec)) : NULL;
+        if (s->rec != NULL) {
+            s->rec->sched = sched;
+            s->rec->compress = compress;
         }
-        if (!open || !moved)
-            break;
+        int all = run_all(s, c->size);
+        if (s->rec != NULL && all && !s->rec->failed) {
+            plan_keep(c, s->rec);
+        } else if (s->rec != NULL) {
+            free(s->rec->steps);
+            free(s->rec);
+        }
+        s->rec = NULL;
     }
     /* Stuck with steps open cannot happen for a schedule whose steps pair
      * up; should it, the owners go on from here on their own threads. */

@@ -114,6 +114,26 @@ typedef struct {
     uint64_t vhash;
 } rt_fp_t;
 
+/* The order in which a driver moved the bytes of a schedule's steps
+ * (exec.c): the next driver of that schedule on the communicator runs them
+ * in that order, straight through, instead of trying every step until it
+ * can run. Only steps that move bytes are listed. */
+typedef struct {
+    int rank;                     /* comm rank */
+    uint32_t step;
+    uint32_t fused;               /* the REDUCE done in the same pass as
+                                     this receive, or UINT32_MAX */
+} rt_plan_step_t;
+
+typedef struct rt_plan {
+    const hccn_sched_t *sched;    /* every rank's (a cached one) */
+    int compress;                 /* the calls' HCCN_COMPRESS_* */
+    int failed;                   /* no memory while recording */
+    uint32_t n, cap;
+    rt_plan_step_t *steps;
+    struct rt_plan *next;
+} rt_plan_t;
+
 /* Rendezvous of one collective (sequence number seq) on a communicator.
  * Guarded by the communicator's lock, except xstate (atomics) and the
  * buffers, which are read-only once ready is set. */
@@ -137,6 +157,7 @@ typedef struct {
     int ndrivable;                /* arrived operations that allow it */
     int refused;                  /* a rank found it busy (a newer seq) */
     _Atomic int drive;            /* RT_DRIVE_* */
+    rt_plan_t *rec;               /* the driver's recording, or NULL */
 } rt_slot_t;
 
 enum { RT_DRIVE_OFF, RT_DRIVE_ON, RT_DRIVE_DONE };
@@ -183,6 +204,8 @@ struct rt_comm {
     hccn_hier_view_t view;
     pthread_mutex_t lock;
     rt_slot_t slots[RT_SLOTS];
+    rt_plan_t *plans;             /* under lock; kept until freed */
+    int nplans;
     rt_sched_entry_t *cache;      /* under lock */
     int ncache, capcache;
     rt_box_ent_t **boxes;         /* size*size, allocated on first use */
