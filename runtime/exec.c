@@ -239,8 +239,6 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->nsteps = op->sched->ranks[comm->rank].nsteps;
     op->moves = rank_moves(&op->sched->ranks[comm->rank]);
     op->step_state = calloc(op->nsteps + 1, 1);
-    if (op->sched->scratch_bytes > 0 && !call->compress)
-        op->fuse = hccn_rt_fuse_plan(&op->sched->ranks[comm->rank]);
     if (op->sched->scratch_bytes > 0)
         scratch_take(op, op->sched->scratch_bytes);
     op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
@@ -519,6 +517,10 @@ static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused);
  * right after it anyway; 1 if done so (the REDUCE is then done too). */
 static int try_fused(rt_op_t *op, uint32_t i)
 {
+    /* Made on first use: a driver following a plan never needs it. */
+    if (!op->fuse_made && op->sched->scratch_bytes > 0 && !op->compress)
+        op->fuse = hccn_rt_fuse_plan(&op->sched->ranks[op->comm->rank]);
+    op->fuse_made = 1;
     if (op->fuse == NULL || op->fuse[i] == UINT32_MAX)
         return 0;
     const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
@@ -1061,10 +1063,10 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     op->in_wait = 0;
     if (small && rc == HCCN_OK && !op->time_begun && !op->own_begun)
         hccn_sim_wait_begin(eng, ctx->rank, op->batch);
-    hccn_rt_set_current(ctx, NULL);
     if (rc == HCCN_OK && op->status != HCCN_OK)
         rc = hccn_rt_error(op->status, "rank %d: %s", ctx->rank, ctx->errmsg);
     if (rc != HCCN_OK) {
+        hccn_rt_set_current(ctx, NULL);
         op->status = rc;
         if (op->listed)
             list_remove(ctx, op);
@@ -1072,9 +1074,9 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         return rc;
     }
     /* Waiting for the simulated end, keep moving data: a peer may need
-     * this rank's bytes before it can post what settles this time. */
+     * this rank's bytes before it can post what settles this time. The
+     * rank still waits for op (its current operation). */
     time_wait_t tw = {eng, op->batch};
-    hccn_rt_set_current(ctx, op);
     atomic_store(&ctx->time_wait, 1);
     rc = hccn_rt_block_op(op, batch_done, NULL, &tw, "the simulated end of");
     atomic_store(&ctx->time_wait, 0);
@@ -1087,10 +1089,10 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         return rc;
     }
     hccn_sim_wait_finish(eng, ctx->rank, op->batch);
-    char reason[160];
-    rc = hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
+    rc = hccn_sim_batch_status(eng, op->batch, NULL, 0);
     if (rc != HCCN_OK) {
-        char what[128];
+        char what[128], reason[160];
+        hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
         op->status = rc;
         hccn_rt_op_describe(op, what, sizeof(what));
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);

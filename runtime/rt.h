@@ -338,6 +338,7 @@ struct hccn_future {
     size_t scratch_len;           /* its allocated size */
     uint8_t *step_state;
     uint32_t *fuse;               /* hccn_rt_fuse_plan of its rank, or NULL */
+    int fuse_made;                /* fuse is made (at the first receive) */
     uint32_t cursor, nsteps;
     uint64_t moves;               /* bytes its rank's steps move */
     int driver;                   /* it drives its slot (exec.c) */
