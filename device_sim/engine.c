@@ -809,6 +809,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     edev_t *d = &eng->devs[dev];
     b->seq = d->nbatches++;
     b->t0 = d->clock;
+    b->no_record = eng->no_recording;
     eng->nopen++;
     b->all_next = eng->batches;
     if (eng->batches != NULL)
@@ -1061,6 +1062,13 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
     /* Kept once made: batches posted in lean mode hold pieces of it. */
     if (lean && eng->pool == NULL)
         eng->pool = hccn_sim_pool_create();   /* NULL: malloc, slower */
+    pthread_mutex_unlock(&eng->lock);
+}
+
+void hccn_sim_engine_set_recording(hccn_sim_engine_t *eng, int on)
+{
+    pthread_mutex_lock(&eng->lock);
+    eng->no_recording = !on;
     pthread_mutex_unlock(&eng->lock);
 }
 

@@ -111,6 +111,13 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        hccn_sim_key_t join, int count,
                                        int sole, hccn_sim_replay_hint_t *hint);
 
+/* on = 0: calls posted from now on are not recorded (the caller knows
+ * that no later call can replay them, as for the last call of a
+ * timing-only run: a recording costs memory in proportion to the call);
+ * 1 (the default): they are. Recording only observes, so this changes no
+ * time; replays of calls recorded before go on. */
+void hccn_sim_engine_set_recording(hccn_sim_engine_t *eng, int on);
+
 /* Calls replayed since the engine was created (see hccn_sim_post_joined). */
 long hccn_sim_engine_replays(hccn_sim_engine_t *eng);
 

@@ -53,6 +53,7 @@ struct hccn_sim_batch {
     hccn_sim_batch_t *stream_next;
     struct ejoin *join;         /* start together with the join's members */
     int sole;                   /* its device posts nothing until it ends */
+    int no_record;              /* posted with recording off */
     hccn_sim_replay_rec_t *rec; /* the recording it is a member of */
     hccn_sim_replay_rec_t *hollow;  /* posted without tasks: they are this
                                        recording's (replay.c) */
@@ -149,8 +150,7 @@ struct hccn_sim_engine {
     hccn_sim_replay_rec_t *replays[HCCN_SIM_REPLAYS];
     uint64_t replay_gen;        /* changes with replays[] (replay.c) */
     int replay_next;            /* the recording to replace next */
-    uint64_t replay_seen[HCCN_SIM_REPLAYS];  /* large calls seen once */
-    int replay_seen_next;
+    int no_recording;           /* hccn_sim_engine_set_recording(0) */
     long nreplays;              /* calls replayed since creation */
 
     hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */

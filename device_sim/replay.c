@@ -41,12 +41,10 @@
 
 #include "device_sim/engine_internal.h"
 
-/* A call of up to REPLAY_EAGER tasks (all members together) is recorded
- * the first time it is seen. A larger one, up to REPLAY_MAX, only the
- * second time: its recording costs memory in proportion (about 50 bytes a
- * task with its dependencies), which a call made once (a what-if study's
- * one timed call on tens of thousands of ranks) should not pay. */
-#define REPLAY_EAGER 65536
+/* Recordings hold at most this many tasks in all (about 50 bytes a task
+ * with its dependencies); a larger call is not recorded. A call that no
+ * later call can replay (the last of a timing-only run) is not recorded
+ * either: hccn_sim_engine_set_recording. */
 #define REPLAY_MAX (1L << 24)
 
 /* What a task is compared on. Its mate's device is its peer, and how many
@@ -343,55 +341,6 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
     hccn_sim_replay_changed(eng);
 }
 
-/* A hash of the members' tasks (by device) for calls recorded only when
- * seen again: their counts and a sample of each member's first and last
- * tasks, so that a call made once costs nothing in proportion to its
- * size. Two calls with the same hash that differ are only recorded
- * needlessly: a replay compares in full. */
-#define HASH_SAMPLE 32
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-    return (h ^ v) * 0x100000001b3ULL;
-}
-
-static uint64_t tasks_hash(hccn_sim_batch_t *const *by, int ndev)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    for (int d = 0; d < ndev; d++) {
-        const hccn_sim_batch_t *b = by[d];
-        h = hash_mix(h, (uint64_t)b->ntasks);
-        for (int k = 0; k < b->ntasks; k++) {
-            if (k == HASH_SAMPLE && b->ntasks > 2 * HASH_SAMPLE)
-                k = b->ntasks - HASH_SAMPLE;
-            rtask_t x = rtask_of(&b->tasks[k]);
-            uint64_t c;
-            memcpy(&c, &x.cost, sizeof(c));
-            h = hash_mix(h, x.bytes);
-            h = hash_mix(h, c);
-            h = hash_mix(h, (uint64_t)(uint32_t)x.peer << 32 |
-                                (uint32_t)x.mate_idx);
-            h = hash_mix(h, (uint64_t)x.nsucc << 8 | (uint64_t)x.kind);
-        }
-    }
-    return h;
-}
-
-/* 1 if a call this large should be recorded now: always when small, else
- * when its hash was seen before in this run (the hash is remembered). */
-static int worth_recording(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
-                           int ndev, long ntasks)
-{
-    if (ntasks <= REPLAY_EAGER)
-        return 1;
-    uint64_t h = tasks_hash(by, ndev);
-    for (int i = 0; i < HCCN_SIM_REPLAYS; i++)
-        if (eng->replay_seen[i] == h && h != 0)
-            return 1;
-    eng->replay_seen[eng->replay_seen_next] = h;
-    eng->replay_seen_next = (eng->replay_seen_next + 1) % HCCN_SIM_REPLAYS;
-    return 0;
-}
-
 /* Builds the tasks of b, posted hollow, from its recording (key: the
  * join's), and pairs their halves; the caller then lets the recording go.
  * Returns -1 on no memory. */
@@ -472,7 +421,11 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
             return 1;
         }
     }
-    if (worth_recording(eng, by, count, n))
+    /* Recording off when the call was posted: no later call replays it. */
+    int record = 1;
+    for (int d = 0; d < count; d++)
+        record &= !by[d]->no_record;
+    if (record)
         rec_begin(eng, by, count, n, t, key);
     free(by);
     return 0;
@@ -643,6 +596,4 @@ void hccn_sim_replay_reset(hccn_sim_engine_t *eng)
     }
     eng->replay_next = 0;
     hccn_sim_replay_changed(eng);
-    memset(eng->replay_seen, 0, sizeof(eng->replay_seen));
-    eng->replay_seen_next = 0;
 }

@@ -1,7 +1,7 @@
 /*
  * Replays of repeated collectives (device_sim/replay.c): a joined call on
  * a quiet engine whose every member promised to post nothing else until it
- * ends is recorded (a large one when seen a second time), and a later call
+ * ends is recorded (unless recording was switched off), and a later call
  * with the same tasks ends as recorded, shifted to its own start.
  *
  * The references are closed forms on a star (every NPU an uplink and a
@@ -416,6 +416,44 @@ static void test_engine_not_quiet(void **state)
     hccn_sim_topo_free(topo);
 }
 
+/* Recording switched off (as for the last call of a timing-only run):
+ * calls posted then are not recorded, but may be replayed from a recording
+ * made before. Off for calls 0 and 1 (nothing to replay), on for 2 (now
+ * recorded) and 3 (replayed), off for 4 and 5 (replayed from call 2's
+ * recording). The times are those of an engine that was promised nothing:
+ * bit for bit where nothing was replayed. */
+static void test_recording_off(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int none[NDEV_MAX] = {0};
+    const int on[] = {0, 0, 1, 1, 0, 0};
+    const long want[] = {0, 0, 0, 1, 2, 3};
+    run_t r[2];
+    for (int k = 0; k < 2; k++) {
+        run_init(&r[k], topo);
+        for (int i = 0; i < 6; i++) {
+            if (k == 0)
+                hccn_sim_engine_set_recording(r[k].eng, on[i]);
+            post_call(&r[k], ring_call, 1, k == 0 ? sole : none);
+            if (k == 0)
+                assert_int_equal(hccn_sim_engine_replays(r[k].eng), want[i]);
+        }
+        read_calls(&r[k]);
+    }
+    for (int i = 0; i < 6; i++)
+        for (int d = 0; d < r[0].ndev; d++)
+            if (i < 3 && r[0].end[i][d] != r[1].end[i][d])
+                fail_msg("call %d, NPU %d: %.17g s, simulated %.17g s", i, d,
+                         r[0].end[i][d], r[1].end[i][d]);
+            else
+                assert_near(r[0].end[i][d], r[1].end[i][d], "end", i, d);
+    for (int k = 0; k < 2; k++)
+        run_free(&r[k]);
+    hccn_sim_topo_free(topo);
+}
+
 /* Posts with hints, as the runtime does: a hint per call size and device,
  * kept across calls. Sizes 1 1 2 2 1 1: calls 1, 3, 4 and 5 are replayed;
  * call 4's hint predates the recording of size 2 (it is looked up again),
@@ -470,10 +508,10 @@ static void test_hinted(void **state)
     hccn_sim_topo_free(topo);
 }
 
-/* A call of more than 65 536 tasks is recorded only when seen a second
- * time, then replayed: K = 4100 rounds of the ring shift (8 x 2K tasks),
- * each round's send after the previous round's receive, so each round
- * takes 1 kB / B + 2 hops + c alone on its links. */
+/* A large call is recorded and replayed like a small one: K = 4100 rounds
+ * of the ring shift (8 x 2K = 65 600 tasks), each round's send after the
+ * previous round's receive, so each round takes 1 kB / B + 2 hops + c
+ * alone on its links. */
 #define BIG_K 4100
 static void test_large_call(void **state)
 {
@@ -491,7 +529,7 @@ static void test_large_call(void **state)
         deps[k] = (uint32_t)(2 * k - 1);    /* the previous receive */
     hccn_sim_batch_t *tail[NDEV_MAX] = {NULL};
     int devs[NDEV_MAX];
-    const long want[] = {0, 0, 1, 2};
+    const long want[] = {0, 1, 2, 3};
     double start = 0.0;
     for (int i = 0; i < 4; i++) {
         for (int d = 0; d < 8; d++) {
@@ -544,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_engine_not_quiet),
         cmocka_unit_test(test_large_call),
         cmocka_unit_test(test_hinted),
+        cmocka_unit_test(test_recording_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
