@@ -792,7 +792,8 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                                            *join, hint);
     if (b->hollow == NULL) {
         pthread_mutex_unlock(&eng->lock);
-        if (batch_build(b, tasks, ntasks, deps) != 0) {
+        if ((tasks == NULL && ntasks > 0) ||
+            batch_build(b, tasks, ntasks, deps) != 0) {
             batch_drop_tasks(b);
             free(b);
             return NULL;
@@ -1063,6 +1064,15 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean)
     if (lean && eng->pool == NULL)
         eng->pool = hccn_sim_pool_create();   /* NULL: malloc, slower */
     pthread_mutex_unlock(&eng->lock);
+}
+
+int hccn_sim_hint_stands(hccn_sim_engine_t *eng,
+                         const hccn_sim_replay_hint_t *hint)
+{
+    pthread_mutex_lock(&eng->lock);
+    int ok = hccn_sim_replay_hint_ok(eng, hint);
+    pthread_mutex_unlock(&eng->lock);
+    return ok;
 }
 
 void hccn_sim_engine_set_recording(hccn_sim_engine_t *eng, int on)

@@ -257,6 +257,10 @@ hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
                                               int n, const uint32_t *deps,
                                               hccn_sim_key_t join,
                                               hccn_sim_replay_hint_t *hint);
+/* 1 if hint is taken as it is by hccn_sim_replay_lookup, with a
+ * recording. Lock held. */
+int hccn_sim_replay_hint_ok(const hccn_sim_engine_t *eng,
+                            const hccn_sim_replay_hint_t *hint);
 /* What can be found has changed (a recording kept or dropped, lean mode
  * set): hints filled before no longer stand. */
 void hccn_sim_replay_changed(hccn_sim_engine_t *eng);

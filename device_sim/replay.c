@@ -509,6 +509,19 @@ void hccn_sim_replay_changed(hccn_sim_engine_t *eng)
  * trace: no recording is used), and the generation changes with
  * replays[]: while it has not, the earlier answer for the same part is
  * the answer. */
+static int hint_valid(const hccn_sim_engine_t *eng,
+                      const hccn_sim_replay_hint_t *hint)
+{
+    return hint != NULL && hint->gen != 0 && hint->gen == eng->replay_gen &&
+           eng->nfaults == 0 && eng->trace == NULL;
+}
+
+int hccn_sim_replay_hint_ok(const hccn_sim_engine_t *eng,
+                            const hccn_sim_replay_hint_t *hint)
+{
+    return hint_valid(eng, hint) && hint->rec != NULL;
+}
+
 hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
                                               int dev,
                                               const hccn_sim_task_t *tasks,
@@ -516,13 +529,14 @@ hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
                                               hccn_sim_key_t join,
                                               hccn_sim_replay_hint_t *hint)
 {
-    if (hint != NULL && hint->gen != 0 && hint->gen == eng->replay_gen &&
-        eng->nfaults == 0 && eng->trace == NULL) {
+    if (hint_valid(eng, hint)) {
         hccn_sim_replay_rec_t *r = hint->rec;
         if (r != NULL)
             r->refs++;
         return r;
     }
+    if (tasks == NULL)
+        return NULL;            /* a hint that no longer stands: fails */
     hccn_sim_replay_rec_t *r = hccn_sim_replay_find(eng, dev, tasks, n, deps,
                                                     join);
     if (hint != NULL) {

@@ -416,6 +416,60 @@ static void test_engine_not_quiet(void **state)
     hccn_sim_topo_free(topo);
 }
 
+/* A standing hint lets a part be posted without its tasks (the timing-only
+ * runs): call 0 is recorded, call 1 fills the hints (replayed), and calls
+ * 2 and 3 are posted with tasks NULL, replayed, ending as the closed form
+ * says. After a reset no hint stands, and a post without tasks then fails
+ * (NULL) instead of reading them. */
+static void test_hint_without_tasks(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load(star8);
+    const double span = NB / 1e9 + star_lat(topo) + RING_COST;
+    hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
+    assert_non_null(eng);
+    hccn_sim_replay_hint_t hint[NDEV_MAX];
+    memset(hint, 0, sizeof(hint));
+    hccn_sim_batch_t *tail[NDEV_MAX] = {NULL};
+    int devs[NDEV_MAX];
+    for (int i = 0; i < 4; i++) {
+        for (int d = 0; d < 8; d++) {
+            hccn_sim_task_t t[2];
+            ring_call(d, 8, 1, t);
+            t[0].key.b = t[1].key.b = (uint64_t)i;
+            int stands = hccn_sim_hint_stands(eng, &hint[d]);
+            assert_int_equal(stands, i >= 2);
+            hccn_sim_key_t join = {9, (uint64_t)i, UINT64_MAX};
+            hccn_sim_batch_t *b = hccn_sim_post_hinted(
+                eng, d, stands ? NULL : t, 2, ring_deps, tail[d], join, 8, 1,
+                &hint[d]);
+            assert_non_null(b);
+            hccn_sim_batch_release(eng, tail[d]);
+            tail[d] = b;
+            devs[d] = d;
+        }
+        hccn_sim_wait_begin_many(eng, devs, tail, 8);
+        for (int d = 0; d < 8; d++) {
+            assert_true(hccn_sim_batch_done(eng, tail[d]));
+            assert_near(hccn_sim_batch_end(tail[d]), (i + 1) * span, "end", i,
+                        d);
+            hccn_sim_wait_finish(eng, d, tail[d]);
+        }
+        assert_int_equal(hccn_sim_engine_replays(eng), i);
+    }
+    for (int d = 0; d < 8; d++) {
+        hccn_sim_batch_release(eng, tail[d]);
+        tail[d] = NULL;
+    }
+    hccn_sim_engine_reset(eng);
+    assert_false(hccn_sim_hint_stands(eng, &hint[0]));
+    hccn_sim_key_t join = {9, 0, UINT64_MAX};
+    assert_null(hccn_sim_post_hinted(eng, 0, NULL, 2, ring_deps, NULL, join,
+                                     8, 1, &hint[0]));
+    hccn_sim_engine_destroy(eng);
+    hccn_sim_topo_free(topo);
+}
+
 /* Recording switched off (as for the last call of a timing-only run):
  * calls posted then are not recorded, but may be replayed from a recording
  * made before. Off for calls 0 and 1 (nothing to replay), on for 2 (now
@@ -583,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_large_call),
         cmocka_unit_test(test_hinted),
         cmocka_unit_test(test_recording_off),
+        cmocka_unit_test(test_hint_without_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
