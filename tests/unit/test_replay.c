@@ -261,28 +261,52 @@ static void test_ring_replayed(void **state)
     hccn_sim_topo_free(topo);
 }
 
-/* Runs the calls twice, promised and not, and requires `want` replays and
- * the same times: bit for bit when nothing is replayed, else up to the
- * rounding of the shift. calls[i] is call i's size in b. */
+/* Runs the calls on two engines and reads both: r[0] with the devices'
+ * promises sole[i] for call i (and recording switched to record[i] before
+ * it, unless record is NULL), r[1] promised nothing, so that it simulates
+ * every call. calls[i] is call i's size in b. */
+static void run_pair(run_t r[2], const hccn_sim_topo_t *topo, call_fn fn,
+                     const double *calls, int ncalls, const int *const *sole,
+                     const int *record)
+{
+    int none[NDEV_MAX] = {0};
+    for (int k = 0; k < 2; k++) {
+        run_init(&r[k], topo);
+        for (int i = 0; i < ncalls; i++) {
+            if (k == 0 && record != NULL)
+                hccn_sim_engine_set_recording(r[k].eng, record[i]);
+            post_call(&r[k], fn, calls[i], k == 0 ? sole[i] : none);
+        }
+        read_calls(&r[k]);
+    }
+}
+
+/* The ends of the pair's calls agree: bit for bit for calls before
+ * `exact` (simulated on both), up to the rounding of the shift after. */
+static void ends_agree(run_t r[2], int ncalls, int exact)
+{
+    for (int i = 0; i < ncalls; i++)
+        for (int d = 0; d < r[0].ndev; d++)
+            if (i >= exact)
+                assert_near(r[0].end[i][d], r[1].end[i][d], "end", i, d);
+            else if (r[0].end[i][d] != r[1].end[i][d])
+                fail_msg("call %d, NPU %d: %.17g s, simulated %.17g s", i, d,
+                         r[0].end[i][d], r[1].end[i][d]);
+}
+
+/* Runs the calls twice, promised (sole, on every call) and not, and
+ * requires `want` replays and the same times: bit for bit when nothing is
+ * replayed, else up to the rounding of the shift. */
 static void same_as_simulated(const hccn_sim_topo_t *topo, call_fn fn,
                               const double *calls, int ncalls,
                               const int *sole, long want)
 {
     run_t r[2];
-    int none[NDEV_MAX] = {0};
-    for (int k = 0; k < 2; k++) {
-        run_init(&r[k], topo);
-        for (int i = 0; i < ncalls; i++)
-            post_call(&r[k], fn, calls[i], k == 0 ? sole : none);
-        read_calls(&r[k]);
-    }
+    const int *promises[NCALLS];
     for (int i = 0; i < ncalls; i++)
-        for (int d = 0; d < r[0].ndev; d++)
-            if (want > 0)
-                assert_near(r[0].end[i][d], r[1].end[i][d], "end", i, d);
-            else if (r[0].end[i][d] != r[1].end[i][d])
-                fail_msg("call %d, NPU %d: %.17g s, simulated %.17g s", i, d,
-                         r[0].end[i][d], r[1].end[i][d]);
+        promises[i] = sole;
+    run_pair(r, topo, fn, calls, ncalls, promises, NULL);
+    ends_agree(r, ncalls, want > 0 ? 0 : ncalls);
     assert_int_equal(hccn_sim_engine_replays(r[0].eng), want);
     assert_int_equal(hccn_sim_engine_replays(r[1].eng), 0);
     run_free(&r[0]);
@@ -340,15 +364,10 @@ static void test_hollow_built(void **state)
     hccn_sim_topo_t *topo = load(star8);
     int all[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
     int one_short[NDEV_MAX] = {1, 1, 1, 1, 1, 0, 1, 1};
-    int none[NDEV_MAX] = {0};
     const int *sole[] = {all, all, all, one_short, all};
+    const double calls[] = {1, 1, 1, 1, 1};
     run_t r[2];
-    for (int k = 0; k < 2; k++) {
-        run_init(&r[k], topo);
-        for (int i = 0; i < 5; i++)
-            post_call(&r[k], ring_dep_call, 1, k == 0 ? sole[i] : none);
-        read_calls(&r[k]);
-    }
+    run_pair(r, topo, ring_dep_call, calls, 5, sole, NULL);
     assert_int_equal(hccn_sim_engine_replays(r[0].eng), 3);
     for (int i = 0; i < 5; i++)
         for (int d = 0; d < r[0].ndev; d++) {
@@ -480,29 +499,15 @@ static void test_recording_off(void **state)
 {
     (void)state;
     hccn_sim_topo_t *topo = load(star8);
-    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
-    int none[NDEV_MAX] = {0};
+    int all[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const int *sole[] = {all, all, all, all, all, all};
     const int on[] = {0, 0, 1, 1, 0, 0};
-    const long want[] = {0, 0, 0, 1, 2, 3};
+    const double calls[] = {1, 1, 1, 1, 1, 1};
     run_t r[2];
-    for (int k = 0; k < 2; k++) {
-        run_init(&r[k], topo);
-        for (int i = 0; i < 6; i++) {
-            if (k == 0)
-                hccn_sim_engine_set_recording(r[k].eng, on[i]);
-            post_call(&r[k], ring_call, 1, k == 0 ? sole : none);
-            if (k == 0)
-                assert_int_equal(hccn_sim_engine_replays(r[k].eng), want[i]);
-        }
-        read_calls(&r[k]);
-    }
-    for (int i = 0; i < 6; i++)
-        for (int d = 0; d < r[0].ndev; d++)
-            if (i < 3 && r[0].end[i][d] != r[1].end[i][d])
-                fail_msg("call %d, NPU %d: %.17g s, simulated %.17g s", i, d,
-                         r[0].end[i][d], r[1].end[i][d]);
-            else
-                assert_near(r[0].end[i][d], r[1].end[i][d], "end", i, d);
+    run_pair(r, topo, ring_call, calls, 6, sole, on);
+    /* Calls 0-2 simulated (bit for bit), 3-5 replayed. */
+    ends_agree(r, 6, 3);
+    assert_int_equal(hccn_sim_engine_replays(r[0].eng), 3);
     for (int k = 0; k < 2; k++)
         run_free(&r[k]);
     hccn_sim_topo_free(topo);
