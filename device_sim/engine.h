@@ -103,22 +103,23 @@ typedef struct {
  * holding this post's answer. The caller vouches that the tasks are those
  * of the post that filled the hint, and zeroes it when they change. The
  * result is the one hccn_sim_post_joined gives: the same recording, the
- * same times. */
+ * same times. tasks may be NULL only where hccn_sim_hint_stands allows it;
+ * should the hint not stand after all, NULL is returned, as for no
+ * memory. */
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
                                        hccn_sim_key_t join, int count,
                                        int sole, hccn_sim_replay_hint_t *hint);
-/* (tasks may be NULL only as hccn_sim_hint_stands says; if the hint does
- * not stand after all, NULL is returned as for no memory.) */
 
 /* 1 if hint names a recording and stands: the next hccn_sim_post_hinted
  * of dev's part with it posts that part hollow, from the recording,
  * without reading its tasks. A caller that makes no other engine call in
  * between (nothing else can change the recordings: the timing-only runs)
  * may then pass tasks NULL and skip making them. */
-int hccn_sim_hint_stands(hccn_sim_engine_t *eng, const hccn_sim_replay_hint_t *hint);
+int hccn_sim_hint_stands(hccn_sim_engine_t *eng,
+                         const hccn_sim_replay_hint_t *hint);
 
 /* on = 0: calls posted from now on are not recorded (the caller knows
  * that no later call can replay them, as for the last call of a
