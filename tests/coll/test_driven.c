@@ -140,9 +140,11 @@ static const char *config(void)
     return text;
 }
 
-/* Runs p on a cluster with drive_bytes and jitter_us; returns the
- * collectives driven. */
-static uint64_t run(prog_t *p, long long drive_bytes, int jitter_us)
+/* Runs fn(arg) on a default.json cluster with drive_bytes and jitter_us
+ * (what: the program, for a failure's message); returns the collectives
+ * driven. */
+static uint64_t run_cluster(hccn_rank_fn fn, void *arg, const char *what,
+                            long long drive_bytes, int jitter_us)
 {
     hccn_cluster_opts_t o = {.struct_size = sizeof(o),
                              .drive_bytes = drive_bytes,
@@ -151,15 +153,22 @@ static uint64_t run(prog_t *p, long long drive_bytes, int jitter_us)
     assert_int_equal(hccn_cluster_create_json(config(), "default.json", &o,
                                               &cl), HCCN_OK);
     assert_int_equal(hccn_cluster_size(cl), NR);
-    memset(p->out, 0, sizeof(p->out));
-    hccn_status_t rc = hccn_cluster_run(cl, rank_fn, p, NULL);
+    hccn_status_t rc = hccn_cluster_run(cl, fn, arg, NULL);
     if (rc != HCCN_OK)
-        fail_msg("%s spec %s: %s: %s", hccn_coll_name(p->coll),
-                 p->spec ? p->spec : "(auto)", hccn_status_name(rc),
-                 hccn_last_error());
+        fail_msg("%s: %s: %s", what, hccn_status_name(rc), hccn_last_error());
     uint64_t n = atomic_load(&cl->ndriven);
     hccn_cluster_destroy(cl);
     return n;
+}
+
+/* Runs p with drive_bytes and jitter_us; returns the collectives driven. */
+static uint64_t run(prog_t *p, long long drive_bytes, int jitter_us)
+{
+    char what[96];
+    snprintf(what, sizeof(what), "%s spec %s", hccn_coll_name(p->coll),
+             p->spec ? p->spec : "(auto)");
+    memset(p->out, 0, sizeof(p->out));
+    return run_cluster(rank_fn, p, what, drive_bytes, jitter_us);
 }
 
 /* The allreduce's third result in closed form: sum over ranks of
@@ -274,22 +283,6 @@ static hccn_status_t cmp_rank_fn(hccn_ctx_t *ctx, void *arg)
     return rc;
 }
 
-static uint64_t cmp_run(cmp_prog_t *p, long long drive_bytes)
-{
-    hccn_cluster_opts_t o = {.struct_size = sizeof(o),
-                             .drive_bytes = drive_bytes};
-    hccn_cluster_t *cl;
-    assert_int_equal(hccn_cluster_create_json(config(), "default.json", &o,
-                                              &cl), HCCN_OK);
-    hccn_status_t rc = hccn_cluster_run(cl, cmp_rank_fn, p, NULL);
-    if (rc != HCCN_OK)
-        fail_msg("spec %s: %s: %s", p->spec ? p->spec : "(auto)",
-                 hccn_status_name(rc), hccn_last_error());
-    uint64_t n = atomic_load(&cl->ndriven);
-    hccn_cluster_destroy(cl);
-    return n;
-}
-
 static void test_plans_and_compression(void **state)
 {
     (void)state;
@@ -301,9 +294,9 @@ static void test_plans_and_compression(void **state)
         memset(&d, 0, sizeof(d));
         d.spec = a >= 0 ? algos[a].name : NULL;
         t = d;
-        assert_int_equal(cmp_run(&d, 0), NCMP);
-        assert_int_equal(cmp_run(&t, -1), 0);
         const char *name = d.spec ? d.spec : "(auto)";
+        assert_int_equal(run_cluster(cmp_rank_fn, &d, name, 0, -1), NCMP);
+        assert_int_equal(run_cluster(cmp_rank_fn, &t, name, -1, -1), 0);
         for (int k = 0; k < NCMP; k++)
             for (int r = 0; r < NR; r++) {
                 if (memcmp(d.out[k][r], t.out[k][r], sizeof(d.out[k][r])))
