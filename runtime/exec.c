@@ -697,19 +697,23 @@ static int plan_key(const rt_slot_t *s, int size, const hccn_sched_t **sched,
     return 1;
 }
 
+/* The plan kept for sched and compress, or NULL; *room: whether another
+ * could be kept (else a recording would be made in vain). */
 static const rt_plan_t *plan_find(rt_comm_t *c, const hccn_sched_t *sched,
-                                  int compress)
+                                  int compress, int *room)
 {
     pthread_mutex_lock(&c->lock);
     const rt_plan_t *p = c->plans;
     while (p != NULL && (p->sched != sched || p->compress != compress))
         p = p->next;
+    *room = c->nplans < RT_PLANS_MAX;
     pthread_mutex_unlock(&c->lock);
     return p;
 }
 
 /* Keeps a complete recording (plans are never changed or dropped before
- * the communicator is freed, so a driver may read one without a lock). */
+ * the communicator is freed, so a driver may read one without a lock);
+ * frees it if the table filled meanwhile. */
 static void plan_keep(rt_comm_t *c, rt_plan_t *p)
 {
     pthread_mutex_lock(&c->lock);
@@ -777,13 +781,14 @@ static void drive(rt_op_t *me)
     for (int r = 0; r < c->size; r++)
         s->ops[r]->driven = 1;
     const hccn_sched_t *sched;
-    int compress;
+    int compress, room = 0;
     int keyed = plan_key(s, c->size, &sched, &compress);
-    const rt_plan_t *plan = keyed ? plan_find(c, sched, compress) : NULL;
+    const rt_plan_t *plan = keyed ? plan_find(c, sched, compress, &room)
+                                  : NULL;
     if (plan != NULL) {
         plan_run(s, c->size, plan);
     } else {
-        s->rec = keyed ? calloc(1, sizeof(*s->rec)) : NULL;
+        s->rec = room ? calloc(1, sizeof(*s->rec)) : NULL;
         if (s->rec != NULL) {
             s->rec->sched = sched;
             s->rec->compress = compress;
