@@ -1260,7 +1260,7 @@ hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
     eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
     eng->hz = malloc((2 * (size_t)eng->ndev + 1) * sizeof(int));
     eng->hz_pos = eng->hz != NULL ? eng->hz + eng->ndev : NULL;
-    pthread_mutex_init(&eng->lock, NULL);
+    hccn_sim_lock_init(&eng->lock);
     if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
         eng->hz == NULL || hccn_sim_flow_init(eng) != 0) {
         hccn_sim_flow_free(eng);
@@ -1301,4 +1301,13 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     free(eng->hz);
     pthread_mutex_destroy(&eng->lock);
     free(eng);
+}
+
+void hccn_sim_lock_init(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
 }

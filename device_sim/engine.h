@@ -23,6 +23,7 @@
 #ifndef HCCN_DEVICE_SIM_ENGINE_H
 #define HCCN_DEVICE_SIM_ENGINE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -130,6 +131,10 @@ void hccn_sim_engine_set_recording(hccn_sim_engine_t *eng, int on);
 
 /* Calls replayed since the engine was created (see hccn_sim_post_joined). */
 long hccn_sim_engine_replays(hccn_sim_engine_t *eng);
+
+/* Initialises a lock that ranks on other host cores take for a moment:
+ * a waiter spins briefly before it sleeps, since the holder is running. */
+void hccn_sim_lock_init(pthread_mutex_t *m);
 
 /* Calls wake(arg, dev) (with the engine locked: it must not call back)
  * whenever a device's awaited batch completes or a tester's question can

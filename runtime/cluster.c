@@ -83,7 +83,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->topo = topo;
     cl->nranks = topo->nnpus;
     pthread_mutex_init(&cl->comms_lock, NULL);
-    pthread_mutex_init(&cl->state_lock, NULL);
+    hccn_sim_lock_init(&cl->state_lock);
     cl->timeout_s = env_timeout();
     if (OPT_HAS(opts, bind_threads))
         cl->bind_threads = opts->bind_threads;
@@ -108,7 +108,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         cl->ctxs[r].rank = r;
         cl->ctxs[r].last.kind = -1;
         cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
-        pthread_mutex_init(&cl->ctxs[r].cur_lock, NULL);
+        hccn_sim_lock_init(&cl->ctxs[r].cur_lock);
     }
     /* Bound threads have a home NUMA node: their arenas go there too. */
     if (cl->bind_threads) {

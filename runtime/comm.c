@@ -48,7 +48,7 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
     c->cl = cl;
     c->size = size;
     c->uid = atomic_fetch_add(&cl->next_comm_uid, 1) + 1;
-    pthread_mutex_init(&c->lock, NULL);
+    hccn_sim_lock_init(&c->lock);
     c->world = malloc((size_t)size * sizeof(int));
     c->node = malloc((size_t)size * sizeof(int));
     c->local = malloc((size_t)size * sizeof(int));
