@@ -547,13 +547,14 @@ void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     eng->nopen--;
     if (b->end < b->start)
         b->end = b->start;
+    edev_t *d = &eng->devs[b->dev];
+    b->resumed = d->state == DEV_WAITING && d->waiting_on == b;
     /* Released: a reader of done (hccn_sim_batch_done, without the lock)
-     * then sees the end and the status. */
+     * then sees the end, the status and resumed. */
     __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
     if (b->rec != NULL)
         hccn_sim_replay_member_done(eng, b);
-    edev_t *d = &eng->devs[b->dev];
-    if (d->state == DEV_WAITING && d->waiting_on == b) {
+    if (b->resumed) {
         d->waiting_on = NULL;
         if (b->end > d->clock)
             d->clock = b->end;
@@ -909,6 +910,11 @@ hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
 void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
                           hccn_sim_batch_t *b)
 {
+    /* Completed while dev waited for it: the engine has already set dev
+     * running at the end (no one waits on a done batch again, and clocks
+     * only move forward), so there is nothing left to do. */
+    if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->resumed)
+        return;
     pthread_mutex_lock(&eng->lock);
     edev_t *d = &eng->devs[dev];
     if (d->state == DEV_WAITING && d->waiting_on == b) {
