@@ -102,7 +102,8 @@ fail:
 void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s)
 {
     s->in_use = 0;
-    s->arrived = s->finished = 0;
+    s->arrived = 0;
+    atomic_store(&s->finished, 0);
     atomic_store(&s->ready, 0);
     s->status = HCCN_OK;
     s->msg[0] = '\0';

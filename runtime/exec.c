@@ -392,15 +392,16 @@ static void slot_leave(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
     rt_slot_t *s = op->slot;
-    int last, refused = 0;
-    pthread_mutex_lock(&c->lock);
-    last = ++s->finished == c->size;
-    if (last) {
-        refused = s->refused;
-        hccn_rt_slot_clear(c, s);
-    }
-    pthread_mutex_unlock(&c->lock);
+    int refused;
     op->slot = NULL;
+    /* The slot is cleared by the last to leave: until then no one may
+     * take it, and the others need not lock. */
+    if (atomic_fetch_add(&s->finished, 1) + 1 < c->size)
+        return;
+    pthread_mutex_lock(&c->lock);
+    refused = s->refused;
+    hccn_rt_slot_clear(c, s);
+    pthread_mutex_unlock(&c->lock);
     /* Only a rank that found the slot busy waits for it to free. */
     if (refused)
         ring_members(c);

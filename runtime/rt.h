@@ -140,7 +140,8 @@ typedef struct rt_plan {
 typedef struct {
     int in_use;
     uint64_t seq;
-    int arrived, finished;
+    int arrived;
+    _Atomic int finished;         /* left; only the last leaver locks */
     _Atomic int ready;            /* 1: all arrived and checked */
     hccn_status_t status;         /* HCCN_ERR_MISMATCH when they disagree */
     char msg[RT_ERR_MAX];
