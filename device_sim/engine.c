@@ -548,18 +548,24 @@ void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     if (b->end < b->start)
         b->end = b->start;
     edev_t *d = &eng->devs[b->dev];
-    b->resumed = d->state == DEV_WAITING && d->waiting_on == b;
+    int waited = d->state == DEV_WAITING && d->waiting_on == b;
+    /* A sole batch's device posts nothing before it ends, and then goes on
+     * from its end: it may be moved there now, waiting or not (a replayed
+     * call completes before its ranks wait for it). */
+    b->resumed = waited || (b->sole && d->state == DEV_RUNNING);
     /* Released: a reader of done (hccn_sim_batch_done, without the lock)
      * then sees the end, the status and resumed. */
     __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
     if (b->rec != NULL)
         hccn_sim_replay_member_done(eng, b);
-    if (b->resumed) {
+    if (waited) {
         d->waiting_on = NULL;
         if (b->end > d->clock)
             d->clock = b->end;
         set_state(eng, d, DEV_RUNNING);     /* places it by its clock */
         wake(eng, b->dev);
+    } else if (b->resumed && b->end > d->clock) {
+        set_clock(eng, d, b->end);
     }
     hccn_sim_batch_t *next = b->stream_next;
     b->stream_next = NULL;
@@ -910,9 +916,9 @@ hccn_status_t hccn_sim_wait_end(hccn_sim_engine_t *eng, int dev,
 void hccn_sim_wait_finish(hccn_sim_engine_t *eng, int dev,
                           hccn_sim_batch_t *b)
 {
-    /* Completed while dev waited for it: the engine has already set dev
-     * running at the end (no one waits on a done batch again, and clocks
-     * only move forward), so there is nothing left to do. */
+    /* Completed while dev waited for it, or sole: the engine has already
+     * set dev running at the end (no one waits on a done batch again, and
+     * clocks only move forward), so there is nothing left to do. */
     if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->resumed)
         return;
     pthread_mutex_lock(&eng->lock);
