@@ -234,10 +234,14 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
-    if (call->pick != NULL && !op->sched_owned)
-        call->pick->sched = op->sched;
-    op->nsteps = op->sched->ranks[comm->rank].nsteps;
-    op->moves = rank_moves(&op->sched->ranks[comm->rank]);
+    const hccn_sched_rank_t *rk = &op->sched->ranks[comm->rank];
+    rt_pick_t *pick = op->sched_owned ? NULL : call->pick;
+    if (pick != NULL && pick->sched != op->sched) {
+        pick->sched = op->sched;
+        pick->moves = rank_moves(rk);
+    }
+    op->nsteps = rk->nsteps;
+    op->moves = pick != NULL ? pick->moves : rank_moves(rk);
     op->step_state = calloc(op->nsteps + 1, 1);
     if (op->sched->scratch_bytes > 0)
         scratch_take(op, op->sched->scratch_bytes);

@@ -249,6 +249,7 @@ typedef struct {
     char spec[RT_PICK_SPEC];      /* the spec it was chosen under */
     const hccn_algo_t *algo;
     const hccn_sched_t *sched;    /* the communicator's cached one, or NULL */
+    uint64_t moves;               /* bytes this rank's steps of sched move */
     rt_part_t part;               /* this rank's tasks for sched */
 } rt_pick_t;
 

@@ -316,9 +316,58 @@ static void test_plans_and_compression(void **state)
     }
 }
 
+/* Only calls within the limit are driven, also when a call repeats (a
+ * rank remembers what its steps move with the schedule): small and large
+ * allreduces alternate three times under a 4 KiB limit; each rank moves
+ * far more than that in the large one. Sums against the closed form. */
+#define BIG 4096
+typedef struct {
+    int32_t small[NR][CNT], big[NR][BIG];
+} limit_prog_t;
+
+static hccn_status_t limit_rank_fn(hccn_ctx_t *ctx, void *arg)
+{
+    limit_prog_t *p = arg;
+    int r = hccn_rank(ctx);
+    hccn_comm_t *w = hccn_comm_world(ctx);
+    int32_t *sb, *rb;
+    hccn_status_t rc;
+    if ((rc = hccn_malloc(ctx, BIG * sizeof(int32_t), (void **)&sb)) != HCCN_OK ||
+        (rc = hccn_malloc(ctx, BIG * sizeof(int32_t), (void **)&rb)) != HCCN_OK)
+        return rc;
+    for (int i = 0; i < BIG; i++)
+        sb[i] = input(r, (size_t)i);
+    for (int k = 0; k < 3 && rc == HCCN_OK; k++) {
+        rc = hccn_allreduce(w, sb, rb, CNT, HCCN_INT32, HCCN_SUM);
+        memcpy(p->small[r], rb, sizeof(p->small[r]));
+        if (rc == HCCN_OK)
+            rc = hccn_allreduce(w, sb, rb, BIG, HCCN_INT32, HCCN_SUM);
+        memcpy(p->big[r], rb, sizeof(p->big[r]));
+    }
+    return rc;
+}
+
+static void test_limit(void **state)
+{
+    (void)state;
+    static limit_prog_t p;
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(run_cluster(limit_rank_fn, &p, "limit", 4096, -1), 3);
+    for (int r = 0; r < NR; r++)
+        for (size_t i = 0; i < BIG; i++) {
+            int32_t want = 0;
+            for (int q = 0; q < NR; q++)
+                want += input(q, i);
+            assert_int_equal(p.big[r][i], want);
+            if (i < CNT)
+                assert_int_equal(p.small[r][i], want);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_limit),
         cmocka_unit_test(test_plans_and_compression),
         cmocka_unit_test(test_async_in_flight),
         cmocka_unit_test(test_every_algorithm),
