@@ -255,11 +255,26 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
     double start = -1.0;
     int idle = 0;
     char why[160];
+    /* On an oversubscribed host the peer we wait for needs our core:
+     * yield a few times, then sleep until a peer rings. A small
+     * collective's wait is short (its bytes are moved by the last rank
+     * to arrive, exec.c), and a sleep costs more than the wait: a
+     * futex wake-up, and on a virtual machine an idle core's wake-up
+     * too. It yields longer before it sleeps. */
+    int yields = w->op != NULL && hccn_rt_op_small(w->op) ? SMALL_YIELDS
+                                                          : YIELDS;
     while (!done(arg)) {
-        /* The epoch is read before looking for work: progress made by
-         * anyone after this point shows as a newer epoch. */
-        uint64_t epoch = atomic_load(&cl->epoch);
-        uint32_t seen = hccn_sim_bell_read(&ctx->bell);
+        /* Before a pass that may end in a sleep, the epoch and the bell
+         * are read before looking for work: progress made by anyone
+         * after this point shows as a newer epoch, a ring as a newer
+         * bell. (Others write both all the time: reading them on every
+         * pass would fetch their lines for nothing.) */
+        uint64_t epoch = 0;
+        uint32_t seen = 0;
+        if (idle + 1 >= yields) {
+            epoch = atomic_load(&cl->epoch);
+            seen = hccn_sim_bell_read(&ctx->bell);
+        }
         if (hccn_rt_progress(ctx)) {
             hccn_rt_progressed(ctx);
             idle = 0;
@@ -272,14 +287,6 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         int held = w->op != NULL && hccn_rt_op_held(w->op);
         if (!held && comm_aborted(comm))
             return aborted(ctx, comm, w);
-        /* On an oversubscribed host the peer we wait for needs our core:
-         * yield a few times, then sleep until a peer rings. A small
-         * collective's wait is short (its bytes are moved by the last rank
-         * to arrive, exec.c), and a sleep costs more than the wait: a
-         * futex wake-up, and on a virtual machine an idle core's wake-up
-         * too. It yields longer before it sleeps. */
-        int yields = w->op != NULL && hccn_rt_op_small(w->op) ? SMALL_YIELDS
-                                                              : YIELDS;
         if (++idle < yields) {
             sched_yield();
             continue;
