@@ -168,6 +168,8 @@ void hccn_rt_comm_free(rt_comm_t *c)
     if (c->boxes != NULL)
         for (int i = 0; i < c->size * c->size; i++)
             free(c->boxes[i]);
+    free(c->moves.bufs);
+    free(c->moves.moves);
     while (c->plans != NULL) {
         rt_plan_t *p = c->plans;
         c->plans = p->next;

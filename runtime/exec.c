@@ -735,10 +735,86 @@ static void plan_keep(rt_comm_t *c, rt_plan_t *p)
     }
 }
 
+/* The moves of plan step e as step_data and fused_data make them
+ * (uncompressed); 0 if it moves nothing. */
+static int move_of(rt_slot_t *s, const rt_plan_step_t *e, rt_move_t *m)
+{
+    const rt_op_t *op = s->ops[e->rank];
+    const hccn_step_t *steps = op->sched->ranks[e->rank].steps;
+    const hccn_step_t *st = &steps[e->step];
+    size_t esize = hccn_dtype_size(op->dtype);
+    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
+    char *src = buf_at(op->bufs[st->src_buf], st->src_off);
+    if (e->fused != UINT32_MAX) {
+        const hccn_step_t *red = &steps[e->fused];
+        *m = (rt_move_t){RT_MOVE_REDUCE,
+                         buf_at(op->bufs[red->dst_buf], red->dst_off),
+                         peer_src(op, st->peer, st->xfer), NULL,
+                         red->bytes / esize};
+        return 1;
+    }
+    switch (st->kind) {
+    case HCCN_STEP_RECV:
+        *m = (rt_move_t){RT_MOVE_COPY, dst, peer_src(op, st->peer, st->xfer),
+                         NULL, st->bytes};
+        return 1;
+    case HCCN_STEP_RECV_REDUCE:
+        *m = (rt_move_t){RT_MOVE_REDUCE3, dst, src,
+                         peer_src(op, st->peer, st->xfer), st->bytes / esize};
+        return 1;
+    case HCCN_STEP_COPY:
+        *m = (rt_move_t){RT_MOVE_COPY, dst, src, NULL, st->bytes};
+        return dst != src;
+    case HCCN_STEP_REDUCE:
+        *m = (rt_move_t){RT_MOVE_REDUCE, dst, src, NULL, st->bytes / esize};
+        return 1;
+    }
+    return 0;
+}
+
+/* c's moves for plan p and the call at s, worked out again unless they
+ * were for the same plan and buffers; NULL if they cannot be (no memory,
+ * or compressed calls, whose steps round on the way). */
+static const rt_moves_t *moves_for(rt_comm_t *c, rt_slot_t *s,
+                                   const rt_plan_t *p)
+{
+    rt_moves_t *mv = &c->moves;
+    size_t nb = 3 * (size_t)c->size;
+    if (p->compress)
+        return NULL;
+    if (mv->plan == p && memcmp(mv->bufs, s->bufs, nb * sizeof(*s->bufs)) == 0)
+        return mv;
+    mv->plan = NULL;
+    if (mv->bufs == NULL && (mv->bufs = malloc(nb * sizeof(*mv->bufs))) == NULL)
+        return NULL;
+    rt_move_t *m = realloc(mv->moves, (p->n + 1) * sizeof(*m));
+    if (m == NULL)
+        return NULL;
+    mv->moves = m;
+    mv->n = 0;
+    for (uint32_t k = 0; k < p->n; k++)
+        mv->n += (uint32_t)move_of(s, &p->steps[k], &m[mv->n]);
+    memcpy(mv->bufs, s->bufs, nb * sizeof(*s->bufs));
+    mv->plan = p;
+    return mv;
+}
+
 /* Moves the call's bytes in the plan's order, then marks every step done. */
 static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
 {
-    for (uint32_t k = 0; k < p->n; k++) {
+    const rt_moves_t *mv = moves_for(s->ops[0]->comm->sh, s, p);
+    hccn_dtype_t dt = s->ops[0]->dtype;
+    hccn_redop_t rop = kernel_op(s->ops[0]->op);
+    for (uint32_t k = 0; mv != NULL && k < mv->n; k++) {
+        const rt_move_t *m = &mv->moves[k];
+        if (m->kind == RT_MOVE_COPY)
+            memmove(m->dst, m->a, m->n);
+        else if (m->kind == RT_MOVE_REDUCE)
+            hccn_rt_reduce(m->dst, m->a, m->n, dt, rop);
+        else
+            hccn_rt_reduce3(m->dst, m->a, m->b, m->n, dt, rop);
+    }
+    for (uint32_t k = 0; mv == NULL && k < p->n; k++) {
         const rt_plan_step_t *e = &p->steps[k];
         if (e->fused != UINT32_MAX)
             fused_data(s->ops[e->rank], e->step, e->fused);

@@ -134,6 +134,26 @@ typedef struct rt_plan {
     struct rt_plan *next;
 } rt_plan_t;
 
+/* A plan's steps with their buffers' addresses worked out, for calls with
+ * the same buffers on every rank (exec.c): a repeated small call moves its
+ * bytes without looking a step up. Element counts follow the schedule's
+ * element size; the type and operator are each call's own. */
+enum { RT_MOVE_COPY, RT_MOVE_REDUCE, RT_MOVE_REDUCE3 };
+typedef struct {
+    int kind;                     /* RT_MOVE_* */
+    char *dst;
+    const char *a, *b;            /* COPY: dst <- a; REDUCE: dst op= a;
+                                     REDUCE3: dst <- a op b */
+    size_t n;                     /* bytes (COPY) or elements */
+} rt_move_t;
+
+typedef struct {
+    const rt_plan_t *plan;        /* NULL: none worked out */
+    char **bufs;                  /* 3 per comm rank, as at the slot */
+    uint32_t n;
+    rt_move_t *moves;
+} rt_moves_t;
+
 /* Rendezvous of one collective (sequence number seq) on a communicator.
  * Guarded by the communicator's lock, except xstate (atomics) and the
  * buffers, which are read-only once ready is set. */
@@ -207,6 +227,8 @@ struct rt_comm {
     rt_slot_t slots[RT_SLOTS];
     rt_plan_t *plans;             /* under lock; kept until freed */
     int nplans;
+    rt_moves_t moves;             /* the last driver's; drivers of a
+                                     communicator run one at a time */
     rt_sched_entry_t *cache;      /* under lock */
     int ncache, capcache;
     rt_box_ent_t **boxes;         /* size*size, allocated on first use */

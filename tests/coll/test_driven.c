@@ -364,9 +364,83 @@ static void test_limit(void **state)
         }
 }
 
+/* A driver that follows a plan works out where the bytes go once, and
+ * again only when the buffers change (exec.c, moves_for); the type and
+ * the operator are each call's own. Calls on one schedule that change
+ * the buffers, the operator, the type (of the same size) in turn, then
+ * one in place; every result against the closed form. */
+#define NMOVES 6
+static int moves_input(int rank, int k, int i)
+{
+    return (rank * 7 + k * 5 + i * 3) % 23 - 11;
+}
+
+typedef struct {
+    int32_t out[NMOVES][NR][CNT];
+} moves_prog_t;
+
+static hccn_status_t moves_rank_fn(hccn_ctx_t *ctx, void *arg)
+{
+    moves_prog_t *p = arg;
+    int r = hccn_rank(ctx);
+    hccn_comm_t *w = hccn_comm_world(ctx);
+    int32_t *b[4];
+    hccn_status_t rc = HCCN_OK;
+    for (int i = 0; i < 4 && rc == HCCN_OK; i++)
+        rc = hccn_malloc(ctx, CNT * sizeof(int32_t), (void **)&b[i]);
+    /* send, recv, type, operator: the same twice, then one change each;
+     * the last call is in place. */
+    static const int sel[NMOVES][2] = {{0, 1}, {0, 1}, {2, 3}, {2, 3},
+                                       {0, 1}, {1, 1}};
+    for (int k = 0; k < NMOVES && rc == HCCN_OK; k++) {
+        int32_t *sb = b[sel[k][0]], *rb = b[sel[k][1]];
+        int fp = k == 4;
+        for (int i = 0; i < CNT; i++) {
+            if (fp)
+                ((float *)sb)[i] = (float)moves_input(r, k, i) * 0.5f;
+            else
+                sb[i] = moves_input(r, k, i);
+        }
+        rc = hccn_allreduce(w, sb, rb, CNT, fp ? HCCN_FP32 : HCCN_INT32,
+                            k == 3 ? HCCN_MAX : HCCN_SUM);
+        memcpy(p->out[k][r], rb, sizeof(p->out[k][r]));
+    }
+    return rc;
+}
+
+static void test_moves(void **state)
+{
+    (void)state;
+    static moves_prog_t p;
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(run_cluster(moves_rank_fn, &p, "moves", 0, -1), NMOVES);
+    for (int k = 0; k < NMOVES; k++)
+        for (int r = 0; r < NR; r++)
+            for (int i = 0; i < CNT; i++) {
+                int32_t want = k == 3 ? INT32_MIN : 0;
+                float fwant = 0.0f;
+                for (int q = 0; q < NR; q++) {
+                    int v = moves_input(q, k, i);
+                    want = k == 3 ? (v > want ? v : want) : want + v;
+                    fwant += (float)v * 0.5f;   /* exact: small halves */
+                }
+                if (k == 4) {
+                    float got;
+                    memcpy(&got, &p.out[k][r][i], sizeof(got));
+                    if (got != fwant)
+                        fail_msg("call %d rank %d [%d]: %g, expected %g", k,
+                                 r, i, (double)got, (double)fwant);
+                } else if (p.out[k][r][i] != want) {
+                    fail_msg("call %d rank %d [%d]: %d, expected %d", k, r,
+                             i, p.out[k][r][i], want);
+                }
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_moves),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_plans_and_compression),
         cmocka_unit_test(test_async_in_flight),
