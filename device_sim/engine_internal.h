@@ -50,8 +50,10 @@ struct hccn_sim_batch {
     int refs;                   /* holders; freed at 0 once done */
     hccn_sim_pool_t *pool;      /* its tasks' memory (NULL: malloc) */
     int abandoned;              /* given up by its device (error paths) */
-    int resumed;                /* its completion set its waiting device
-                                   running at its end (before done) */
+    int resumed;                /* its completion moved its device on to
+                                   its end: a device that waited for it,
+                                   or any for a sole batch (set before
+                                   done) */
     hccn_sim_batch_t *stream_next;
     struct ejoin *join;         /* start together with the join's members */
     int sole;                   /* its device posts nothing until it ends */
