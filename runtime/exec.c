@@ -799,13 +799,11 @@ static const rt_moves_t *moves_for(rt_comm_t *c, rt_slot_t *s,
     return mv;
 }
 
-/* Moves the call's bytes in the plan's order, then marks every step done. */
-static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
+/* Runs the moves worked out for the call (with its type and operator). */
+static void moves_run(const rt_moves_t *mv, hccn_dtype_t dt, hccn_redop_t op)
 {
-    const rt_moves_t *mv = moves_for(s->ops[0]->comm->sh, s, p);
-    hccn_dtype_t dt = s->ops[0]->dtype;
-    hccn_redop_t rop = kernel_op(s->ops[0]->op);
-    for (uint32_t k = 0; mv != NULL && k < mv->n; k++) {
+    hccn_redop_t rop = kernel_op(op);
+    for (uint32_t k = 0; k < mv->n; k++) {
         const rt_move_t *m = &mv->moves[k];
         if (m->kind == RT_MOVE_COPY)
             memmove(m->dst, m->a, m->n);
@@ -814,12 +812,22 @@ static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
         else
             hccn_rt_reduce3(m->dst, m->a, m->b, m->n, dt, rop);
     }
-    for (uint32_t k = 0; mv == NULL && k < p->n; k++) {
-        const rt_plan_step_t *e = &p->steps[k];
-        if (e->fused != UINT32_MAX)
-            fused_data(s->ops[e->rank], e->step, e->fused);
-        else
-            step_data(s->ops[e->rank], e->step);
+}
+
+/* Moves the call's bytes in the plan's order, then marks every step done. */
+static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
+{
+    const rt_moves_t *mv = moves_for(s->ops[0]->comm->sh, s, p);
+    if (mv != NULL) {
+        moves_run(mv, s->ops[0]->dtype, s->ops[0]->op);
+    } else {
+        for (uint32_t k = 0; k < p->n; k++) {
+            const rt_plan_step_t *e = &p->steps[k];
+            if (e->fused != UINT32_MAX)
+                fused_data(s->ops[e->rank], e->step, e->fused);
+            else
+                step_data(s->ops[e->rank], e->step);
+        }
     }
     for (int r = 0; r < size; r++) {
         rt_op_t *op = s->ops[r];
