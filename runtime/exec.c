@@ -503,16 +503,67 @@ static int deps_done_but(const rt_op_t *op, const hccn_sched_rank_t *rk,
     return 1;
 }
 
+/* The bytes step i of op's rank moves, uncompressed, as one move: with
+ * fused a REDUCE, the one that alone reads receive i's bytes, done in the
+ * same pass from the sender's buffer (UINT32_MAX: none). 0 if it moves
+ * nothing: a SEND, a zero-byte step, a copy onto itself. */
+static int step_move(const rt_op_t *op, uint32_t i, uint32_t fused,
+                     rt_move_t *m)
+{
+    const hccn_step_t *steps = op->sched->ranks[op->comm->rank].steps;
+    const hccn_step_t *st = &steps[i];
+    size_t esize = hccn_dtype_size(op->dtype);
+    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
+    char *src = buf_at(op->bufs[st->src_buf], st->src_off);
+    if (fused != UINT32_MAX) {
+        const hccn_step_t *red = &steps[fused];
+        *m = (rt_move_t){RT_MOVE_REDUCE,
+                         buf_at(op->bufs[red->dst_buf], red->dst_off),
+                         peer_src(op, st->peer, st->xfer), NULL,
+                         red->bytes / esize};
+        return 1;
+    }
+    if (st->bytes == 0)
+        return 0;   /* a zero-byte message only synchronises */
+    switch (st->kind) {
+    case HCCN_STEP_SEND:
+        return 0;
+    case HCCN_STEP_RECV:
+        *m = (rt_move_t){RT_MOVE_COPY, dst, peer_src(op, st->peer, st->xfer),
+                         NULL, st->bytes};
+        return 1;
+    case HCCN_STEP_RECV_REDUCE:
+        *m = (rt_move_t){RT_MOVE_REDUCE3, dst, src,
+                         peer_src(op, st->peer, st->xfer), st->bytes / esize};
+        return 1;
+    case HCCN_STEP_COPY:
+        *m = (rt_move_t){RT_MOVE_COPY, dst, src, NULL, st->bytes};
+        return dst != src;
+    case HCCN_STEP_REDUCE:
+        *m = (rt_move_t){RT_MOVE_REDUCE, dst, src, NULL, st->bytes / esize};
+        return 1;
+    }
+    return 0;
+}
+
+/* Moves m's bytes (elements of type dt, combined with op). */
+static void move_run(const rt_move_t *m, hccn_dtype_t dt, hccn_redop_t op)
+{
+    if (m->kind == RT_MOVE_COPY)
+        memmove(m->dst, m->a, m->n);
+    else if (m->kind == RT_MOVE_REDUCE)
+        hccn_rt_reduce(m->dst, m->a, m->n, dt, kernel_op(op));
+    else
+        hccn_rt_reduce3(m->dst, m->a, m->b, m->n, dt, kernel_op(op));
+}
+
 /* The bytes of receive i and of REDUCE j, its fuse partner, in one pass
  * from the sender's buffer. */
 static void fused_data(rt_op_t *op, uint32_t i, uint32_t j)
 {
-    const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
-    const hccn_step_t *red = &rk->steps[j];
-    hccn_rt_reduce(buf_at(op->bufs[red->dst_buf], red->dst_off),
-                   peer_src(op, rk->steps[i].peer, rk->steps[i].xfer),
-                   red->bytes / hccn_dtype_size(op->dtype), op->dtype,
-                   kernel_op(op->op));
+    rt_move_t m;
+    step_move(op, i, j, &m);
+    move_run(&m, op->dtype, op->op);
 }
 
 static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused);
@@ -545,40 +596,26 @@ static int try_fused(rt_op_t *op, uint32_t i)
 static void step_data(rt_op_t *op, uint32_t i)
 {
     const hccn_step_t *st = &op->sched->ranks[op->comm->rank].steps[i];
-    size_t esize = hccn_dtype_size(op->dtype);
-    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
-    const char *src = buf_at(op->bufs[st->src_buf], st->src_off);
-    if (st->bytes == 0)
-        return;   /* a zero-byte message only synchronises */
-    switch (st->kind) {
-    case HCCN_STEP_SEND:
-        break;
-    case HCCN_STEP_RECV:
-    case HCCN_STEP_RECV_REDUCE:
-        if (op->compress)
-            recv_compressed(op, (float *)dst,
-                            st->kind == HCCN_STEP_RECV ? NULL : (const float *)src,
-                            (const float *)peer_src(op, st->peer, st->xfer),
-                            st->bytes / sizeof(float));
-        else if (st->kind == HCCN_STEP_RECV)
-            memcpy(dst, peer_src(op, st->peer, st->xfer), st->bytes);
-        else
-            hccn_rt_reduce3(dst, src, peer_src(op, st->peer, st->xfer),
-                            st->bytes / esize, op->dtype, kernel_op(op->op));
-        break;
-    case HCCN_STEP_COPY:
-        if (dst != src)
-            memmove(dst, src, st->bytes);
-        break;
-    case HCCN_STEP_REDUCE:
-        if (op->compress)
-            round_wire(op, (float *)dst, st->bytes / sizeof(float));
-        hccn_rt_reduce(dst, src, st->bytes / esize, op->dtype,
-                       kernel_op(op->op));
-        if (op->compress)
-            round_wire(op, (float *)dst, st->bytes / sizeof(float));
-        break;
+    rt_move_t m;
+    if (!op->compress || st->bytes == 0 || st->kind == HCCN_STEP_SEND ||
+        st->kind == HCCN_STEP_COPY) {
+        if (step_move(op, i, UINT32_MAX, &m))
+            move_run(&m, op->dtype, op->op);
+        return;
     }
+    /* Compressed: the wire's bytes are rounded to its type on the way. */
+    float *dst = (float *)buf_at(op->bufs[st->dst_buf], st->dst_off);
+    const float *src = (const float *)buf_at(op->bufs[st->src_buf],
+                                             st->src_off);
+    size_t n = st->bytes / sizeof(float);
+    if (st->kind == HCCN_STEP_REDUCE) {
+        round_wire(op, dst, n);
+        hccn_rt_reduce(dst, src, n, op->dtype, kernel_op(op->op));
+        round_wire(op, dst, n);
+        return;
+    }
+    recv_compressed(op, dst, st->kind == HCCN_STEP_RECV ? NULL : src,
+                    (const float *)peer_src(op, st->peer, st->xfer), n);
 }
 
 /* Adds step i of op's rank (with the REDUCE fused into it, or UINT32_MAX)
@@ -735,43 +772,6 @@ static void plan_keep(rt_comm_t *c, rt_plan_t *p)
     }
 }
 
-/* The moves of plan step e as step_data and fused_data make them
- * (uncompressed); 0 if it moves nothing. */
-static int move_of(rt_slot_t *s, const rt_plan_step_t *e, rt_move_t *m)
-{
-    const rt_op_t *op = s->ops[e->rank];
-    const hccn_step_t *steps = op->sched->ranks[e->rank].steps;
-    const hccn_step_t *st = &steps[e->step];
-    size_t esize = hccn_dtype_size(op->dtype);
-    char *dst = buf_at(op->bufs[st->dst_buf], st->dst_off);
-    char *src = buf_at(op->bufs[st->src_buf], st->src_off);
-    if (e->fused != UINT32_MAX) {
-        const hccn_step_t *red = &steps[e->fused];
-        *m = (rt_move_t){RT_MOVE_REDUCE,
-                         buf_at(op->bufs[red->dst_buf], red->dst_off),
-                         peer_src(op, st->peer, st->xfer), NULL,
-                         red->bytes / esize};
-        return 1;
-    }
-    switch (st->kind) {
-    case HCCN_STEP_RECV:
-        *m = (rt_move_t){RT_MOVE_COPY, dst, peer_src(op, st->peer, st->xfer),
-                         NULL, st->bytes};
-        return 1;
-    case HCCN_STEP_RECV_REDUCE:
-        *m = (rt_move_t){RT_MOVE_REDUCE3, dst, src,
-                         peer_src(op, st->peer, st->xfer), st->bytes / esize};
-        return 1;
-    case HCCN_STEP_COPY:
-        *m = (rt_move_t){RT_MOVE_COPY, dst, src, NULL, st->bytes};
-        return dst != src;
-    case HCCN_STEP_REDUCE:
-        *m = (rt_move_t){RT_MOVE_REDUCE, dst, src, NULL, st->bytes / esize};
-        return 1;
-    }
-    return 0;
-}
-
 /* c's moves for plan p and the call at s, worked out again unless they
  * were for the same plan and buffers; NULL if they cannot be (no memory,
  * or compressed calls, whose steps round on the way). */
@@ -792,26 +792,14 @@ static const rt_moves_t *moves_for(rt_comm_t *c, rt_slot_t *s,
         return NULL;
     mv->moves = m;
     mv->n = 0;
-    for (uint32_t k = 0; k < p->n; k++)
-        mv->n += (uint32_t)move_of(s, &p->steps[k], &m[mv->n]);
+    for (uint32_t k = 0; k < p->n; k++) {
+        const rt_plan_step_t *e = &p->steps[k];
+        mv->n += (uint32_t)step_move(s->ops[e->rank], e->step, e->fused,
+                                     &m[mv->n]);
+    }
     memcpy(mv->bufs, s->bufs, nb * sizeof(*s->bufs));
     mv->plan = p;
     return mv;
-}
-
-/* Runs the moves worked out for the call (with its type and operator). */
-static void moves_run(const rt_moves_t *mv, hccn_dtype_t dt, hccn_redop_t op)
-{
-    hccn_redop_t rop = kernel_op(op);
-    for (uint32_t k = 0; k < mv->n; k++) {
-        const rt_move_t *m = &mv->moves[k];
-        if (m->kind == RT_MOVE_COPY)
-            memmove(m->dst, m->a, m->n);
-        else if (m->kind == RT_MOVE_REDUCE)
-            hccn_rt_reduce(m->dst, m->a, m->n, dt, rop);
-        else
-            hccn_rt_reduce3(m->dst, m->a, m->b, m->n, dt, rop);
-    }
 }
 
 /* Moves the call's bytes in the plan's order, then marks every step done. */
@@ -819,7 +807,8 @@ static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
 {
     const rt_moves_t *mv = moves_for(s->ops[0]->comm->sh, s, p);
     if (mv != NULL) {
-        moves_run(mv, s->ops[0]->dtype, s->ops[0]->op);
+        for (uint32_t k = 0; k < mv->n; k++)
+            move_run(&mv->moves[k], s->ops[0]->dtype, s->ops[0]->op);
     } else {
         for (uint32_t k = 0; k < p->n; k++) {
             const rt_plan_step_t *e = &p->steps[k];
