@@ -509,11 +509,16 @@ void hccn_sim_replay_changed(hccn_sim_engine_t *eng)
  * trace: no recording is used), and the generation changes with
  * replays[]: while it has not, the earlier answer for the same part is
  * the answer. */
+static int hints_apply(const hccn_sim_engine_t *eng)
+{
+    return eng->nfaults == 0 && eng->trace == NULL;
+}
+
 static int hint_valid(const hccn_sim_engine_t *eng,
                       const hccn_sim_replay_hint_t *hint)
 {
     return hint != NULL && hint->gen != 0 && hint->gen == eng->replay_gen &&
-           eng->nfaults == 0 && eng->trace == NULL;
+           hints_apply(eng);
 }
 
 int hccn_sim_replay_hint_ok(const hccn_sim_engine_t *eng,
@@ -540,8 +545,7 @@ hccn_sim_replay_rec_t *hccn_sim_replay_lookup(hccn_sim_engine_t *eng,
     hccn_sim_replay_rec_t *r = hccn_sim_replay_find(eng, dev, tasks, n, deps,
                                                     join);
     if (hint != NULL) {
-        hint->gen = eng->nfaults == 0 && eng->trace == NULL
-                        ? eng->replay_gen : 0;
+        hint->gen = hints_apply(eng) ? eng->replay_gen : 0;
         hint->rec = r;
     }
     return r;
