@@ -132,6 +132,17 @@ static void match_grow(hccn_sim_engine_t *eng)
     eng->nmatch_buckets = n;
 }
 
+/* Whether halves o and t (of one key) name each other, as devices or,
+ * folded, as copies in node 0. */
+static int pairs(const hccn_sim_engine_t *eng, const etask_t *o,
+                 const etask_t *t)
+{
+    const int *rep = eng->fold_rep;
+    if (rep == NULL)
+        return o->dev == t->peer && o->peer == t->dev;
+    return rep[o->dev] == rep[t->peer] && rep[o->peer] == rep[t->dev];
+}
+
 /* Pairs t with a waiting half of the same key, or leaves t waiting. */
 void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t)
 {
@@ -142,7 +153,7 @@ void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t)
     for (; *pp != NULL; pp = &(*pp)->hash_next) {
         etask_t *o = *pp;
         if (key_eq(&o->key, &t->key) && o->kind != t->kind &&
-            o->dev == t->peer && o->peer == t->dev) {
+            pairs(eng, o, t)) {
             *pp = o->hash_next;
             o->hash_next = NULL;
             o->mate = t;
@@ -263,7 +274,7 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
     int links[HCCN_SIM_ROUTE_MAX], down;
     double lat;
-    if (hccn_sim_flow_route(eng, send->dev, recv->dev, links, &lat,
+    if (hccn_sim_flow_route(eng, send->dev, send->peer, links, &lat,
                             &down) < 0 && down >= 0) {
         char why[160];
         const hccn_sim_link_t *l = &eng->topo->links[down];
@@ -794,7 +805,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     pthread_mutex_lock(&eng->lock);
     /* A member of a call the engine has recorded is posted hollow: no
      * tasks are built until the join shows they are needed (replay.c). */
-    if (sole && join != NULL && count == eng->ndev)
+    if (sole && join != NULL && count == eng->nlive)
         b->hollow = hccn_sim_replay_lookup(eng, dev, tasks, ntasks, deps,
                                            *join, hint);
     if (b->hollow == NULL) {
@@ -1265,7 +1276,7 @@ hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
         return NULL;
     eng->topo = topo;
     eng->timeout_s = timeout_s > 0.0 ? timeout_s : 300.0;
-    eng->ndev = topo->nnpus;
+    eng->ndev = eng->nlive = topo->nnpus;
     eng->nmatch_buckets = MATCH_BUCKETS;
     eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
     eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
@@ -1307,12 +1318,45 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     hccn_sim_flow_free(eng);
     free(eng->heap);
     free(eng->faults);
+    free(eng->fold_rep);
+    free(eng->fold_link);
     free(eng->match);
     free(eng->joins);
     free(eng->devs);
     free(eng->hz);
     pthread_mutex_destroy(&eng->lock);
     free(eng);
+}
+
+int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
+                             const int *link_map)
+{
+    int *r = NULL, *l = NULL, live = eng->ndev;
+    size_t nd = (size_t)eng->ndev, nl = (size_t)eng->topo->nlinks;
+    if (rep != NULL && link_map != NULL) {
+        for (live = 0; live < eng->ndev && rep[live] == live; live++)
+            ;
+        for (int d = live; d < eng->ndev; d++)
+            if (rep[d] < 0 || rep[d] >= live)
+                return -1;
+        r = malloc(nd * sizeof(*r));
+        l = malloc(nl * sizeof(*l));
+        if (r == NULL || l == NULL) {
+            free(r);
+            free(l);
+            return -1;
+        }
+        memcpy(r, rep, nd * sizeof(*r));
+        memcpy(l, link_map, nl * sizeof(*l));
+    }
+    pthread_mutex_lock(&eng->lock);
+    free(eng->fold_rep);
+    free(eng->fold_link);
+    eng->fold_rep = r;
+    eng->fold_link = l;
+    eng->nlive = live;
+    pthread_mutex_unlock(&eng->lock);
+    return 0;
 }
 
 void hccn_sim_lock_init(pthread_mutex_t *m)

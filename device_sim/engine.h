@@ -77,8 +77,9 @@ hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
  *
  * sole: dev promises to post nothing else until this batch completes (a
  * blocking call with nothing else in flight). When every device of the
- * engine joins with that promise on a quiet engine (no fault plan, no
- * trace, nothing else open or in flight), the engine records the call,
+ * engine (folded: of node 0) joins with that promise on a quiet engine
+ * (no fault plan, no trace, nothing else open or in flight), the engine
+ * records the call,
  * and a later call of the same run (until the next reset) whose tasks are
  * the same is *replayed*: it ends as the recorded one did, shifted to its
  * own start (device_sim/replay.c), with none of the simulation's work. */
@@ -225,6 +226,20 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
  * once, so a long sequence holds the tasks of the batches in flight only;
  * hccn_sim_task_begin/end then give NAN for it. Not with a trace. */
 void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean);
+
+/* Folding, for timing-only runs on a cluster whose nodes are copies of
+ * node 0 running copies of node 0's part (runtime/predict.c checks both):
+ * only node 0's devices, 0 .. k-1 (rep[d] == d exactly for them), post.
+ * A transfer's tasks name the real peer; a SEND and a RECV pair if their
+ * keys are equal and each one's device is the copy (rep) of the other's
+ * peer; the transfer takes the real route with every link replaced by its
+ * copy (link_map, one entry per link). The copies of every node behave
+ * alike, so node 0 alone gives the times of all. A call is recorded and
+ * replayed when node 0's k devices join (hccn_sim_post_joined). Both NULL:
+ * no folding (the default). The arrays are copied. Only between runs,
+ * before anything is posted; -1 on no memory or a rep not of that form. */
+int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
+                             const int *link_map);
 
 int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
                                const hccn_sim_fault_t *faults, int n);

@@ -132,6 +132,8 @@ struct hccn_sim_engine {
     const hccn_sim_topo_t *topo;
     double timeout_s;
     int ndev;
+    int nlive;                  /* devices that may post: ndev, or node 0's
+                                   (0 .. nlive-1) when folded */
     edev_t *devs;
     int lean;                   /* free a batch's tasks when it completes
                                    (hccn_sim_engine_set_lean) */
@@ -159,6 +161,10 @@ struct hccn_sim_engine {
 
     hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */
     int nfaults;
+
+    /* Folding (hccn_sim_engine_set_fold): NULL when off. */
+    int *fold_rep;              /* per device: the copy in node 0 */
+    int *fold_link;             /* per link: the copy in node 0 */
 
     /* Fluid link sharing (flow.c). */
     double now;
@@ -215,9 +221,10 @@ void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t);
 void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t);
 /* Recomputes the rates (after a link's bandwidth changed). */
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng);
-/* The route a transfer from src to dst takes now: the structural route, or
- * where one of its links is down the alternative route if that is whole
- * (hccn_sim_topo_route_alt). Returns the number of links, or -1 with
+/* The route a transfer from src to its peer dst takes now: the structural
+ * route, or where one of its links is down the alternative route if that
+ * is whole (hccn_sim_topo_route_alt); folded, each link is its copy in
+ * node 0. Returns the number of links, or -1 with
  * *down = the downed link of the structural route when neither is whole. */
 int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
                         int *links, double *lat, int *down);

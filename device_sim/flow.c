@@ -198,7 +198,7 @@ static void fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
 static int flow_route(hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
-    int down, n = hccn_sim_flow_route(eng, f->send->dev, f->recv->dev,
+    int down, n = hccn_sim_flow_route(eng, f->send->dev, f->send->peer,
                                       f->links, &f->lat, &down);
     f->nlinks = 0;
     for (int k = 0; k < n; k++)
@@ -406,6 +406,9 @@ int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
                         int *links, double *lat, int *down)
 {
     int n = hccn_sim_topo_route(eng->topo, src, dst, links, lat);
+    if (eng->fold_link != NULL)
+        for (int k = 0; k < n; k++)
+            links[k] = eng->fold_link[links[k]];
     *down = route_down(eng, links, n);
     if (*down < 0)
         return n;

@@ -138,7 +138,7 @@ static uint32_t nsucc_of(const hccn_sim_batch_t *b)
 static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
                      int count, double t, hccn_sim_batch_t **by)
 {
-    if (count != eng->ndev || eng->nfaults > 0 || eng->trace != NULL ||
+    if (count != eng->nlive || eng->nfaults > 0 || eng->trace != NULL ||
         eng->rec != NULL || eng->nopen != count || eng->nflows > 0 ||
         eng->nheap > 0 || eng->nmatch_waiting > 0)
         return -1;
@@ -147,7 +147,7 @@ static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     long n = 0;
     for (int i = 0; i < count; i++) {
         hccn_sim_batch_t *b = m[i];
-        if (!b->sole || by[b->dev] != NULL ||
+        if (!b->sole || b->dev >= count || by[b->dev] != NULL ||
             (b->tasks == NULL && b->hollow == NULL) ||
             eng->devs[b->dev].local_free > t || eng->devs[b->dev].failed)
             return -1;

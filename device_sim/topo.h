@@ -132,6 +132,15 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo);
 int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
                         int *links, double *lat);
 
+/* Whether every node of topo is a copy of node 0 (docs/performance.md,
+ * Folding): the same NPUs, links and routes inside, the same way out to
+ * the network and in, on one leaf, and no fault plan. If so, returns 0
+ * with rep[r] = the copy in node 0 of NPU r (nnpus entries) and
+ * link_map[l] = that of link l (nlinks entries; node 0's own and unused
+ * links map to themselves); else -1 with why saying what differs. */
+int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
+                       char *why, size_t len);
+
 /* The other route from NPU a to NPU b where the topology has one that
  * shares no link with hccn_sim_topo_route's: on a ring with links both
  * ways, the longer way round. -1 where there is none (every other fabric
