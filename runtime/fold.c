@@ -1,0 +1,299 @@
+/*
+ * Whether a schedule folds onto node 0 (fold.h). Each rank of node 0 sorts
+ * its steps by what they do (their signature: the task, and where its peer
+ * is); a rank of another node then takes, for each of its steps in order,
+ * the next unused step of the same signature on its copy. That map is the
+ * only candidate that keeps the order of equal steps; the checks of fold.h
+ * then decide. A rank whose steps are its copy's in the same order (most
+ * of them) is checked without the sort.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/fold.h"
+
+typedef struct {
+    uint64_t h;                 /* 0: empty */
+    uint32_t any;               /* a step with this signature */
+    uint32_t first, n;          /* its steps: ord[first .. first+n) */
+    uint32_t used;              /* of them, taken by rank `stamp` */
+    int stamp;
+} slot_t;
+
+typedef struct {                /* a rank of node 0 */
+    const hccn_sched_rank_t *rk;
+    hccn_sim_task_t *t;         /* its tasks */
+    slot_t *tab;                /* signatures, open addressing */
+    uint32_t mask;
+    uint32_t *ord;              /* its steps, by signature */
+} rep_t;
+
+typedef struct {
+    const hccn_sched_t *s;
+    const hccn_sim_npu_t *npus;
+    const int *rep;
+    rep_t *reps;
+    uint32_t **map;             /* per rank: its steps onto its copy's;
+                                   NULL: the same index */
+    hccn_sim_task_t *t;         /* the tasks of the rank being checked */
+    char *why;
+    size_t len;
+} fck_t;
+
+static int refuse(fck_t *c, int r, const char *what)
+{
+    snprintf(c->why, c->len, "rank %d's part is not like rank %d's (%s)", r,
+             c->rep[r], what);
+    return 1;
+}
+
+/* Whether task x of rank rx and y of ry do the same, their peers copies
+ * placed alike. */
+static int same(const fck_t *c, const hccn_sim_task_t *x, int rx,
+                const hccn_sim_task_t *y, int ry)
+{
+    if (x->kind != y->kind || x->bytes != y->bytes || x->cost != y->cost)
+        return 0;
+    if (x->kind == HCCN_SIM_TASK_LOCAL)
+        return 1;
+    const hccn_sim_npu_t *np = c->npus;
+    return c->rep[x->peer] == c->rep[y->peer] &&
+           (np[x->peer].node == np[rx].node) ==
+               (np[y->peer].node == np[ry].node);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t sig_hash(const fck_t *c, const hccn_sim_task_t *x, int rx)
+{
+    uint64_t cost;
+    memcpy(&cost, &x->cost, sizeof(cost));
+    uint64_t h = mix(mix(mix(1, (uint64_t)x->kind), x->bytes), cost);
+    if (x->kind != HCCN_SIM_TASK_LOCAL)
+        h = mix(mix(h, (uint64_t)c->rep[x->peer]),
+                (uint64_t)(c->npus[x->peer].node == c->npus[rx].node));
+    return h | 1;
+}
+
+/* The slot of x's signature in r0's table (x of rank rx): an empty one if
+ * r0 has no step like it. */
+static slot_t *find(const fck_t *c, int r0, const hccn_sim_task_t *x, int rx)
+{
+    const rep_t *p = &c->reps[r0];
+    uint64_t h = sig_hash(c, x, rx);
+    for (uint32_t i = (uint32_t)h & p->mask;; i = (i + 1) & p->mask) {
+        slot_t *sl = &p->tab[i];
+        if (sl->h == 0 || (sl->h == h && same(c, x, rx, &p->t[sl->any], r0)))
+            return sl;
+    }
+}
+
+/* Rank r0's tasks and their signatures. */
+static int rep_init(fck_t *c, int r0, hccn_rt_tasks_fn *tasks, void *arg)
+{
+    rep_t *p = &c->reps[r0];
+    p->rk = &c->s->ranks[r0];
+    uint32_t n = p->rk->nsteps, cap = 2;
+    while (cap < 2 * n)
+        cap *= 2;
+    p->mask = cap - 1;
+    p->t = malloc(((size_t)n + 1) * sizeof(*p->t));
+    p->tab = calloc(cap, sizeof(*p->tab));
+    p->ord = malloc(((size_t)n + 1) * sizeof(*p->ord));
+    if (p->t == NULL || p->tab == NULL || p->ord == NULL)
+        return -1;
+    tasks(arg, r0, p->t);
+    for (uint32_t k = 0; k < n; k++) {
+        slot_t *sl = find(c, r0, &p->t[k], r0);
+        if (sl->h == 0)
+            *sl = (slot_t){.h = sig_hash(c, &p->t[k], r0), .any = k,
+                           .stamp = -1};
+        sl->n++;
+    }
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < cap; i++) {
+        p->tab[i].first = first;
+        first += p->tab[i].n;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        slot_t *sl = find(c, r0, &p->t[k], r0);
+        p->ord[sl->first + sl->used++] = k;
+    }
+    for (uint32_t i = 0; i < cap; i++)
+        p->tab[i].used = 0;
+    return 0;
+}
+
+static void rep_free(rep_t *p)
+{
+    free(p->t);
+    free(p->tab);
+    free(p->ord);
+}
+
+/* Whether rank r's steps are its copy's in the same order. */
+static int same_order(const fck_t *c, int r)
+{
+    int r0 = c->rep[r];
+    const rep_t *p = &c->reps[r0];
+    const hccn_sched_rank_t *rk = &c->s->ranks[r];
+    if (rk->ndeps > 0 &&
+        memcmp(rk->deps, p->rk->deps, rk->ndeps * sizeof(*rk->deps)) != 0)
+        return 0;
+    for (uint32_t k = 0; k < rk->nsteps; k++)
+        if (!same(c, &c->t[k], r, &p->t[k], r0) ||
+            c->t[k].dep_off != p->t[k].dep_off ||
+            c->t[k].ndeps != p->t[k].ndeps)
+            return 0;
+    return 1;
+}
+
+static int has(const uint32_t *list, uint32_t n, uint32_t v)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i] == v)
+            return 1;
+    return 0;
+}
+
+/* Maps rank r's steps onto its copy's (fold.h); 1 if they do not fold. */
+static int map_rank(fck_t *c, int r)
+{
+    int r0 = c->rep[r];
+    const rep_t *p = &c->reps[r0];
+    const hccn_sched_rank_t *rk = &c->s->ranks[r];
+    uint32_t n = rk->nsteps, *m = malloc(((size_t)n + 1) * sizeof(*m));
+    if (m == NULL)
+        return -1;
+    c->map[r] = m;
+    for (uint32_t k = 0; k < n; k++) {
+        slot_t *sl = find(c, r0, &c->t[k], r);
+        if (sl->h == 0)
+            return refuse(c, r, "a step its copy has not");
+        if (sl->stamp != r) {
+            sl->stamp = r;
+            sl->used = 0;
+        }
+        if (sl->used == sl->n)
+            return refuse(c, r, "more steps of one kind");
+        m[k] = p->ord[sl->first + sl->used++];
+    }
+    int64_t last = -1;
+    for (uint32_t k = 0; k < n; k++) {
+        const hccn_sim_task_t *x = &c->t[k], *y = &p->t[m[k]];
+        if (x->ndeps != y->ndeps)
+            return refuse(c, r, "dependencies");
+        for (uint32_t d = 0; d < x->ndeps; d++)
+            if (!has(p->rk->deps + y->dep_off, y->ndeps,
+                     m[rk->deps[x->dep_off + d]]))
+                return refuse(c, r, "dependencies");
+        if (x->cost > 0.0) {
+            if ((int64_t)m[k] <= last)
+                return refuse(c, r, "the order of its work");
+            last = m[k];
+        }
+    }
+    return 0;
+}
+
+static uint32_t mapped(const fck_t *c, int r, uint32_t k)
+{
+    return c->map[r] != NULL ? c->map[r][k] : k;
+}
+
+/* The transfers' pairing, and the keys node 0's RECVs take. */
+static int pair_xfers(fck_t *c, int nrep, uint64_t **pair, uint64_t **keys)
+{
+    const hccn_sched_t *s = c->s;
+    for (uint32_t x = 0; x < s->nxfers; x++) {
+        hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
+        if (a.rank < nrep)
+            pair[a.rank][a.step] = hccn_rt_fold_key(
+                c->rep[b.rank], mapped(c, b.rank, b.step));
+    }
+    for (uint32_t x = 0; x < s->nxfers; x++) {
+        hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
+        int a0 = c->rep[a.rank];
+        uint32_t s0 = mapped(c, a.rank, a.step);
+        if (pair[a0][s0] != hccn_rt_fold_key(c->rep[b.rank],
+                                             mapped(c, b.rank, b.step))) {
+            snprintf(c->why, c->len, "the transfer from rank %d to %d "
+                     "joins steps its copy does not", a.rank, b.rank);
+            return 1;
+        }
+        if (b.rank < nrep)
+            keys[b.rank][b.step] = hccn_rt_fold_key(a0, s0);
+    }
+    return 0;
+}
+
+void hccn_rt_fold_free(hccn_rt_fold_t *f)
+{
+    for (int r = 0; f->recv_key != NULL && r < f->nrep; r++)
+        free(f->recv_key[r]);
+    free(f->recv_key);
+    f->recv_key = NULL;
+    f->nrep = 0;
+}
+
+int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const int *rep, int nrep, hccn_rt_tasks_fn *tasks,
+                       void *arg, hccn_rt_fold_t *f, char *why, size_t len)
+{
+    int n = s->nranks, rc = 0;
+    uint32_t most = 0;
+    for (int r = 0; r < n; r++)
+        if (s->ranks[r].nsteps > most)
+            most = s->ranks[r].nsteps;
+    fck_t c = {s, npus, rep, calloc((size_t)nrep, sizeof(rep_t)),
+               calloc((size_t)n, sizeof(uint32_t *)),
+               malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
+    uint64_t **pair = calloc((size_t)nrep, sizeof(*pair));
+    *f = (hccn_rt_fold_t){nrep, calloc((size_t)nrep, sizeof(uint64_t *))};
+    if (c.reps == NULL || c.map == NULL || c.t == NULL || pair == NULL ||
+        f->recv_key == NULL)
+        rc = -1;
+    for (int r = 0; r < nrep && rc == 0; r++) {
+        size_t m = (size_t)s->ranks[r].nsteps + 1;
+        pair[r] = calloc(m, sizeof(**pair));
+        f->recv_key[r] = calloc(m, sizeof(**f->recv_key));
+        if (pair[r] == NULL || f->recv_key[r] == NULL ||
+            rep_init(&c, r, tasks, arg) != 0)
+            rc = -1;
+    }
+    for (int r = nrep; r < n && rc == 0; r++) {
+        const hccn_sched_rank_t *rk = &s->ranks[r];
+        const hccn_sched_rank_t *rk0 = c.reps[rep[r]].rk;
+        if (rk->nsteps != rk0->nsteps || rk->ndeps != rk0->ndeps) {
+            rc = refuse(&c, r, "its number of steps");
+            break;
+        }
+        tasks(arg, r, c.t);
+        if (!same_order(&c, r))
+            rc = map_rank(&c, r);
+    }
+    if (rc == 0)
+        rc = pair_xfers(&c, nrep, pair, f->recv_key);
+    for (int r = 0; r < nrep; r++) {
+        if (c.reps != NULL)
+            rep_free(&c.reps[r]);
+        if (pair != NULL)
+            free(pair[r]);
+    }
+    for (int r = 0; c.map != NULL && r < n; r++)
+        free(c.map[r]);
+    free(c.reps);
+    free(c.map);
+    free(c.t);
+    free(pair);
+    if (rc != 0)
+        hccn_rt_fold_free(f);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * Whether a schedule folds onto node 0 (docs/performance.md, Folding):
+ * whether every rank's part is that of its copy in node 0 up to the order
+ * of its steps, so that on a topology whose nodes are copies of node 0
+ * every node runs as node 0 does. Used by the timing-only runs
+ * (runtime/predict.c). Not installed.
+ */
+#ifndef HCCN_RUNTIME_FOLD_H
+#define HCCN_RUNTIME_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device_sim/engine.h"
+#include "hierarchy/sched.h"
+
+/* A transfer of a folded run is keyed by its SEND's copy in node 0:
+ * (rank << 32 | step). */
+static inline uint64_t hccn_rt_fold_key(int rank, uint32_t step)
+{
+    return (uint64_t)rank << 32 | step;
+}
+
+/* What a folded run posts its RECVs with. */
+typedef struct {
+    int nrep;                   /* node 0's ranks: 0 .. nrep-1 */
+    uint64_t **recv_key;        /* per node-0 rank and RECV step: the key
+                                   of its transfer's SEND */
+} hccn_rt_fold_t;
+
+/* Makes rank r's engine tasks for the call (as the run would post them). */
+typedef void hccn_rt_tasks_fn(void *arg, int r, hccn_sim_task_t *out);
+
+/* Checks s against rep (per rank, its copy in node 0; node 0's ranks are
+ * 0 .. nrep-1, each its own copy) and npus (whose node says which ranks
+ * share one). s folds if, for every rank r with copy r0, there is a
+ * one-to-one map m of r's steps onto r0's such that
+ *   - step k and m(k) make the same task (kind, bytes, cost), a transfer's
+ *     peer being a copy of the other's, in r's node iff the other's is in
+ *     r0's;
+ *   - m maps k's dependencies onto m(k)'s;
+ *   - m keeps the order of the steps that occupy the NPU (cost > 0): the
+ *     engine runs those first come, first served, ties by step index;
+ *   - every transfer joins the copies of the steps its copy joins: the
+ *     SEND of step s of rank a pairs with the RECV of step t of rank b only
+ *     if the SEND of m(s) of a's copy pairs with the RECV of m(t) of b's.
+ * Then returns 0 and fills *f (free with hccn_rt_fold_free). Returns 1 if
+ * s does not fold (why says where), -1 on no memory. */
+int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const int *rep, int nrep, hccn_rt_tasks_fn *tasks,
+                       void *arg, hccn_rt_fold_t *f, char *why, size_t len);
+
+void hccn_rt_fold_free(hccn_rt_fold_t *f);
+
+#endif /* HCCN_RUNTIME_FOLD_H */

@@ -1,0 +1,321 @@
+/*
+ * Folding onto node 0 (docs/performance.md): the topology's copies
+ * (hccn_sim_topo_fold), a folded engine against the same transfers run on
+ * every node, and the schedule check (runtime/fold.h) on schedules built by
+ * hand: ones that fold although their steps come in another order, and
+ * ones that must not (a step the copy lacks, work in another order, a
+ * transfer that joins other steps).
+ *
+ * Three nodes of two NPUs; each NPU has its own NIC of B = 1 GB/s to one
+ * switch, so a transfer between nodes crosses the sender's NIC uplink and
+ * the receiver's NIC downlink.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "device_sim/engine.h"
+#include "runtime/fold.h"
+
+#define NB 1000000.0            /* bytes of one transfer */
+
+static const char *const three =
+    "{\"version\": 1, \"node_types\": [{\"count\": 3,"
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 50, \"lat_us\": 1},"
+    " \"nics\": {\"count\": 2, \"bw_GBps\": 1, \"lat_us\": 2}}],"
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}}";
+
+static hccn_sim_topo_t *load(void)
+{
+    hccn_sim_topo_t *topo = NULL;
+    char err[512];
+    if (hccn_sim_topo_load_string(three, "three", &topo, err,
+                                  sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return topo;
+}
+
+/* s with every "node<n>." made "node0.". */
+static void to_node0(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    while (*s != '\0' && o + 1 < len) {
+        if (strncmp(s, "node", 4) == 0 && s[4] >= '0' && s[4] <= '9') {
+            const char *p = s + 4;
+            while (*p >= '0' && *p <= '9')
+                p++;
+            if (*p == '.' && o + 6 < len) {
+                memcpy(out + o, "node0", 5);
+                o += 5;
+                s = p;
+                continue;
+            }
+        }
+        out[o++] = *s++;
+    }
+    out[o] = '\0';
+}
+
+/* Every NPU's copy is the NPU of its local index in node 0; every link of
+ * a node, the link of node 0 between the same devices' copies; the
+ * network's links map to themselves. */
+static void test_topo_copies(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load();
+    int rep[6], *map = malloc((size_t)topo->nlinks * sizeof(int));
+    char why[128];
+    assert_non_null(map);
+    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, why, sizeof(why)), 0);
+    for (int r = 0; r < 6; r++)
+        assert_int_equal(rep[r], r % 2);
+    int mapped = 0;
+    for (int l = 0; l < topo->nlinks; l++) {
+        const hccn_sim_link_t *k = &topo->links[l];
+        char name[256], want[256];
+        snprintf(name, sizeof(name), "%s->%s", topo->devs[k->src].name,
+                 topo->devs[k->dst].name);
+        to_node0(name, want, sizeof(want));
+        int w = hccn_sim_topo_find_link(topo, want);
+        if (w < 0)
+            fail_msg("%s: no link %s", name, want);
+        if (map[l] != w)
+            fail_msg("%s maps to link %d, want %s (%d)", name, map[l], want,
+                     w);
+        mapped += map[l] != l;
+    }
+    /* Nodes 1 and 2: 2 mesh links, 2 x 2 NPU-NIC links, 2 x 2 NIC-switch
+     * links each. */
+    assert_int_equal(mapped, 2 * (2 + 4 + 4));
+    free(map);
+    hccn_sim_topo_free(topo);
+}
+
+static hccn_sim_task_t xfer(hccn_sim_task_kind_t kind, int peer, uint64_t id)
+{
+    return (hccn_sim_task_t){.kind = kind, .peer = peer,
+                             .bytes = (uint64_t)NB, .key = {1, 0, id}};
+}
+
+/* On every node n: (n,0) sends to (n+1,1) and (n,1) to (n+2,1), so the
+ * NIC downlink of every (m,1) carries two transfers at B/2 each. Folded,
+ * node 0 sends its two, and receives them as their copies: from (2,0) and
+ * from (1,1); both receives must share (0,1)'s downlink as the real ones
+ * share theirs, and end when the run on all nodes ends them. */
+static void test_engine(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *topo = load();
+    int rep[6], *map = malloc((size_t)topo->nlinks * sizeof(int));
+    assert_non_null(map);
+    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, NULL, 0), 0);
+    double end[2][6];
+    for (int fold = 0; fold < 2; fold++) {
+        hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
+        assert_non_null(eng);
+        if (fold) {
+            assert_int_equal(hccn_sim_engine_set_fold(eng, rep, map), 0);
+            for (int d = 2; d < 6; d++)
+                hccn_sim_finish(eng, d);
+        }
+        hccn_sim_batch_t *b[6] = {0};
+        for (int n = 0; n < (fold ? 1 : 3); n++) {
+            int a = 2 * n, c = 2 * n + 1;
+            int to0 = 2 * ((n + 1) % 3) + 1, to1 = 2 * ((n + 2) % 3) + 1;
+            int from0 = 2 * ((n + 2) % 3), from1 = 2 * ((n + 1) % 3) + 1;
+            /* Keys: folded, the sender's copy and step; else the sender. */
+            uint64_t k0 = fold ? 0 : (uint64_t)a, k1 = fold ? 1 : (uint64_t)c;
+            uint64_t j0 = fold ? 0 : (uint64_t)from0;
+            uint64_t j1 = fold ? 1 : (uint64_t)from1;
+            hccn_sim_task_t ta[] = {xfer(HCCN_SIM_TASK_SEND, to0, k0)};
+            hccn_sim_task_t tc[] = {xfer(HCCN_SIM_TASK_SEND, to1, k1),
+                                    xfer(HCCN_SIM_TASK_RECV, from0, j0),
+                                    xfer(HCCN_SIM_TASK_RECV, from1, j1)};
+            b[a] = hccn_sim_post(eng, a, ta, 1, NULL, NULL);
+            b[c] = hccn_sim_post(eng, c, tc, 3, NULL, NULL);
+            assert_true(b[a] != NULL && b[c] != NULL);
+        }
+        hccn_sim_finish_all(eng);
+        for (int d = 0; d < (fold ? 2 : 6); d++) {
+            assert_true(hccn_sim_batch_done(eng, b[d]));
+            end[fold][d] = hccn_sim_batch_end(b[d]);
+        }
+        hccn_sim_engine_destroy(eng);
+    }
+    double lat;
+    int links[HCCN_SIM_ROUTE_MAX];
+    assert_int_equal(hccn_sim_topo_route(topo, 0, 3, links, &lat), 4);
+    /* Two transfers share each downlink: 2 NB at B; a SEND ends when its
+     * bytes have left, the RECV the route's latency later. */
+    for (int d = 0; d < 6; d++) {
+        double want = 2.0 * NB / 1e9 + (d % 2 ? lat : 0.0);
+        if (fabs(end[0][d] - want) > 1e-12 * want)
+            fail_msg("device %d: %.17g s, want %.17g s", d, end[0][d], want);
+    }
+    for (int d = 0; d < 2; d++)
+        if (end[1][d] != end[0][d])
+            fail_msg("folded device %d: %.17g s, all nodes %.17g s", d,
+                     end[1][d], end[0][d]);
+    free(map);
+    hccn_sim_topo_free(topo);
+}
+
+/* ---------------------------------------------------- the schedule check */
+
+typedef struct {
+    const hccn_sched_t *s;
+    const hccn_sim_topo_t *topo;
+    int world[6];
+} tasks_arg_t;
+
+static void make_tasks(void *arg, int r, hccn_sim_task_t *out)
+{
+    const tasks_arg_t *t = arg;
+    const hccn_sched_rank_t *rk = &t->s->ranks[r];
+    for (uint32_t k = 0; k < rk->nsteps; k++)
+        hccn_sched_step_task(&rk->steps[k], &t->topo->npus[r], t->world,
+                             &out[k]);
+}
+
+/* 0: s folds; 1: it does not, why holding `want`. */
+static void check(const hccn_sched_t *s, int folds, const char *want)
+{
+    hccn_sim_topo_t *topo = load();
+    tasks_arg_t arg = {s, topo, {0, 1, 2, 3, 4, 5}};
+    int rep[6] = {0, 1, 0, 1, 0, 1};
+    hccn_rt_fold_t f;
+    char why[128] = "";
+    int rc = hccn_rt_fold_check(s, topo->npus, rep, 2, make_tasks, &arg, &f,
+                                why, sizeof(why));
+    if (folds) {
+        if (rc != 0)
+            fail_msg("does not fold: %s", why);
+        /* Node 0's RECVs are keyed by their transfer's SEND's copy. */
+        for (uint32_t x = 0; x < s->nxfers; x++) {
+            hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
+            if (a.rank < 2 && b.rank < 2)
+                assert_true(f.recv_key[b.rank][b.step] ==
+                            hccn_rt_fold_key(a.rank, a.step));
+        }
+        hccn_rt_fold_free(&f);
+    } else {
+        assert_int_equal(rc, 1);
+        if (strstr(why, want) == NULL)
+            fail_msg("'%s' does not say '%s'", why, want);
+    }
+    hccn_sim_topo_free(topo);
+}
+
+static void step(hccn_sched_t *s, int rank, int kind, uint64_t bytes,
+                 const uint32_t *deps, uint32_t ndeps)
+{
+    hccn_sched_local(s, rank, kind == HCCN_STEP_REDUCE, HCCN_BUF_SEND, 0,
+                     HCCN_BUF_RECV, 0, bytes, deps, ndeps);
+}
+
+/* A ring across the nodes on each local index, built node by node: node
+ * 0's NPUs get their SEND first, the others their RECV first; then each
+ * NPU reduces what it received. Folds. Then with node 2's reduction of a
+ * different size: a step its copy has not. */
+static void test_ring_folds(void **state)
+{
+    (void)state;
+    for (int broken = 0; broken < 2; broken++) {
+        hccn_sched_t *s = hccn_sched_new(6, "ring");
+        uint32_t sent[6], got[6];
+        for (int n = 0; n < 3; n++)
+            for (int l = 0; l < 2; l++) {
+                int a = 2 * n + l, b = 2 * ((n + 1) % 3) + l;
+                hccn_sched_xfer(s, a, HCCN_BUF_SEND, 0, NULL, 0, b,
+                                HCCN_BUF_SCRATCH, 0, NULL, 0, 4096, 0,
+                                HCCN_BUF_SEND, 0, &sent[a], &got[b]);
+            }
+        for (int r = 0; r < 6; r++) {
+            uint32_t deps[] = {sent[r], got[r]};
+            step(s, r, HCCN_STEP_REDUCE, broken && r >= 4 ? 2048 : 4096,
+                 deps, 2);
+        }
+        assert_false(s->failed);
+        check(s, !broken, "a step its copy has not");
+        hccn_sched_free(s);
+    }
+}
+
+/* Two reductions nothing orders, of different sizes: node 0 queues the
+ * big one first, node 1 the small one. The NPU runs them first come, first
+ * served (ties by step index), so node 1 does not run as node 0. */
+static void test_work_order(void **state)
+{
+    (void)state;
+    hccn_sched_t *s = hccn_sched_new(6, "work");
+    for (int r = 0; r < 6; r++) {
+        int swap = r == 2 || r == 3;
+        step(s, r, HCCN_STEP_REDUCE, swap ? 1024 : 8192, NULL, 0);
+        step(s, r, HCCN_STEP_REDUCE, swap ? 8192 : 1024, NULL, 0);
+    }
+    check(s, 0, "the order of its work");
+    hccn_sched_free(s);
+}
+
+/* Every NPU of local index 0 sends one message to each of the next two
+ * nodes and receives one from each; node 0's and node 2's receives come
+ * in the order of their senders, node 1's the other way round, so node 1's
+ * first SEND joins a RECV whose copy in node 0 is joined by the other
+ * SEND. */
+static void test_pairing(void **state)
+{
+    (void)state;
+    hccn_sched_t *s = hccn_sched_new(6, "pairs");
+    /* Sends first (their RECVs are set below, by hand). */
+    s->xfer_send = calloc(6, sizeof(*s->xfer_send));
+    s->xfer_recv = calloc(6, sizeof(*s->xfer_recv));
+    assert_true(s->xfer_send != NULL && s->xfer_recv != NULL);
+    s->capxfers = s->nxfers = 6;
+    s->scratch_bytes = 4096;
+    for (int n = 0; n < 3; n++)
+        for (int k = 1; k <= 2; k++) {
+            uint32_t x = (uint32_t)(2 * n + k - 1);
+            int to = 2 * ((n + k) % 3);
+            hccn_step_t st = {.kind = HCCN_STEP_SEND, .peer = to, .xfer = x,
+                              .bytes = 4096};
+            uint32_t i = hccn_sched_add(s, 2 * n, &st, NULL, 0);
+            s->xfer_send[x] = (hccn_sched_ref_t){2 * n, i};
+        }
+    for (int n = 0; n < 3; n++)
+        for (int j = 0; j < 2; j++) {
+            /* From the node k back: k = 1 then 2, except on node 1. */
+            int k = n == 1 ? 2 - j : 1 + j;
+            int from = (n - k + 3) % 3;
+            uint32_t x = (uint32_t)(2 * from + k - 1);
+            hccn_step_t st = {.kind = HCCN_STEP_RECV, .dst_buf =
+                              HCCN_BUF_SCRATCH, .peer = 2 * from, .xfer = x,
+                              .bytes = 4096};
+            uint32_t i = hccn_sched_add(s, 2 * n, &st, NULL, 0);
+            s->xfer_recv[x] = (hccn_sched_ref_t){2 * n, i};
+        }
+    char why[128];
+    if (hccn_sched_validate(s, why, sizeof(why)) != 0)
+        fail_msg("%s", why);
+    check(s, 0, "joins steps its copy does not");
+    hccn_sched_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_topo_copies),
+        cmocka_unit_test(test_engine),
+        cmocka_unit_test(test_ring_folds),
+        cmocka_unit_test(test_work_order),
+        cmocka_unit_test(test_pairing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
