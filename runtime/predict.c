@@ -6,13 +6,20 @@
  * waits for its part, which lets the engine run the call as far as it may
  * before the next is posted; at the end every device finishes and the
  * engine runs the rest.
+ *
+ * Folded (predict.h), only node 0's ranks post; their transfers name the
+ * real peers (for the routes) and are keyed by the sending copy's rank and
+ * step in node 0, so that the two halves of a transfer between copies
+ * pair up as the real transfer's halves do.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device_sim/engine.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
+#include "runtime/fold.h"
 #include "runtime/predict.h"
 #include "runtime/rt.h"
 
@@ -27,6 +34,13 @@ typedef struct {
     hccn_hier_view_t view;
     int *node_local;            /* view's arrays: node, local, pod */
     hccn_sim_engine_t *eng;
+    int nrun;                   /* ranks that post: n, or node 0's */
+    int *rep;                   /* folded: per rank, its copy in node 0 */
+    int *link_map;              /*   and per link; NULL unfolded */
+    hccn_rt_fold_t fold;        /*   the keys of the schedule's RECVs */
+    const hccn_rt_pcall_t *call;    /* the call being checked */
+    int unfold;                 /* a schedule does not fold: run again */
+    char why[256];              /*   why the run is not folded */
     hccn_sim_batch_t **tail;    /* per rank: its latest batch */
     hccn_sim_task_t *tasks;     /* scratch for the largest rank's steps */
     uint32_t captasks;
@@ -72,10 +86,62 @@ static int rooted(hccn_coll_t coll)
            coll == HCCN_COLL_SCATTER || coll == HCCN_COLL_GATHER;
 }
 
+/* Rank r's tasks for call i, as runtime/exec.c's post_steps makes them. */
+static void plain_tasks(const pred_t *p, const hccn_rt_pcall_t *c,
+                        uint64_t i, int r, hccn_sim_task_t *tasks)
+{
+    const hccn_sched_rank_t *rk = &p->sched->ranks[r];
+    const hccn_sim_npu_t *npu = &p->topo->npus[r];
+    uintptr_t b[3];
+    vbufs(c, r, b);
+    hccn_rt_rank_tasks(rk, npu, p->world, b, c->compress, 0, i, tasks);
+}
+
+/* As plain_tasks, keyed for the fold if the run is folded. */
+static void rank_tasks(const pred_t *p, const hccn_rt_pcall_t *c,
+                       uint64_t i, int r, hccn_sim_task_t *tasks)
+{
+    plain_tasks(p, c, i, r, tasks);
+    if (p->rep == NULL)
+        return;
+    for (uint32_t k = 0; k < p->sched->ranks[r].nsteps; k++) {
+        if (tasks[k].kind == HCCN_SIM_TASK_SEND)
+            tasks[k].key.c = hccn_rt_fold_key(r, k);
+        else if (tasks[k].kind == HCCN_SIM_TASK_RECV)
+            tasks[k].key.c = p->fold.recv_key[r][k];
+    }
+}
+
 static int same_args(const hccn_coll_args_t *x, const hccn_coll_args_t *y)
 {
     return x->coll == y->coll && x->count == y->count &&
            x->esize == y->esize && x->root == y->root;
+}
+
+/* hccn_rt_tasks_fn for the fold check: rank r's tasks for call p->call. */
+static void check_tasks(void *arg, int r, hccn_sim_task_t *out)
+{
+    const pred_t *p = arg;
+    plain_tasks(p, p->call, 0, r, out);
+}
+
+/* Checks that call i's schedule folds; if it does not, sets p->unfold
+ * (the run starts again unfolded). */
+static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
+{
+    char why[128];
+    hccn_rt_fold_free(&p->fold);
+    p->call = c;
+    int rc = hccn_rt_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
+                                check_tasks, p, &p->fold, why, sizeof(why));
+    if (rc < 0)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    if (rc > 0) {
+        p->unfold = 1;
+        snprintf(p->why, sizeof(p->why), "call %d (%s): %s", i,
+                 p->sched->algo, why);
+    }
+    return HCCN_OK;
 }
 
 /* Picks the algorithm of call i as the runtime would and builds (or
@@ -121,31 +187,24 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: algorithm "
                              "'%s' built an invalid schedule: %s", i,
                              algo->name, why);
+    if (p->rep != NULL)
+        return sched_folds(p, c, i);
     return HCCN_OK;
 }
 
-/* Rank r's tasks for call i, as runtime/exec.c's post_steps makes them. */
-static void rank_tasks(pred_t *p, const hccn_rt_pcall_t *c, uint64_t i, int r)
-{
-    const hccn_sched_rank_t *rk = &p->sched->ranks[r];
-    const hccn_sim_npu_t *npu = &p->topo->npus[r];
-    uintptr_t b[3];
-    vbufs(c, r, b);
-    hccn_rt_rank_tasks(rk, npu, p->world, b, c->compress, 0, i, p->tasks);
-}
 
-/* Posts call i on every rank, after the rank's previous call. */
+/* Posts call i on every rank that posts, after the rank's previous call. */
 static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
 {
     hccn_status_t rc = schedule(p, c, i);
-    if (rc != HCCN_OK)
+    if (rc != HCCN_OK || p->unfold)
         return rc;
     /* Schedule, buffers (in place or not) and compression: the tasks. */
     if (p->hinted == NULL || p->hinted->inplace != c->inplace ||
         p->hinted->compress != c->compress || p->hinted->dtype != c->dtype)
         memset(p->hints, 0, (size_t)p->n * sizeof(*p->hints));
     p->hinted = c;
-    for (int r = 0; r < p->n; r++) {
+    for (int r = 0; r < p->nrun; r++) {
         const hccn_sched_rank_t *rk = &p->sched->ranks[r];
         if (rk->nsteps > p->captasks) {
             free(p->tasks);
@@ -157,11 +216,11 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
         /* Nothing changes the engine between this question and the post. */
         int hollow = hccn_sim_hint_stands(p->eng, &p->hints[r]);
         if (!hollow)
-            rank_tasks(p, c, (uint64_t)i, r);
+            rank_tasks(p, c, (uint64_t)i, r, p->tasks);
         hccn_sim_key_t join = {0, (uint64_t)i, UINT64_MAX};
         hccn_sim_batch_t *b = hccn_sim_post_hinted(
             p->eng, r, hollow ? NULL : p->tasks, (int)rk->nsteps, rk->deps,
-            p->tail[r], join, p->n, 1, &p->hints[r]);
+            p->tail[r], join, p->nrun, 1, &p->hints[r]);
         if (b == NULL)
             return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
         hccn_sim_batch_release(p->eng, p->tail[r]);
@@ -170,7 +229,57 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
     return HCCN_OK;
 }
 
-static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo)
+static void pred_unfold(pred_t *p)
+{
+    free(p->rep);
+    free(p->link_map);
+    p->rep = p->link_map = NULL;
+    hccn_rt_fold_free(&p->fold);
+    p->unfold = 0;
+}
+
+/* A new engine for the run: lean, with the file's faults; folded (only
+ * node 0's devices run) if p->rep is set. */
+static hccn_status_t pred_engine(pred_t *p)
+{
+    hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
+    memset(p->tail, 0, (size_t)p->n * sizeof(*p->tail));
+    memset(p->hints, 0, (size_t)p->n * sizeof(*p->hints));
+    p->hinted = NULL;
+    p->eng = hccn_sim_engine_create(p->topo, 0.0);
+    if (p->eng == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    /* Only batch ends are read: tasks go as their batch completes. */
+    hccn_sim_engine_set_lean(p->eng, 1);
+    /* The file's faults, replayed as a cluster run replays them. */
+    if (hccn_sim_engine_set_faults(p->eng, p->topo->faults,
+                                   p->topo->nfaults) != 0 ||
+        hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map) != 0)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    hccn_sim_engine_reset(p->eng);
+    p->nrun = p->rep != NULL ? p->topo->nodes[0].nnpus : p->n;
+    for (int r = p->nrun; r < p->n; r++)
+        hccn_sim_finish(p->eng, r);
+    return HCCN_OK;
+}
+
+/* Folds the run if the topology allows it (the schedules are checked as
+ * they are built). */
+static hccn_status_t pred_fold(pred_t *p)
+{
+    p->rep = malloc((size_t)p->n * sizeof(*p->rep));
+    p->link_map = malloc(((size_t)p->topo->nlinks + 1) *
+                         sizeof(*p->link_map));
+    if (p->rep == NULL || p->link_map == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    if (hccn_sim_topo_fold(p->topo, p->rep, p->link_map, p->why,
+                           sizeof(p->why)) != 0)
+        pred_unfold(p);
+    return HCCN_OK;
+}
+
+static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
+                               int fold)
 {
     memset(p, 0, sizeof(*p));
     p->topo = topo;
@@ -179,16 +288,15 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo)
     p->node_local = malloc(3 * (size_t)p->n * sizeof(int));
     p->tail = calloc((size_t)p->n, sizeof(*p->tail));
     p->hints = calloc((size_t)p->n, sizeof(*p->hints));
-    p->eng = hccn_sim_engine_create(topo, 0.0);
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
-        p->hints == NULL || p->eng == NULL)
+        p->hints == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
-    /* Only batch ends are read: tasks go as their batch completes. */
-    hccn_sim_engine_set_lean(p->eng, 1);
-    /* The file's faults, replayed as a cluster run replays them. */
-    if (hccn_sim_engine_set_faults(p->eng, topo->faults, topo->nfaults) != 0)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
-    hccn_sim_engine_reset(p->eng);
+    snprintf(p->why, sizeof(p->why), "not asked to");
+    hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
+    if (rc == HCCN_OK)
+        rc = pred_engine(p);
+    if (rc != HCCN_OK)
+        return rc;
     for (int r = 0; r < p->n; r++)
         p->world[r] = r;
     hccn_cost_place_t pl = {topo, p->world};
@@ -203,6 +311,7 @@ static void pred_free(pred_t *p)
 {
     hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
     hccn_sched_free(p->sched);
+    pred_unfold(p);
     free(p->tasks);
     free(p->hints);
     free(p->tail);
@@ -218,7 +327,7 @@ static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
 {
     char why[160];
     int first = -1;
-    for (int r = 0; r < p->n; r++) {
+    for (int r = 0; r < p->nrun; r++) {
         hccn_status_t st = hccn_sim_batch_status(p->eng, bs[r], NULL, 0);
         if (st == HCCN_ERR_FAULT || (st != HCCN_OK && first < 0))
             first = r;
@@ -233,47 +342,47 @@ static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
                          hccn_coll_name(c->coll), first, why);
 }
 
-hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
-                              const hccn_rt_pcall_t *calls, int ncalls,
-                              double *ends)
+/* The calls on p's engine; p->unfold if a schedule did not fold. */
+static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
+                              int ncalls, double *ends)
 {
-    pred_t p;
-    hccn_status_t rc = pred_init(&p, topo);
+    int k = p->nrun;
     hccn_sim_batch_t **all = NULL;
-    if (rc == HCCN_OK && ncalls > 0 &&
-        (all = calloc((size_t)ncalls * (size_t)p.n, sizeof(*all))) == NULL)
+    int *devs = malloc((size_t)k * sizeof(int));
+    hccn_status_t rc = HCCN_OK;
+    if (devs == NULL || (ncalls > 0 && (all = calloc((size_t)ncalls * k,
+                                                     sizeof(*all))) == NULL))
         rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
-    int *devs = NULL;
-    if (rc == HCCN_OK && (devs = malloc((size_t)p.n * sizeof(int))) == NULL)
-        rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
-    for (int r = 0; rc == HCCN_OK && r < p.n; r++)
+    for (int r = 0; rc == HCCN_OK && r < k; r++)
         devs[r] = r;
     for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
         /* No later call can replay the last: its recording would only
          * cost memory (a what-if study's one call on 65 536 ranks). */
         if (i == ncalls - 1)
-            hccn_sim_engine_set_recording(p.eng, 0);
-        rc = post_call(&p, &calls[i], i);
+            hccn_sim_engine_set_recording(p->eng, 0);
+        rc = post_call(p, &calls[i], i);
+        if (p->unfold)
+            break;
         /* Held until the run ends, to read their end times. */
-        for (int r = 0; r < p.n && rc == HCCN_OK; r++) {
-            all[(size_t)i * p.n + r] = p.tail[r];
-            hccn_sim_batch_retain(p.eng, p.tail[r]);
+        for (int r = 0; r < k && rc == HCCN_OK; r++) {
+            all[(size_t)i * k + r] = p->tail[r];
+            hccn_sim_batch_retain(p->eng, p->tail[r]);
         }
         /* Every rank waits for its part, as a blocking call does, so the
          * engine runs the call as far as it can before the next is posted
          * (no further than the first rank to finish: it could post) and
          * the lean engine frees the tasks of the parts that are done. */
         if (rc == HCCN_OK)
-            hccn_sim_wait_begin_many(p.eng, devs, p.tail, p.n);
+            hccn_sim_wait_begin_many(p->eng, devs, p->tail, k);
     }
     free(devs);
-    if (rc == HCCN_OK) {
-        hccn_sim_finish_all(p.eng);
+    if (rc == HCCN_OK && !p->unfold) {
+        hccn_sim_finish_all(p->eng);
         for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
             ends[i] = 0.0;
-            for (int r = 0; r < p.n; r++) {
-                const hccn_sim_batch_t *b = all[(size_t)i * p.n + r];
-                if (!hccn_sim_batch_done(p.eng, b)) {
+            for (int r = 0; r < k; r++) {
+                const hccn_sim_batch_t *b = all[(size_t)i * k + r];
+                if (!hccn_sim_batch_done(p->eng, b)) {
                     rc = hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d "
                                        "never completed on rank %d", i, r);
                     break;
@@ -282,10 +391,44 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
                     ends[i] = hccn_sim_batch_end(b);
             }
             if (rc == HCCN_OK)
-                rc = call_status(&p, all + (size_t)i * p.n, &calls[i], i);
+                rc = call_status(p, all + (size_t)i * k, &calls[i], i);
         }
     }
     free(all);
+    return rc;
+}
+
+hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
+                                   const hccn_rt_pcall_t *calls, int ncalls,
+                                   double *ends, hccn_rt_popts_t *o)
+{
+    int fold = o == NULL || !o->no_fold;
+    pred_t p;
+    hccn_status_t rc = pred_init(&p, topo, fold);
+    if (rc == HCCN_OK)
+        rc = pred_run(&p, calls, ncalls, ends);
+    if (rc == HCCN_OK && p.unfold) {
+        /* The schedule that did not fold is kept: the next run builds
+         * it first. */
+        char why[sizeof(p.why)];
+        memcpy(why, p.why, sizeof(why));
+        pred_unfold(&p);
+        rc = pred_engine(&p);
+        memcpy(p.why, why, sizeof(why));
+        if (rc == HCCN_OK)
+            rc = pred_run(&p, calls, ncalls, ends);
+    }
+    if (o != NULL) {
+        o->folded = p.rep != NULL;
+        snprintf(o->why, sizeof(o->why), "%s", p.rep != NULL ? "" : p.why);
+    }
     pred_free(&p);
     return rc;
+}
+
+hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
+                              const hccn_rt_pcall_t *calls, int ncalls,
+                              double *ends)
+{
+    return hccn_rt_predict_opts(topo, calls, ncalls, ends, NULL);
 }

@@ -41,4 +41,21 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
                               const hccn_rt_pcall_t *calls, int ncalls,
                               double *ends);
 
+/* Folding (docs/performance.md): where every node of topo is a copy of
+ * node 0 (hccn_sim_topo_fold) and every call's schedule gives each rank
+ * the part of its copy in node 0, with each transfer between copies of
+ * the same steps, every node runs as node 0 does; then only node 0's
+ * ranks are simulated, and the times are the same. */
+typedef struct {
+    int no_fold;            /* in: 1 = never fold */
+    int folded;             /* out: 1 if the run was folded */
+    char why[256];          /* out: when not, why not */
+} hccn_rt_popts_t;
+
+/* As hccn_rt_predict (which folds where it may), not folding if
+ * o->no_fold; o may be NULL. */
+hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
+                                   const hccn_rt_pcall_t *calls, int ncalls,
+                                   double *ends, hccn_rt_popts_t *o);
+
 #endif /* HCCN_RUNTIME_PREDICT_H */

@@ -37,6 +37,7 @@ typedef struct {
     double factor;
     int iters, warmup, check, root, variants;
     int nodata;             /* --no-data: timing only */
+    int nofold;             /* --no-fold: timing only, never folded */
     hccn_dtype_t dtype;
     hccn_redop_t op;
     const char *json, *csv, *trace;
@@ -311,6 +312,9 @@ static void usage(FILE *f)
         "                         ui.perfetto.dev, chrome://tracing)\n"
         "      --no-data          timing only: no bytes moved, no threads; "
         "same times\n"
+        "      --no-fold          timing only: simulate every node even where "
+        "all\n"
+        "                         run alike (slower; same times)\n"
         "Times are simulated microseconds; wall is the simulation's own "
         "time. See docs/perf.md.\n");
 }
@@ -328,7 +332,7 @@ typedef struct {
 static int parse_args(int argc, char **argv, cli_t *cli)
 {
     enum { O_INPLACE = 256, O_SET, O_SWEEP, O_FORMAT, O_JSON, O_CSV,
-           O_NODATA, O_TRACE };
+           O_NODATA, O_NOFOLD, O_TRACE };
     static const struct option lo[] = {
         {"topo", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'},
@@ -339,7 +343,8 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         {"sweep", 1, 0, O_SWEEP}, {"format", 1, 0, O_FORMAT},
         {"json", 1, 0, O_JSON}, {"csv", 1, 0, O_CSV},
         {"trace", 1, 0, O_TRACE},
-        {"no-data", 0, 0, O_NODATA}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"no-data", 0, 0, O_NODATA}, {"no-fold", 0, 0, O_NOFOLD},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opts_t *o = &cli->o;
     int ch;
     optind = 2;
@@ -382,6 +387,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         case O_CSV: o->csv = optarg; break;
         case O_TRACE: o->trace = optarg; break;
         case O_NODATA: o->nodata = 1; break;
+        case O_NOFOLD: o->nofold = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -431,6 +437,7 @@ static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
     rec->busbw = rec->algbw * rec->factor;
     rec->wrong = -1;
     rec->wall_us = wall / o->iters * 1e6;
+    rec->folded = -1;
 }
 
 /* Runs one variant of one size on cl, fills rec and adds the run's link
@@ -478,6 +485,9 @@ static const hccn_coll_t lib_coll[C_COUNT] = {
     HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
     HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL};
 
+/* Why the last timing-only run was not folded (hccn_rt_popts_t). */
+static char nofold_why[256];
+
 /* As measure, timing only: the calls rank_fn makes (the agreement before
  * the warm-up, the warm-up, the agreement, the timed loop) are timed by
  * the engine without data; the times are the ones measure would give. */
@@ -499,11 +509,15 @@ static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
         for (int i = 0; i < ncalls; i++)
             calls[i] = i == 0 || i == 1 + o->warmup ? agree : meas;
         double w0 = wall_now();
-        rc = hccn_rt_predict(topo, calls, ncalls, ends);
-        if (rc == HCCN_OK)
+        hccn_rt_popts_t po = {.no_fold = o->nofold};
+        rc = hccn_rt_predict_opts(topo, calls, ncalls, ends, &po);
+        if (rc == HCCN_OK) {
             fill_record(rec, o, c, n, topo->nnodes, inplace, bytes,
                         (ends[ncalls - 1] - ends[1 + o->warmup]) / o->iters,
                         wall_now() - w0);
+            rec->folded = po.folded;
+            snprintf(nofold_why, sizeof(nofold_why), "%s", po.why);
+        }
     }
     free(calls);
     free(ends);
@@ -554,6 +568,8 @@ static size_t next_size(const opts_t *o, size_t bytes)
 typedef struct {
     double busbw_sum;
     long nbusbw, wrong;
+    long nfolded;               /* timing-only runs folded onto node 0 */
+    char nofold[256];           /* why the last run that was not, wasn't */
 } totals_t;
 
 /* Measures every size of collective c for sweep value v (-1: none) and
@@ -623,6 +639,9 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
             tot->busbw_sum += recs[k].busbw;
             tot->nbusbw++;
             tot->wrong += recs[k].wrong > 0 ? recs[k].wrong : 0;
+            tot->nfolded += recs[k].folded > 0;
+            if (recs[k].folded == 0)
+                snprintf(tot->nofold, sizeof(tot->nofold), "%s", nofold_why);
         }
         if (rc != 0 || *skip)
             break;
@@ -647,7 +666,7 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
            coll_names[c], cli->topo.path, cli->rep.algo, o->iters,
            o->iters == 1 ? "" : "s", o->warmup);
     print_header(&cli->rep, o->variants);
-    totals_t tot = {0, 0, 0};
+    totals_t tot = {0};
     links_clear(&cli->links);
     int nv = cli->topo.sweep_path ? cli->topo.nsweep : 1, skip = 0, rc = 0;
     for (int v = 0; v < nv && rc == 0 && !skip; v++)
@@ -657,9 +676,13 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
                tot.wrong ? "FAILED" : "OK");
         printf("# Avg bus bandwidth    : %g\n",
                tot.nbusbw ? tot.busbw_sum / (double)tot.nbusbw : 0.0);
-        if (o->nodata)
+        if (o->nodata) {
+            printf("# Folded onto node 0   : %ld of %ld runs%s%s\n",
+                   tot.nfolded, tot.nbusbw, tot.nofold[0] ? "; not: " : "",
+                   tot.nofold);
             printf("# Link utilisation     : not recorded in timing-only "
                    "runs\n");
+        }
         else
             links_print(&cli->links);
         if (cli->rep.links == NULL)

@@ -32,6 +32,7 @@ typedef struct {
     double time_us, algbw, busbw, factor;
     long wrong;                 /* -1: not checked */
     double wall_us;             /* host time of one iteration */
+    int folded;                 /* timing only: -1 with data, 0 or 1 */
 } record_t;
 
 typedef struct {
@@ -225,6 +226,8 @@ static json_object *record_json(const report_t *rep, const record_t *r)
     json_object_object_add(o, "wrong", r->wrong >= 0
         ? json_object_new_int64(r->wrong) : NULL);
     json_object_object_add(o, "wall_us", json_object_new_double(r->wall_us));
+    json_object_object_add(o, "folded", r->folded >= 0
+        ? json_object_new_boolean(r->folded) : NULL);
     json_object_object_add(o, "iters", json_object_new_int(rep->iters));
     json_object_object_add(o, "warmup_iters", json_object_new_int(rep->warmup));
     return o;

@@ -119,6 +119,38 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
  * equal calls, where the call qualifies. */
 static long replayed;
 
+/* Timing-only runs that were folded onto node 0 (predict.h). */
+static long folded;
+
+/* The timing-only run of q, folded where it may (or never); fails unless
+ * its status is want's and its ends are those given (if any). */
+static void check_pred(const hccn_sim_topo_t *topo, const char *what,
+                       const seq_t *q, int no_fold, hccn_status_t want,
+                       const double *want_ends, double *ends)
+{
+    hccn_rt_popts_t o = {.no_fold = no_fold};
+    hccn_status_t pred = hccn_rt_predict_opts(topo, q->calls, q->ncalls,
+                                              ends, &o);
+    if ((want == HCCN_OK) != (pred == HCCN_OK))
+        fail_msg("%s: %s spec %s: real run %s, timing-only%s %s", what,
+                 hccn_coll_name(q->calls[0].coll),
+                 q->calls[0].spec ? q->calls[0].spec : "(auto)",
+                 hccn_status_name(want), o.folded ? " (folded)" : "",
+                 hccn_status_name(pred));
+    if (no_fold && o.folded)
+        fail_msg("%s: folded although asked not to", what);
+    folded += o.folded;
+    for (int i = 0; want == HCCN_OK && want_ends != NULL && i < q->ncalls;
+         i++)
+        if (want_ends[i] != ends[i])
+            fail_msg("%s: %s spec %s count %llu call %d: real %.17g s, "
+                     "timing-only%s %.17g s", what,
+                     hccn_coll_name(q->calls[i].coll),
+                     q->calls[i].spec ? q->calls[i].spec : "(auto)",
+                     (unsigned long long)q->calls[i].count, i, want_ends[i],
+                     o.folded ? " (folded)" : "", ends[i]);
+}
+
 /* Runs q both ways on the cluster of json; returns the real run's status
  * after checking that the timing-only run agrees (status and times). */
 static hccn_status_t check_seq(const char *json, const char *what, seq_t *q)
@@ -132,25 +164,16 @@ static hccn_status_t check_seq(const char *json, const char *what, seq_t *q)
     int n = topo->nnpus;
     assert_true(n <= MAXRANKS);
     hccn_status_t real = hccn_cluster_run(cl, rank_fn, q, NULL);
-    double ends[MAXCALLS];
-    hccn_status_t pred = hccn_rt_predict(topo, q->calls, q->ncalls, ends);
-    if ((real == HCCN_OK) != (pred == HCCN_OK))
-        fail_msg("%s: %s spec %s: real run %s, timing-only %s", what,
-                 hccn_coll_name(q->calls[0].coll),
-                 q->calls[0].spec ? q->calls[0].spec : "(auto)",
-                 hccn_status_name(real), hccn_status_name(pred));
+    double t[MAXCALLS], ends[MAXCALLS];
     for (int i = 0; real == HCCN_OK && i < q->ncalls; i++) {
-        double t = 0.0;
+        t[i] = 0.0;
         for (int r = 0; r < n; r++)
-            if (q->ends[i][r] > t)
-                t = q->ends[i][r];
-        if (t != ends[i])
-            fail_msg("%s: %s spec %s count %llu call %d: real %.17g s, "
-                     "timing-only %.17g s", what,
-                     hccn_coll_name(q->calls[i].coll),
-                     q->calls[i].spec ? q->calls[i].spec : "(auto)",
-                     (unsigned long long)q->calls[i].count, i, t, ends[i]);
+            if (q->ends[i][r] > t[i])
+                t[i] = q->ends[i][r];
     }
+    /* Both ways: every node simulated, and folded where it may be. */
+    check_pred(topo, what, q, 1, real, t, ends);
+    check_pred(topo, what, q, 0, real, t, ends);
     replayed += hccn_sim_engine_replays(cl->eng);
     hccn_sim_topo_free(topo);
     hccn_cluster_destroy(cl);
@@ -180,7 +203,7 @@ static void make_seq(seq_t *q, hccn_coll_t coll, uint64_t count,
 static void sweep(const char *json, const char *what, int n)
 {
     int ran = 0;
-    long replayed0 = replayed;
+    long replayed0 = replayed, folded0 = folded;
     const hccn_algo_t *algos = hccn_hier_algos();
     for (int c = 0; c < HCCN_COLL_COUNT; c++)
         for (int a = -1; a < 0 || algos[a].name != NULL; a++) {
@@ -192,8 +215,9 @@ static void sweep(const char *json, const char *what, int n)
                      n);
             ran += check_seq(json, what, &q) == HCCN_OK;
         }
-    printf("%s: %d sequences, times equal; %ld calls replayed\n", what, ran,
-           replayed - replayed0);
+    printf("%s: %d sequences, times equal; %ld calls replayed; %ld "
+           "timing-only runs folded\n", what, ran, replayed - replayed0,
+           folded - folded0);
     assert_true(ran > 0);
     /* Repeated calls on the whole cluster are replayed where they may be
      * (the equal times above then show the timing-only run replays the
@@ -319,6 +343,114 @@ static void test_faults(void **state)
     free(text);
 }
 
+/* Folding (predict.h): on clusters of copies of node 0, every algorithm
+ * on every collective, counts that divide evenly (most fold) and that do
+ * not (some do not): the folded run's times are the unfolded run's, bit
+ * for bit. The allreduce the hierarchical algorithms exist for folds. */
+static void fold_sweep(const char *json, const char *what, uint64_t count,
+                       int nodes, int *nfold, int *nruns)
+{
+    hccn_sim_topo_t *topo;
+    char err[512];
+    assert_int_equal(hccn_sim_topo_load_string(json, what, &topo, err,
+                                               sizeof(err)), HCCN_OK);
+    const hccn_algo_t *algos = hccn_hier_algos();
+    for (int c = 0; c < HCCN_COLL_COUNT; c++)
+        for (int a = -1; a < 0 || algos[a].name != NULL; a++) {
+            if ((a >= 0 && !(algos[a].colls & 1u << c)) ||
+                hccn_coll_is_v((hccn_coll_t)c))
+                continue;
+            seq_t q;
+            make_seq(&q, (hccn_coll_t)c, count, a >= 0 ? algos[a].name : NULL,
+                     topo->nnpus);
+            double whole[MAXCALLS], ends[MAXCALLS];
+            hccn_rt_popts_t no = {.no_fold = 1}, yes = {0};
+            hccn_status_t rc = hccn_rt_predict_opts(topo, q.calls, q.ncalls,
+                                                    whole, &no);
+            if (rc != HCCN_OK)
+                continue;       /* the algorithm does not apply here */
+            check_pred(topo, what, &q, 0, rc, whole, ends);
+            assert_int_equal(hccn_rt_predict_opts(topo, q.calls, q.ncalls,
+                                                  ends, &yes), HCCN_OK);
+            if (c == HCCN_COLL_ALLREDUCE && a >= 0 && nodes > 1 &&
+                strncmp(algos[a].name, "hier", 4) == 0 && !yes.folded)
+                fail_msg("%s: %s count %llu did not fold: %s", what,
+                         algos[a].name, (unsigned long long)count, yes.why);
+            *nfold += yes.folded;
+            (*nruns)++;
+        }
+    hccn_sim_topo_free(topo);
+}
+
+static void test_fold(void **state)
+{
+    (void)state;
+    int nfold = 0, nruns = 0;
+    for (int nodes = 2; nodes <= (quick() ? 2 : 8); nodes *= 2) {
+        char *text = default_with(nodes);
+        fold_sweep(text, "default.json", 65536, nodes, &nfold, &nruns);
+        fold_sweep(text, "default.json", 1031, 0, &nfold, &nruns);
+        free(text);
+    }
+    printf("fold: %d of %d timing-only runs folded, times equal\n", nfold,
+           nruns);
+    assert_true(nfold > nruns / 3);
+}
+
+/* Where the nodes are not copies of node 0, nothing folds, and the
+ * reason says why. */
+static void test_no_fold(void **state)
+{
+    (void)state;
+    char *two = default_with(2);
+    char *end = strrchr(two, '}');
+    char faulty[8192];
+    snprintf(faulty, sizeof(faulty), "%.*s, \"faults\": [{\"kind\": "
+             "\"npu_slow\", \"npu\": 3, \"factor\": 2}]}",
+             (int)(end - two), two);
+    const char *pods =
+        "{\"version\": 1, \"node_types\": [{\"count\": 4,"
+        " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
+        " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
+        " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
+        " \"bw_GBps\": 20, \"lat_us\": 2}}], \"network\": {\"type\":"
+        " \"leaf_spine\", \"lat_us\": 1, \"nodes_per_leaf\": 2}}";
+    const char *mixed =
+        "{\"version\": 1, \"node_types\": [{\"count\": 1,"
+        " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
+        " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
+        " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
+        " \"bw_GBps\": 20, \"lat_us\": 2}}, {\"count\": 1,"
+        " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
+        " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
+        " \"bw_GBps\": 40, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
+        " \"bw_GBps\": 20, \"lat_us\": 2}}], \"network\": {\"type\":"
+        " \"switch\", \"lat_us\": 1}}";
+    const struct {
+        const char *json, *why;
+    } cases[] = {{faulty, "fault plan"}, {pods, "leaves"},
+                 {mixed, "not like node 0"}, {mesh8_json, "one node"}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        hccn_sim_topo_t *topo;
+        char err[512];
+        if (hccn_sim_topo_load_string(cases[k].json, "no-fold", &topo, err,
+                                      sizeof(err)) != HCCN_OK)
+            fail_msg("case %zu: %s", k, err);
+        seq_t q;
+        make_seq(&q, HCCN_COLL_ALLREDUCE, 65536, NULL, topo->nnpus);
+        double ends[MAXCALLS];
+        hccn_rt_popts_t o = {0};
+        assert_int_equal(hccn_rt_predict_opts(topo, q.calls, q.ncalls, ends,
+                                              &o), HCCN_OK);
+        assert_int_equal(o.folded, 0);
+        if (strstr(o.why, cases[k].why) == NULL)
+            fail_msg("case %zu: '%s' does not say '%s'", k, o.why,
+                     cases[k].why);
+        hccn_sim_topo_free(topo);
+    }
+    free(two);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +460,8 @@ int main(void)
         cmocka_unit_test(test_pods),
         cmocka_unit_test(test_ring_mesh),
         cmocka_unit_test(test_default_4_8),
+        cmocka_unit_test(test_fold),
+        cmocka_unit_test(test_no_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
