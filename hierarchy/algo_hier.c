@@ -39,6 +39,7 @@
  * bytes, times and reduction orders.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "hierarchy/algo_util.h"
 #include "hierarchy/compose.h"
@@ -46,6 +47,8 @@
 #define HIER_DEFAULT_CHUNK ((uint64_t)4 << 20)
 
 enum { PHASE_1 = 1, PHASE_2 = 2, PHASE_3 = 3, PHASE_TAIL = 4 };
+
+enum { HIER_MEMO = 8 };
 
 typedef struct {
     const char *sched;     /* schedule name */
@@ -66,6 +69,16 @@ typedef struct {
     hccn_frontier_t *intra;   /* last steps of each rank's level-0 phase */
     hccn_frontier_t *inter;   /* last steps of each rank's level-1 phase */
     hccn_frontier_t *tmp;
+    /* The flat schedules built so far, most of them appended many times
+     * (once per node or level-1 group of every chunk): built once each. */
+    struct {
+        const char *algo;
+        hccn_coll_t coll;
+        int n, root;
+        uint64_t count;
+        hccn_sched_t *s;
+    } memo[HIER_MEMO];
+    int memo_next;            /* the entry to replace next */
 } hier_t;
 
 /* ------------------------------------------------------------ shape --- */
@@ -135,6 +148,7 @@ static int node_major(const hccn_hier_view_t *v, int L)
 static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
                      const variant_t *v, int L)
 {
+    memset(h, 0, sizeof(*h));
     h->s = s;
     h->a = a;
     h->v = v;
@@ -154,6 +168,8 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
 
 static void hier_free(hier_t *h)
 {
+    for (int i = 0; i < HIER_MEMO; i++)
+        hccn_sched_free(h->memo[i].s);
     free(h->at);
     free(h->grp);
     hccn_frontier_free(h->intra);
@@ -178,15 +194,34 @@ static const int *local_group(hier_t *h, int l)
 
 /* ------------------------------------------------------ composition --- */
 
-/* The flat schedule of algo for a subgroup of n ranks. */
-static hccn_sched_t *flat(const hier_t *h, const char *algo,
-                          hccn_coll_t coll, int n, uint64_t count, int root)
+/* The flat schedule of algo for a subgroup of n ranks (owned by h; NULL
+ * if it cannot be built). */
+static const hccn_sched_t *flat(hier_t *h, const char *algo,
+                                hccn_coll_t coll, int n, uint64_t count,
+                                int root)
 {
+    for (int i = 0; i < HIER_MEMO; i++)
+        if (h->memo[i].s != NULL && strcmp(h->memo[i].algo, algo) == 0 &&
+            h->memo[i].coll == coll && h->memo[i].n == n &&
+            h->memo[i].count == count && h->memo[i].root == root)
+            return h->memo[i].s;
     const hccn_algo_t *al = hccn_hier_algo_find(algo);
     hccn_coll_args_t sa = {.coll = coll, .nranks = n, .count = count,
                            .esize = h->a->esize, .root = root,
                            .chunk_bytes = h->a->chunk_bytes};
-    return al != NULL ? al->build(&sa) : NULL;
+    hccn_sched_t *s = al != NULL ? al->build(&sa) : NULL;
+    if (s == NULL)
+        return NULL;
+    int i = h->memo_next;
+    h->memo_next = (i + 1) % HIER_MEMO;
+    hccn_sched_free(h->memo[i].s);
+    h->memo[i].algo = algo;
+    h->memo[i].coll = coll;
+    h->memo[i].n = n;
+    h->memo[i].root = root;
+    h->memo[i].count = count;
+    h->memo[i].s = s;
+    return s;
 }
 
 static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
@@ -194,9 +229,9 @@ static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
     return (hccn_bufmap_t){buf, base, stride};
 }
 
-/* Appends sub (consumed) for the ranks of grp, its SEND, RECV and SCRATCH
- * mapped as given; its roots wait for after, its sinks go to last. */
-static int put(hier_t *h, hccn_sched_t *sub, const int *grp,
+/* Appends sub for the ranks of grp, its SEND, RECV and SCRATCH mapped as
+ * given; its roots wait for after, its sinks go to last. */
+static int put(hier_t *h, const hccn_sched_t *sub, const int *grp,
                hccn_bufmap_t send, hccn_bufmap_t recv, uint64_t scratch,
                const hccn_frontier_t *after, hccn_frontier_t *last,
                int phase)
@@ -204,9 +239,7 @@ static int put(hier_t *h, hccn_sched_t *sub, const int *grp,
     hccn_compose_t how = {.ranks = grp, .after = after, .phase = phase,
                           .map = {send, recv,
                                   at(HCCN_BUF_SCRATCH, scratch, 0)}};
-    int rc = hccn_sched_compose(h->s, sub, &how, last);
-    hccn_sched_free(sub);
-    return rc;
+    return hccn_sched_compose(h->s, sub, &how, last);
 }
 
 /* tmp = a | b. */
@@ -220,13 +253,11 @@ static const hccn_frontier_t *both(hier_t *h, const hccn_frontier_t *a,
 }
 
 /* SCRATCH bytes a flat schedule needs (0 if it cannot be built). */
-static uint64_t probe(const hier_t *h, const char *algo, hccn_coll_t coll,
+static uint64_t probe(hier_t *h, const char *algo, hccn_coll_t coll,
                       int n, uint64_t count)
 {
-    hccn_sched_t *s = flat(h, algo, coll, n, count, 0);
-    uint64_t b = s != NULL ? s->scratch_bytes : 0;
-    hccn_sched_free(s);
-    return b;
+    const hccn_sched_t *s = flat(h, algo, coll, n, count, 0);
+    return s != NULL ? s->scratch_bytes : 0;
 }
 
 /* -------------------------------------------------------- allreduce --- */
@@ -287,6 +318,45 @@ static void ar_tail(hier_t *h, uint64_t off, uint64_t t, uint64_t s2)
             at(HCCN_BUF_RECV, o, 0), s2, after, h->inter, PHASE_TAIL);
 }
 
+/* Steps and dependencies of sub's rank i, or 0 when there is none. */
+static void sub_size(const hccn_sched_t *sub, int i, uint64_t *steps,
+                     uint64_t *deps)
+{
+    if (sub != NULL && i < sub->nranks) {
+        *steps += sub->ranks[i].nsteps;
+        *deps += sub->ranks[i].ndeps + sub->ranks[i].nsteps;
+    }
+}
+
+/* Room for K chunks of q elements per block and the tail on every rank
+ * (each phase's first steps also wait for the last phase: one dependency
+ * more a step, a bound that holds for these flat schedules). */
+static void reserve_chunks(hier_t *h, size_t K, uint64_t q, uint64_t tail)
+{
+    const char *l0 = h->v->l0, *l1 = h->v->l1;
+    const hccn_sched_t *p1 = flat(h, l0, HCCN_COLL_REDUCE_SCATTER, h->L, q, 0);
+    const hccn_sched_t *p2 = flat(h, l1, HCCN_COLL_ALLREDUCE, h->N, q, 0);
+    const hccn_sched_t *p3 = flat(h, l0, HCCN_COLL_ALLGATHER, h->L, q, 0);
+    const hccn_sched_t *t1 = tail > 0 ? flat(h, l0, HCCN_COLL_ALLREDUCE,
+                                             h->L, tail, 0) : NULL;
+    const hccn_sched_t *t2 = tail > 0 ? flat(h, l1, HCCN_COLL_ALLREDUCE,
+                                             h->N, tail, 0) : NULL;
+    for (int n = 0; n < h->N; n++)
+        for (int l = 0; l < h->L; l++) {
+            uint64_t st = 0, dp = 0, st1 = 0, dp1 = 0;
+            sub_size(p1, l, &st, &dp);
+            sub_size(p2, n, &st, &dp);
+            sub_size(p3, l, &st, &dp);
+            sub_size(t1, l, &st1, &dp1);
+            sub_size(t2, n, &st1, &dp1);
+            st = st * K + st1;
+            dp = dp * K + dp1;
+            if (st < UINT32_MAX && dp < UINT32_MAX)
+                hccn_sched_reserve(h->s, h->at[n * h->L + l], (uint32_t)st,
+                                   (uint32_t)dp);
+        }
+}
+
 static int build_allreduce(hier_t *h)
 {
     const uint64_t L = (uint64_t)h->L, ce = chunk_elems(h);
@@ -301,6 +371,7 @@ static int build_allreduce(hier_t *h)
     hccn_frontier_t **f2 = calloc(K + 1, sizeof(*f2));
     if (f2 == NULL)
         return -1;
+    reserve_chunks(h, K, q0, tail);
     for (size_t k = 0; k < K && !h->s->failed; k++) {
         uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
         f2[k] = hccn_frontier_new(h->a->nranks);

@@ -22,6 +22,20 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
     return 0;
 }
 
+/* As grow, to exactly need. */
+static int exact(void *pp, uint32_t *cap, uint32_t need, size_t elem)
+{
+    void **p = pp;
+    if (need <= *cap)
+        return 0;
+    void *q = realloc(*p, (size_t)need * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
 hccn_sched_t *hccn_sched_new(int nranks, const char *algo)
 {
     if (nranks <= 0)
@@ -131,6 +145,19 @@ uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
                       .peer = rank, .src_off = soff, .dst_off = doff,
                       .bytes = bytes};
     return hccn_sched_add(s, rank, &st, deps, ndeps);
+}
+
+void hccn_sched_reserve(hccn_sched_t *s, int rank, uint32_t nsteps,
+                        uint32_t ndeps)
+{
+    if (s->failed || rank < 0 || rank >= s->nranks)
+        return;
+    hccn_sched_rank_t *r = &s->ranks[rank];
+    if (exact(&r->steps, &r->capsteps, r->nsteps + nsteps,
+              sizeof(*r->steps)) != 0 ||
+        exact(&r->deps, &r->capdeps, r->ndeps + ndeps,
+              sizeof(*r->deps)) != 0)
+        s->failed = 1;
 }
 
 uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank)

@@ -108,6 +108,13 @@ uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
 /* Number of steps of rank so far (the index the next step will get). */
 uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank);
 
+/* Makes room for nsteps more steps and ndeps more dependencies on rank, so
+ * that a builder that knows how much it will add does not grow the arrays
+ * step by step (each growth copies them). Only room: a builder may still
+ * add more. On no memory sets s->failed. */
+void hccn_sched_reserve(hccn_sched_t *s, int rank, uint32_t nsteps,
+                        uint32_t ndeps);
+
 /* The timing-engine task of step st of a rank on NPU npu (world maps the
  * communicator's ranks to NPUs): kind, peer, bytes, dependencies (indices
  * into the rank's deps array) and local cost: reductions at the NPU's
