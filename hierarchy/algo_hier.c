@@ -341,20 +341,36 @@ static void reserve_chunks(hier_t *h, size_t K, uint64_t q, uint64_t tail)
                                              h->L, tail, 0) : NULL;
     const hccn_sched_t *t2 = tail > 0 ? flat(h, l1, HCCN_COLL_ALLREDUCE,
                                              h->N, tail, 0) : NULL;
-    for (int n = 0; n < h->N; n++)
+    int n = h->a->nranks;
+    uint32_t *room = calloc(2 * (size_t)n, sizeof(*room));
+    if (room == NULL)
+        return;                 /* only room: the build goes on without */
+    uint64_t xf = 0;
+    const hccn_sched_t *subs[] = {p1, p2, p3};
+    for (int k = 0; k < 3; k++)
+        xf += subs[k] != NULL ? (uint64_t)subs[k]->nxfers *
+                                    (uint64_t)(k == 1 ? h->L : h->N) : 0;
+    xf = xf * K + (t1 ? (uint64_t)t1->nxfers * h->N : 0) +
+         (t2 ? (uint64_t)t2->nxfers * h->L : 0);
+    int ok = xf < UINT32_MAX;
+    for (int nd = 0; nd < h->N; nd++)
         for (int l = 0; l < h->L; l++) {
             uint64_t st = 0, dp = 0, st1 = 0, dp1 = 0;
             sub_size(p1, l, &st, &dp);
-            sub_size(p2, n, &st, &dp);
+            sub_size(p2, nd, &st, &dp);
             sub_size(p3, l, &st, &dp);
             sub_size(t1, l, &st1, &dp1);
-            sub_size(t2, n, &st1, &dp1);
+            sub_size(t2, nd, &st1, &dp1);
             st = st * K + st1;
             dp = dp * K + dp1;
-            if (st < UINT32_MAX && dp < UINT32_MAX)
-                hccn_sched_reserve(h->s, h->at[n * h->L + l], (uint32_t)st,
-                                   (uint32_t)dp);
+            int r = h->at[nd * h->L + l];
+            ok &= st < UINT32_MAX && dp < UINT32_MAX;
+            room[r] = (uint32_t)st;
+            room[n + r] = (uint32_t)dp;
         }
+    if (ok)
+        hccn_sched_reserve(h->s, room, room + n, (uint32_t)xf);
+    free(room);
 }
 
 static int build_allreduce(hier_t *h)

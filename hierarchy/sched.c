@@ -4,17 +4,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hierarchy/sched.h"
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+static int in_slab(const hccn_sched_t *s, const void *p)
 {
-    if (need <= *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, (size_t)n * elem);
+    return s->slab != NULL && (const char *)p >= (const char *)s->slab &&
+           (const char *)p < (const char *)s->slab + s->slab_len;
+}
+
+/* Gives *p room for exactly n elements of elem bytes (*cap of them now):
+ * realloc, or a copy out of the slab. */
+static int resize(hccn_sched_t *s, void *pp, uint32_t *cap, uint32_t n,
+                  size_t elem)
+{
+    void **p = pp;
+    void *q;
+    if (in_slab(s, *p)) {
+        q = malloc((size_t)n * elem);
+        if (q != NULL)
+            memcpy(q, *p, (size_t)*cap * elem);
+    } else {
+        q = realloc(*p, (size_t)n * elem);
+    }
     if (q == NULL)
         return -1;
     *p = q;
@@ -22,18 +35,22 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
     return 0;
 }
 
-/* As grow, to exactly need. */
-static int exact(void *pp, uint32_t *cap, uint32_t need, size_t elem)
+/* Room for need elements, doubling. */
+static int grow(hccn_sched_t *s, void *p, uint32_t *cap, uint32_t need,
+                size_t elem)
 {
-    void **p = pp;
     if (need <= *cap)
         return 0;
-    void *q = realloc(*p, (size_t)need * elem);
-    if (q == NULL)
-        return -1;
-    *p = q;
-    *cap = need;
-    return 0;
+    uint32_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    return resize(s, p, cap, n, elem);
+}
+
+static void free_array(const hccn_sched_t *s, void *p)
+{
+    if (!in_slab(s, p))
+        free(p);
 }
 
 hccn_sched_t *hccn_sched_new(int nranks, const char *algo)
@@ -58,12 +75,14 @@ void hccn_sched_free(hccn_sched_t *s)
     if (s == NULL)
         return;
     for (int r = 0; r < s->nranks; r++) {
-        free(s->ranks[r].steps);
-        free(s->ranks[r].deps);
+        free_array(s, s->ranks[r].steps);
+        free_array(s, s->ranks[r].deps);
     }
     free(s->ranks);
-    free(s->xfer_send);
-    free(s->xfer_recv);
+    free_array(s, s->xfer_send);
+    free_array(s, s->xfer_recv);
+    if (s->slab != NULL)
+        munmap(s->slab, s->slab_len);
     free(s);
 }
 
@@ -75,9 +94,9 @@ uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
         return UINT32_MAX;
     }
     hccn_sched_rank_t *r = &s->ranks[rank];
-    if (grow((void **)&r->steps, &r->capsteps, r->nsteps + 1,
+    if (grow(s, &r->steps, &r->capsteps, r->nsteps + 1,
              sizeof(*r->steps)) != 0 ||
-        grow((void **)&r->deps, &r->capdeps, r->ndeps + ndeps,
+        grow(s, &r->deps, &r->capdeps, r->ndeps + ndeps,
              sizeof(*r->deps)) != 0) {
         s->failed = 1;
         return UINT32_MAX;
@@ -102,18 +121,8 @@ void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
                      uint32_t *send_step, uint32_t *recv_step)
 {
     uint32_t x = s->nxfers;
-    if (grow((void **)&s->xfer_send, &s->capxfers, x + 1,
-             sizeof(*s->xfer_send)) != 0) {
-        s->failed = 1;
+    if (hccn_sched_xfer_room(s, 1) != 0)
         return;
-    }
-    uint32_t cap = s->capxfers;
-    hccn_sched_ref_t *nr = realloc(s->xfer_recv, cap * sizeof(*nr));
-    if (nr == NULL) {
-        s->failed = 1;
-        return;
-    }
-    s->xfer_recv = nr;
 
     hccn_step_t snd = {.kind = HCCN_STEP_SEND, .src_buf = (uint8_t)sbuf,
                        .peer = dst_rank, .xfer = x, .src_off = soff,
@@ -147,17 +156,95 @@ uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
     return hccn_sched_add(s, rank, &st, deps, ndeps);
 }
 
-void hccn_sched_reserve(hccn_sched_t *s, int rank, uint32_t nsteps,
-                        uint32_t ndeps)
+int hccn_sched_xfer_room(hccn_sched_t *s, uint32_t n)
 {
-    if (s->failed || rank < 0 || rank >= s->nranks)
-        return;
-    hccn_sched_rank_t *r = &s->ranks[rank];
-    if (exact(&r->steps, &r->capsteps, r->nsteps + nsteps,
-              sizeof(*r->steps)) != 0 ||
-        exact(&r->deps, &r->capdeps, r->ndeps + ndeps,
-              sizeof(*r->deps)) != 0)
+    uint32_t need = s->nxfers + n, cap = s->capxfers;
+    if (need <= cap)
+        return 0;
+    uint32_t c = cap ? cap : 8;
+    while (c < need)
+        c *= 2;
+    uint32_t c2 = cap;
+    if (resize(s, &s->xfer_send, &cap, c, sizeof(*s->xfer_send)) != 0 ||
+        resize(s, &s->xfer_recv, &c2, c, sizeof(*s->xfer_recv)) != 0) {
         s->failed = 1;
+        return -1;
+    }
+    s->capxfers = c;
+    return 0;
+}
+
+#define SLAB_MIN ((size_t)1 << 20)   /* smaller: malloc does as well */
+#define SLAB_ALIGN ((size_t)64)
+
+static size_t slab_round(size_t n)
+{
+    return (n + SLAB_ALIGN - 1) / SLAB_ALIGN * SLAB_ALIGN;
+}
+
+/* Moves *p (cap elements, n in use) to room for want at *at in the slab. */
+static void slab_move(hccn_sched_t *s, void *pp, uint32_t *cap, uint32_t n,
+                      uint32_t want, size_t elem, char **at)
+{
+    void **p = pp;
+    if (n > 0)
+        memcpy(*at, *p, (size_t)n * elem);
+    free_array(s, *p);
+    *p = *at;
+    *cap = want;
+    *at += slab_round((size_t)want * elem);
+}
+
+void hccn_sched_reserve(hccn_sched_t *s, const uint32_t *steps,
+                        const uint32_t *deps, uint32_t nxfers)
+{
+    if (s->failed)
+        return;
+    size_t len = 2 * slab_round(((size_t)s->nxfers + nxfers) *
+                                sizeof(hccn_sched_ref_t));
+    for (int r = 0; r < s->nranks; r++)
+        len += slab_round(((size_t)s->ranks[r].nsteps + steps[r]) *
+                          sizeof(hccn_step_t)) +
+               slab_round(((size_t)s->ranks[r].ndeps + deps[r]) *
+                          sizeof(uint32_t));
+    void *m = MAP_FAILED;
+    if (len >= SLAB_MIN && s->slab == NULL)
+        m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        /* Small, or already given one mapping: room array by array. */
+        for (int r = 0; r < s->nranks && !s->failed; r++) {
+            hccn_sched_rank_t *k = &s->ranks[r];
+            if ((k->nsteps + steps[r] > k->capsteps &&
+                 resize(s, &k->steps, &k->capsteps, k->nsteps + steps[r],
+                        sizeof(*k->steps)) != 0) ||
+                (k->ndeps + deps[r] > k->capdeps &&
+                 resize(s, &k->deps, &k->capdeps, k->ndeps + deps[r],
+                        sizeof(*k->deps)) != 0))
+                s->failed = 1;
+        }
+        if (!s->failed)
+            hccn_sched_xfer_room(s, nxfers);
+        return;
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m, len, MADV_HUGEPAGE);    /* a hint: fine if refused */
+#endif
+    char *at = m;
+    for (int r = 0; r < s->nranks; r++) {
+        hccn_sched_rank_t *k = &s->ranks[r];
+        slab_move(s, &k->steps, &k->capsteps, k->nsteps, k->nsteps + steps[r],
+                  sizeof(*k->steps), &at);
+        slab_move(s, &k->deps, &k->capdeps, k->ndeps, k->ndeps + deps[r],
+                  sizeof(*k->deps), &at);
+    }
+    uint32_t c2 = s->capxfers, want = s->nxfers + nxfers;
+    slab_move(s, &s->xfer_send, &s->capxfers, s->nxfers, want,
+              sizeof(*s->xfer_send), &at);
+    slab_move(s, &s->xfer_recv, &c2, s->nxfers, want, sizeof(*s->xfer_recv),
+              &at);
+    s->slab = m;
+    s->slab_len = len;
 }
 
 uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank)

@@ -75,6 +75,8 @@ typedef struct hccn_sched {
     hccn_sched_ref_t *xfer_send;   /* xfer -> its SEND step */
     hccn_sched_ref_t *xfer_recv;   /* xfer -> its RECV/RECV_REDUCE step */
     int failed;             /* an allocation failed while building */
+    void *slab;             /* hccn_sched_reserve's mapping, or NULL */
+    size_t slab_len;
 } hccn_sched_t;
 
 /* A new empty schedule for nranks ranks; NULL on no memory. */
@@ -108,12 +110,19 @@ uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
 /* Number of steps of rank so far (the index the next step will get). */
 uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank);
 
-/* Makes room for nsteps more steps and ndeps more dependencies on rank, so
- * that a builder that knows how much it will add does not grow the arrays
- * step by step (each growth copies them). Only room: a builder may still
- * add more. On no memory sets s->failed. */
-void hccn_sched_reserve(hccn_sched_t *s, int rank, uint32_t nsteps,
-                        uint32_t ndeps);
+/* Makes room on every rank r for steps[r] more steps and deps[r] more
+ * dependencies, and for nxfers more transfers, so that a builder that
+ * knows how much it will add does not grow the arrays step by step (each
+ * growth copies them). A big schedule's room is one mapping, with huge
+ * pages where the host gives them: millions of steps would otherwise take
+ * a page fault every 4 KiB. Only room: a builder may still add more. On no
+ * memory sets s->failed. */
+void hccn_sched_reserve(hccn_sched_t *s, const uint32_t *steps,
+                        const uint32_t *deps, uint32_t nxfers);
+
+/* Makes room for n more transfers in s's pairing tables; -1 on no memory
+ * (s->failed set). */
+int hccn_sched_xfer_room(hccn_sched_t *s, uint32_t n);
 
 /* The timing-engine task of step st of a rank on NPU npu (world maps the
  * communicator's ranks to NPUs): kind, peer, bytes, dependencies (indices

@@ -267,27 +267,6 @@ static int sinks(const hccn_sched_rank_t *rk, const rank_work_t *w,
     return 0;
 }
 
-/* Makes room for n more xfers in dst's pairing tables. */
-static int reserve_xfers(hccn_sched_t *dst, uint32_t n)
-{
-    uint32_t need = dst->nxfers + n;
-    if (need <= dst->capxfers)
-        return 0;
-    uint32_t cap = dst->capxfers ? dst->capxfers : 8;
-    while (cap < need)
-        cap *= 2;
-    hccn_sched_ref_t *a = realloc(dst->xfer_send, cap * sizeof(*a));
-    if (a == NULL)
-        return -1;
-    dst->xfer_send = a;
-    hccn_sched_ref_t *b = realloc(dst->xfer_recv, cap * sizeof(*b));
-    if (b == NULL)
-        return -1;
-    dst->xfer_recv = b;
-    dst->capxfers = cap;
-    return 0;
-}
-
 static int map_ok(const hccn_sched_t *dst, const hccn_sched_t *sub,
                   const hccn_compose_t *how)
 {
@@ -336,7 +315,7 @@ int hccn_sched_compose(hccn_sched_t *dst, const hccn_sched_t *sub,
         return -1;
     if (sub == NULL || sub->failed || !map_ok(dst, sub, how) ||
         (last != NULL && last->nranks != dst->nranks) ||
-        reserve_xfers(dst, sub->nxfers) != 0) {
+        hccn_sched_xfer_room(dst, sub->nxfers) != 0) {
         dst->failed = 1;
         return -1;
     }
