@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/fold.h"
+#include "hierarchy/fold.h"
 
 typedef struct {
     uint64_t h;                 /* 0: empty */
@@ -96,7 +96,7 @@ static slot_t *find(const fck_t *c, int r0, const hccn_sim_task_t *x, int rx)
 }
 
 /* Rank r0's tasks and their signatures. */
-static int rep_init(fck_t *c, int r0, hccn_rt_tasks_fn *tasks, void *arg)
+static int rep_init(fck_t *c, int r0, hccn_sched_tasks_fn *tasks, void *arg)
 {
     rep_t *p = &c->reps[r0];
     p->rk = &c->s->ranks[r0];
@@ -215,26 +215,26 @@ static int pair_xfers(fck_t *c, int nrep, uint64_t **pair, uint64_t **keys)
     for (uint32_t x = 0; x < s->nxfers; x++) {
         hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
         if (a.rank < nrep)
-            pair[a.rank][a.step] = hccn_rt_fold_key(
+            pair[a.rank][a.step] = hccn_sched_fold_key(
                 c->rep[b.rank], mapped(c, b.rank, b.step));
     }
     for (uint32_t x = 0; x < s->nxfers; x++) {
         hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
         int a0 = c->rep[a.rank];
         uint32_t s0 = mapped(c, a.rank, a.step);
-        if (pair[a0][s0] != hccn_rt_fold_key(c->rep[b.rank],
+        if (pair[a0][s0] != hccn_sched_fold_key(c->rep[b.rank],
                                              mapped(c, b.rank, b.step))) {
             snprintf(c->why, c->len, "the transfer from rank %d to %d "
                      "joins steps its copy does not", a.rank, b.rank);
             return 1;
         }
         if (b.rank < nrep)
-            keys[b.rank][b.step] = hccn_rt_fold_key(a0, s0);
+            keys[b.rank][b.step] = hccn_sched_fold_key(a0, s0);
     }
     return 0;
 }
 
-void hccn_rt_fold_free(hccn_rt_fold_t *f)
+void hccn_sched_fold_free(hccn_sched_fold_t *f)
 {
     for (int r = 0; f->recv_key != NULL && r < f->nrep; r++)
         free(f->recv_key[r]);
@@ -243,9 +243,9 @@ void hccn_rt_fold_free(hccn_rt_fold_t *f)
     f->nrep = 0;
 }
 
-int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
-                       const int *rep, int nrep, hccn_rt_tasks_fn *tasks,
-                       void *arg, hccn_rt_fold_t *f, char *why, size_t len)
+int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const int *rep, int nrep, hccn_sched_tasks_fn *tasks,
+                       void *arg, hccn_sched_fold_t *f, char *why, size_t len)
 {
     int n = s->nranks, rc = 0;
     uint32_t most = 0;
@@ -256,7 +256,7 @@ int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
                calloc((size_t)n, sizeof(uint32_t *)),
                malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
     uint64_t **pair = calloc((size_t)nrep, sizeof(*pair));
-    *f = (hccn_rt_fold_t){nrep, calloc((size_t)nrep, sizeof(uint64_t *))};
+    *f = (hccn_sched_fold_t){nrep, calloc((size_t)nrep, sizeof(uint64_t *))};
     if (c.reps == NULL || c.map == NULL || c.t == NULL || pair == NULL ||
         f->recv_key == NULL)
         rc = -1;
@@ -294,6 +294,6 @@ int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     free(c.t);
     free(pair);
     if (rc != 0)
-        hccn_rt_fold_free(f);
+        hccn_sched_fold_free(f);
     return rc;
 }

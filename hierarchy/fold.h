@@ -3,10 +3,10 @@
  * whether every rank's part is that of its copy in node 0 up to the order
  * of its steps, so that on a topology whose nodes are copies of node 0
  * every node runs as node 0 does. Used by the timing-only runs
- * (runtime/predict.c). Not installed.
+ * (runtime/predict.c, hierarchy/algo_hier.c). Not installed.
  */
-#ifndef HCCN_RUNTIME_FOLD_H
-#define HCCN_RUNTIME_FOLD_H
+#ifndef HCCN_HIERARCHY_FOLD_H
+#define HCCN_HIERARCHY_FOLD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,7 @@
 
 /* A transfer of a folded run is keyed by its SEND's copy in node 0:
  * (rank << 32 | step). */
-static inline uint64_t hccn_rt_fold_key(int rank, uint32_t step)
+static inline uint64_t hccn_sched_fold_key(int rank, uint32_t step)
 {
     return (uint64_t)rank << 32 | step;
 }
@@ -26,10 +26,10 @@ typedef struct {
     int nrep;                   /* node 0's ranks: 0 .. nrep-1 */
     uint64_t **recv_key;        /* per node-0 rank and RECV step: the key
                                    of its transfer's SEND */
-} hccn_rt_fold_t;
+} hccn_sched_fold_t;
 
 /* Makes rank r's engine tasks for the call (as the run would post them). */
-typedef void hccn_rt_tasks_fn(void *arg, int r, hccn_sim_task_t *out);
+typedef void hccn_sched_tasks_fn(void *arg, int r, hccn_sim_task_t *out);
 
 /* Checks s against rep (per rank, its copy in node 0; node 0's ranks are
  * 0 .. nrep-1, each its own copy) and npus (whose node says which ranks
@@ -44,12 +44,12 @@ typedef void hccn_rt_tasks_fn(void *arg, int r, hccn_sim_task_t *out);
  *   - every transfer joins the copies of the steps its copy joins: the
  *     SEND of step s of rank a pairs with the RECV of step t of rank b only
  *     if the SEND of m(s) of a's copy pairs with the RECV of m(t) of b's.
- * Then returns 0 and fills *f (free with hccn_rt_fold_free). Returns 1 if
+ * Then returns 0 and fills *f (free with hccn_sched_fold_free). Returns 1 if
  * s does not fold (why says where), -1 on no memory. */
-int hccn_rt_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
-                       const int *rep, int nrep, hccn_rt_tasks_fn *tasks,
-                       void *arg, hccn_rt_fold_t *f, char *why, size_t len);
+int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const int *rep, int nrep, hccn_sched_tasks_fn *tasks,
+                       void *arg, hccn_sched_fold_t *f, char *why, size_t len);
 
-void hccn_rt_fold_free(hccn_rt_fold_t *f);
+void hccn_sched_fold_free(hccn_sched_fold_t *f);
 
-#endif /* HCCN_RUNTIME_FOLD_H */
+#endif /* HCCN_HIERARCHY_FOLD_H */

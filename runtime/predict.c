@@ -19,7 +19,7 @@
 #include "device_sim/engine.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
-#include "runtime/fold.h"
+#include "hierarchy/fold.h"
 #include "runtime/predict.h"
 #include "runtime/rt.h"
 
@@ -37,7 +37,7 @@ typedef struct {
     int nrun;                   /* ranks that post: n, or node 0's */
     int *rep;                   /* folded: per rank, its copy in node 0 */
     int *link_map;              /*   and per link; NULL unfolded */
-    hccn_rt_fold_t fold;        /*   the keys of the schedule's RECVs */
+    hccn_sched_fold_t fold;        /*   the keys of the schedule's RECVs */
     const hccn_rt_pcall_t *call;    /* the call being checked */
     int unfold;                 /* a schedule does not fold: run again */
     char why[256];              /*   why the run is not folded */
@@ -106,7 +106,7 @@ static void rank_tasks(const pred_t *p, const hccn_rt_pcall_t *c,
         return;
     for (uint32_t k = 0; k < p->sched->ranks[r].nsteps; k++) {
         if (tasks[k].kind == HCCN_SIM_TASK_SEND)
-            tasks[k].key.c = hccn_rt_fold_key(r, k);
+            tasks[k].key.c = hccn_sched_fold_key(r, k);
         else if (tasks[k].kind == HCCN_SIM_TASK_RECV)
             tasks[k].key.c = p->fold.recv_key[r][k];
     }
@@ -118,7 +118,7 @@ static int same_args(const hccn_coll_args_t *x, const hccn_coll_args_t *y)
            x->esize == y->esize && x->root == y->root;
 }
 
-/* hccn_rt_tasks_fn for the fold check: rank r's tasks for call p->call. */
+/* hccn_sched_tasks_fn for the fold check: rank r's tasks for call p->call. */
 static void check_tasks(void *arg, int r, hccn_sim_task_t *out)
 {
     const pred_t *p = arg;
@@ -130,9 +130,9 @@ static void check_tasks(void *arg, int r, hccn_sim_task_t *out)
 static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
 {
     char why[128];
-    hccn_rt_fold_free(&p->fold);
+    hccn_sched_fold_free(&p->fold);
     p->call = c;
-    int rc = hccn_rt_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
+    int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
                                 check_tasks, p, &p->fold, why, sizeof(why));
     if (rc < 0)
         return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
@@ -234,7 +234,7 @@ static void pred_unfold(pred_t *p)
     free(p->rep);
     free(p->link_map);
     p->rep = p->link_map = NULL;
-    hccn_rt_fold_free(&p->fold);
+    hccn_sched_fold_free(&p->fold);
     p->unfold = 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * Folding onto node 0 (docs/performance.md): the topology's copies
  * (hccn_sim_topo_fold), a folded engine against the same transfers run on
- * every node, and the schedule check (runtime/fold.h) on schedules built by
+ * every node, and the schedule check (hierarchy/fold.h) on schedules built by
  * hand: ones that fold although their steps come in another order, and
  * ones that must not (a step the copy lacks, work in another order, a
  * transfer that joins other steps).
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "device_sim/engine.h"
-#include "runtime/fold.h"
+#include "hierarchy/fold.h"
 
 #define NB 1000000.0            /* bytes of one transfer */
 
@@ -191,9 +191,9 @@ static void check(const hccn_sched_t *s, int folds, const char *want)
     hccn_sim_topo_t *topo = load();
     tasks_arg_t arg = {s, topo, {0, 1, 2, 3, 4, 5}};
     int rep[6] = {0, 1, 0, 1, 0, 1};
-    hccn_rt_fold_t f;
+    hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_rt_fold_check(s, topo->npus, rep, 2, make_tasks, &arg, &f,
+    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, make_tasks, &arg, &f,
                                 why, sizeof(why));
     if (folds) {
         if (rc != 0)
@@ -203,9 +203,9 @@ static void check(const hccn_sched_t *s, int folds, const char *want)
             hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
             if (a.rank < 2 && b.rank < 2)
                 assert_true(f.recv_key[b.rank][b.step] ==
-                            hccn_rt_fold_key(a.rank, a.step));
+                            hccn_sched_fold_key(a.rank, a.step));
         }
-        hccn_rt_fold_free(&f);
+        hccn_sched_fold_free(&f);
     } else {
         assert_int_equal(rc, 1);
         if (strstr(why, want) == NULL)
