@@ -43,6 +43,7 @@
 
 #include "hierarchy/algo_util.h"
 #include "hierarchy/compose.h"
+#include "hierarchy/fold.h"
 
 #define HIER_DEFAULT_CHUNK ((uint64_t)4 << 20)
 
@@ -77,8 +78,14 @@ typedef struct {
         int n, root;
         uint64_t count;
         hccn_sched_t *s;
+        int folds;            /* folded builds: 0 not known, 1, -1 no */
+        hccn_sched_fold_t fold;   /* when it folds */
     } memo[HIER_MEMO];
     int memo_next;            /* the entry to replace next */
+    /* Folded builds (coll.h, fold_rep): per rank, whether it is in node 0
+     * (its steps are kept); NULL for a whole build. */
+    unsigned char *keep;
+    int unfoldable;           /* a level-1 schedule does not fold */
 } hier_t;
 
 /* ------------------------------------------------------------ shape --- */
@@ -168,8 +175,11 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
 
 static void hier_free(hier_t *h)
 {
-    for (int i = 0; i < HIER_MEMO; i++)
+    for (int i = 0; i < HIER_MEMO; i++) {
         hccn_sched_free(h->memo[i].s);
+        hccn_sched_fold_free(&h->memo[i].fold);
+    }
+    free(h->keep);
     free(h->at);
     free(h->grp);
     hccn_frontier_free(h->intra);
@@ -215,6 +225,8 @@ static const hccn_sched_t *flat(hier_t *h, const char *algo,
     int i = h->memo_next;
     h->memo_next = (i + 1) % HIER_MEMO;
     hccn_sched_free(h->memo[i].s);
+    hccn_sched_fold_free(&h->memo[i].fold);
+    h->memo[i].folds = 0;
     h->memo[i].algo = algo;
     h->memo[i].coll = coll;
     h->memo[i].n = n;
@@ -229,8 +241,60 @@ static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
     return (hccn_bufmap_t){buf, base, stride};
 }
 
+/* A level-1 schedule's members, one per node in node order, each its own
+ * node (hccn_sched_tasks_fn for the fold check). */
+typedef struct {
+    const hccn_sched_t *sub;
+    hccn_sim_npu_t *npus;
+    int *world;
+} level1_t;
+
+static void level1_tasks(void *arg, int r, hccn_sim_task_t *out)
+{
+    const level1_t *x = arg;
+    const hccn_sched_rank_t *rk = &x->sub->ranks[r];
+    for (uint32_t k = 0; k < rk->nsteps; k++)
+        hccn_sched_step_task(&rk->steps[k], &x->npus[r], x->world, &out[k]);
+}
+
+/* Folded builds: whether level-1 schedule sub (an entry of the memo) runs
+ * alike on every node: every member's part is member 0's, up to the order
+ * of its steps (hierarchy/fold.h); then the entry's fold says how member
+ * 0's receives pair. The members' NPUs are alike here (the run checked
+ * the topology), so bytes stand for costs. */
+static const hccn_sched_fold_t *level1_fold(hier_t *h, const hccn_sched_t *sub)
+{
+    int i = 0;
+    while (i < HIER_MEMO && h->memo[i].s != sub)
+        i++;
+    if (i == HIER_MEMO)
+        return NULL;
+    if (h->memo[i].folds == 0) {
+        int n = sub->nranks;
+        level1_t x = {sub, calloc((size_t)n, sizeof(hccn_sim_npu_t)),
+                      calloc((size_t)n, sizeof(int))};
+        int *rep = calloc((size_t)n, sizeof(int));
+        int rc = -1;
+        if (x.npus != NULL && x.world != NULL && rep != NULL) {
+            for (int j = 0; j < n; j++) {
+                x.npus[j] = (hccn_sim_npu_t){.reduce_bw = 1e9,
+                                             .mem_bw = 1e9, .node = j};
+                x.world[j] = j;
+            }
+            rc = hccn_sched_fold_check(sub, x.npus, rep, 1, level1_tasks,
+                                       &x, &h->memo[i].fold, NULL, 0);
+        }
+        h->memo[i].folds = rc == 0 ? 1 : -1;
+        free(x.npus);
+        free(x.world);
+        free(rep);
+    }
+    return h->memo[i].folds > 0 ? &h->memo[i].fold : NULL;
+}
+
 /* Appends sub for the ranks of grp, its SEND, RECV and SCRATCH mapped as
- * given; its roots wait for after, its sinks go to last. */
+ * given; its roots wait for after, its sinks go to last. Folded, only
+ * node 0's ranks are appended. */
 static int put(hier_t *h, const hccn_sched_t *sub, const int *grp,
                hccn_bufmap_t send, hccn_bufmap_t recv, uint64_t scratch,
                const hccn_frontier_t *after, hccn_frontier_t *last,
@@ -238,8 +302,25 @@ static int put(hier_t *h, const hccn_sched_t *sub, const int *grp,
 {
     hccn_compose_t how = {.ranks = grp, .after = after, .phase = phase,
                           .map = {send, recv,
-                                  at(HCCN_BUF_SCRATCH, scratch, 0)}};
+                                  at(HCCN_BUF_SCRATCH, scratch, 0)},
+                          .keep = h->keep};
+    if (h->keep != NULL && sub != NULL && sub->nranks > 1 &&
+        !h->keep[grp[1]]) {
+        how.fold = level1_fold(h, sub);
+        if (how.fold == NULL) {
+            h->unfoldable = 1;
+            h->s->failed = 1;
+            return -1;
+        }
+    }
     return hccn_sched_compose(h->s, sub, &how, last);
+}
+
+/* The node groups a phase of level 0 is appended on: all, or node 0's
+ * alone when folded. */
+static int node_puts(const hier_t *h)
+{
+    return h->keep != NULL ? 1 : h->N;
 }
 
 /* tmp = a | b. */
@@ -277,7 +358,7 @@ static void ar_chunk_up(hier_t *h, uint64_t off, uint64_t q, uint64_t s2,
 {
     const size_t e = h->a->esize;
     uint64_t o = off * e, b = q * e;
-    for (int n = 0; n < h->N; n++)
+    for (int n = 0; n < node_puts(h); n++)
         put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, q, 0),
             node_group(h, n), at(HCCN_BUF_SEND, o, 0),
             at(HCCN_BUF_RECV, o, b), 0, h->intra, h->intra, PHASE_1);
@@ -296,7 +377,7 @@ static void ar_chunk_down(hier_t *h, uint64_t off, uint64_t q,
     const size_t e = h->a->esize;
     uint64_t o = off * e, b = q * e;
     const hccn_frontier_t *after = both(h, h->intra, f2);
-    for (int n = 0; n < h->N; n++)
+    for (int n = 0; n < node_puts(h); n++)
         put(h, flat(h, h->v->l0, HCCN_COLL_ALLGATHER, h->L, q, 0),
             node_group(h, n), at(HCCN_BUF_RECV, o, b),
             at(HCCN_BUF_RECV, o, 0), 0, after, h->intra, PHASE_3);
@@ -307,7 +388,7 @@ static void ar_chunk_down(hier_t *h, uint64_t off, uint64_t q,
 static void ar_tail(hier_t *h, uint64_t off, uint64_t t, uint64_t s2)
 {
     uint64_t o = off * h->a->esize;
-    for (int n = 0; n < h->N; n++)
+    for (int n = 0; n < node_puts(h); n++)
         put(h, flat(h, h->v->l0, HCCN_COLL_ALLREDUCE, h->L, t, 0),
             node_group(h, n), at(HCCN_BUF_SEND, o, 0),
             at(HCCN_BUF_RECV, o, 0), 0, h->intra, h->intra, PHASE_TAIL);
@@ -387,7 +468,8 @@ static int build_allreduce(hier_t *h)
     hccn_frontier_t **f2 = calloc(K + 1, sizeof(*f2));
     if (f2 == NULL)
         return -1;
-    reserve_chunks(h, K, q0, tail);
+    if (h->keep == NULL)
+        reserve_chunks(h, K, q0, tail);
     for (size_t k = 0; k < K && !h->s->failed; k++) {
         uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
         f2[k] = hccn_frontier_new(h->a->nranks);
@@ -576,6 +658,28 @@ static hccn_sched_t *fallback(const hccn_coll_args_t *a)
 
 /* ------------------------------------------------------------- entry --- */
 
+/* A folded build (coll.h, fold_rep) keeps node 0's ranks, if they are the
+ * ranks 0 .. fold_nrep-1 and each rank's copy is the rank of node 0 with
+ * its local index; else the build is whole. */
+static int fold_init(hier_t *h)
+{
+    const hccn_coll_args_t *a = h->a;
+    const hccn_hier_view_t *v = a->view;
+    if (a->nranks <= 0)
+        return 0;
+    for (int r = 0; r < a->nranks; r++)
+        if ((v->node[r] == 0) != (r < a->fold_nrep) ||
+            a->fold_rep[r] != h->at[v->local[r]])
+            return 0;
+    h->keep = malloc((size_t)a->nranks);
+    if (h->keep == NULL)
+        return -1;
+    for (int r = 0; r < a->nranks; r++)
+        h->keep[r] = v->node[r] == 0;
+    h->s->folded = 1;
+    return 0;
+}
+
 static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
                            unsigned mine)
 {
@@ -595,6 +699,8 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
     if (s == NULL || a->count == 0)
         return s;
     int rc = hier_init(&h, s, a, v, L);
+    if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE && a->fold_rep != NULL)
+        rc = fold_init(&h);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
         rc = build_allreduce(&h);
     else if (rc == 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
@@ -605,7 +711,15 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
         rc = build_broadcast(&h);
     else if (rc == 0)
         rc = build_reduce(&h);
+    int again = h.unfoldable;
     hier_free(&h);
+    if (again) {
+        /* A level-1 schedule that does not fold: the whole schedule. */
+        hccn_sched_free(s);
+        hccn_coll_args_t whole = *a;
+        whole.fold_rep = NULL;
+        return build(&whole, v, mine);
+    }
     return hccn_hier_finish(s, rc);
 }
 

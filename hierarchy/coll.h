@@ -80,6 +80,13 @@ typedef struct {
     const hccn_hier_view_t *view;   /* may be NULL for flat algorithms */
     uint64_t chunk_bytes;   /* pipelining chunk for algorithms that use it;
                                0 = the algorithm's default */
+    /* Timing-only runs folded onto node 0 (docs/performance.md): NULL, or
+     * per rank its copy in node 0 (node 0's ranks are 0 .. fold_nrep-1,
+     * their own copies). An algorithm that can build node 0's part alone
+     * then builds only that and sets the schedule's `folded`; the others
+     * ignore it. */
+    const int *fold_rep;
+    int fold_nrep;
     /* v-collectives only (NULL / 0 for the others), nranks entries each,
      * in elements: see the table above. count is then the most elements
      * any buffer spans (for size checks only). Without arrays a

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "hierarchy/fold.h"
 #include "hierarchy/sched.h"
 
 /* A set of step indices of one rank. */
@@ -60,6 +61,13 @@ typedef struct {
     hccn_bufmap_t map[3];     /* for the sub's SEND, RECV, SCRATCH */
     const hccn_frontier_t *after; /* NULL: root steps get no extra deps */
     int phase;                /* phase of the appended steps; 0 keeps them */
+    /* Folded builds (coll.h, fold_rep): NULL, or per rank of dst whether
+     * its steps are kept; the others' are left out. A transfer into a kept
+     * rank from one left out is then named by its SEND's copy: fold says,
+     * for the sub's ranks 0 .. fold->nrep-1, each RECV's SEND copy, which
+     * must be a step of the receiving sub rank itself. */
+    const unsigned char *keep;
+    const hccn_sched_fold_t *fold;
 } hccn_compose_t;
 
 /* An identity map for sub's buffers: SEND->SEND, RECV->RECV,

@@ -75,6 +75,12 @@ typedef struct hccn_sched {
     hccn_sched_ref_t *xfer_send;   /* xfer -> its SEND step */
     hccn_sched_ref_t *xfer_recv;   /* xfer -> its RECV/RECV_REDUCE step */
     int failed;             /* an allocation failed while building */
+    /* Built folded (coll.h, fold_rep): only node 0's ranks have steps; a
+     * transfer between two of them pairs as usual; one from a rank left out
+     * has as xfer_send the copy of its SEND in node 0 (rank and step), one
+     * to a rank left out has no xfer_recv (rank -1). Such a schedule
+     * describes the timing of the full one and is run only folded. */
+    int folded;
     void *slab;             /* hccn_sched_reserve's mapping, or NULL */
     size_t slab_len;
 } hccn_sched_t;

@@ -286,17 +286,57 @@ static int map_ok(const hccn_sched_t *dst, const hccn_sched_t *sub,
     return 1;
 }
 
+/* Whether sub rank i's steps are appended (all but those a folded build
+ * leaves out). */
+static int kept(const hccn_compose_t *how, int i)
+{
+    return how->keep == NULL || how->keep[how->ranks[i]];
+}
+
+/* Folded: each RECV of kept sub rank i from a rank left out is named by
+ * its SEND's copy, a step of i itself (compose.h). */
+static int name_copies(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
+                       const hccn_compose_t *how, uint32_t xfer0,
+                       const rank_work_t *w)
+{
+    const hccn_sched_rank_t *rk = &sub->ranks[i];
+    for (uint32_t t = 0; t < rk->nsteps; t++) {
+        const hccn_step_t *st = &rk->steps[t];
+        if ((st->kind != HCCN_STEP_RECV &&
+             st->kind != HCCN_STEP_RECV_REDUCE) ||
+            kept(how, sub->xfer_send[st->xfer].rank))
+            continue;
+        if (how->fold == NULL || i >= how->fold->nrep)
+            return -1;
+        uint64_t key = how->fold->recv_key[i][t];
+        uint32_t s0 = (uint32_t)key;
+        if ((int)(key >> 32) != i || s0 >= rk->nsteps || w->map[s0] == ELIDED)
+            return -1;
+        dst->xfer_send[xfer0 + st->xfer] =
+            (hccn_sched_ref_t){how->ranks[i], w->map[s0]};
+    }
+    return 0;
+}
+
 static int compose_ranks(hccn_sched_t *dst, const hccn_sched_t *sub,
                          const hccn_compose_t *how, hccn_stepset_t *out,
                          uint64_t *scratch)
 {
     uint32_t xfer0 = dst->nxfers;
+    if (how->keep != NULL)
+        for (uint32_t x = 0; x < sub->nxfers; x++)
+            dst->xfer_send[xfer0 + x] = dst->xfer_recv[xfer0 + x] =
+                (hccn_sched_ref_t){-1, UINT32_MAX};
     for (int i = 0; i < sub->nranks; i++) {
+        if (!kept(how, i))
+            continue;
         rank_work_t w;
         int r = how->ranks[i];
         int rc = work_init(&w, sub->ranks[i].nsteps);
         if (rc == 0)
             rc = append_rank(dst, sub, i, how, xfer0, &w, scratch);
+        if (rc == 0 && how->keep != NULL)
+            rc = name_copies(dst, sub, i, how, xfer0, &w);
         if (rc == 0)
             rc = sinks(&sub->ranks[i], &w,
                        how->after != NULL ? &how->after->rank[r] : NULL,
@@ -334,6 +374,8 @@ int hccn_sched_compose(hccn_sched_t *dst, const hccn_sched_t *sub,
             dst->scratch_bytes = (size_t)scratch;
     }
     for (int i = 0; rc == 0 && last != NULL && i < sub->nranks; i++) {
+        if (!kept(how, i))
+            continue;
         hccn_stepset_t *dstset = &last->rank[how->ranks[i]];
         dstset->n = 0;
         rc = set_add_all(dstset, out[i].idx, out[i].n);

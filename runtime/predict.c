@@ -40,6 +40,7 @@ typedef struct {
     hccn_sched_fold_t fold;        /*   the keys of the schedule's RECVs */
     const hccn_rt_pcall_t *call;    /* the call being checked */
     int unfold;                 /* a schedule does not fold: run again */
+    int built_folded;           /* schedules built for node 0 alone */
     char why[256];              /*   why the run is not folded */
     hccn_sim_batch_t **tail;    /* per rank: its latest batch */
     hccn_sim_task_t *tasks;     /* scratch for the largest rank's steps */
@@ -144,6 +145,63 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
     return HCCN_OK;
 }
 
+/* Whether step k of node-0 rank r of a folded schedule pairs as
+ * hierarchy/sched.h says: a RECV with a SEND of node 0 of the same bytes
+ * whose peer's copy is r, a SEND with a RECV of node 0 or none. */
+static int folded_pairs(const pred_t *p, int r, uint32_t k)
+{
+    const hccn_sched_t *s = p->sched;
+    const hccn_step_t *st = &s->ranks[r].steps[k];
+    if (st->kind != HCCN_STEP_SEND && st->kind != HCCN_STEP_RECV &&
+        st->kind != HCCN_STEP_RECV_REDUCE)
+        return 1;
+    if (st->xfer >= s->nxfers)
+        return 0;
+    int send = st->kind == HCCN_STEP_SEND;
+    hccn_sched_ref_t o = send ? s->xfer_recv[st->xfer]
+                              : s->xfer_send[st->xfer];
+    if (send && o.rank == -1)
+        return 1;               /* to a rank left out */
+    if (o.rank < 0 || o.rank >= p->nrun || o.step >= s->ranks[o.rank].nsteps)
+        return 0;
+    const hccn_step_t *x = &s->ranks[o.rank].steps[o.step];
+    if (send)
+        return x->kind != HCCN_STEP_SEND && x->xfer == st->xfer;
+    return x->kind == HCCN_STEP_SEND && x->bytes == st->bytes &&
+           p->rep[p->world[x->peer]] == r;
+}
+
+/* The RECV keys of a schedule built folded (hierarchy/sched.h): its
+ * transfers from ranks left out name their SEND's copy. */
+static hccn_status_t folded_keys(pred_t *p, int i)
+{
+    const hccn_sched_t *s = p->sched;
+    hccn_sched_fold_free(&p->fold);
+    p->fold.nrep = p->nrun;
+    p->fold.recv_key = calloc((size_t)p->nrun, sizeof(*p->fold.recv_key));
+    if (p->fold.recv_key == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+    for (int r = 0; r < p->nrun; r++) {
+        const hccn_sched_rank_t *rk = &s->ranks[r];
+        p->fold.recv_key[r] = calloc((size_t)rk->nsteps + 1, sizeof(uint64_t));
+        if (p->fold.recv_key[r] == NULL)
+            return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        for (uint32_t k = 0; k < rk->nsteps; k++) {
+            if (!folded_pairs(p, r, k))
+                return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: "
+                                     "algorithm '%s' built a folded "
+                                     "schedule whose step %u on rank %d "
+                                     "does not pair", i, s->algo, k, r);
+            hccn_sched_ref_t a = s->xfer_send[rk->steps[k].xfer];
+            if (rk->steps[k].kind != HCCN_STEP_SEND &&
+                rk->steps[k].kind != HCCN_STEP_COPY &&
+                rk->steps[k].kind != HCCN_STEP_REDUCE)
+                p->fold.recv_key[r][k] = hccn_sched_fold_key(a.rank, a.step);
+        }
+    }
+    return HCCN_OK;
+}
+
 /* Picks the algorithm of call i as the runtime would and builds (or
  * reuses) its schedule. */
 static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
@@ -177,12 +235,22 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
     p->hinted = NULL;           /* the hints were for that schedule */
     p->algo = algo;
     p->args = a;
-    p->sched = algo->build(&a);
+    /* Folded, an algorithm that can builds node 0's part alone. */
+    hccn_coll_args_t b = a;
+    if (p->rep != NULL) {
+        b.fold_rep = p->rep;
+        b.fold_nrep = p->nrun;
+    }
+    p->sched = algo->build(&b);
     if (p->sched == NULL)
         return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "predict: call %d: %s: "
                              "algorithm '%s' does not support %d ranks, "
                              "count %llu", i, hccn_coll_name(c->coll),
                              algo->name, p->n, (unsigned long long)c->count);
+    if (p->sched->folded) {
+        p->built_folded++;
+        return folded_keys(p, i);
+    }
     if (hccn_sched_validate(p->sched, why, sizeof(why)) != 0)
         return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: algorithm "
                              "'%s' built an invalid schedule: %s", i,
@@ -420,6 +488,7 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
     }
     if (o != NULL) {
         o->folded = p.rep != NULL;
+        o->built_folded = p.built_folded;
         snprintf(o->why, sizeof(o->why), "%s", p.rep != NULL ? "" : p.why);
     }
     pred_free(&p);

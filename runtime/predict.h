@@ -49,6 +49,8 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
 typedef struct {
     int no_fold;            /* in: 1 = never fold */
     int folded;             /* out: 1 if the run was folded */
+    int built_folded;       /* out: schedules built for node 0 alone
+                               (coll.h, fold_rep) */
     char why[256];          /* out: when not, why not */
 } hccn_rt_popts_t;
 

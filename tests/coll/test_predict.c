@@ -119,8 +119,9 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
  * equal calls, where the call qualifies. */
 static long replayed;
 
-/* Timing-only runs that were folded onto node 0 (predict.h). */
-static long folded;
+/* Timing-only runs that were folded onto node 0 (predict.h), and
+ * schedules built for node 0 alone. */
+static long folded, built_folded;
 
 /* The timing-only run of q, folded where it may (or never); fails unless
  * its status is want's and its ends are those given (if any). */
@@ -140,6 +141,7 @@ static void check_pred(const hccn_sim_topo_t *topo, const char *what,
     if (no_fold && o.folded)
         fail_msg("%s: folded although asked not to", what);
     folded += o.folded;
+    built_folded += o.built_folded;
     for (int i = 0; want == HCCN_OK && want_ends != NULL && i < q->ncalls;
          i++)
         if (want_ends[i] != ends[i])
@@ -348,7 +350,7 @@ static void test_faults(void **state)
  * not (some do not): the folded run's times are the unfolded run's, bit
  * for bit. The allreduce the hierarchical algorithms exist for folds. */
 static void fold_sweep(const char *json, const char *what, uint64_t count,
-                       int nodes, int *nfold, int *nruns)
+                       int nodes, int *nfold, int *nbuilt, int *nruns)
 {
     hccn_sim_topo_t *topo;
     char err[512];
@@ -373,9 +375,12 @@ static void fold_sweep(const char *json, const char *what, uint64_t count,
             assert_int_equal(hccn_rt_predict_opts(topo, q.calls, q.ncalls,
                                                   ends, &yes), HCCN_OK);
             if (c == HCCN_COLL_ALLREDUCE && a >= 0 && nodes > 1 &&
-                strncmp(algos[a].name, "hier", 4) == 0 && !yes.folded)
-                fail_msg("%s: %s count %llu did not fold: %s", what,
-                         algos[a].name, (unsigned long long)count, yes.why);
+                strncmp(algos[a].name, "hier", 4) == 0 &&
+                (!yes.folded || yes.built_folded == 0))
+                fail_msg("%s: %s count %llu did not fold (or was built "
+                         "whole): %s", what, algos[a].name,
+                         (unsigned long long)count, yes.why);
+            *nbuilt += yes.built_folded > 0;
             *nfold += yes.folded;
             (*nruns)++;
         }
@@ -385,16 +390,38 @@ static void fold_sweep(const char *json, const char *what, uint64_t count,
 static void test_fold(void **state)
 {
     (void)state;
-    int nfold = 0, nruns = 0;
+    int nfold = 0, nbuilt = 0, nruns = 0;
     for (int nodes = 2; nodes <= (quick() ? 2 : 8); nodes *= 2) {
         char *text = default_with(nodes);
-        fold_sweep(text, "default.json", 65536, nodes, &nfold, &nruns);
-        fold_sweep(text, "default.json", 1031, 0, &nfold, &nruns);
+        fold_sweep(text, "default.json", 65536, nodes, &nfold, &nbuilt,
+                   &nruns);
+        fold_sweep(text, "default.json", 1031, 0, &nfold, &nbuilt, &nruns);
         free(text);
     }
-    printf("fold: %d of %d timing-only runs folded, times equal\n", nfold,
-           nruns);
+    printf("fold: %d of %d timing-only runs folded (%d built for node 0 "
+           "alone), times equal\n", nfold, nruns, nbuilt);
     assert_true(nfold > nruns / 3);
+}
+
+/* The hierarchical allreduces built for node 0 alone, against runs with
+ * data: 2 and 4 nodes. */
+static void test_fold_data(void **state)
+{
+    (void)state;
+    const char *specs[] = {"hier", "hier_rr", "hier_mh"};
+    long built0 = built_folded;
+    for (int nodes = 2; nodes <= 4; nodes *= 2) {
+        char *text = default_with(nodes);
+        for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+            seq_t q;
+            make_seq(&q, HCCN_COLL_ALLREDUCE, 65536, specs[k], 8 * nodes);
+            assert_int_equal(check_seq(text, "default.json fold", &q),
+                             HCCN_OK);
+        }
+        free(text);
+    }
+    /* Each of the six sequences builds one schedule, for node 0 alone. */
+    assert_int_equal(built_folded - built0, 6);
 }
 
 /* Where the nodes are not copies of node 0, nothing folds, and the
@@ -461,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_ring_mesh),
         cmocka_unit_test(test_default_4_8),
         cmocka_unit_test(test_fold),
+        cmocka_unit_test(test_fold_data),
         cmocka_unit_test(test_no_fold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "device_sim/engine.h"
+#include "hierarchy/coll.h"
 #include "hierarchy/fold.h"
 
 #define NB 1000000.0            /* bytes of one transfer */
@@ -185,6 +186,20 @@ static void make_tasks(void *arg, int r, hccn_sim_task_t *out)
                              &out[k]);
 }
 
+/* Tasks of a schedule whose ranks are given their NPUs (x: s, npus,
+ * world). */
+static void level_tasks(void *arg, int r, hccn_sim_task_t *out)
+{
+    const struct {
+        const hccn_sched_t *s;
+        hccn_sim_npu_t *npus;
+        int *world;
+    } *x = arg;
+    const hccn_sched_rank_t *rk = &x->s->ranks[r];
+    for (uint32_t k = 0; k < rk->nsteps; k++)
+        hccn_sched_step_task(&rk->steps[k], &x->npus[r], x->world, &out[k]);
+}
+
 /* 0: s folds; 1: it does not, why holding `want`. */
 static void check(const hccn_sched_t *s, int folds, const char *want)
 {
@@ -308,6 +323,102 @@ static void test_pairing(void **state)
     hccn_sched_free(s);
 }
 
+/* The hierarchical allreduces built for node 0 alone (coll.h, fold_rep):
+ * node 0's steps are those of the whole schedule, field by field, and a
+ * transfer from another node names the SEND the fold check of the whole
+ * schedule finds as its copy. 8 nodes of 4 NPUs; counts with a tail and
+ * several chunks. */
+static void test_built_folded(void **state)
+{
+    (void)state;
+    enum { N = 8, L = 4, P = N * L };
+    int node[P], local[P], rep[P], world[P];
+    hccn_sim_npu_t npus[P];
+    for (int r = 0; r < P; r++) {
+        node[r] = r / L;
+        local[r] = r % L;
+        rep[r] = r % L;
+        world[r] = r;
+        npus[r] = (hccn_sim_npu_t){.reduce_bw = 1e9, .mem_bw = 1e9,
+                                   .node = r / L, .local = r % L};
+    }
+    hccn_hier_view_t view = {P, node, local, N, NULL, 0};
+    const char *algos[] = {"hier", "hier_rr", "hier_mh"};
+    const uint64_t counts[] = {4096 * 3 + 2, 1 << 20};
+    int folded = 0;
+    for (size_t k = 0; k < sizeof(algos) / sizeof(algos[0]); k++)
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = P,
+                                  .count = counts[c], .esize = 4,
+                                  .view = &view, .chunk_bytes = 1 << 16};
+            const hccn_algo_t *al = hccn_hier_algo_find(algos[k]);
+            assert_non_null(al);
+            hccn_sched_t *whole = al->build(&a);
+            a.fold_rep = rep;
+            a.fold_nrep = L;
+            hccn_sched_t *part = al->build(&a);
+            assert_true(whole != NULL && part != NULL);
+            assert_false(whole->folded);
+            /* 2 elements over 8 nodes: not every node's share is alike,
+             * and the build falls back to the whole schedule. */
+            if (!part->folded) {
+                if (counts[c] % L == 0)
+                    fail_msg("%s count %llu was built whole", algos[k],
+                             (unsigned long long)counts[c]);
+                hccn_sched_free(whole);
+                hccn_sched_free(part);
+                continue;
+            }
+            folded++;
+            hccn_sched_fold_t f;
+            char why[128];
+            struct {
+                const hccn_sched_t *s;
+                hccn_sim_npu_t *npus;
+                int *world;
+            } x = {whole, npus, world};
+            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L,
+                                                   level_tasks, &x, &f, why,
+                                                   sizeof(why)), 0);
+            for (int r = 0; r < L; r++) {
+                const hccn_sched_rank_t *w = &whole->ranks[r];
+                const hccn_sched_rank_t *q = &part->ranks[r];
+                assert_int_equal(w->nsteps, q->nsteps);
+                assert_int_equal(w->ndeps, q->ndeps);
+                assert_memory_equal(w->deps, q->deps,
+                                    w->ndeps * sizeof(*w->deps));
+                for (uint32_t i = 0; i < w->nsteps; i++) {
+                    hccn_step_t ws = w->steps[i], qs = q->steps[i];
+                    assert_int_equal(ws.kind, qs.kind);
+                    assert_int_equal(ws.peer, qs.peer);
+                    assert_true(ws.bytes == qs.bytes &&
+                                ws.src_off == qs.src_off &&
+                                ws.dst_off == qs.dst_off &&
+                                ws.src_buf == qs.src_buf &&
+                                ws.dst_buf == qs.dst_buf &&
+                                ws.dep_off == qs.dep_off &&
+                                ws.ndeps == qs.ndeps);
+                    if (qs.kind != HCCN_STEP_RECV &&
+                        qs.kind != HCCN_STEP_RECV_REDUCE)
+                        continue;
+                    hccn_sched_ref_t s0 = part->xfer_send[qs.xfer];
+                    if (hccn_sched_fold_key(s0.rank, s0.step) !=
+                        f.recv_key[r][i])
+                        fail_msg("%s count %llu: rank %d step %u names "
+                                 "SEND %d/%u", algos[k],
+                                 (unsigned long long)counts[c], r, i,
+                                 s0.rank, s0.step);
+                }
+            }
+            for (int r = L; r < P; r++)
+                assert_int_equal(part->ranks[r].nsteps, 0);
+            hccn_sched_fold_free(&f);
+            hccn_sched_free(whole);
+            hccn_sched_free(part);
+        }
+    assert_int_equal(folded, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_ring_folds),
         cmocka_unit_test(test_work_order),
         cmocka_unit_test(test_pairing),
+        cmocka_unit_test(test_built_folded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
