@@ -3,7 +3,8 @@
 # size / time, busbw = algbw x the factor of docs/perf.md), every check
 # passes, --json and --csv hold the table's values, --set changes the named
 # field only, --sweep prints one block per value, --no-data prints the
-# same times as a run with data, errors exit 2.
+# same times as a run with data and folds onto node 0 where it may (the
+# same times as --no-fold), errors exit 2.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 set -u
 : "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
@@ -179,6 +180,29 @@ nodata_same all all -t "$cfg/default.json" -b 64K -e 4M -f 8 -n 2 -w 1
 nodata_same x4 allreduce -t "$cfg/default.json" --set 'node_types[0].count=4' \
     -b 1M -e 1M -n 2 -w 1
 nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 -a ring
+
+# --- folding: 512 ranks fold onto node 0, --no-fold does not; same times ---
+label=fold
+fold_args=(allreduce -t "$cfg/default.json" --set 'node_types[0].count=64'
+           -b 1M -e 1M -n 2 -w 1 --no-data)
+run "${fold_args[@]}" --json "$tmp/fold.json"
+[ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$tmp/err")"
+grep -q "^# Folded onto node 0   : 2 of 2 runs$" "$tmp/out" ||
+    fail "no 'Folded onto node 0 : 2 of 2 runs' line: $(grep Folded "$tmp/out")"
+run "${fold_args[@]}" --no-fold --json "$tmp/nofold.json"
+[ "$rc" -eq 0 ] || fail "--no-fold: exit $rc: $(cat "$tmp/err")"
+grep -q "^# Folded onto node 0   : 0 of 2 runs; not: not asked to$" "$tmp/out" ||
+    fail "--no-fold: $(grep Folded "$tmp/out")"
+python3 - "$tmp/fold.json" "$tmp/nofold.json" >"$tmp/py" 2>&1 <<'PY' ||
+import json, sys
+a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
+assert len(a) == len(b) == 2, (len(a), len(b))
+for x, y in zip(a, b):
+    assert x["folded"] is True and y["folded"] is False, (x["folded"], y["folded"])
+    assert x["time_us"] == y["time_us"], (x["time_us"], y["time_us"])
+print(len(a), "records")
+PY
+    fail "$(cat "$tmp/py")"
 
 # --- errors: exit 2 with one clear line ----------------------------------
 expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
