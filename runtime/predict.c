@@ -37,8 +37,8 @@ typedef struct {
     int nrun;                   /* ranks that post: n, or node 0's */
     int *rep;                   /* folded: per rank, its copy in node 0 */
     int *link_map;              /*   and per link; NULL unfolded */
-    hccn_sched_fold_t fold;        /*   the keys of the schedule's RECVs */
-    const hccn_rt_pcall_t *call;    /* the call being checked */
+    hccn_sched_fold_t fold;     /*   the keys of the schedule's RECVs */
+    const hccn_rt_pcall_t *call;    /* the call the check makes tasks of */
     int unfold;                 /* a schedule does not fold: run again */
     int built_folded;           /* schedules built for node 0 alone */
     char why[256];              /*   why the run is not folded */
@@ -259,7 +259,6 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         return sched_folds(p, c, i);
     return HCCN_OK;
 }
-
 
 /* Posts call i on every rank that posts, after the rank's previous call. */
 static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
