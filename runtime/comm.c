@@ -440,13 +440,19 @@ int hccn_comm_size(const hccn_comm_t *comm)
     return comm != NULL ? comm->sh->size : 0;
 }
 
-void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg)
+void hccn_rt_comm_break_locked(rt_comm_t *c, hccn_status_t status,
+                               const char *msg)
 {
-    pthread_mutex_lock(&c->lock);
     if (atomic_load(&c->broken) == 0) {
         snprintf(c->broken_msg, sizeof(c->broken_msg), "%s", msg);
         atomic_store(&c->broken, (int)status);
     }
+}
+
+void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg)
+{
+    pthread_mutex_lock(&c->lock);
+    hccn_rt_comm_break_locked(c, status, msg);
     pthread_mutex_unlock(&c->lock);
 }
 

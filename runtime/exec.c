@@ -377,6 +377,10 @@ static int slot_arrive(rt_op_t *op)
     int all = ++s->arrived == c->size;
     if (all)
         slot_check(c, s);
+    /* Broken before any rank sees the slot ready: a rank that returns the
+     * mismatch and calls again must find the communicator broken. */
+    if (all && s->status == HCCN_ERR_MISMATCH)
+        hccn_rt_comm_break_locked(c, HCCN_ERR_MISMATCH, s->msg);
     if (all && s->status == HCCN_OK && s->ndrivable == c->size && c->size > 1) {
         atomic_store_explicit(&s->drive, RT_DRIVE_ON, memory_order_relaxed);
         op->driver = 1;
@@ -384,9 +388,6 @@ static int slot_arrive(rt_op_t *op)
     if (all)
         atomic_store_explicit(&s->ready, 1, memory_order_release);
     pthread_mutex_unlock(&c->lock);
-    /* The slot is not reused before this rank leaves it: msg is stable. */
-    if (all && s->status == HCCN_ERR_MISMATCH)
-        hccn_rt_comm_break(c, HCCN_ERR_MISMATCH, s->msg);
     if (all && !op->driver)
         ring_members(c);
     return 1;

@@ -321,6 +321,9 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
 /* Poisons c with status and the message that explains it (the first
  * error wins); later calls on c fail with both. */
 void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg);
+/* As hccn_rt_comm_break, with c->lock held. */
+void hccn_rt_comm_break_locked(rt_comm_t *c, hccn_status_t status,
+                               const char *msg);
 
 /* The error of a call on a broken or aborted communicator (HCCN_OK when it
  * is neither). */
