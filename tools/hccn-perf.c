@@ -405,6 +405,11 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         fprintf(stderr, "hccn-perf: -b is larger than -e\n");
         return 2;
     }
+    if (o->nofold && !o->nodata) {
+        fprintf(stderr, "hccn-perf: --no-fold applies to timing-only runs; "
+                        "add --no-data\n");
+        return 2;
+    }
     if (o->trace != NULL && o->nodata) {
         fprintf(stderr, "hccn-perf: --trace needs the run with data; drop "
                         "--no-data\n");

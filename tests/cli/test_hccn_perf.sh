@@ -224,6 +224,7 @@ expect_error "node_types[0].count: must be an integer" allreduce \
     -t "$cfg/default.json" --sweep 'node_types[0].count=1,2.5'
 expect_error "does not implement alltoall" alltoall -t "$cfg/default.json" \
     --no-data -a ring
+expect_error "add --no-data" allreduce -t "$cfg/default.json" --no-fold
 expect_error "unknown collective" allgatherv
 expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set network.lat_us
 expect_error "bad value" allreduce -n 0
