@@ -409,9 +409,11 @@ static void sub_size(const hccn_sched_t *sub, int i, uint64_t *steps,
     }
 }
 
-/* Room for K chunks of q elements per block and the tail on every rank
- * (each phase's first steps also wait for the last phase: one dependency
- * more a step, a bound that holds for these flat schedules). */
+/* Room for K chunks of q elements per block and the tail on every rank.
+ * Each phase's first steps also wait for the last phase's: the room
+ * allows one dependency more a step, an estimate (what goes beyond it is
+ * grown into, as without room). The flat schedules stay in the memo (at
+ * most five of its entries) while they are read. */
 static void reserve_chunks(hier_t *h, size_t K, uint64_t q, uint64_t tail)
 {
     const char *l0 = h->v->l0, *l1 = h->v->l1;
