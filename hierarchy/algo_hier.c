@@ -241,22 +241,6 @@ static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
     return (hccn_bufmap_t){buf, base, stride};
 }
 
-/* A level-1 schedule's members, one per node in node order, each its own
- * node (hccn_sched_tasks_fn for the fold check). */
-typedef struct {
-    const hccn_sched_t *sub;
-    hccn_sim_npu_t *npus;
-    int *world;
-} level1_t;
-
-static void level1_tasks(void *arg, int r, hccn_sim_task_t *out)
-{
-    const level1_t *x = arg;
-    const hccn_sched_rank_t *rk = &x->sub->ranks[r];
-    for (uint32_t k = 0; k < rk->nsteps; k++)
-        hccn_sched_step_task(&rk->steps[k], &x->npus[r], x->world, &out[k]);
-}
-
 /* Folded builds: whether level-1 schedule sub (an entry of the memo) runs
  * alike on every node: every member's part is member 0's, up to the order
  * of its steps (hierarchy/fold.h); then the entry's fold says how member
@@ -270,23 +254,26 @@ static const hccn_sched_fold_t *level1_fold(hier_t *h, const hccn_sched_t *sub)
     if (i == HIER_MEMO)
         return NULL;
     if (h->memo[i].folds == 0) {
+        /* Members in node order, each its own node and its own rank. */
         int n = sub->nranks;
-        level1_t x = {sub, calloc((size_t)n, sizeof(hccn_sim_npu_t)),
-                      calloc((size_t)n, sizeof(int))};
+        hccn_sim_npu_t *npus = calloc((size_t)n, sizeof(*npus));
+        int *world = calloc((size_t)n, sizeof(int));
         int *rep = calloc((size_t)n, sizeof(int));
         int rc = -1;
-        if (x.npus != NULL && x.world != NULL && rep != NULL) {
+        if (npus != NULL && world != NULL && rep != NULL) {
             for (int j = 0; j < n; j++) {
-                x.npus[j] = (hccn_sim_npu_t){.reduce_bw = 1e9,
-                                             .mem_bw = 1e9, .node = j};
-                x.world[j] = j;
+                npus[j] = (hccn_sim_npu_t){.reduce_bw = 1e9, .mem_bw = 1e9,
+                                           .node = j};
+                world[j] = j;
             }
-            rc = hccn_sched_fold_check(sub, x.npus, rep, 1, level1_tasks,
-                                       &x, &h->memo[i].fold, NULL, 0);
+            hccn_sched_npus_t x = {sub, npus, world};
+            rc = hccn_sched_fold_check(sub, npus, rep, 1,
+                                       hccn_sched_npu_tasks, &x,
+                                       &h->memo[i].fold, NULL, 0);
         }
         h->memo[i].folds = rc == 0 ? 1 : -1;
-        free(x.npus);
-        free(x.world);
+        free(npus);
+        free(world);
         free(rep);
     }
     return h->memo[i].folds > 0 ? &h->memo[i].fold : NULL;

@@ -234,6 +234,14 @@ static int pair_xfers(fck_t *c, int nrep, uint64_t **pair, uint64_t **keys)
     return 0;
 }
 
+void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out)
+{
+    const hccn_sched_npus_t *x = arg;
+    const hccn_sched_rank_t *rk = &x->s->ranks[r];
+    for (uint32_t k = 0; k < rk->nsteps; k++)
+        hccn_sched_step_task(&rk->steps[k], &x->npus[r], x->world, &out[k]);
+}
+
 void hccn_sched_fold_free(hccn_sched_fold_t *f)
 {
     for (int r = 0; f->recv_key != NULL && r < f->nrep; r++)

@@ -31,6 +31,17 @@ typedef struct {
 /* Makes rank r's engine tasks for the call (as the run would post them). */
 typedef void hccn_sched_tasks_fn(void *arg, int r, hccn_sim_task_t *out);
 
+/* A hccn_sched_tasks_fn's arg for tasks made straight from the steps
+ * (hccn_sched_step_task): rank r on npus[r], peers named through world. */
+typedef struct {
+    const hccn_sched_t *s;
+    const hccn_sim_npu_t *npus;
+    const int *world;
+} hccn_sched_npus_t;
+
+/* hccn_sched_tasks_fn over a hccn_sched_npus_t. */
+void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
+
 /* Checks s against rep (per rank, its copy in node 0; node 0's ranks are
  * 0 .. nrep-1, each its own copy) and npus (whose node says which ranks
  * share one). s folds if, for every rank r with copy r0, there is a

@@ -171,45 +171,16 @@ static void test_engine(void **state)
 
 /* ---------------------------------------------------- the schedule check */
 
-typedef struct {
-    const hccn_sched_t *s;
-    const hccn_sim_topo_t *topo;
-    int world[6];
-} tasks_arg_t;
-
-static void make_tasks(void *arg, int r, hccn_sim_task_t *out)
-{
-    const tasks_arg_t *t = arg;
-    const hccn_sched_rank_t *rk = &t->s->ranks[r];
-    for (uint32_t k = 0; k < rk->nsteps; k++)
-        hccn_sched_step_task(&rk->steps[k], &t->topo->npus[r], t->world,
-                             &out[k]);
-}
-
-/* Tasks of a schedule whose ranks are given their NPUs (x: s, npus,
- * world). */
-static void level_tasks(void *arg, int r, hccn_sim_task_t *out)
-{
-    const struct {
-        const hccn_sched_t *s;
-        hccn_sim_npu_t *npus;
-        int *world;
-    } *x = arg;
-    const hccn_sched_rank_t *rk = &x->s->ranks[r];
-    for (uint32_t k = 0; k < rk->nsteps; k++)
-        hccn_sched_step_task(&rk->steps[k], &x->npus[r], x->world, &out[k]);
-}
-
 /* 0: s folds; 1: it does not, why holding `want`. */
 static void check(const hccn_sched_t *s, int folds, const char *want)
 {
     hccn_sim_topo_t *topo = load();
-    tasks_arg_t arg = {s, topo, {0, 1, 2, 3, 4, 5}};
-    int rep[6] = {0, 1, 0, 1, 0, 1};
+    int world[6] = {0, 1, 2, 3, 4, 5}, rep[6] = {0, 1, 0, 1, 0, 1};
+    hccn_sched_npus_t arg = {s, topo->npus, world};
     hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, make_tasks, &arg, &f,
-                                why, sizeof(why));
+    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, hccn_sched_npu_tasks,
+                                   &arg, &f, why, sizeof(why));
     if (folds) {
         if (rc != 0)
             fail_msg("does not fold: %s", why);
@@ -372,14 +343,10 @@ static void test_built_folded(void **state)
             folded++;
             hccn_sched_fold_t f;
             char why[128];
-            struct {
-                const hccn_sched_t *s;
-                hccn_sim_npu_t *npus;
-                int *world;
-            } x = {whole, npus, world};
+            hccn_sched_npus_t x = {whole, npus, world};
             assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L,
-                                                   level_tasks, &x, &f, why,
-                                                   sizeof(why)), 0);
+                                                   hccn_sched_npu_tasks, &x,
+                                                   &f, why, sizeof(why)), 0);
             for (int r = 0; r < L; r++) {
                 const hccn_sched_rank_t *w = &whole->ranks[r];
                 const hccn_sched_rank_t *q = &part->ranks[r];
