@@ -124,14 +124,18 @@ static long replayed;
 static long folded, built_folded;
 
 /* The timing-only run of q, folded where it may (or never); fails unless
- * its status is want's and its ends are those given (if any). */
+ * its status is want's and its ends are those given (if any). What the
+ * run says of folding goes to *out (if not NULL). */
 static void check_pred(const hccn_sim_topo_t *topo, const char *what,
                        const seq_t *q, int no_fold, hccn_status_t want,
-                       const double *want_ends, double *ends)
+                       const double *want_ends, double *ends,
+                       hccn_rt_popts_t *out)
 {
     hccn_rt_popts_t o = {.no_fold = no_fold};
     hccn_status_t pred = hccn_rt_predict_opts(topo, q->calls, q->ncalls,
                                               ends, &o);
+    if (out != NULL)
+        *out = o;
     if ((want == HCCN_OK) != (pred == HCCN_OK))
         fail_msg("%s: %s spec %s: real run %s, timing-only%s %s", what,
                  hccn_coll_name(q->calls[0].coll),
@@ -174,8 +178,8 @@ static hccn_status_t check_seq(const char *json, const char *what, seq_t *q)
                 t[i] = q->ends[i][r];
     }
     /* Both ways: every node simulated, and folded where it may be. */
-    check_pred(topo, what, q, 1, real, t, ends);
-    check_pred(topo, what, q, 0, real, t, ends);
+    check_pred(topo, what, q, 1, real, t, ends, NULL);
+    check_pred(topo, what, q, 0, real, t, ends, NULL);
     replayed += hccn_sim_engine_replays(cl->eng);
     hccn_sim_topo_free(topo);
     hccn_cluster_destroy(cl);
@@ -200,27 +204,44 @@ static void make_seq(seq_t *q, hccn_coll_t coll, uint64_t count,
     }
 }
 
+/* Calls fn(c, spec, arg) for every collective c but the v-collectives,
+ * with every algorithm that implements it and with the cost model's
+ * choice (spec NULL). */
+static void each_algo(void (*fn)(hccn_coll_t c, const char *spec, void *arg),
+                      void *arg)
+{
+    const hccn_algo_t *algos = hccn_hier_algos();
+    for (int c = 0; c < HCCN_COLL_COUNT; c++)
+        for (int a = -1; a < 0 || algos[a].name != NULL; a++)
+            if ((a < 0 || (algos[a].colls & 1u << c)) &&
+                !hccn_coll_is_v((hccn_coll_t)c))
+                fn((hccn_coll_t)c, a >= 0 ? algos[a].name : NULL, arg);
+}
+
+typedef struct {
+    const char *json, *what;
+    int n, ran;
+} sweep_t;
+
+static void sweep_one(hccn_coll_t c, const char *spec, void *arg)
+{
+    sweep_t *w = arg;
+    seq_t q;
+    make_seq(&q, c, 1031, spec, w->n);
+    w->ran += check_seq(w->json, w->what, &q) == HCCN_OK;
+}
+
 /* Every algorithm (and the cost model's choice) on every collective it
  * implements. */
 static void sweep(const char *json, const char *what, int n)
 {
-    int ran = 0;
     long replayed0 = replayed, folded0 = folded;
-    const hccn_algo_t *algos = hccn_hier_algos();
-    for (int c = 0; c < HCCN_COLL_COUNT; c++)
-        for (int a = -1; a < 0 || algos[a].name != NULL; a++) {
-            if ((a >= 0 && !(algos[a].colls & 1u << c)) ||
-                hccn_coll_is_v((hccn_coll_t)c))
-                continue;
-            seq_t q;
-            make_seq(&q, (hccn_coll_t)c, 1031, a >= 0 ? algos[a].name : NULL,
-                     n);
-            ran += check_seq(json, what, &q) == HCCN_OK;
-        }
+    sweep_t w = {json, what, n, 0};
+    each_algo(sweep_one, &w);
     printf("%s: %d sequences, times equal; %ld calls replayed; %ld "
-           "timing-only runs folded\n", what, ran, replayed - replayed0,
+           "timing-only runs folded\n", what, w.ran, replayed - replayed0,
            folded - folded0);
-    assert_true(ran > 0);
+    assert_true(w.ran > 0);
     /* Repeated calls on the whole cluster are replayed where they may be
      * (the equal times above then show the timing-only run replays the
      * same calls). */
@@ -349,6 +370,35 @@ static void test_faults(void **state)
  * on every collective, counts that divide evenly (most fold) and that do
  * not (some do not): the folded run's times are the unfolded run's, bit
  * for bit. The allreduce the hierarchical algorithms exist for folds. */
+typedef struct {
+    const hccn_sim_topo_t *topo;
+    const char *what;
+    uint64_t count;
+    int nodes;
+    int nfold, nbuilt, nruns;
+} fold_sweep_t;
+
+static void fold_one(hccn_coll_t c, const char *spec, void *arg)
+{
+    fold_sweep_t *w = arg;
+    seq_t q;
+    make_seq(&q, c, w->count, spec, w->topo->nnpus);
+    double whole[MAXCALLS], ends[MAXCALLS];
+    hccn_rt_popts_t no = {.no_fold = 1}, yes;
+    hccn_status_t rc = hccn_rt_predict_opts(w->topo, q.calls, q.ncalls,
+                                            whole, &no);
+    if (rc != HCCN_OK)
+        return;                 /* the algorithm does not apply here */
+    check_pred(w->topo, w->what, &q, 0, rc, whole, ends, &yes);
+    if (c == HCCN_COLL_ALLREDUCE && spec != NULL && w->nodes > 1 &&
+        strncmp(spec, "hier", 4) == 0 && (!yes.folded || yes.built_folded == 0))
+        fail_msg("%s: %s count %llu did not fold (or was built whole): %s",
+                 w->what, spec, (unsigned long long)w->count, yes.why);
+    w->nbuilt += yes.built_folded > 0;
+    w->nfold += yes.folded;
+    w->nruns++;
+}
+
 static void fold_sweep(const char *json, const char *what, uint64_t count,
                        int nodes, int *nfold, int *nbuilt, int *nruns)
 {
@@ -356,34 +406,11 @@ static void fold_sweep(const char *json, const char *what, uint64_t count,
     char err[512];
     assert_int_equal(hccn_sim_topo_load_string(json, what, &topo, err,
                                                sizeof(err)), HCCN_OK);
-    const hccn_algo_t *algos = hccn_hier_algos();
-    for (int c = 0; c < HCCN_COLL_COUNT; c++)
-        for (int a = -1; a < 0 || algos[a].name != NULL; a++) {
-            if ((a >= 0 && !(algos[a].colls & 1u << c)) ||
-                hccn_coll_is_v((hccn_coll_t)c))
-                continue;
-            seq_t q;
-            make_seq(&q, (hccn_coll_t)c, count, a >= 0 ? algos[a].name : NULL,
-                     topo->nnpus);
-            double whole[MAXCALLS], ends[MAXCALLS];
-            hccn_rt_popts_t no = {.no_fold = 1}, yes = {0};
-            hccn_status_t rc = hccn_rt_predict_opts(topo, q.calls, q.ncalls,
-                                                    whole, &no);
-            if (rc != HCCN_OK)
-                continue;       /* the algorithm does not apply here */
-            check_pred(topo, what, &q, 0, rc, whole, ends);
-            assert_int_equal(hccn_rt_predict_opts(topo, q.calls, q.ncalls,
-                                                  ends, &yes), HCCN_OK);
-            if (c == HCCN_COLL_ALLREDUCE && a >= 0 && nodes > 1 &&
-                strncmp(algos[a].name, "hier", 4) == 0 &&
-                (!yes.folded || yes.built_folded == 0))
-                fail_msg("%s: %s count %llu did not fold (or was built "
-                         "whole): %s", what, algos[a].name,
-                         (unsigned long long)count, yes.why);
-            *nbuilt += yes.built_folded > 0;
-            *nfold += yes.folded;
-            (*nruns)++;
-        }
+    fold_sweep_t w = {topo, what, count, nodes, 0, 0, 0};
+    each_algo(fold_one, &w);
+    *nfold += w.nfold;
+    *nbuilt += w.nbuilt;
+    *nruns += w.nruns;
     hccn_sim_topo_free(topo);
 }
 
