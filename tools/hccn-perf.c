@@ -490,15 +490,14 @@ static const hccn_coll_t lib_coll[C_COUNT] = {
     HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
     HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL};
 
-/* Why the last timing-only run was not folded (hccn_rt_popts_t). */
-static char nofold_why[256];
-
 /* As measure, timing only: the calls rank_fn makes (the agreement before
  * the warm-up, the warm-up, the agreement, the timed loop) are timed by
- * the engine without data; the times are the ones measure would give. */
+ * the engine without data; the times are the ones measure would give. If
+ * the run is not folded, why not goes to nofold (256 bytes). */
 static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
                                     const opts_t *o, coll_t c, int inplace,
-                                    size_t bytes, record_t *rec)
+                                    size_t bytes, record_t *rec,
+                                    char *nofold)
 {
     int n = topo->nnpus, ncalls = 2 + o->warmup + o->iters;
     hccn_rt_pcall_t agree = {.coll = HCCN_COLL_ALLREDUCE, .count = 1,
@@ -521,7 +520,8 @@ static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
                         (ends[ncalls - 1] - ends[1 + o->warmup]) / o->iters,
                         wall_now() - w0);
             rec->folded = po.folded;
-            snprintf(nofold_why, sizeof(nofold_why), "%s", po.why);
+            if (!po.folded)
+                snprintf(nofold, 256, "%s", po.why);
         }
     }
     free(calls);
@@ -622,7 +622,8 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
             if (!(run_variants & (1 << k)))
                 continue;
             hccn_status_t st =
-                o->nodata ? measure_nodata(tg.topo, o, c, k, bytes, &recs[k])
+                o->nodata ? measure_nodata(tg.topo, o, c, k, bytes, &recs[k],
+                                             tot->nofold)
                           : measure(tg.cl, o, c, k, bytes, &recs[k],
                                     &cli->links);
             if (st != HCCN_OK) {
@@ -645,8 +646,6 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
             tot->nbusbw++;
             tot->wrong += recs[k].wrong > 0 ? recs[k].wrong : 0;
             tot->nfolded += recs[k].folded > 0;
-            if (recs[k].folded == 0)
-                snprintf(tot->nofold, sizeof(tot->nofold), "%s", nofold_why);
         }
         if (rc != 0 || *skip)
             break;
