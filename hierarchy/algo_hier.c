@@ -15,10 +15,13 @@
  *                 chunks run first, then the P3s; across nodes the P2s run
  *                 in chunk order; so chunk c+1's P1 overlaps chunk c's P2
  *                 and each level's links carry one phase at a time.
- * reduce_scatter  inter-node reduce-scatter of node-sized super-blocks
- *                 into SCRATCH -> intra-node reduce-scatter into RECV
- * allgather       intra-node allgather into the node's super-block of
- *                 RECV -> inter-node allgather of super-blocks
+ * reduce_scatter  intra-node reduce-scatter of all the data (one flat
+ *                 sub-collective per node-sized slice) into SCRATCH ->
+ *                 inter-node reduce-scatter of the 1/L that is the rank's
+ *                 into RECV (hier_levels.h)
+ * allgather       inter-node allgather of the rank's own block into
+ *                 SCRATCH -> intra-node allgather of what it brought into
+ *                 RECV (hier_levels.h)
  * broadcast       scatter of the root's SEND in the root's node -> inter-
  *                 node broadcast of each block from the root's node ->
  *                 intra-node allgather
@@ -44,6 +47,7 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/compose.h"
 #include "hierarchy/fold.h"
+#include "hierarchy/hier_levels.h"
 
 #define HIER_DEFAULT_CHUNK ((uint64_t)4 << 20)
 
@@ -481,39 +485,17 @@ static int build_allreduce(hier_t *h)
 
 /* ------------------------------------------ reduce_scatter, allgather --- */
 
-/* Inter-node reduce-scatter of super-blocks (node i's L blocks) into
- * SCRATCH [0, L*b), then intra-node reduce-scatter of them into RECV. */
-static int build_reduce_scatter(hier_t *h)
+/* Reduce-scatter inside nodes first, then across nodes on 1/L of the
+ * data; allgather across nodes first on the rank's own block, then inside
+ * nodes (hier_levels.h): each NIC carries (N-1)/N of its rank's share. */
+static int build_rs_ag(hier_t *h)
 {
-    uint64_t c = h->a->count, sb = (uint64_t)h->L * c * h->a->esize;
-    for (int l = 0; l < h->L; l++)
-        put(h, flat(h, h->v->l1, HCCN_COLL_REDUCE_SCATTER, h->N,
-                    (uint64_t)h->L * c, 0),
-            local_group(h, l), at(HCCN_BUF_SEND, 0, 0),
-            at(HCCN_BUF_SCRATCH, 0, 0), sb, NULL, h->inter, PHASE_1);
-    for (int n = 0; n < h->N; n++)
-        put(h, flat(h, h->v->l0, HCCN_COLL_REDUCE_SCATTER, h->L, c, 0),
-            node_group(h, n), at(HCCN_BUF_SCRATCH, 0, 0),
-            at(HCCN_BUF_RECV, 0, 0), sb, h->inter, h->intra, PHASE_2);
-    return 0;
-}
-
-/* Intra-node allgather into node n's super-block of RECV, then inter-node
- * allgather of the super-blocks, in place in RECV. */
-static int build_allgather(hier_t *h)
-{
-    uint64_t c = h->a->count, sb = (uint64_t)h->L * c * h->a->esize;
-    for (int n = 0; n < h->N; n++)
-        put(h, flat(h, h->v->l0, HCCN_COLL_ALLGATHER, h->L, c, 0),
-            node_group(h, n), at(HCCN_BUF_SEND, 0, 0),
-            at(HCCN_BUF_RECV, (uint64_t)n * sb, 0), 0, NULL, h->intra,
-            PHASE_1);
-    for (int l = 0; l < h->L; l++)
-        put(h, flat(h, h->v->l1, HCCN_COLL_ALLGATHER, h->N,
-                    (uint64_t)h->L * c, 0),
-            local_group(h, l), at(HCCN_BUF_RECV, 0, sb),
-            at(HCCN_BUF_RECV, 0, 0), 0, h->intra, h->inter, PHASE_2);
-    return 0;
+    int rs = h->a->coll == HCCN_COLL_REDUCE_SCATTER;
+    hccn_hier_levels_t lv = {.k = 2, .n = {h->L, h->N},
+                             .algo = {h->v->l0, h->v->l1},
+                             .phase = {rs ? PHASE_1 : PHASE_2,
+                                       rs ? PHASE_2 : PHASE_1}};
+    return hccn_hier_levels_rs_ag(h->s, h->a, &lv);
 }
 
 /* -------------------------------------------------- broadcast, reduce --- */
@@ -692,10 +674,9 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
         rc = fold_init(&h);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
         rc = build_allreduce(&h);
-    else if (rc == 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
-        rc = build_reduce_scatter(&h);
-    else if (rc == 0 && a->coll == HCCN_COLL_ALLGATHER)
-        rc = build_allgather(&h);
+    else if (rc == 0 && (a->coll == HCCN_COLL_REDUCE_SCATTER ||
+                         a->coll == HCCN_COLL_ALLGATHER))
+        rc = build_rs_ag(&h);
     else if (rc == 0 && a->coll == HCCN_COLL_BROADCAST)
         rc = build_broadcast(&h);
     else if (rc == 0)

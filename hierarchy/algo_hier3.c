@@ -20,11 +20,12 @@
  *                 c+1 climbs while chunk c crosses the spine. The count %
  *                 (L * M) elements left over go last: intra-node, intra-
  *                 pod, then inter-pod allreduce.
- * reduce_scatter  inter-pod reduce-scatter of pod-sized super-blocks into
- *                 SCRATCH -> intra-pod reduce-scatter of node-sized ones
- *                 -> intra-node reduce-scatter into RECV
- * allgather       the reverse: intra-node, intra-pod, inter-pod allgather
- *                 of ever larger super-blocks of RECV
+ * reduce_scatter  intra-node reduce-scatter of all the data -> intra-pod
+ *                 reduce-scatter of the rank's 1/L -> inter-pod reduce-
+ *                 scatter of its 1/(L M) into RECV (hier_levels.h)
+ * allgather       the reverse: inter-pod allgather of the rank's own
+ *                 block, intra-pod allgather of those, intra-node
+ *                 allgather into RECV
  *
  * A trivial level degrades to two (never a rejection): one pod, one node
  * per pod, pods of different node counts, no pods in the view, or
@@ -37,6 +38,7 @@
 
 #include "hierarchy/algo_util.h"
 #include "hierarchy/compose.h"
+#include "hierarchy/hier_levels.h"
 
 #define HIER3_DEFAULT_CHUNK ((uint64_t)4 << 20)
 
@@ -407,43 +409,17 @@ static int build_allreduce(h3_t *h)
 
 /* ------------------------------------------ reduce_scatter, allgather --- */
 
-/* Inter-pod reduce-scatter of pod super-blocks into SCRATCH [0, pb), intra-
- * pod reduce-scatter of node super-blocks into SCRATCH [pb, pb + nb),
- * intra-node reduce-scatter into RECV; one phase after the other, so they
- * share the SCRATCH after pb + nb. */
-static int build_reduce_scatter(h3_t *h)
+/* Reduce-scatter inside nodes, then inside pods on 1/L of the data, then
+ * across pods on 1/(L M); allgather the other way round (hier_levels.h):
+ * each level carries the least bytes it can, the spine the least of all. */
+static int build_rs_ag(h3_t *h)
 {
-    uint64_t c = h->a->count, nb = (uint64_t)h->L * c * h->a->esize;
-    uint64_t pb = (uint64_t)h->M * nb;
-    h->sbase[0] = h->sbase[1] = h->sbase[2] = pb + nb;
-    level_run(h, 2, HCCN_COLL_REDUCE_SCATTER, (uint64_t)h->M * h->L * c,
-              in(HCCN_BUF_SEND, 0, 0, 0, 0, 0),
-              in(HCCN_BUF_SCRATCH, 0, 0, 0, 0, 0), NULL, PH_1);
-    level_run(h, 1, HCCN_COLL_REDUCE_SCATTER, (uint64_t)h->L * c,
-              in(HCCN_BUF_SCRATCH, 0, 0, 0, 0, 0),
-              in(HCCN_BUF_SCRATCH, pb, 0, 0, 0, 0), h->f[2], PH_2);
-    level_run(h, 0, HCCN_COLL_REDUCE_SCATTER, c,
-              in(HCCN_BUF_SCRATCH, pb, 0, 0, 0, 0),
-              in(HCCN_BUF_RECV, 0, 0, 0, 0, 0), h->f[1], PH_3);
-    return 0;
-}
-
-/* Intra-node allgather into the node's super-block of RECV, intra-pod
- * allgather of node super-blocks into the pod's, inter-pod allgather of
- * pod super-blocks; in place in RECV after the first. */
-static int build_allgather(h3_t *h)
-{
-    uint64_t c = h->a->count, nb = (uint64_t)h->L * c * h->a->esize;
-    uint64_t pb = (uint64_t)h->M * nb;
-    level_run(h, 0, HCCN_COLL_ALLGATHER, c, in(HCCN_BUF_SEND, 0, 0, 0, 0, 0),
-              in(HCCN_BUF_RECV, 0, pb, nb, 0, 0), NULL, PH_1);
-    level_run(h, 1, HCCN_COLL_ALLGATHER, (uint64_t)h->L * c,
-              in(HCCN_BUF_RECV, 0, pb, 0, 0, nb),
-              in(HCCN_BUF_RECV, 0, pb, 0, 0, 0), h->f[0], PH_2);
-    level_run(h, 2, HCCN_COLL_ALLGATHER, (uint64_t)h->M * h->L * c,
-              in(HCCN_BUF_RECV, 0, 0, 0, 0, pb),
-              in(HCCN_BUF_RECV, 0, 0, 0, 0, 0), h->f[1], PH_3);
-    return 0;
+    int rs = h->a->coll == HCCN_COLL_REDUCE_SCATTER;
+    hccn_hier_levels_t lv = {.k = 3, .n = {h->L, h->M, h->P},
+                             .algo = {h->v->l[0], h->v->l[1], h->v->l[2]},
+                             .phase = {rs ? PH_1 : PH_3, PH_2,
+                                       rs ? PH_3 : PH_1}};
+    return hccn_hier_levels_rs_ag(h->s, h->a, &lv);
 }
 
 /* ------------------------------------------------------------- entry --- */
@@ -462,10 +438,8 @@ static hccn_sched_t *build3(const hccn_coll_args_t *a, const variant3_t *v,
     int rc = h3_init(&h, s, a, v, sh);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
         rc = build_allreduce(&h);
-    else if (rc == 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
-        rc = build_reduce_scatter(&h);
     else if (rc == 0)
-        rc = build_allgather(&h);
+        rc = build_rs_ag(&h);
     h3_free(&h);
     return hccn_hier_finish(s, rc);
 }

@@ -49,6 +49,10 @@ int hccn_frontier_copy(hccn_frontier_t *dst, const hccn_frontier_t *src);
 /* dst |= src, rank by rank (same nranks). 0, or -1 on no memory. */
 int hccn_frontier_merge(hccn_frontier_t *dst, const hccn_frontier_t *src);
 
+/* dst |= src on the n ranks listed only. 0, or -1 on no memory. */
+int hccn_frontier_merge_ranks(hccn_frontier_t *dst, const hccn_frontier_t *src,
+                              const int *ranks, int n);
+
 /* Where a sub-schedule's buffer lives in the bigger schedule: sub rank i's
  * byte x is byte base + i * stride + x of buf. */
 typedef struct {

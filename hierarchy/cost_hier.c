@@ -5,6 +5,7 @@
  * and put together as the schedules compose them.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
@@ -77,6 +78,40 @@ static double level(hccn_cm_t *m, const hier_t *h, int l,
     double time = fn != NULL ? fn(m, t, &sub) : HCCN_COST_NONE;
     m->failed |= time < 0.0;
     return time;
+}
+
+double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
+                              const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *sub, int X)
+{
+    hccn_cm_form_fn fn = hccn_hier_cm_form(algo);
+    hccn_coll_args_t all = *sub;
+    all.count = (uint64_t)X * sub->count;
+    if (fn == NULL || sub->count == 0) {
+        m->failed |= fn == NULL && sub->count > 0;
+        return 0.0;
+    }
+    int ring = X > 1 && strcmp(algo, "ring") == 0;
+    double r = m->r, b = (double)(sub->count * sub->esize);
+    m->r = ring ? 0.0 : r;
+    double tx = fn(m, t, &all);
+    m->r = r;
+    m->failed |= tx < 0.0;
+    if (!ring || sub->coll != HCCN_COLL_REDUCE_SCATTER)
+        return tx;
+    double red = (double)(t->size - 1) * X * b * r;
+    return hccn_hier_cm_max(tx, red) + b * r;
+}
+
+/* Level l's part of a reduce-scatter or allgather: X instances. */
+static double instances(hccn_cm_t *m, const hier_t *h, int l,
+                        const hccn_cm_team_t *t, const hccn_coll_args_t *a,
+                        int X)
+{
+    hccn_coll_args_t sub = {.coll = a->coll, .nranks = t->size,
+                            .count = a->count, .esize = a->esize,
+                            .chunk_bytes = a->chunk_bytes};
+    return hccn_hier_cm_instances(m, l == 0 ? h->l0 : h->l1, t, &sub, X);
 }
 
 /* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
@@ -207,16 +242,9 @@ static double hier_form(hccn_cm_t *m, const hccn_cm_team_t *t,
         time = hier_fallback(m, a);
     else if (shape > 0 && a->coll == HCCN_COLL_ALLREDUCE)
         time = hier_allreduce(m, &h, a);
-    else if (shape > 0 && a->coll == HCCN_COLL_REDUCE_SCATTER)
-        time = level(m, &h, 1, &h.inter, a, HCCN_COLL_REDUCE_SCATTER,
-                     (uint64_t)h.L * a->count, 0) +
-               level(m, &h, 0, &h.intra, a, HCCN_COLL_REDUCE_SCATTER,
-                     a->count, 0);
-    else if (shape > 0 && a->coll == HCCN_COLL_ALLGATHER)
-        time = level(m, &h, 0, &h.intra, a, HCCN_COLL_ALLGATHER, a->count,
-                     0) +
-               level(m, &h, 1, &h.inter, a, HCCN_COLL_ALLGATHER,
-                     (uint64_t)h.L * a->count, 0);
+    else if (shape > 0 && rs_ag)
+        time = instances(m, &h, 0, &h.intra, a, h.N) +
+               instances(m, &h, 1, &h.inter, a, 1);
     else if (shape > 0)
         time = hier_rooted(m, &h, a);
     free(h.at);

@@ -263,15 +263,16 @@ static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
     } else if (three && a->coll == HCCN_COLL_ALLREDUCE) {
         time = h3_allreduce(m, &h, a);
     } else if (three && pod_major(&h, a->nranks)) {
-        uint64_t c = a->count, lc = (uint64_t)h.L * c, mlc = lc * h.M;
-        if (a->coll == HCCN_COLL_REDUCE_SCATTER)
-            time = level(m, &h, 2, a, a->coll, mlc) +
-                   level(m, &h, 1, a, a->coll, lc) +
-                   level(m, &h, 0, a, a->coll, c);
-        else
-            time = level(m, &h, 0, a, a->coll, c) +
-                   level(m, &h, 1, a, a->coll, lc) +
-                   level(m, &h, 2, a, a->coll, mlc);
+        /* hier_levels.h: level 0 runs an instance for every node of every
+         * pod, level 1 for every pod, level 2 one; either order. */
+        const int X[3] = {h.M * h.P, h.P, 1};
+        time = 0.0;
+        for (int l = 0; l < 3; l++) {
+            hccn_coll_args_t sub = {.coll = a->coll, .nranks = h.t[l].size,
+                                    .count = a->count, .esize = a->esize,
+                                    .chunk_bytes = a->chunk_bytes};
+            time += hccn_hier_cm_instances(m, h.algo[l], &h.t[l], &sub, X[l]);
+        }
     } else if (one_per_node_pods(v)) {
         time = pods_as_nodes(m, t, a);
     } else {

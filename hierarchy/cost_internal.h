@@ -98,6 +98,16 @@ typedef double (*hccn_cm_form_fn)(hccn_cm_t *m, const hccn_cm_team_t *t,
 /* The form of the algorithm named name; NULL when there is none. */
 hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
+/* X concurrent instances of algo's reduce-scatter or allgather of sub
+ * (hier_levels.h), on every group of t: priced as one of X blocks each,
+ * the same bytes over the same links; a ring's instances overlap one's
+ * reductions with the others' transfers, so its time is the longer of
+ * the transfers alone and the rank's reductions, plus one last reduction
+ * of a block. 0 for an empty sub; sets m->failed for an unknown algo. */
+double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
+                              const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *sub, int X);
+
 /* The forms other files use or define (cost_forms.c, cost_tree.c,
  * cost_hier.c, cost_hier3.c). */
 double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,

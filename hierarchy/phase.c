@@ -15,9 +15,9 @@ static const char *hier_phase(hccn_coll_t coll, int phase)
     static const char *const names[][3] = {
         [HCCN_COLL_ALLREDUCE] = {"intra reduce-scatter", "inter allreduce",
                                  "intra allgather"},
-        [HCCN_COLL_REDUCE_SCATTER] = {"inter reduce-scatter",
-                                      "intra reduce-scatter", NULL},
-        [HCCN_COLL_ALLGATHER] = {"intra allgather", "inter allgather", NULL},
+        [HCCN_COLL_REDUCE_SCATTER] = {"intra reduce-scatter",
+                                      "inter reduce-scatter", NULL},
+        [HCCN_COLL_ALLGATHER] = {"inter allgather", "intra allgather", NULL},
         [HCCN_COLL_BROADCAST] = {"intra scatter", "inter broadcast",
                                  "intra allgather"},
         [HCCN_COLL_REDUCE] = {"intra reduce-scatter", "inter reduce",

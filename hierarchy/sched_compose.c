@@ -100,6 +100,17 @@ int hccn_frontier_merge(hccn_frontier_t *dst, const hccn_frontier_t *src)
     return 0;
 }
 
+int hccn_frontier_merge_ranks(hccn_frontier_t *dst, const hccn_frontier_t *src,
+                              const int *ranks, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hccn_stepset_t *from = &src->rank[ranks[i]];
+        if (set_add_all(&dst->rank[ranks[i]], from->idx, from->n))
+            return -1;
+    }
+    return 0;
+}
+
 /* ----------------------------------------------------- composition --- */
 
 hccn_compose_t hccn_compose_identity(void)

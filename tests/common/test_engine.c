@@ -1,0 +1,67 @@
+/* Timing a schedule in the timing engine (test_engine.h). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "test_engine.h"
+
+/* One rank's steps as engine tasks. */
+static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
+                                 const hccn_sim_npu_t *npu)
+{
+    hccn_sim_task_t *tk = calloc(rk->nsteps + 1, sizeof(*tk));
+    assert_non_null(tk);
+    for (uint32_t i = 0; i < rk->nsteps; i++) {
+        const hccn_step_t *st = &rk->steps[i];
+        tk[i].dep_off = st->dep_off;
+        tk[i].ndeps = st->ndeps;
+        tk[i].kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
+                     : st->kind == HCCN_STEP_RECV ||
+                             st->kind == HCCN_STEP_RECV_REDUCE
+                         ? HCCN_SIM_TASK_RECV
+                         : HCCN_SIM_TASK_LOCAL;
+        tk[i].peer = st->peer;
+        tk[i].bytes = tk[i].kind == HCCN_SIM_TASK_LOCAL ? 0 : st->bytes;
+        tk[i].key = (hccn_sim_key_t){1, 1, st->xfer};
+        if (st->kind == HCCN_STEP_RECV_REDUCE || st->kind == HCCN_STEP_REDUCE)
+            tk[i].cost = (double)st->bytes / npu->reduce_bw;
+        else if (st->kind == HCCN_STEP_COPY && npu->mem_bw > 0)
+            tk[i].cost = (double)st->bytes / npu->mem_bw;
+    }
+    return tk;
+}
+
+double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
+                        hccn_sim_engine_t **keep)
+{
+    hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 60.0);
+    hccn_sim_batch_t **batch = calloc((size_t)s->nranks, sizeof(*batch));
+    assert_non_null(eng);
+    assert_non_null(batch);
+    for (int r = 0; r < s->nranks; r++) {
+        hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[r]);
+        batch[r] = hccn_sim_post(eng, r, tk, (int)s->ranks[r].nsteps,
+                                 s->ranks[r].deps, NULL);
+        assert_non_null(batch[r]);
+        free(tk);
+    }
+    for (int r = 0; r < s->nranks; r++)
+        hccn_sim_finish(eng, r);
+    hccn_sim_settle(eng);
+    double end = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        assert_true(hccn_sim_batch_done(eng, batch[r]));
+        end = fmax(end, hccn_sim_batch_end(batch[r]));
+    }
+    free(batch);
+    if (keep != NULL)
+        *keep = eng;
+    else
+        hccn_sim_engine_destroy(eng);
+    return end;
+}
