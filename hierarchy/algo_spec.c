@@ -11,7 +11,6 @@
  * fullmesh); NA, auto or an absent level leave the choice to the cost
  * model. Matching ignores case and the spaces around every token.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,44 +308,38 @@ int hccn_hier_spec_parse(const char *spec, hccn_algo_spec_t *out, char *why,
 
 /* -------------------------------------------------------------- cache --- */
 
-#define CACHE_SLOTS 32
-
-static struct {
-    char *text;
-    int rc;
-    hccn_algo_spec_t spec;
-    char why[512];
-} cache[CACHE_SLOTS];
-static unsigned cache_next;
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int hccn_hier_spec_get(const char *spec, hccn_algo_spec_t *out, char *why,
-                       size_t len)
+int hccn_hier_spec_get(hccn_spec_cache_t *cache, const char *spec,
+                       hccn_algo_spec_t *out, char *why, size_t len)
 {
-    if (spec == NULL || *spec == '\0')
+    if (cache == NULL || spec == NULL || *spec == '\0')
         return hccn_hier_spec_parse(spec, out, why, len);
-    pthread_mutex_lock(&cache_lock);
     int slot = -1;
-    for (int i = 0; i < CACHE_SLOTS && slot < 0; i++)
-        if (cache[i].text != NULL && strcmp(cache[i].text, spec) == 0)
+    for (int i = 0; i < HCCN_SPEC_CACHE_SLOTS && slot < 0; i++)
+        if (cache->slot[i].text != NULL &&
+            strcmp(cache->slot[i].text, spec) == 0)
             slot = i;
     if (slot < 0) {
         char *text = strdup(spec);
-        slot = (int)(cache_next++ % CACHE_SLOTS);
-        free(cache[slot].text);
-        cache[slot].text = text;
-        cache[slot].rc = hccn_hier_spec_parse(spec, &cache[slot].spec,
-                                              cache[slot].why,
-                                              sizeof(cache[slot].why));
         if (text == NULL)   /* no memory: answer, but keep nothing */
-            cache_next--;
+            return hccn_hier_spec_parse(spec, out, why, len);
+        slot = (int)(cache->next++ % HCCN_SPEC_CACHE_SLOTS);
+        free(cache->slot[slot].text);
+        cache->slot[slot].text = text;
+        cache->slot[slot].rc = hccn_hier_spec_parse(
+            spec, &cache->slot[slot].spec, cache->slot[slot].why,
+            sizeof(cache->slot[slot].why));
     }
-    int rc = cache[slot].rc;
-    *out = cache[slot].spec;
-    if (rc != 0)
-        snprintf(why, len, "%s", cache[slot].why);
-    pthread_mutex_unlock(&cache_lock);
-    return rc;
+    *out = cache->slot[slot].spec;
+    if (cache->slot[slot].rc != 0)
+        snprintf(why, len, "%s", cache->slot[slot].why);
+    return cache->slot[slot].rc;
+}
+
+void hccn_hier_spec_cache_clear(hccn_spec_cache_t *cache)
+{
+    for (int i = 0; i < HCCN_SPEC_CACHE_SLOTS; i++)
+        free(cache->slot[i].text);
+    memset(cache, 0, sizeof(*cache));
 }
 
 /* --------------------------------------------------------------- pick --- */

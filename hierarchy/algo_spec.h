@@ -51,10 +51,27 @@ typedef struct {
 int hccn_hier_spec_parse(const char *spec, hccn_algo_spec_t *out, char *why,
                          size_t len);
 
-/* As hccn_hier_spec_parse, remembering the result by spec text (errors
- * too), so each distinct spec is parsed once. Thread-safe. */
-int hccn_hier_spec_get(const char *spec, hccn_algo_spec_t *out, char *why,
-                       size_t len);
+/* Parsed specs by text (errors too), so that each distinct spec is parsed
+ * once: owned by one cluster's selection cache (select.h), never shared
+ * between clusters; the caller serialises access. All zero is empty. */
+#define HCCN_SPEC_CACHE_SLOTS 32
+
+typedef struct {
+    struct {
+        char *text;
+        int rc;
+        hccn_algo_spec_t spec;
+        char why[512];
+    } slot[HCCN_SPEC_CACHE_SLOTS];
+    unsigned next;
+} hccn_spec_cache_t;
+
+/* As hccn_hier_spec_parse, through cache (NULL: parse every time). */
+int hccn_hier_spec_get(hccn_spec_cache_t *cache, const char *spec,
+                       hccn_algo_spec_t *out, char *why, size_t len);
+
+/* Frees what cache holds and empties it. */
+void hccn_hier_spec_cache_clear(hccn_spec_cache_t *cache);
 
 /* The algorithm the spec forces for coll: *algo is NULL when the spec
  * leaves coll to the cost model. Returns 0, or -1 with why when the

@@ -10,7 +10,9 @@
  * Displacements are left out: they move bytes, not time. Selection runs on
  * every call of every rank; the first rank to ask computes, under the
  * cache's lock, and the others find the answer. Only deterministic inputs
- * go in, so every rank chooses the same.
+ * go in, so every rank chooses the same. The cache belongs to one cluster
+ * (or one timing-only predictor): two clusters in one process neither
+ * share answers nor wait for each other's lock.
  */
 #include <math.h>
 #include <pthread.h>
@@ -40,9 +42,12 @@ typedef struct {
     double t[MAX_ALGOS];    /* per table row; HCCN_COST_NONE = n/a */
 } slot_t;
 
-static slot_t cache[CACHE_SLOTS];
-static unsigned long cache_clock;
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+struct hccn_hier_cache {
+    pthread_mutex_t lock;
+    slot_t slot[CACHE_SLOTS];
+    unsigned long clock;
+    hccn_spec_cache_t specs;
+};
 
 /* ------------------------------------------------------------- hashing --- */
 
@@ -129,29 +134,37 @@ static int slot_store(slot_t *victim, const slot_t *key)
     return 0;
 }
 
+/* Every row's prediction for a, into key->t. */
+static void price(slot_t *key, const hccn_coll_args_t *a,
+                  const hccn_cost_place_t *pl)
+{
+    int i = 0;
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
+        if (i < MAX_ALGOS)
+            key->t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
+    for (; i < MAX_ALGOS; i++)
+        key->t[i] = HCCN_COST_NONE;
+}
+
 /* The predictions for key, computed into a free (or the least recently
  * used) slot on a miss. Called with the lock held; copies them to t. */
-static void predictions(slot_t *key, const hccn_coll_args_t *a,
+static void predictions(hccn_hier_cache_t *c, slot_t *key,
+                        const hccn_coll_args_t *a,
                         const hccn_cost_place_t *pl, double *t)
 {
-    slot_t *s = NULL, *victim = &cache[0];
+    slot_t *s = NULL, *victim = &c->slot[0];
     for (int i = 0; i < CACHE_SLOTS && s == NULL; i++) {
-        if (slot_matches(&cache[i], key))
-            s = &cache[i];
-        else if (cache[i].used < victim->used)
-            victim = &cache[i];
+        if (slot_matches(&c->slot[i], key))
+            s = &c->slot[i];
+        else if (c->slot[i].used < victim->used)
+            victim = &c->slot[i];
     }
     if (s == NULL) {
-        int i = 0;
-        for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
-            if (i < MAX_ALGOS)
-                key->t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
-        for (; i < MAX_ALGOS; i++)
-            key->t[i] = HCCN_COST_NONE;
+        price(key, a, pl);
         s = slot_store(victim, key) == 0 ? victim
                                          : key;   /* answer, keep nothing */
     }
-    s->used = ++cache_clock;
+    s->used = ++c->clock;
     memcpy(t, s->t, sizeof(s->t));
 }
 
@@ -178,9 +191,49 @@ static void predict_all(const hccn_coll_args_t *a,
                         (size_t)a->nranks * sizeof(uint64_t));
     }
     hccn_cost_place_t pl = {in->topo, in->world};
-    pthread_mutex_lock(&cache_lock);
-    predictions(&key, a, &pl, t);
-    pthread_mutex_unlock(&cache_lock);
+    if (in->cache == NULL) {
+        price(&key, a, &pl);
+        memcpy(t, key.t, sizeof(key.t));
+        return;
+    }
+    pthread_mutex_lock(&in->cache->lock);
+    predictions(in->cache, &key, a, &pl, t);
+    pthread_mutex_unlock(&in->cache->lock);
+}
+
+hccn_hier_cache_t *hccn_hier_cache_new(void)
+{
+    hccn_hier_cache_t *c = calloc(1, sizeof(*c));
+    if (c != NULL && pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+void hccn_hier_cache_free(hccn_hier_cache_t *c)
+{
+    if (c == NULL)
+        return;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        free(c->slot[i].world);
+        free(c->slot[i].vcounts);
+    }
+    hccn_hier_spec_cache_clear(&c->specs);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The parsed override of in, through its cache when it has one. */
+static int spec_get(const hccn_hier_select_in_t *in, hccn_algo_spec_t *spec,
+                    char *why, size_t len)
+{
+    if (in->cache == NULL)
+        return hccn_hier_spec_get(NULL, in->spec, spec, why, len);
+    pthread_mutex_lock(&in->cache->lock);
+    int rc = hccn_hier_spec_get(&in->cache->specs, in->spec, spec, why, len);
+    pthread_mutex_unlock(&in->cache->lock);
+    return rc;
 }
 
 /* ----------------------------------------------------------- selection --- */
@@ -271,7 +324,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
         snprintf(why, len, "unknown collective %d", (int)a->coll);
         return NULL;
     }
-    if (hccn_hier_spec_get(in->spec, &spec, why, len) != 0 ||
+    if (spec_get(in, &spec, why, len) != 0 ||
         hccn_hier_spec_pick(&spec, a->coll, &algo, &part, why, len) != 0)
         return NULL;
     if (algo != NULL && report == NULL)

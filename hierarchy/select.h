@@ -9,10 +9,20 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 
+/* What selection remembers (predictions by their inputs, parsed specs):
+ * one per cluster or timing-only predictor, never process-global, so two
+ * clusters in one process neither share nor contend. Thread-safe. */
+typedef struct hccn_hier_cache hccn_hier_cache_t;
+
+/* A new empty cache; NULL on no memory. */
+hccn_hier_cache_t *hccn_hier_cache_new(void);
+void hccn_hier_cache_free(hccn_hier_cache_t *c);
+
 typedef struct {
     const hccn_sim_topo_t *topo;
     const int *world;         /* comm rank -> NPU index in topo */
     const char *spec;         /* override in HCCN_ALGO's grammar, or NULL */
+    hccn_hier_cache_t *cache; /* NULL: nothing is remembered */
 } hccn_hier_select_in_t;
 
 /* Picks the algorithm for a. An override that names an unknown algorithm

@@ -125,7 +125,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         cl->nfaults = cl->nfile_faults = topo->nfaults;
     }
     cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
-    if (cl->eng == NULL)
+    cl->select_cache = hccn_hier_cache_new();
+    if (cl->eng == NULL || cl->select_cache == NULL)
         goto fail_destroy;
     hccn_sim_engine_set_wake(cl->eng, engine_wake, cl);
     int *ranks = malloc((size_t)cl->nranks * sizeof(int));
@@ -198,6 +199,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     if (cl->world != NULL)
         hccn_rt_comm_free(cl->world);
     hccn_sim_engine_destroy(cl->eng);
+    hccn_hier_cache_free(cl->select_cache);
     if (cl->arenas != NULL)
         for (int r = 0; r < cl->nranks; r++)
             hccn_sim_arena_fini(&cl->arenas[r]);

@@ -31,6 +31,7 @@ typedef struct {
     const hccn_sim_topo_t *topo;
     int n;
     int *world;                 /* identity: rank r is NPU r */
+    hccn_hier_cache_t *select_cache;
     hccn_hier_view_t view;
     int *node_local;            /* view's arrays: node, local, pod */
     hccn_sim_engine_t *eng;
@@ -220,7 +221,7 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
     if (c->inplace && !inplace_ok(c->coll))
         return hccn_rt_error(HCCN_ERR_INVALID, "predict: call %d: %s has no "
                              "in-place form", i, hccn_coll_name(c->coll));
-    hccn_hier_select_in_t in = {p->topo, p->world, c->spec};
+    hccn_hier_select_in_t in = {p->topo, p->world, c->spec, p->select_cache};
     char why[256];
     const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
                                                NULL, 0);
@@ -355,8 +356,9 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
     p->node_local = malloc(3 * (size_t)p->n * sizeof(int));
     p->tail = calloc((size_t)p->n, sizeof(*p->tail));
     p->hints = calloc((size_t)p->n, sizeof(*p->hints));
+    p->select_cache = hccn_hier_cache_new();
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
-        p->hints == NULL)
+        p->hints == NULL || p->select_cache == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
@@ -384,6 +386,7 @@ static void pred_free(pred_t *p)
     free(p->tail);
     free(p->node_local);
     free(p->world);
+    hccn_hier_cache_free(p->select_cache);
 }
 
 /* A fault of the plan fails a call, as it does with data: the error of

@@ -19,6 +19,7 @@
 #include "device_sim/topo.h"
 #include "hccn/hccn.h"
 #include "hierarchy/coll.h"
+#include "hierarchy/select.h"
 
 #define RT_SLOTS 64        /* collectives a rank may run ahead of another */
 #define RT_BOX_DEPTH 64    /* sends a rank may post ahead to one peer */
@@ -85,6 +86,7 @@ struct hccn_cluster {
     int jitter_us;                /* host-load stress: the longest sleep a
                                      wait inserts (diag.c); 0: none */
     rt_comm_t *world;
+    hccn_hier_cache_t *select_cache; /* selection's answers, this cluster's */
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;
     rt_comm_t *subcomms;          /* made during the current run */

@@ -306,7 +306,7 @@ static int predict(const opts_t *o)
                                                     "arguments"
                                                   : "no cost model");
     }
-    hccn_hier_select_in_t in = {topo, world, o->spec};
+    hccn_hier_select_in_t in = {topo, world, o->spec, NULL};
     const hccn_algo_t *pick =
         hccn_hier_select(&a, &in, why, sizeof(why), report, sizeof(report));
     if (pick != NULL) {

@@ -159,7 +159,7 @@ static void check_case(const hccn_sim_topo_t *t, const int *world, int n,
                           .esize = 4, .root = n / 3};
     if (is_block_coll(coll))
         a.count /= (uint64_t)n;
-    hccn_hier_select_in_t in = {t, world, NULL};
+    hccn_hier_select_in_t in = {t, world, NULL, NULL};
     hccn_cost_place_t pl = {t, world};
     char why[512];
     const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
@@ -282,7 +282,7 @@ static void test_prediction_is_the_runtime_time(void **state)
             end = ra.end[r] > end ? ra.end[r] : end;
         hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 8,
                               .count = ra.count, .esize = 4};
-        hccn_hier_select_in_t in = {t, world, specs[k]};
+        hccn_hier_select_in_t in = {t, world, specs[k], NULL};
         char why[256];
         const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
                                                  NULL, 0);
@@ -577,7 +577,7 @@ static void test_1024_npus(void **state)
     }
     hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 1024,
                           .count = 64 * MIB / 4, .esize = 4};
-    hccn_hier_select_in_t in = {t, world, NULL};
+    hccn_hier_select_in_t in = {t, world, NULL, NULL};
     char why[256], report[2048];
     const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
                                              report, sizeof(report));

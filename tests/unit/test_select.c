@@ -53,7 +53,7 @@ static void sel_init(sel_t *s, hccn_sim_topo_t *topo, int first, int n,
 
 static const hccn_algo_t *pick(sel_t *s, const char *spec)
 {
-    hccn_hier_select_in_t in = {s->topo, s->world, spec};
+    hccn_hier_select_in_t in = {s->topo, s->world, spec, NULL};
     return hccn_hier_select(&s->a, &in, s->why, sizeof(s->why), s->report,
                             sizeof(s->report));
 }
@@ -130,6 +130,7 @@ static void test_latency_oriented_small(void **state)
 
 typedef struct {
     sel_t *s;
+    hccn_hier_cache_t *cache;     /* shared by the threads */
     const hccn_algo_t *got[16];
 } thread_arg_t;
 
@@ -139,7 +140,7 @@ static thread_arg_t args[16];
 static void *select_many(void *p)
 {
     thread_arg_t *ta = p;
-    hccn_hier_select_in_t in = {ta->s->topo, ta->s->world, NULL};
+    hccn_hier_select_in_t in = {ta->s->topo, ta->s->world, NULL, ta->cache};
     char why[256];
     pthread_barrier_wait(&start_line);
     for (int i = 0; i < 16; i++) {
@@ -160,9 +161,11 @@ static void test_same_choice_on_every_rank(void **state)
     hccn_sim_topo_t *t = load("configs/default.json");
     sel_init(&s, t, 0, 16, HCCN_COLL_REDUCE_SCATTER, MIB);
     s.a.esize = 2;   /* keys unlike any other test's */
+    hccn_hier_cache_t *cache = hccn_hier_cache_new();
+    assert_non_null(cache);
     pthread_barrier_init(&start_line, NULL, 16);
     for (int r = 0; r < 16; r++) {
-        args[r] = (thread_arg_t){.s = &s};
+        args[r] = (thread_arg_t){.s = &s, .cache = cache};
         pthread_create(&th[r], NULL, select_many, &args[r]);
     }
     for (int r = 0; r < 16; r++)
@@ -173,6 +176,7 @@ static void test_same_choice_on_every_rank(void **state)
         for (int r = 1; r < 16; r++)
             assert_ptr_equal(args[r].got[i], args[0].got[i]);
     }
+    hccn_hier_cache_free(cache);
     hccn_sim_topo_free(t);
 }
 
@@ -390,21 +394,29 @@ static void test_spec_cache(void **state)
     hccn_algo_spec_t a, b;
     char why[512];
     const char *spec = "allgather=ring/alltoall=mesh";
-    assert_int_equal(hccn_hier_spec_get(spec, &a, why, sizeof(why)), 0);
-    assert_int_equal(hccn_hier_spec_get(spec, &b, why, sizeof(why)), 0);
+    hccn_spec_cache_t *cache = calloc(1, sizeof(*cache));
+    assert_non_null(cache);
+    assert_int_equal(hccn_hier_spec_get(cache, spec, &a, why, sizeof(why)), 0);
+    assert_int_equal(hccn_hier_spec_get(cache, spec, &b, why, sizeof(why)), 0);
     assert_memory_equal(&a, &b, sizeof(a));
-    assert_int_equal(hccn_hier_spec_get("nope", &a, why, sizeof(why)), -1);
+    assert_int_equal(hccn_hier_spec_get(cache, "nope", &a, why, sizeof(why)), -1);
     char first[512];
     snprintf(first, sizeof(first), "%s", why);
-    assert_int_equal(hccn_hier_spec_get("nope", &a, why, sizeof(why)), -1);
+    assert_int_equal(hccn_hier_spec_get(cache, "nope", &a, why, sizeof(why)), -1);
     assert_string_equal(first, why);
     for (int i = 0; i < 100; i++) {   /* more specs than the cache holds */
         char s[32];
         snprintf(s, sizeof(s), "allreduce=%s", i % 2 ? "ring" : "mesh");
-        assert_int_equal(hccn_hier_spec_get(i % 3 ? s : "ring", &a, why,
-                                            sizeof(why)),
+        assert_int_equal(hccn_hier_spec_get(cache, i % 3 ? s : "ring", &a,
+                                            why, sizeof(why)),
                          0);
+        assert_int_equal(hccn_hier_spec_parse(i % 3 ? s : "ring", &b, why,
+                                              sizeof(why)),
+                         0);
+        assert_memory_equal(&a, &b, sizeof(a));
     }
+    hccn_hier_spec_cache_clear(cache);
+    free(cache);
 }
 
 /* ------------------------------------------------------------ report --- */
@@ -438,7 +450,7 @@ static void test_report(void **state)
     assert_non_null(strstr(s.report, ": ring (forced by spec \"ring\") — "));
     assert_non_null(strstr(s.report, " ring "));
     /* No report wanted: none written, same choice. */
-    hccn_hier_select_in_t in = {t, s.world, NULL};
+    hccn_hier_select_in_t in = {t, s.world, NULL, NULL};
     assert_string_equal(hccn_hier_select(&s.a, &in, s.why, sizeof(s.why),
                                          NULL, 0)
                             ->name,
@@ -547,7 +559,7 @@ static void test_all_pairs_passed_over(void **state)
         hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = n,
                               .count = 2, .esize = 4};
         char why[256], report[2048];
-        hccn_hier_select_in_t in = {topo, world, NULL};
+        hccn_hier_select_in_t in = {topo, world, NULL, NULL};
         const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
                                                  report, sizeof(report));
         assert_non_null(al);
