@@ -1,0 +1,189 @@
+/*
+ * A composition of levels (levels.h): the groups of each level, the flat
+ * schedules they run, and how those are appended, folded builds included.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/levels.h"
+
+/* A place's stride at level i: the product of the group sizes below. */
+static uint64_t stride(const hccn_levels_spec_t *lv, int i)
+{
+    uint64_t st = 1;
+    for (int j = 0; j < i; j++)
+        st *= (uint64_t)lv->n[j];
+    return st;
+}
+
+int hccn_levels_init(hccn_levels_t *h, hccn_sched_t *s,
+                     const hccn_coll_args_t *a, const hccn_levels_spec_t *lv,
+                     const int *at)
+{
+    int most = 1;
+    memset(h, 0, sizeof(*h));
+    h->s = s;
+    h->a = a;
+    h->lv = lv;
+    h->at = at;
+    for (int i = 0; i < lv->k; i++)
+        most = lv->n[i] > most ? lv->n[i] : most;
+    h->grp = malloc((size_t)most * sizeof(int));
+    h->tmp = hccn_frontier_new(a->nranks);
+    h->one = hccn_frontier_new(a->nranks);
+    int ok = h->grp != NULL && h->tmp != NULL && h->one != NULL;
+    for (int i = 0; i < lv->k && ok; i++)
+        ok = (h->f[i] = hccn_frontier_new(a->nranks)) != NULL;
+    return ok && lv->k >= 1 && lv->k <= HCCN_LEVELS_MAX &&
+                   stride(lv, lv->k) == (uint64_t)a->nranks
+               ? 0
+               : -1;
+}
+
+void hccn_levels_fini(hccn_levels_t *h)
+{
+    for (int i = 0; i < HCCN_LEVELS_MEMO; i++) {
+        hccn_sched_free(h->memo[i].s);
+        hccn_sched_fold_free(&h->memo[i].fold);
+    }
+    for (int i = 0; i < HCCN_LEVELS_MAX; i++)
+        hccn_frontier_free(h->f[i]);
+    hccn_frontier_free(h->tmp);
+    hccn_frontier_free(h->one);
+    free(h->keep);
+    free(h->grp);
+}
+
+int hccn_levels_fold(hccn_levels_t *h)
+{
+    const hccn_coll_args_t *a = h->a;
+    int n0 = h->lv->n[0];
+    if (a->fold_rep == NULL || h->lv->k != 2 || a->nranks <= 0)
+        return 0;
+    for (int x = 0; x < a->nranks; x++) {
+        int r = h->at[x];
+        if ((x < n0) != (r < a->fold_nrep) || a->fold_rep[r] != h->at[x % n0])
+            return 0;
+    }
+    h->keep = malloc((size_t)a->nranks);
+    if (h->keep == NULL)
+        return -1;
+    for (int x = 0; x < a->nranks; x++)
+        h->keep[h->at[x]] = x < n0;
+    h->s->folded = 1;
+    return 0;
+}
+
+const hccn_sched_t *hccn_levels_flat(hccn_levels_t *h, const char *algo,
+                                     hccn_coll_t coll, int n, uint64_t count,
+                                     int root)
+{
+    for (int i = 0; i < HCCN_LEVELS_MEMO; i++)
+        if (h->memo[i].s != NULL && strcmp(h->memo[i].algo, algo) == 0 &&
+            h->memo[i].coll == coll && h->memo[i].n == n &&
+            h->memo[i].count == count && h->memo[i].root == root)
+            return h->memo[i].s;
+    const hccn_algo_t *al = hccn_hier_algo_find(algo);
+    hccn_coll_args_t sa = {.coll = coll, .nranks = n, .count = count,
+                           .esize = h->a->esize, .root = root,
+                           .chunk_bytes = h->a->chunk_bytes};
+    hccn_sched_t *s = al != NULL ? al->build(&sa) : NULL;
+    if (s == NULL)
+        return NULL;
+    int i = h->memo_next;
+    h->memo_next = (i + 1) % HCCN_LEVELS_MEMO;
+    hccn_sched_free(h->memo[i].s);
+    hccn_sched_fold_free(&h->memo[i].fold);
+    h->memo[i].folds = 0;
+    h->memo[i].algo = algo;
+    h->memo[i].coll = coll;
+    h->memo[i].n = n;
+    h->memo[i].root = root;
+    h->memo[i].count = count;
+    h->memo[i].s = s;
+    return s;
+}
+
+uint64_t hccn_levels_ngroups(const hccn_levels_t *h, int i)
+{
+    return (uint64_t)h->a->nranks / (uint64_t)h->lv->n[i];
+}
+
+const int *hccn_levels_group(hccn_levels_t *h, int i, uint64_t g)
+{
+    uint64_t st = stride(h->lv, i), span = st * (uint64_t)h->lv->n[i];
+    uint64_t first = g / st * span + g % st;
+    for (int y = 0; y < h->lv->n[i]; y++)
+        h->grp[y] = h->at[first + (uint64_t)y * st];
+    return h->grp;
+}
+
+/* Folded builds: whether the outer-level schedule sub (an entry of the
+ * memo) runs alike on every node: every member's part is member 0's, up
+ * to the order of its steps (hierarchy/fold.h); then the entry's fold
+ * says how member 0's receives pair. The members' NPUs are alike here
+ * (the run checked the topology), so bytes stand for costs. */
+static const hccn_sched_fold_t *outer_fold(hccn_levels_t *h,
+                                           const hccn_sched_t *sub)
+{
+    int i = 0;
+    while (i < HCCN_LEVELS_MEMO && h->memo[i].s != sub)
+        i++;
+    if (i == HCCN_LEVELS_MEMO)
+        return NULL;
+    if (h->memo[i].folds == 0) {
+        /* Members in node order, each its own node and its own rank. */
+        int n = sub->nranks;
+        hccn_sim_npu_t *npus = calloc((size_t)n, sizeof(*npus));
+        int *world = calloc((size_t)n, sizeof(int));
+        int *rep = calloc((size_t)n, sizeof(int));
+        int rc = -1;
+        if (npus != NULL && world != NULL && rep != NULL) {
+            for (int j = 0; j < n; j++) {
+                npus[j] = (hccn_sim_npu_t){.reduce_bw = 1e9, .mem_bw = 1e9,
+                                           .node = j};
+                world[j] = j;
+            }
+            hccn_sched_npus_t x = {sub, npus, world};
+            rc = hccn_sched_fold_check(sub, npus, rep, 1,
+                                       hccn_sched_npu_tasks, &x,
+                                       &h->memo[i].fold, NULL, 0);
+        }
+        h->memo[i].folds = rc == 0 ? 1 : -1;
+        free(npus);
+        free(world);
+        free(rep);
+    }
+    return h->memo[i].folds > 0 ? &h->memo[i].fold : NULL;
+}
+
+int hccn_levels_put(hccn_levels_t *h, const hccn_sched_t *sub,
+                    const int *grp, hccn_bufmap_t send, hccn_bufmap_t recv,
+                    uint64_t scratch, const hccn_frontier_t *after,
+                    hccn_frontier_t *last, int phase)
+{
+    hccn_compose_t how = {.ranks = grp, .after = after, .phase = phase,
+                          .map = {send, recv,
+                                  {HCCN_BUF_SCRATCH, scratch, 0}},
+                          .keep = h->keep};
+    if (h->keep != NULL && sub != NULL && sub->nranks > 1 &&
+        !h->keep[grp[1]]) {
+        how.fold = outer_fold(h, sub);
+        if (how.fold == NULL) {
+            h->unfoldable = 1;
+            h->s->failed = 1;
+            return -1;
+        }
+    }
+    return hccn_sched_compose(h->s, sub, &how, last);
+}
+
+const hccn_frontier_t *hccn_levels_both(hccn_levels_t *h,
+                                        const hccn_frontier_t *a,
+                                        const hccn_frontier_t *b)
+{
+    if (hccn_frontier_copy(h->tmp, a) != 0 ||
+        hccn_frontier_merge(h->tmp, b) != 0)
+        h->s->failed = 1;
+    return h->tmp;
+}

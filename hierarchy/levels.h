@@ -1,0 +1,123 @@
+/*
+ * Hierarchical collectives as a composition of levels (docs/algorithms.md,
+ * "Levels"). A level is a way of grouping the ranks: level 0 the ranks of
+ * one node, level 1 the ranks with the same place inside their node on the
+ * nodes of one pod (or of the whole cluster), level 2 the same across
+ * pods, and so on. With group sizes n[0], n[1], ..., n[k-1] every rank has
+ * a place x = x0 + n0 * (x1 + n1 * (x2 + ...)), xi its index in its
+ * level-i group; at[x] is the rank at place x.
+ *
+ * allreduce       per chunk of the message (a multiple of n0 ... n(k-2)
+ *                 elements): a reduce-scatter at each level below the top
+ *                 on the block the level below left (phases 1 .. k-1), an
+ *                 allreduce of the last piece at the top (phase k), then
+ *                 allgathers back down (phases k+1 .. 2k-1). Each level
+ *                 runs its phases one at a time in chunk order, so the
+ *                 levels overlap: chunk c+1 climbs while chunk c crosses
+ *                 the top. The count % (n0 ... n(k-2)) elements left over
+ *                 go last: an allreduce at every level (phase 2k).
+ * reduce_scatter  level 0 first, on all the data: inside each group,
+ *                 every rank ends with the group's sum of the blocks whose
+ *                 place at level 0 is its own; then level 1 on those (1/n0
+ *                 of the data), and so on outwards; the last writes RECV.
+ * allgather       the outermost level first, on the rank's own block;
+ *                 then each inner level on what the outer ones brought;
+ *                 level 0 writes RECV.
+ * In reduce_scatter and allgather, phase i runs one flat sub-collective
+ * per group and per combination of the places above i (the blocks of one
+ * combination are contiguous, those of one rank are not), all at once;
+ * every level moves each byte once, so every NIC carries the least there
+ * is. They need at[] to be the identity (ranks numbered by place).
+ *
+ * The flat algorithm of every level is the caller's (lv->algo); each is
+ * built once per (algorithm, collective, size) and appended to every group
+ * (hierarchy/compose.h).
+ */
+#ifndef HCCN_HIERARCHY_LEVELS_H
+#define HCCN_HIERARCHY_LEVELS_H
+
+#include "hierarchy/coll.h"
+#include "hierarchy/compose.h"
+#include "hierarchy/fold.h"
+
+#define HCCN_LEVELS_MAX 8
+#define HCCN_LEVELS_MEMO 8
+
+typedef struct {
+    int k;                               /* levels, 1..HCCN_LEVELS_MAX */
+    int n[HCCN_LEVELS_MAX];              /* group size of each level */
+    const char *algo[HCCN_LEVELS_MAX];   /* its flat algorithm */
+    const char *name;                    /* the schedule's name */
+} hccn_levels_spec_t;
+
+/* A composition under way. */
+typedef struct {
+    hccn_sched_t *s;
+    const hccn_coll_args_t *a;
+    const hccn_levels_spec_t *lv;
+    const int *at;                 /* place -> rank, nranks entries */
+    int *grp;                      /* one group's ranks */
+    hccn_frontier_t *f[HCCN_LEVELS_MAX];  /* each level's latest sinks */
+    hccn_frontier_t *tmp, *one;
+    uint64_t sbase[HCCN_LEVELS_MAX];      /* each level's SCRATCH */
+    struct {                       /* the flat schedules built so far */
+        const char *algo;
+        hccn_coll_t coll;
+        int n, root;
+        uint64_t count;
+        hccn_sched_t *s;
+        int folds;                 /* folded builds: 0 not known, 1, -1 no */
+        hccn_sched_fold_t fold;
+    } memo[HCCN_LEVELS_MEMO];
+    int memo_next;
+    /* Folded builds (coll.h, fold_rep; two levels only): per rank whether
+     * its steps are kept (node 0's); NULL for a whole build. */
+    unsigned char *keep;
+    int unfoldable;                /* an outer schedule does not fold */
+} hccn_levels_t;
+
+/* Starts a composition into s for a (places by lv and at). 0, or -1 on no
+ * memory (hccn_levels_fini is still to be called). */
+int hccn_levels_init(hccn_levels_t *h, hccn_sched_t *s,
+                     const hccn_coll_args_t *a, const hccn_levels_spec_t *lv,
+                     const int *at);
+void hccn_levels_fini(hccn_levels_t *h);
+
+/* Folded builds: keeps the ranks of level-0 group 0 when a->fold_rep asks
+ * for them (they must be ranks 0 .. fold_nrep-1, each other rank's copy
+ * the rank of that group with its level-0 index), two levels only; marks
+ * s folded. 0 (also when it does not apply), -1 on no memory. */
+int hccn_levels_fold(hccn_levels_t *h);
+
+/* The flat schedule of algo for n ranks (owned by h; NULL if it cannot be
+ * built). */
+const hccn_sched_t *hccn_levels_flat(hccn_levels_t *h, const char *algo,
+                                     hccn_coll_t coll, int n, uint64_t count,
+                                     int root);
+
+/* The ranks of group g of level i, by index in the group (h's buffer).
+ * Groups are numbered by their first member's place. */
+const int *hccn_levels_group(hccn_levels_t *h, int i, uint64_t g);
+
+/* Groups of level i. */
+uint64_t hccn_levels_ngroups(const hccn_levels_t *h, int i);
+
+/* Appends sub for the ranks of grp, its SEND and RECV mapped as given, its
+ * SCRATCH at scratch; its roots wait for after, its sinks go to last.
+ * Folded, only kept ranks are appended. 0, or -1 with s->failed set. */
+int hccn_levels_put(hccn_levels_t *h, const hccn_sched_t *sub,
+                    const int *grp, hccn_bufmap_t send, hccn_bufmap_t recv,
+                    uint64_t scratch, const hccn_frontier_t *after,
+                    hccn_frontier_t *last, int phase);
+
+/* tmp = a | b (h's buffer). */
+const hccn_frontier_t *hccn_levels_both(hccn_levels_t *h,
+                                        const hccn_frontier_t *a,
+                                        const hccn_frontier_t *b);
+
+/* The collectives: append a->coll's schedule to h->s. 0, or -1 with
+ * h->s->failed set. chunk is allreduce's default chunk in bytes. */
+int hccn_levels_allreduce(hccn_levels_t *h, uint64_t chunk);
+int hccn_levels_rs_ag(hccn_levels_t *h);
+
+#endif /* HCCN_HIERARCHY_LEVELS_H */

@@ -1,0 +1,232 @@
+/*
+ * Allreduce over any number of levels (levels.h): per chunk a reduce-
+ * scatter up every level below the top, an allreduce at the top, and
+ * allgathers back down; each level runs its phases in chunk order, so the
+ * levels overlap. Two levels give "hier", three "hier3".
+ */
+#include <stdlib.h>
+
+#include "hierarchy/algo_util.h"
+#include "hierarchy/levels.h"
+
+typedef struct {
+    int top;                        /* the top level, k - 1 */
+    uint64_t unit;                  /* n0 ... n(top-1): a chunk's multiple */
+    uint64_t blk[HCCN_LEVELS_MAX];  /* bytes of a level's block, one chunk */
+} ar_t;
+
+/* Place digits: the index at level j of the places below level i of g. */
+static uint64_t base(const hccn_levels_t *h, const ar_t *c, int i, uint64_t g)
+{
+    uint64_t off = 0, rest = g;
+    for (int j = 0; j < i; j++) {
+        off += rest % (uint64_t)h->lv->n[j] * c->blk[j];
+        rest /= (uint64_t)h->lv->n[j];
+    }
+    return off;
+}
+
+/* The groups of level i a phase is appended on: all, or level-0 group 0
+ * alone when folded. */
+static uint64_t groups(const hccn_levels_t *h, int i)
+{
+    return h->keep != NULL && i == 0 ? 1 : hccn_levels_ngroups(h, i);
+}
+
+/* Level i runs coll on count elements in every group: SEND (sbuf) and
+ * RECV at byte o plus the group's base, member strides ss and rs; after
+ * `after`, sinks into f[i]. */
+static void run(hccn_levels_t *h, const ar_t *c, int i, hccn_coll_t coll,
+                uint64_t count, hccn_buf_t sbuf, uint64_t o, uint64_t ss,
+                uint64_t rs, const hccn_frontier_t *after, int phase)
+{
+    const hccn_sched_t *sub = hccn_levels_flat(h, h->lv->algo[i], coll,
+                                               h->lv->n[i], count, 0);
+    for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++) {
+        uint64_t at = o + base(h, c, i, g);
+        hccn_levels_put(h, sub, hccn_levels_group(h, i, g),
+                        (hccn_bufmap_t){sbuf, at, ss},
+                        (hccn_bufmap_t){HCCN_BUF_RECV, at, rs}, h->sbase[i],
+                        after, h->f[i], phase);
+    }
+}
+
+/* Level i starts after its own last phase and, above level 0, the one
+ * below it. */
+static const hccn_frontier_t *up_after(hccn_levels_t *h, int i)
+{
+    return i == 0 ? h->f[0] : hccn_levels_both(h, h->f[i - 1], h->f[i]);
+}
+
+/* The climb of the chunk at byte o: reduce-scatters, then the top's
+ * allreduce, whose sinks are kept in ftop for the chunk's descent. */
+static void up(hccn_levels_t *h, const ar_t *c, uint64_t o,
+               hccn_frontier_t *ftop)
+{
+    const size_t e = h->a->esize;
+    for (int i = 0; i < c->top; i++)
+        run(h, c, i, HCCN_COLL_REDUCE_SCATTER, c->blk[i] / e,
+            i == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, o, 0, c->blk[i],
+            up_after(h, i), i + 1);
+    run(h, c, c->top, HCCN_COLL_ALLREDUCE, c->blk[c->top - 1] / e,
+        HCCN_BUF_RECV, o, 0, 0, up_after(h, c->top), c->top + 1);
+    if (hccn_frontier_copy(ftop, h->f[c->top]) != 0)
+        h->s->failed = 1;
+}
+
+/* The descent of the chunk at byte o, once its top (ftop) is done. */
+static void down(hccn_levels_t *h, const ar_t *c, uint64_t o,
+                 const hccn_frontier_t *ftop)
+{
+    const size_t e = h->a->esize;
+    for (int i = c->top - 1; i >= 0; i--) {
+        const hccn_frontier_t *after =
+            hccn_levels_both(h, h->f[i], i == c->top - 1 ? ftop : h->f[i + 1]);
+        run(h, c, i, HCCN_COLL_ALLGATHER, c->blk[i] / e, HCCN_BUF_RECV, o,
+            c->blk[i], 0, after, 2 * c->top + 1 - i);
+    }
+}
+
+/* The last t elements at byte o: an allreduce at every level, in place on
+ * RECV above level 0. */
+static void tail(hccn_levels_t *h, const ar_t *c, uint64_t o, uint64_t t)
+{
+    for (int i = 0; i <= c->top; i++) {
+        const hccn_sched_t *sub = hccn_levels_flat(
+            h, h->lv->algo[i], HCCN_COLL_ALLREDUCE, h->lv->n[i], t, 0);
+        for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++)
+            hccn_levels_put(h, sub, hccn_levels_group(h, i, g),
+                            (hccn_bufmap_t){i == 0 ? HCCN_BUF_SEND
+                                                   : HCCN_BUF_RECV, o, 0},
+                            (hccn_bufmap_t){HCCN_BUF_RECV, o, 0},
+                            h->sbase[i], up_after(h, i), h->f[i],
+                            2 * c->top + 2);
+    }
+}
+
+/* SCRATCH bytes of a flat schedule (0 if none or it cannot be built). */
+static uint64_t probe(hccn_levels_t *h, int i, hccn_coll_t coll,
+                      uint64_t count)
+{
+    const hccn_sched_t *s = count > 0 ? hccn_levels_flat(
+        h, h->lv->algo[i], coll, h->lv->n[i], count, 0) : NULL;
+    return s != NULL ? s->scratch_bytes : 0;
+}
+
+/* Levels overlap in time, so each gets its own SCRATCH range. */
+static void scratch(hccn_levels_t *h, const ar_t *c, uint64_t t)
+{
+    const size_t e = h->a->esize;
+    h->sbase[0] = 0;
+    for (int i = 0; i < c->top; i++) {
+        uint64_t most = probe(h, i, HCCN_COLL_REDUCE_SCATTER, c->blk[i] / e);
+        uint64_t ag = probe(h, i, HCCN_COLL_ALLGATHER, c->blk[i] / e);
+        uint64_t ar = probe(h, i, HCCN_COLL_ALLREDUCE, t);
+        most = ag > most ? ag : most;
+        h->sbase[i + 1] = h->sbase[i] + (ar > most ? ar : most);
+    }
+}
+
+/* Steps and dependencies of sub's member y added to rank r's room. */
+static void room_add(const hccn_sched_t *sub, int y, uint64_t times,
+                     uint64_t *st, uint64_t *dp)
+{
+    if (sub != NULL && y < sub->nranks) {
+        *st += times * sub->ranks[y].nsteps;
+        *dp += times * (sub->ranks[y].ndeps + sub->ranks[y].nsteps);
+    }
+}
+
+/* Room for K chunks and the tail on every rank, one flat schedule at a
+ * time. Each phase's first steps also wait for the last phase's: the room
+ * allows one dependency more a step, an estimate (what goes beyond it is
+ * grown into, as without room). */
+static void reserve(hccn_levels_t *h, const ar_t *c, uint64_t K, uint64_t t)
+{
+    const size_t e = h->a->esize;
+    int n = h->a->nranks;
+    uint64_t *st = calloc(2 * (size_t)n, sizeof(*st)), *dp = st + n, xf = 0;
+    uint32_t *room = calloc(2 * (size_t)n, sizeof(*room));
+    static const hccn_coll_t kind[3] = {HCCN_COLL_REDUCE_SCATTER,
+                                        HCCN_COLL_ALLGATHER,
+                                        HCCN_COLL_ALLREDUCE};
+    int ok = st != NULL && room != NULL;
+    for (int i = 0; ok && i <= c->top; i++)
+        for (int w = 0; w < 4; w++) {
+            int is_tail = w == 3, top = i == c->top;
+            if ((top && w < 2) || (!top && w == 2) || (is_tail && t == 0))
+                continue;
+            uint64_t count = is_tail ? t : c->blk[top ? i - 1 : i] / e;
+            const hccn_sched_t *sub = hccn_levels_flat(
+                h, h->lv->algo[i], is_tail ? HCCN_COLL_ALLREDUCE : kind[w],
+                h->lv->n[i], count, 0);
+            uint64_t times = is_tail ? 1 : K, stv = 1;
+            for (int j = 0; j < i; j++)
+                stv *= (uint64_t)h->lv->n[j];
+            for (int x = 0; sub != NULL && x < n; x++)
+                room_add(sub, (int)((uint64_t)x / stv % h->lv->n[i]), times,
+                         &st[h->at[x]], &dp[h->at[x]]);
+            xf += sub != NULL ? times * sub->nxfers *
+                                    hccn_levels_ngroups(h, i) : 0;
+        }
+    ok &= xf < UINT32_MAX;
+    for (int r = 0; ok && r < n; r++) {
+        ok = st[r] < UINT32_MAX && dp[r] < UINT32_MAX;
+        room[r] = (uint32_t)st[r];
+        room[n + r] = (uint32_t)dp[r];
+    }
+    if (ok)
+        hccn_sched_reserve(h->s, room, room + n, (uint32_t)xf);
+    free(st);
+    free(room);
+}
+
+int hccn_levels_allreduce(hccn_levels_t *h, uint64_t chunk)
+{
+    const size_t e = h->a->esize;
+    ar_t c = {.top = h->lv->k - 1, .unit = 1};
+    for (int i = 0; i < c.top; i++)
+        c.unit *= (uint64_t)h->lv->n[i];
+    uint64_t ce = hccn_hier_chunk(h->a, chunk) / e;
+    ce -= ce % c.unit;
+    ce = ce < c.unit ? c.unit : ce;
+    uint64_t main = h->a->count / c.unit * c.unit, t = h->a->count - main;
+    uint64_t K = (main + ce - 1) / ce, first = main < ce ? main : ce;
+    if (c.top < 1) {
+        h->s->failed = 1;
+        return -1;
+    }
+    /* Block sizes of a whole chunk (the last may be shorter). */
+    c.blk[0] = first / (uint64_t)h->lv->n[0] * e;
+    for (int i = 1; i < c.top; i++)
+        c.blk[i] = c.blk[i - 1] / (uint64_t)h->lv->n[i];
+    scratch(h, &c, t);
+    hccn_frontier_t **ftop = calloc(K + 1, sizeof(*ftop));
+    if (ftop == NULL)
+        return -1;
+    if (h->keep == NULL)
+        reserve(h, &c, K, t);
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t k = 0; k < K && !h->s->failed; k++) {
+            uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
+            ar_t ck = c;
+            ck.blk[0] = len / (uint64_t)h->lv->n[0] * e;
+            for (int i = 1; i < c.top; i++)
+                ck.blk[i] = ck.blk[i - 1] / (uint64_t)h->lv->n[i];
+            if (pass == 1) {
+                down(h, &ck, off * e, ftop[k]);
+                continue;
+            }
+            ftop[k] = hccn_frontier_new(h->a->nranks);
+            if (ftop[k] == NULL)
+                h->s->failed = 1;
+            else
+                up(h, &ck, off * e, ftop[k]);
+        }
+    if (t > 0 && !h->s->failed)
+        tail(h, &c, main * e, t);
+    for (uint64_t k = 0; k < K; k++)
+        hccn_frontier_free(ftop[k]);
+    free(ftop);
+    return h->s->failed ? -1 : 0;
+}
