@@ -37,7 +37,8 @@ static int is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* dir_of(path) into out: the real directory holding path, or "" */
+/* The real directory holding path into out ("" when path cannot be
+ * resolved). */
 static void real_dir(const char *path, char *out, size_t len)
 {
     char real[PATH_MAX];
