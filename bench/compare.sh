@@ -66,7 +66,7 @@ for b in "${sizes[@]}"; do
     "$build/hccn-perf" allreduce -t "$src/configs/default.json" -b "$b" -e "$b" \
         -n "$iters" -w 1 -c 0 --json "$tmp/hccn.json" >/dev/null
     # Out-of-place record: wall microseconds of one iteration.
-    rows+=("$b $(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["records"] if not x["inplace"]][0]; print("%.1f" % r["wall_us"])' "$tmp/hccn.json")")
+    rows+=("$b $(/usr/bin/python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["records"] if not x["inplace"]][0]; print("%.1f" % r["wall_us"])' "$tmp/hccn.json")")
 done
 read -r _ bw2 _ < <("$build/bench_memcpy_bw")
 read -r _ floor _ < <("$build/bench_wake_floor" $ranks)

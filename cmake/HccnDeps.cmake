@@ -26,7 +26,8 @@ find_package(Threads REQUIRED)
 
 add_library(hccn_deps INTERFACE)
 target_link_libraries(hccn_deps INTERFACE
-  PkgConfig::HWLOC PkgConfig::JSONC OpenMP::OpenMP_C Threads::Threads m)
+  PkgConfig::HWLOC PkgConfig::JSONC OpenMP::OpenMP_C Threads::Threads m
+  ${CMAKE_DL_LIBS})
 
 if(HCCN_TESTS)
   pkg_check_modules(CMOCKA IMPORTED_TARGET cmocka)

@@ -1,7 +1,8 @@
 /*
  * Topology loading: read a file or take a string, tokenize it with json-c
  * (strict mode, line:column on syntax errors), validate it (topo_parse.c),
- * build the graph (topo_build.c). Also the error formatter and the free.
+ * build the graph (topo_build.c). A file argument goes through
+ * topo_find.c first (config names). Also the error formatter and the free.
  */
 #include "device_sim/topo_internal.h"
 
@@ -203,14 +204,17 @@ static void clear(hccn_sim_topo_t **out, char *err, size_t errlen)
 hccn_status_t hccn_sim_topo_load_file(const char *path, hccn_sim_topo_t **out,
                                       char *err, size_t errlen)
 {
-    char *text = NULL;
+    char *text = NULL, file[PATH_MAX];
     size_t len = 0;
     clear(out, err, errlen);
     if (path == NULL || out == NULL)
         return bad_args("hccn_sim_topo_load_file", err, errlen);
-    hccn_status_t st = read_file(path, &text, &len, err, errlen);
+    hccn_status_t st = hccn_sim_topo_find(path, file, sizeof(file), err,
+                                          errlen);
     if (st == HCCN_OK)
-        st = load_text(text, len, path, out, err, errlen);
+        st = read_file(file, &text, &len, err, errlen);
+    if (st == HCCN_OK)
+        st = load_text(text, len, file, out, err, errlen);
     free(text);
     return st;
 }

@@ -15,6 +15,7 @@
 #ifndef HCCN_DEVICE_SIM_TOPO_H
 #define HCCN_DEVICE_SIM_TOPO_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <json-c/json.h>
 
@@ -124,6 +125,19 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
                                       size_t errlen);
 
 void hccn_sim_topo_free(hccn_sim_topo_t *topo);
+
+/* The file a topology argument names (topo_find.c): arg itself when it is
+ * an existing file or an absolute path; else arg's file name, with or
+ * without ".json", looked up in the config directories. Writes the path to
+ * path; HCCN_ERR_IO with err listing where it looked when none has it.
+ * hccn_sim_topo_load_file does this itself. */
+hccn_status_t hccn_sim_topo_find(const char *arg, char *path, size_t pathlen,
+                                 char *err, size_t errlen);
+
+/* The config directories, in lookup order (installed share/hccn/configs,
+ * then the source tree's configs/ for a build-tree binary): writes up to
+ * max and returns how many. Directories that do not exist are included. */
+int hccn_sim_topo_dirs(char (*dirs)[PATH_MAX], int max);
 
 /* The route from NPU a to NPU b (a != b): writes up to HCCN_SIM_ROUTE_MAX
  * link indices to links, returns their number, and sets *lat to the route's

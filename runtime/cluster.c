@@ -567,12 +567,17 @@ hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 {
     if (ctx == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
-    double peak = ctx->cl->topo->npus[ctx->rank].peak_flops;
+    const hccn_sim_topo_t *topo = ctx->cl->topo;
+    double peak = topo->npus[ctx->rank].peak_flops;
     if (peak <= 0.0)
         return hccn_rt_error(HCCN_ERR_INVALID,
-                             "hccn_compute_flops: rank %d: the topology gives "
-                             "no npu.peak_TFLOPS for this NPU",
-                             ctx->rank);
+                             "hccn_compute_flops: rank %d: %s: "
+                             "node_types[%d].npu.peak_TFLOPS is not given "
+                             "(the NPU's peak rate, which turns FLOPs into "
+                             "time; docs/topology.md): add it to the "
+                             "topology, or use hccn_compute(seconds)",
+                             ctx->rank, topo->source,
+                             topo->nodes[topo->npus[ctx->rank].node].type);
     if (!(flops >= 0.0))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_compute_flops: rank %d: flops must be >= 0",

@@ -474,10 +474,22 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
     pthread_mutex_lock(&c->lock);
     snprintf(msg, sizeof(msg), "%s", c->broken_msg);
     pthread_mutex_unlock(&c->lock);
+    /* Advice a program can follow: a sub-communicator can be destroyed and
+     * made again; the world cannot, but the next run starts with a new one
+     * (hccn_cluster_run resets it). */
+    const char *advice =
+        c == c->cl->world
+            ? "the world communicator cannot be destroyed or repaired "
+              "during this run: return from the rank function, and call "
+              "hccn_cluster_run again for a working one"
+            : "destroy it (hccn_comm_destroy) and make a new one "
+              "(hccn_comm_split or hccn_comm_create) from a communicator "
+              "that works";
     return hccn_rt_error((hccn_status_t)broken,
                          "%s: rank %d: communicator %llu is broken by an "
-                         "earlier error; destroy it. The error: %s",
-                         fn, comm->ctx->rank, (unsigned long long)c->uid, msg);
+                         "earlier error; %s. The error: %s",
+                         fn, comm->ctx->rank, (unsigned long long)c->uid,
+                         advice, msg);
 }
 
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)

@@ -55,8 +55,10 @@ printf '| %-28s | %8s | %8s | %16s | %16s |\n' \
     "NPU HCCS box (Ascend 910B)" "$hccs4" "$hccs8" 28 52
 cat <<'EOF'
 
-Which parameters produce each row (hccn's default algorithm for allreduce,
-a ring; sources of every figure in each config's "sources" field):
+Which parameters produce each row (hccn's default allreduce, which the
+cost model chooses: a mesh reduce-scatter + allgather in every row, as
+hccn-info -c allreduce -s 1G shows; sources of every figure in each
+config's "sources" field):
 - TCP: configs/tcp-10gbe.json with node_types[0].count = 4 or 8 (one card
   per machine): 10GbE NIC at 1.176 GB/s (10 Gb/s x TCP/IPv4 frame
   efficiency 0.941), 10 us NIC + 1 us switch per message. The NIC bandwidth
@@ -67,8 +69,8 @@ a ring; sources of every figure in each config's "sources" field):
   efficiency), 1 us per step, reduction at 1117 GB/s (HBM3 3.35 TB/s / 3).
 - HCCS: configs/ascend-910b.json as one node of 4 or 8 NPUs: full mesh of
   56 GB/s HCCS links (nominal), 1.5 us per step, reduction at 533 GB/s.
-  The ring uses one link per NPU, so 56 GB/s bounds it; a mesh algorithm
-  (-a mesh) would use all of them.
+  The mesh allreduce uses all of an NPU's links at once; a ring
+  (--algo ring) would use one, and 56 GB/s would bound it.
 The article's figures are its own simulation's; no parameter here was
 chosen to match them.
 EOF

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what hccn needs (Debian 12 packages), then configures and builds
-# it out of tree. Used by run.sh and test.sh; safe to run again.
+# it out of tree. Used by run.sh, test.sh and package.sh; safe to run again.
+#
+#   ./scripts/setup.sh [TARGET...]   build only these CMake targets
+#                                    (default: everything, tests included)
 #
 #   BUILD_DIR   where to build (default: build/ in the source tree)
 #   BUILD_TYPE  CMake build type (default: Release)
@@ -28,4 +31,6 @@ fi
 
 # shellcheck disable=SC2086
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE="$type" ${HCCN_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Compares hccn's simulated collectives with published nccl-tests runs.
 
 For every run of the calibration file (measurements.json: published
@@ -9,8 +9,10 @@ the relative error, and a summary per run. It also re-derives the one
 calibrated parameter (the NVLink efficiency of hgx-a100/hgx-h100) from the
 runs it is calibrated on.
 
-Needs only Debian's python3; with python3-matplotlib installed it also
-draws docs/img/validation.png.
+Runs with Debian's /usr/bin/python3; drawing docs/img/validation.png
+needs python3-matplotlib (--no-plot: the page only). The binary, the
+measurements file and matplotlib are checked before anything runs; each
+hccn-perf run prints a progress line with an estimate of the time left.
 
     scripts/validate.py --build build \
         --measurements ../shared/data/calibration/measurements.json
@@ -21,12 +23,14 @@ without the memory, so every published size is simulated. --max-bytes-8
 and --max-bytes-16 cap the sizes (0, the default: no cap).
 """
 import argparse
+import importlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -112,6 +116,43 @@ def bus_factor(coll, n):
     return 1.0
 
 
+_PROGRESS = {"done": 0, "total": 1, "t0": time.monotonic()}
+
+
+def progress(what):
+    """A stderr line per hccn-perf run: its number, the command and the
+    time left at the mean pace so far."""
+    p = _PROGRESS
+    spent = time.monotonic() - p["t0"]
+    left = spent / p["done"] * (p["total"] - p["done"]) if p["done"] else 0
+    p["done"] += 1
+    print("validate: [%d/%d] %s (%.0f s so far, about %.0f s left)"
+          % (p["done"], p["total"], what, spent, left), file=sys.stderr,
+          flush=True)
+
+
+def check_environment(args):
+    """Stops at once, before any run, when the binary, the measurements or
+    (unless --no-plot) matplotlib are missing."""
+    perf_bin = os.path.join(args.build, "hccn-perf")
+    if not os.access(perf_bin, os.X_OK):
+        sys.exit("validate.py: no hccn-perf in %s: build it "
+                 "(./scripts/setup.sh hccn-perf) or give --build DIR"
+                 % args.build)
+    if not os.path.isfile(args.measurements):
+        sys.exit("validate.py: no measurements file %s: give "
+                 "--measurements FILE (or HCCN_CALIBRATION)" % args.measurements)
+    if args.no_plot:
+        return
+    try:
+        importlib.import_module("matplotlib")
+    except ImportError:
+        sys.exit("validate.py: drawing docs/img/validation.png needs "
+                 "matplotlib, which this interpreter (%s) cannot import: run "
+                 "Debian's /usr/bin/python3 after apt-get install -y "
+                 "python3-matplotlib, or give --no-plot" % sys.executable)
+
+
 def perf(build, config, coll, sets, lo, hi, tmp):
     """Runs hccn-perf (in place, 1 iteration, no warm-up); returns its
     records by size."""
@@ -122,7 +163,7 @@ def perf(build, config, coll, sets, lo, hi, tmp):
            "--json", out]
     for s in sets:
         cmd += ["--set", s]
-    print("+ " + " ".join(cmd[1:]), file=sys.stderr, flush=True)
+    progress(" ".join(cmd[1:]))
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         recs = json.load(f)["records"]
@@ -342,11 +383,15 @@ def main():
     ap.add_argument("--max-bytes-8", type=int, default=0)
     ap.add_argument("--max-bytes-16", type=int, default=0)
     ap.add_argument("--only", help="comma-separated run ids")
+    ap.add_argument("--no-plot", action="store_true",
+                    help="write the page without docs/img/validation.png")
     args = ap.parse_args()
+    check_environment(args)
     with open(args.measurements) as f:
         runs = {r["id"]: r for r in json.load(f)}
     caps = {8: args.max_bytes_8, 16: args.max_bytes_16}
     only = args.only.split(",") if args.only else list(RUNS)
+    _PROGRESS["total"] = len(NVLINK_RUNS) + len(only)
     results, cmds = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
@@ -362,7 +407,7 @@ def main():
             results.append((rid, rows))
     img = os.path.join(os.path.dirname(args.out), "img", "validation.png")
     os.makedirs(os.path.dirname(img), exist_ok=True)
-    has_plot = plot(results, img)
+    has_plot = not args.no_plot and plot(results, img)
     write_doc(args.out, runs, results, cmds, cal, caps, has_plot,
               os.environ.get("HCCN_ALGO", "auto"))
     print("wrote %s%s" % (args.out, " and " + img if has_plot else ""))

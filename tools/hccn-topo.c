@@ -3,7 +3,9 @@
  *
  *   hccn-topo [-v] FILE            summary (-v: every device and link too)
  *   hccn-topo FILE --route A B     the route from NPU A to NPU B
+ *   hccn-topo list                 the configs found by name (topo_list.h)
  *
+ * FILE is a path or a config name (hgx-h100): device_sim/topo_find.c.
  * Exit status: 0 when the file is valid, 2 when it is not (the one-line error
  * on stderr) or when the arguments are wrong (usage on stderr).
  */
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "device_sim/topo.h"
+#include "tools/topo_list.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
 
@@ -19,10 +22,14 @@ static int usage(FILE *f, int code)
 {
     fprintf(f, "usage: hccn-topo [-v] FILE\n"
                "       hccn-topo FILE --route A B\n"
+               "       hccn-topo list\n"
                "Validates a topology file (docs/topology.md) and prints its "
                "summary.\n"
                "  -v, --verbose   also list every device and link\n"
                "  --route A B     print the route from NPU A to NPU B\n"
+               "  list            the configs FILE can name (hgx-h100), with "
+               "their size and description\n"
+               "FILE is a path, or the name of a config of 'list'.\n"
                "Exit status: 0 valid, 2 invalid file or bad arguments.\n");
     return code;
 }
@@ -95,6 +102,8 @@ int main(int argc, char **argv)
 {
     const char *file = NULL, *ra = NULL, *rb = NULL;
     int verbose = 0;
+    if (argc == 2 && !strcmp(argv[1], "list"))
+        return list_configs();
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return usage(stdout, 0);

@@ -107,17 +107,24 @@ static int apply(json_object *doc, const char *option, const char *assignment)
 }
 
 /* The topology document of spec with sweep value number v (-1: no sweep)
- * applied, or NULL (errors printed; the file's own syntax error too). */
-static json_object *edited_doc(const topo_spec_t *spec, int v)
+ * applied, or NULL (errors printed; the file's own syntax error too).
+ * file receives the file spec->path names (a config name is looked up). */
+static json_object *edited_doc(const topo_spec_t *spec, int v,
+                               char file[PATH_MAX])
 {
-    json_object *doc = json_object_from_file(spec->path);
-    if (doc == NULL) {
-        char err[1024];
+    char err[1024];
+    json_object *doc = NULL;
+    if (hccn_sim_topo_find(spec->path, file, PATH_MAX, err, sizeof(err)) !=
+        HCCN_OK) {
+        fprintf(stderr, "hccn-perf: %s\n", err);
+        return NULL;
+    }
+    if ((doc = json_object_from_file(file)) == NULL) {
         hccn_sim_topo_t *topo = NULL;
-        if (hccn_sim_topo_load_file(spec->path, &topo, err, sizeof(err)) != 0)
+        if (hccn_sim_topo_load_file(file, &topo, err, sizeof(err)) != 0)
             fprintf(stderr, "hccn-perf: %s\n", err);
         else
-            fprintf(stderr, "hccn-perf: %s: cannot parse\n", spec->path);
+            fprintf(stderr, "hccn-perf: %s: cannot parse\n", file);
         hccn_sim_topo_free(topo);
         return NULL;
     }
@@ -148,10 +155,11 @@ static int make_topo(const topo_spec_t *spec, int v, hccn_sim_topo_t **out)
     if (spec->nsets == 0 && v < 0) {
         st = hccn_sim_topo_load_file(spec->path, out, err, sizeof(err));
     } else {
-        json_object *doc = edited_doc(spec, v);
+        char file[PATH_MAX];
+        json_object *doc = edited_doc(spec, v, file);
         if (doc == NULL)
             return 2;
-        st = hccn_sim_topo_load_json(doc, spec->path, out, err, sizeof(err));
+        st = hccn_sim_topo_load_json(doc, file, out, err, sizeof(err));
         json_object_put(doc);
     }
     if (st == HCCN_OK)
@@ -171,13 +179,14 @@ static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
         fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
         return 2;
     }
-    json_object *doc = edited_doc(spec, v);
+    char file[PATH_MAX];
+    json_object *doc = edited_doc(spec, v, file);
     if (doc == NULL)
         return 2;
     const char *text = json_object_to_json_string_ext(doc,
                                                       JSON_C_TO_STRING_PLAIN);
     int rc = 0;
-    if (hccn_cluster_create_json(text, spec->path, NULL, out) != HCCN_OK) {
+    if (hccn_cluster_create_json(text, file, NULL, out) != HCCN_OK) {
         fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
         rc = 2;
     }

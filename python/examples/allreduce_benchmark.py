@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Simulated allreduce bandwidth per message size, on 2 and on 16 NPUs.
 
 For each size (fp32, sum) every rank runs the allreduce `--iters` times;
@@ -6,16 +7,23 @@ follow nccl-tests: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n.
 With matplotlib importable (Debian: python3-matplotlib), --plot FILE.png
 draws busbw against size for both clusters.
 
-    python3 python/examples/allreduce_benchmark.py [--max-bytes N] [--plot busbw.png]
+    /usr/bin/python3 python/examples/allreduce_benchmark.py [--max-bytes N] [--plot busbw.png]
 
 The 2-NPU cluster is one node of configs/default.json cut to two NPUs
 (56 GB/s HCCS link); the 16-NPU one is configs/default.json (2 nodes x 8).
 """
 import argparse
+import importlib
 import os
 import sys
+import time
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
+             "run it with Debian's /usr/bin/python3 (apt-get install -y "
+             "python3-numpy)" % (sys.argv[0], sys.executable))
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
@@ -40,10 +48,12 @@ def sizes(lo, hi, factor):
         s *= factor
 
 
-def sweep(byte_sizes, iters):
-    """Rank function: mean simulated duration per size."""
+def sweep(byte_sizes, iters, name):
+    """Rank function: mean simulated duration per size. Rank 0 prints a
+    progress line per size, with an estimate of the time left."""
     out = []
-    for nbytes in byte_sizes:
+    t0 = time.monotonic()
+    for k, nbytes in enumerate(byte_sizes):
         t = hccn.empty(max(nbytes // 4, 1), np.float32)
         total = 0.0
         for _ in range(iters):
@@ -51,11 +61,17 @@ def sweep(byte_sizes, iters):
             total += hccn.last_duration()
         t.free()
         out.append(total / iters)
+        if hccn.get_rank() == 0:
+            spent = time.monotonic() - t0
+            print("# %s: [%d/%d] %d B done (%.1f s, about %.0f s left)"
+                  % (name, k + 1, len(byte_sizes), nbytes, spent,
+                     spent / (k + 1) * (len(byte_sizes) - k - 1)),
+                  file=sys.stderr, flush=True)
     return out
 
 
 def bench(name, topology, byte_sizes, iters):
-    per_rank = hccn.run(sweep, topology, args=(byte_sizes, iters))
+    per_rank = hccn.run(sweep, topology, args=(byte_sizes, iters, name))
     n = len(per_rank)
     rows = []
     print("# %s: fp32 sum allreduce, simulated time" % name)
@@ -106,6 +122,13 @@ def main():
     args = ap.parse_args()
     if args.min_bytes < 4 or args.factor < 2 or args.max_bytes < args.min_bytes:
         ap.error("need 4 <= --min-bytes <= --max-bytes and --factor >= 2")
+    if args.plot:       # before the sweep, not after it
+        try:
+            importlib.import_module("matplotlib")
+        except ImportError:
+            ap.error("--plot needs matplotlib, which this interpreter (%s) "
+                     "cannot import: run Debian's /usr/bin/python3 after "
+                     "apt-get install -y python3-matplotlib" % sys.executable)
 
     byte_sizes = list(sizes(args.min_bytes, args.max_bytes, args.factor))
     results = {}

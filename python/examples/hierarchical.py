@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Hierarchical collectives built from groups: intra-node and inter-node.
 
 On a cluster of servers (configs/default.json: 2 nodes x 8 NPUs), NPUs of a
@@ -14,13 +15,18 @@ groups per rank express the hierarchy:
    the 1/8 shard across nodes, allgather inside the node. The result is
    checked against numpy and its time compared with a flat allreduce.
 
-    python3 python/examples/hierarchical.py [--topology FILE] [--mib N]
+    /usr/bin/python3 python/examples/hierarchical.py [--topology FILE] [--mib N]
 """
 import argparse
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
+             "run it with Debian's /usr/bin/python3 (apt-get install -y "
+             "python3-numpy)" % (sys.argv[0], sys.executable))
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))

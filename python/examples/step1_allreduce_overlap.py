@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Step 1: data-parallel gradient allreduce, overlapped with backward compute.
 
 Every rank computes the gradients of a small model layer by layer, from the
@@ -6,13 +7,18 @@ gradient is ready its allreduce is posted asynchronously, so it runs while
 the next layer's backward pass computes; the rank waits for all of them at
 the end. The example prints how much communication the overlap hid.
 
-    python3 python/examples/step1_allreduce_overlap.py [--topology FILE]
+    /usr/bin/python3 python/examples/step1_allreduce_overlap.py [--topology FILE]
 """
 import argparse
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
+             "run it with Debian's /usr/bin/python3 (apt-get install -y "
+             "python3-numpy)" % (sys.argv[0], sys.executable))
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))

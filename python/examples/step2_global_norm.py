@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Step 2: gradient clipping by the global norm of sharded gradients.
 
 After step 1 every rank held all the averaged gradients. Here each rank
@@ -6,13 +7,18 @@ rank sees the whole gradient: the global L2 norm is the square root of an
 allreduce of the ranks' local sums of squares. Every rank then clips its
 shard by the same factor and the shards are gathered back (allgather).
 
-    python3 python/examples/step2_global_norm.py [--topology FILE]
+    /usr/bin/python3 python/examples/step2_global_norm.py [--topology FILE]
 """
 import argparse
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
+             "run it with Debian's /usr/bin/python3 (apt-get install -y "
+             "python3-numpy)" % (sys.argv[0], sys.executable))
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))

@@ -13,7 +13,17 @@
 
 See docs/python.md for the whole API.
 """
-from hccn._lib import has
+import sys
+
+try:
+    import numpy  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        "hccn needs numpy, which this interpreter (%s) cannot import: use "
+        "Debian's /usr/bin/python3 (apt-get install -y python3-numpy)"
+        % sys.executable) from e
+
+from hccn._lib import has  # noqa: E402
 from hccn.cluster import (DEFAULT_TOPOLOGY, Cluster, compute, compute_flops,
                           device_id, get_rank, get_world_size, last_duration,
                           local_rank, mem_info, node, run, time)

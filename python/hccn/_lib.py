@@ -1,8 +1,10 @@
 """Loading libhccn and declaring its C functions for ctypes.
 
 The library is found, in order, through the HCCN_LIB environment variable
-(a path), at ../../build/libhccn.so relative to this package (a source-tree
-build), and through the system loader (an installed libhccn.so.0).
+(a path), next to an installed package (the path that _installed.py, which
+the install writes, gives relative to this directory: a moved prefix still
+works), at ../../build/libhccn.so relative to this package (a source-tree
+build), and through the system loader (libhccn.so.0).
 
 Functions declared in include/hccn/hccn.h but missing from the loaded
 library (an older build) are left out; ``has(name)`` says which are there,
@@ -170,6 +172,11 @@ def _candidates():
         return [env], True
     here = os.path.dirname(os.path.abspath(__file__))
     paths = [os.path.join(here, "..", "..", "build", "libhccn.so")]
+    try:
+        from hccn._installed import LIBHCCN
+        paths.insert(0, os.path.join(here, LIBHCCN))
+    except ImportError:
+        pass
     paths = [os.path.normpath(p) for p in paths if os.path.exists(p)]
     found = ctypes.util.find_library("hccn")
     paths += [found] if found else ["libhccn.so.0", "libhccn.so"]

@@ -38,7 +38,7 @@ check() {
         [ "$fabric" = - ] || fail "$file: fabric is not $fabric GB/s: $(grep '^level 0' "$tmp/out")"
     grep -q "^level 1 (NIC): .*, min $nic GB/s per link$" "$tmp/out" ||
         [ "$nic" = - ] || fail "$file: NIC is not $nic GB/s: $(grep '^level 1' "$tmp/out")"
-    python3 - "$path" "$fabric" "$nic" <<'PY' || fail "$file: sources"
+    /usr/bin/python3 - "$path" "$fabric" "$nic" <<'PY' || fail "$file: sources"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 src = doc.get("sources")
@@ -50,6 +50,22 @@ for key in ("npu.arena_MiB", "npu.reduce_bw_GBps"):
     assert key in src or "npu" in src, "no source for " + key
 PY
 }
+
+# Every config that gives npu.peak_TFLOPS states that figure in its sources
+# (tests/coll/test_compute_flops.c checks what hccn_compute_flops makes of it).
+for f in "$HCCN_SOURCE_DIR"/configs/*.json; do
+    /usr/bin/python3 - "$f" <<'PY' || fail "$(basename "$f"): peak_TFLOPS"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+src = doc.get("sources", {})
+text = " ".join(src.values() if isinstance(src, dict) else src)
+for i, t in enumerate(doc["node_types"]):
+    peak = t["npu"].get("peak_TFLOPS")
+    if peak is not None and "%g TFLOPS" % peak not in text:
+        sys.exit("node_types[%d].npu.peak_TFLOPS = %g: not in the sources"
+                 % (i, peak))
+PY
+done
 
 check ascend-910b.json 16 2 56 24.5
 check ascend-910a.json 8 2 30 12.25

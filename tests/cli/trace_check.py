@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Checks a trace written by hccn-perf --trace (used by test_hccn_trace.sh).
 
     trace_check.py TRACE PERF_JSON PERF_STDOUT [--ring S P] [--phases A,B,..]
