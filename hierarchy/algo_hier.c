@@ -47,8 +47,6 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
-#define HIER_DEFAULT_CHUNK ((uint64_t)4 << 20)
-
 enum { PHASE_1 = 1, PHASE_2 = 2, PHASE_3 = 3, PHASE_TAIL = 4 };
 
 typedef struct {
@@ -350,7 +348,7 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
         rc = hccn_levels_fold(&h.lv);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
-        rc = hccn_levels_allreduce(&h.lv, HIER_DEFAULT_CHUNK);
+        rc = hccn_levels_allreduce(&h.lv, HCCN_HIER_CHUNK);
     else if (rc == 0 && (a->coll == HCCN_COLL_REDUCE_SCATTER ||
                          a->coll == HCCN_COLL_ALLGATHER))
         rc = hccn_levels_rs_ag(&h.lv);

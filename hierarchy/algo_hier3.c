@@ -39,8 +39,6 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
-#define HIER3_DEFAULT_CHUNK ((uint64_t)4 << 20)
-
 hccn_sched_t *hccn_hier_hier_build(const hccn_coll_args_t *args);
 
 typedef struct {
@@ -179,7 +177,7 @@ static hccn_sched_t *build3(const hccn_coll_args_t *a, const variant3_t *v,
     int *at = places(a, sh);
     int rc = at != NULL ? hccn_levels_init(&h, s, a, &spec, at) : -1;
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
-        rc = hccn_levels_allreduce(&h, HIER3_DEFAULT_CHUNK);
+        rc = hccn_levels_allreduce(&h, HCCN_HIER3_CHUNK);
     else if (rc == 0)
         rc = hccn_levels_rs_ag(&h);
     if (at != NULL)

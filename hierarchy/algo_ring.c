@@ -20,7 +20,6 @@
 
 #include "hierarchy/algo_util.h"
 
-#define RING_DEFAULT_CHUNK ((uint64_t)1 << 20)
 
 enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
 
@@ -222,7 +221,7 @@ static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
 {
     const int p = a->nranks;
     uint64_t n = a->count * a->esize;
-    uint64_t c = hccn_hier_chunk(a, RING_DEFAULT_CHUNK);
+    uint64_t c = hccn_hier_chunk(a, HCCN_RING_CHUNK);
     uint32_t *last_send = calloc(2 * (size_t)p, sizeof(uint32_t));
     if (last_send == NULL)
         return -1;

@@ -29,7 +29,6 @@
 
 #include "hierarchy/algo_util.h"
 
-#define TREE_DEFAULT_CHUNK ((uint64_t)1 << 20)
 
 enum { PHASE_UP = 1, PHASE_DOWN = 2 };
 
@@ -257,7 +256,7 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
                      uint64_t off, uint64_t len, int up, int down,
                      uint32_t *mark)
 {
-    uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
+    uint64_t c = hccn_hier_chunk(a, HCCN_TREE_CHUNK);
     chunk_t ch = {s, 0, 0, HCCN_BUF_RECV, HCCN_BUF_RECV, 0};
     if (a->coll == HCCN_COLL_REDUCE) {
         ch.acc_buf = HCCN_BUF_SCRATCH;
@@ -297,7 +296,7 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
         uint64_t n = a->count * a->esize;
         if (p > 2)
             s->scratch_bytes = (size_t)n;
-        uint64_t c = hccn_hier_chunk(a, TREE_DEFAULT_CHUNK);
+        uint64_t c = hccn_hier_chunk(a, HCCN_TREE_CHUNK);
         for (uint64_t o = 0; o < half || o < n - half; o += c) {
             if (o < half)
                 pipeline(&ta, s, a, o, half - o < c ? half - o : c, 1, 1,

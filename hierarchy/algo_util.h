@@ -35,6 +35,14 @@ int hccn_hier_is_rooted(hccn_coll_t coll);
  * range for rooted collectives, and 4 * p * count * esize fits in 64 bits. */
 int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask);
 
+/* The default pipelining chunks of the algorithms that pipeline, in
+ * bytes: one constant each, read by the algorithm's builder and by its
+ * cost form alike (docs/algorithms.md says why each is what it is). */
+#define HCCN_RING_CHUNK ((uint64_t)1 << 20)
+#define HCCN_TREE_CHUNK ((uint64_t)1 << 20)
+#define HCCN_HIER_CHUNK ((uint64_t)4 << 20)    /* hier, hier_rr, hier_mh */
+#define HCCN_HIER3_CHUNK ((uint64_t)4 << 20)   /* hier3, hier3_hd */
+
 /* Default chunks of a pipelined schedule: at most this many divided by
  * the ranks over the whole message (count * esize). */
 #define HCCN_HIER_CHUNK_BUDGET 65536

@@ -18,7 +18,6 @@
 #include "hierarchy/cost_internal.h"
 
 /* The default chunk of ring's pipelined chains (docs/algorithms.md). */
-#define RING_CHUNK ((uint64_t)1 << 20)
 
 static uint64_t whole(const hccn_coll_args_t *a)
 {
@@ -155,7 +154,7 @@ double hccn_hier_cm_staged(hccn_cm_t *m, int h, const int *size,
 static double chain(hccn_cm_t *m, const hccn_cm_team_t *t,
                     const hccn_coll_args_t *a, int first, int reduce)
 {
-    hccn_cm_chunks_t ck = hccn_hier_cm_chunks(a, whole(a), RING_CHUNK);
+    hccn_cm_chunks_t ck = hccn_hier_cm_chunks(a, whole(a), HCCN_RING_CHUNK);
     int h = t->size - 1, w = t->ngroups;
     int *size = malloc((size_t)h * sizeof(int));
     double *r = malloc((size_t)h * sizeof(double)), time = 0.0;

@@ -10,7 +10,6 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
-#define HIER_CHUNK ((uint64_t)4 << 20)   /* hier's default allreduce chunk */
 
 /* A hierarchical algorithm's shape (docs/algorithms.md, hier): N nodes of
  * L ranks; at[n * L + l] is the rank at node n, local index l. intra has
@@ -125,7 +124,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                              const hccn_coll_args_t *a)
 {
     const uint64_t L = (uint64_t)h->L;
-    uint64_t ce = hccn_hier_chunk(a, HIER_CHUNK) / a->esize;
+    uint64_t ce = hccn_hier_chunk(a, HCCN_HIER_CHUNK) / a->esize;
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;

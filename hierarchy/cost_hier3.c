@@ -11,7 +11,6 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
-#define HIER3_CHUNK ((uint64_t)4 << 20)   /* hier3's default chunk */
 
 /* P pods of M nodes of L ranks; mem holds the members of the three teams:
  * t[0] a group per node (by local index), t[1] a group per (pod, local)
@@ -149,7 +148,7 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
                            const hccn_coll_args_t *a)
 {
     const uint64_t lm = (uint64_t)h->L * (uint64_t)h->M;
-    uint64_t ce = hccn_hier_chunk(a, HIER3_CHUNK) / a->esize;
+    uint64_t ce = hccn_hier_chunk(a, HCCN_HIER3_CHUNK) / a->esize;
     ce = ce - ce % lm < lm ? lm : ce - ce % lm;
     uint64_t main = a->count / lm * lm, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce;

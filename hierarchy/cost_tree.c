@@ -9,7 +9,6 @@
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
-#define TREE_CHUNK ((uint64_t)1 << 20)   /* tree's default chunk */
 
 /* A binary tree over members 0..p-1: parent (-1 at the root), distance to
  * the root and height of the subtree below each member. */
@@ -412,11 +411,11 @@ double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
         tree_levels(&tr[0]);
         tree_levels(&tr[1]);
         hccn_cm_chunks_t ck =
-            hccn_hier_cm_chunks(a, (a->count + 1) / 2 * a->esize, TREE_CHUNK);
+            hccn_hier_cm_chunks(a, (a->count + 1) / 2 * a->esize, HCCN_TREE_CHUNK);
         time = tree_time(m, t, tr, 2, 1, 1, &ck);
     } else {
         hccn_cm_chunks_t ck =
-            hccn_hier_cm_chunks(a, a->count * a->esize, TREE_CHUNK);
+            hccn_hier_cm_chunks(a, a->count * a->esize, HCCN_TREE_CHUNK);
         tree_heap(&tr[0], a->root);
         tree_levels(&tr[0]);
         time = tree_time(m, t, tr, 1, a->coll == HCCN_COLL_REDUCE,
