@@ -12,7 +12,7 @@
 
 /* One rank's steps as engine tasks. */
 static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
-                                 const hccn_sim_npu_t *npu)
+                                 const hccn_sim_npu_t *npu, const int *world)
 {
     hccn_sim_task_t *tk = calloc(rk->nsteps + 1, sizeof(*tk));
     assert_non_null(tk);
@@ -25,7 +25,7 @@ static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
                              st->kind == HCCN_STEP_RECV_REDUCE
                          ? HCCN_SIM_TASK_RECV
                          : HCCN_SIM_TASK_LOCAL;
-        tk[i].peer = st->peer;
+        tk[i].peer = world != NULL ? world[st->peer] : st->peer;
         tk[i].bytes = tk[i].kind == HCCN_SIM_TASK_LOCAL ? 0 : st->bytes;
         tk[i].key = (hccn_sim_key_t){1, 1, st->xfer};
         if (st->kind == HCCN_STEP_RECV_REDUCE || st->kind == HCCN_STEP_REDUCE)
@@ -37,21 +37,22 @@ static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
 }
 
 double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
-                        hccn_sim_engine_t **keep)
+                        const int *world, hccn_sim_engine_t **keep)
 {
     hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 60.0);
     hccn_sim_batch_t **batch = calloc((size_t)s->nranks, sizeof(*batch));
     assert_non_null(eng);
     assert_non_null(batch);
     for (int r = 0; r < s->nranks; r++) {
-        hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[r]);
-        batch[r] = hccn_sim_post(eng, r, tk, (int)s->ranks[r].nsteps,
+        int npu = world != NULL ? world[r] : r;
+        hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[npu], world);
+        batch[r] = hccn_sim_post(eng, npu, tk, (int)s->ranks[r].nsteps,
                                  s->ranks[r].deps, NULL);
         assert_non_null(batch[r]);
         free(tk);
     }
-    for (int r = 0; r < s->nranks; r++)
-        hccn_sim_finish(eng, r);
+    for (int d = 0; d < topo->nnpus; d++)
+        hccn_sim_finish(eng, d);
     hccn_sim_settle(eng);
     double end = 0;
     for (int r = 0; r < s->nranks; r++) {

@@ -6,12 +6,14 @@
 #include "device_sim/topo.h"
 #include "hierarchy/sched.h"
 
-/* Times s in a fresh engine on topo, rank r on NPU r: every rank posts all
- * its steps as one batch at time 0 (copies charged as out of place).
+/* Times s in a fresh engine on topo, rank r on NPU world[r] (world NULL:
+ * NPU r): every rank posts all its steps as one batch while every device
+ * is at 0, then every device finishes, as a timing-only run would (copies
+ * charged as out of place).
  * Returns the last batch's end in seconds; the engine is handed back
  * through *keep (to read link statistics; the caller destroys it) or
  * destroyed when keep is NULL. Fails the test on any engine error. */
 double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
-                        hccn_sim_engine_t **keep);
+                        const int *world, hccn_sim_engine_t **keep);
 
 #endif

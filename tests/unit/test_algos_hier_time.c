@@ -513,7 +513,7 @@ static void test_time_hier_engine(void **state)
                                           .chunk_bytes = 1 << 16};
                     hccn_sched_t *s = al->build(&a);
                     assert_non_null(s);
-                    double got = test_engine_time(topo, s, NULL);
+                    double got = test_engine_time(topo, s, NULL, NULL);
                     double want = hier_time(&t, al->name, &a, N, L);
                     const char *nm = case_name(al->name, &a, w.name, 0);
                     int exact = hier_exact(&a, &t, N, L, al->name, 1);

@@ -29,6 +29,7 @@
 #include "hccn/hccn_coll.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
+#include "test_engine.h"
 #include "test_util.h"
 
 #define MIB ((uint64_t)1 << 20)
@@ -62,59 +63,6 @@ static int *identity(int n, int first)
 
 /* ------------------------------------------------------- the reference --- */
 
-/* The engine's time for schedule s with rank r on NPU world[r]: every
- * rank's steps posted as one batch while all devices are running at 0,
- * then every device finished, as a timing-only run would. */
-static double engine_time(const hccn_sched_t *s, const hccn_sim_topo_t *topo,
-                          const int *world)
-{
-    hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
-    hccn_sim_batch_t **b = calloc((size_t)s->nranks, sizeof(*b));
-    assert_non_null(eng);
-    assert_non_null(b);
-    for (int r = 0; r < s->nranks; r++) {
-        const hccn_sched_rank_t *rk = &s->ranks[r];
-        const hccn_sim_npu_t *npu = &topo->npus[world[r]];
-        hccn_sim_task_t *t = calloc(rk->nsteps + 1, sizeof(*t));
-        assert_non_null(t);
-        for (uint32_t i = 0; i < rk->nsteps; i++) {
-            const hccn_step_t *st = &rk->steps[i];
-            t[i].dep_off = st->dep_off;
-            t[i].ndeps = st->ndeps;
-            if (st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
-                st->kind == HCCN_STEP_RECV_REDUCE) {
-                t[i].kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
-                                                       : HCCN_SIM_TASK_RECV;
-                t[i].peer = world[st->peer];
-                t[i].bytes = st->bytes;
-                t[i].key = (hccn_sim_key_t){7, 7, st->xfer};
-            } else {
-                t[i].kind = HCCN_SIM_TASK_LOCAL;
-            }
-            if (st->kind == HCCN_STEP_RECV_REDUCE ||
-                st->kind == HCCN_STEP_REDUCE)
-                t[i].cost = (double)st->bytes / npu->reduce_bw;
-            else if (st->kind == HCCN_STEP_COPY && npu->mem_bw > 0.0)
-                t[i].cost = (double)st->bytes / npu->mem_bw;
-        }
-        b[r] = hccn_sim_post(eng, world[r], t, (int)rk->nsteps, rk->deps,
-                             NULL);
-        assert_non_null(b[r]);
-        free(t);
-    }
-    for (int d = 0; d < topo->nnpus; d++)
-        hccn_sim_finish(eng, d);
-    double end = 0.0;
-    for (int r = 0; r < s->nranks; r++) {
-        assert_true(hccn_sim_batch_done(eng, b[r]));
-        if (hccn_sim_batch_end(b[r]) > end)
-            end = hccn_sim_batch_end(b[r]);
-    }
-    hccn_sim_engine_destroy(eng);
-    free(b);
-    return end;
-}
-
 static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
                         const hccn_sim_topo_t *topo, const int *world)
 {
@@ -130,7 +78,7 @@ static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
     args.view = &view;
     hccn_sched_t *s = al->build(&args);
     assert_non_null(s);
-    double t = engine_time(s, topo, world);
+    double t = test_engine_time(topo, s, world, NULL);
     hccn_sched_free(s);
     return t;
 }

@@ -106,7 +106,7 @@ static void check_cluster(const cluster_t *c)
             hccn_sched_t *s = al->build(&a);
             assert_non_null(s);
             hccn_sim_engine_t *eng = NULL;
-            test_engine_time(t, s, &eng);
+            test_engine_time(t, s, NULL, &eng);
             double S = (double)count * 4 *
                        (colls[ci] == HCCN_COLL_ALLREDUCE ? 2.0 : (double)p);
             double want = (N - 1) / N * S;
