@@ -1,14 +1,16 @@
 /*
  * The algorithm table, collective names and buffer sizes (see coll.h).
  *
- * Adding an algorithm is one file with one builder function (taking
- * hccn_coll_args_t, returning a schedule or NULL) plus one prototype and one
- * row below. The table is data only; the selection policy lives in
- * select.c.
+ * Adding an algorithm is one file with its builder (taking
+ * hccn_coll_args_t, returning a schedule or NULL) and, if it has one, its
+ * closed form for the cost model, plus their prototypes and one row below
+ * (docs/algorithms.md, "Adding an algorithm"). The table is data only;
+ * selection (select.c) prices every row and needs no change.
  */
 #include <string.h>
 
 #include "hierarchy/coll.h"
+#include "hierarchy/cost_internal.h"
 
 /* Builders, one per algorithm file. */
 hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args);
@@ -24,6 +26,7 @@ hccn_sched_t *hccn_hier_hier_mh_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier3_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args);
 
 #define C(x) (1u << HCCN_COLL_##x)
 
@@ -31,47 +34,57 @@ static const hccn_algo_t algos[] = {
     {"ring", "neighbour ring; rooted collectives as a pipelined chain",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
-     hccn_hier_ring_build, 0},
+     hccn_hier_ring_build, 0, hccn_hier_cm_ring, 0},
     {"mesh", "every pair talks directly, in one step",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER) |
          C(ALLTOALLV) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
      hccn_hier_mesh_build,
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BARRIER) |
-         C(ALLGATHERV) | C(REDUCE_SCATTERV)},
+         C(ALLGATHERV) | C(REDUCE_SCATTERV),
+     hccn_hier_cm_mesh, 0},
     {"linear", "root talks to one peer after another; pairwise alltoall",
      C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
          C(BARRIER) | C(ALLTOALLV),
-     hccn_hier_linear_build, 0},
+     hccn_hier_linear_build, 0, hccn_hier_cm_linear, 0},
     {"hd", "recursive halving-doubling (Rabenseifner); extra ranks fold in",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build, 0,
+     hccn_hier_cm_hd, 0},
     {"rdouble", "recursive doubling: log2 p whole-message exchanges, for "
                 "tiny messages",
-     C(ALLREDUCE), hccn_hier_rdouble_build, 0},
+     C(ALLREDUCE), hccn_hier_rdouble_build, 0, hccn_hier_cm_rdouble, 0},
     {"tree", "double binary tree allreduce; binary tree broadcast and "
              "reduce; pipelined in chunks",
-     C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build, 0},
+     C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build, 0,
+     hccn_hier_cm_tree, 0},
     {"bruck", "Bruck: ceil(log2 p) steps for any p, for small messages",
-     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build, 0},
+     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build, 0, hccn_hier_cm_bruck, 0},
     {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
                  "independent",
-     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build, 0},
+     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build, 0, hccn_hier_cm_pairwise, 0},
     {"hier", "hierarchical: mesh inside nodes, ring across; allreduce "
              "pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE),
-     hccn_hier_hier_build, 0},
+     hccn_hier_hier_build, 0, hccn_hier_cm_hier, 0},
     {"hier_rr", "hierarchical: ring inside nodes and across",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build, 0,
+     hccn_hier_cm_hier_rr, 0},
     {"hier_mh", "hierarchical: mesh inside nodes, halving-doubling across",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build, 0,
+     hccn_hier_cm_hier_mh, 0},
     {"hier3", "three levels: mesh inside nodes, ring inside pods (leaf), "
               "ring across pods (spine); pipelined",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build, 0,
+     hccn_hier_cm_hier3, 0},
     {"hier3_hd", "three levels as hier3, halving-doubling across pods",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier3_hd_build, 0},
-    {NULL, NULL, 0, NULL, 0},
+     hccn_hier_hier3_hd_build, 0, hccn_hier_cm_hier3_hd, 0},
+    {"torus2d", "rings along the rows and the columns of a grid of the "
+                "ranks: 2(X-1) + 2(Y-1) latencies instead of 2(p-1)",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_torus_build, 0,
+     hccn_hier_cm_torus, 1},
+    {NULL, NULL, 0, NULL, 0, NULL, 0},
 };
 
 #undef C

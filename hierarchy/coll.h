@@ -105,6 +105,15 @@ int hccn_coll_is_v(hccn_coll_t coll);
  * support these arguments (or on no memory). */
 typedef hccn_sched_t *(*hccn_algo_build_fn)(const hccn_coll_args_t *args);
 
+/* An algorithm's closed form for the cost model (hierarchy/cost_internal.h
+ * has the types): seconds for every group of t to run a at once, or
+ * HCCN_COST_NONE when the algorithm does not do a->coll. */
+struct hccn_cm;
+struct hccn_cm_team;
+typedef double (*hccn_algo_cost_fn)(struct hccn_cm *m,
+                                    const struct hccn_cm_team *t,
+                                    const hccn_coll_args_t *a);
+
 typedef struct {
     const char *name;        /* "ring", "mesh", ... as used by HCCN_ALGO */
     const char *description; /* one line */
@@ -116,6 +125,12 @@ typedef struct {
      * latencies, so beyond HCCN_SELECT_PAIRS_MAX ranks the default
      * selection passes it over for them (a spec may still force it). */
     unsigned all_pairs;
+    /* Its closed form, priced by the cost model beyond the sizes the
+     * timing engine prices (docs/selection.md); NULL: the engine only. */
+    hccn_algo_cost_fn cost;
+    /* 1: run only when a spec names it, never chosen by the cost model
+     * (a row whose closed form is not trusted on every topology). */
+    int by_name_only;
 } hccn_algo_t;
 
 #define HCCN_SELECT_PAIRS_MAX 256

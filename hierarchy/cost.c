@@ -301,7 +301,7 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
                       const hccn_cost_place_t *pl, hccn_cost_mode_t mode,
                       int *engine_used)
 {
-    hccn_cm_form_fn fn = hccn_hier_cm_form(algo->name);
+    hccn_cm_form_fn fn = algo->cost;
     int used = 0;
     /* An alltoallv schedule is one rank's view (coll.h): no rank can
      * predict the whole call, so none does and every rank chooses alike. */

@@ -286,8 +286,8 @@ static double star(hccn_cm_t *m, const hccn_cm_team_t *t, int root, int into,
     return end;
 }
 
-static double form_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
-                        const hccn_coll_args_t *a)
+double hccn_hier_cm_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a)
 {
     int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
     uint64_t b = whole(a);
@@ -400,8 +400,8 @@ static double linear_barrier(hccn_cm_t *m, const hccn_cm_team_t *t)
     return in + star(m, t, 0, 0, 0, 0);
 }
 
-static double form_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
-                          const hccn_coll_args_t *a)
+double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a)
 {
     uint64_t b = whole(a);
     switch (a->coll) {
@@ -433,8 +433,8 @@ static double form_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
  * receives also wait for the receiver's previous step), so the steps of
  * different members overlap: priced member by member, each step's
  * transfers sharing links as if they ran together. */
-static double form_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
-                         const hccn_coll_args_t *a)
+double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a)
 {
     const int p = a->nranks, ag = a->coll == HCCN_COLL_ALLGATHER;
     uint64_t b = whole(a);
@@ -473,10 +473,10 @@ static double form_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
 
 /* Every block is its own transfer and none waits for another: all of them
  * run at once, as mesh's alltoall. */
-static double form_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
-                            const hccn_coll_args_t *a)
+double hccn_hier_cm_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a)
 {
-    return a->coll == HCCN_COLL_ALLTOALL ? form_mesh(m, t, a)
+    return a->coll == HCCN_COLL_ALLTOALL ? hccn_hier_cm_mesh(m, t, a)
                                          : HCCN_COST_NONE;
 }
 
@@ -555,8 +555,8 @@ static void hd_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
     round_step(m, n, c, 1, halve || rdouble);
 }
 
-static double form_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
-                      const hccn_coll_args_t *a)
+double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
+                       const hccn_coll_args_t *a)
 {
     hd_shape_t h = hd_shape(a);
     uint64_t b = whole(a), all = b * (uint64_t)a->nranks;
@@ -577,8 +577,8 @@ static double form_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
 }
 
 /* Recursive doubling: log2 p' whole-message exchanges, reduced. */
-static double form_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
-                           const hccn_coll_args_t *a)
+double hccn_hier_cm_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a)
 {
     hd_shape_t h = hd_shape(a);
     clocks_t c;
@@ -595,23 +595,8 @@ static double form_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
 
 /* --------------------------------------------------------------- table --- */
 
-static const struct {
-    const char *name;
-    hccn_cm_form_fn fn;
-} forms[] = {
-    {"ring", hccn_hier_cm_ring},       {"mesh", form_mesh},
-    {"linear", form_linear},   {"bruck", form_bruck},
-    {"pairwise", form_pairwise}, {"hd", form_hd},
-    {"rdouble", form_rdouble}, {"tree", hccn_hier_cm_tree},
-    {"hier", hccn_hier_cm_hier},       {"hier_rr", hccn_hier_cm_hier_rr},
-    {"hier_mh", hccn_hier_cm_hier_mh},   {"hier3", hccn_hier_cm_hier3},
-    {"hier3_hd", hccn_hier_cm_hier3_hd},
-};
-
 hccn_cm_form_fn hccn_hier_cm_form(const char *name)
 {
-    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
-        if (strcmp(forms[i].name, name) == 0)
-            return forms[i].fn;
-    return NULL;
+    const hccn_algo_t *al = hccn_hier_algo_find(name);
+    return al != NULL ? al->cost : NULL;
 }

@@ -30,7 +30,7 @@ typedef struct {
     double w;                /* seconds per byte it drains at */
 } hccn_cm_xf_t;
 
-typedef struct {
+typedef struct hccn_cm_team {
     int ngroups, size;
     const int *rank;         /* rank[g * size + i]: member i of group g */
 } hccn_cm_team_t;
@@ -38,7 +38,7 @@ typedef struct {
 /* One prediction: the placement, the slowest rank's reduce and copy speed,
  * a transfer buffer of p * HCCN_CM_SAMPLE entries, and scratch space for
  * pricing. Per-link scratch is all zero between calls. */
-typedef struct {
+typedef struct hccn_cm {
     const hccn_cost_place_t *pl;
     int p;
     double r;                /* seconds per byte reduced */
@@ -92,10 +92,10 @@ double hccn_hier_cm_max(double a, double b);
 /* A closed form: seconds for every group of t to run a (a->nranks the
  * group size, a->root a member index) at once, or HCCN_COST_NONE when the
  * algorithm does not do a->coll. */
-typedef double (*hccn_cm_form_fn)(hccn_cm_t *m, const hccn_cm_team_t *t,
-                                  const hccn_coll_args_t *a);
+typedef hccn_algo_cost_fn hccn_cm_form_fn;
 
-/* The form of the algorithm named name; NULL when there is none. */
+/* The form of the algorithm named name (its table row's cost); NULL when
+ * there is none. */
 hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
 /* X concurrent instances of algo's reduce-scatter or allgather of sub
@@ -108,8 +108,22 @@ double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
                               const hccn_cm_team_t *t,
                               const hccn_coll_args_t *sub, int X);
 
-/* The forms other files use or define (cost_forms.c, cost_tree.c,
- * cost_hier.c, cost_hier3.c). */
+/* The forms, each its algorithm's row's cost (hierarchy/algos.c):
+ * cost_forms.c, cost_tree.c, cost_hier.c, cost_hier3.c. */
+double hccn_hier_cm_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a);
+double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a);
+double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a);
+double hccn_hier_cm_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a);
+double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
+                       const hccn_coll_args_t *a);
+double hccn_hier_cm_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a);
+double hccn_hier_cm_torus(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a);
 double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
 double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,

@@ -255,8 +255,10 @@ static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
     int i = 0;
     *passed = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
-        if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
-            !auto_ok(al, a))
+        if (al->by_name_only)
+            continue;   /* a spec must name it */
+        else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
+                 !auto_ok(al, a))
             *passed = 1;
         else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
                  t[i] < bt) {

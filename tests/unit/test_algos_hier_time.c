@@ -450,6 +450,48 @@ static void test_time_hier(void **state)
     }
 }
 
+/* torus2d is hier_rr on a grid of Y rows of X (the largest divisor of p
+ * not above sqrt(p)): its allreduce takes hier_rr's closed form with the
+ * rows as nodes; reduce-scatter and allgather run concurrent instances
+ * (levels.h), which the uncontended evaluation does not price. */
+static void test_time_torus(void **state)
+{
+    (void)state;
+    static const int ps[] = {4, 6, 8, 9, 12, 16};
+    const uint64_t counts[] = {1, 7, 96, 1000, 100003};
+    const hccn_algo_t *al = hccn_hier_algo_find("torus2d");
+    int checked = 0;
+    assert_non_null(al);
+    for (size_t pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++) {
+        int p = ps[pi], X = 0;
+        for (int d = 2; d * d <= p; d++)
+            if (p % d == 0)
+                X = d;
+        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+            hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
+                                  .count = counts[ci], .esize = 4};
+            hccn_sched_t *s = al->build(&a);
+            assert_non_null(s);
+            for (size_t i = 0; i < 4; i++) {
+                const tm_t *t = &flat_params[i];
+                double f = hier_time(t, "hier_rr", &a, p / X, X);
+                int exact = hier_exact(&a, t, p / X, X, "hier_rr", 0);
+                if (exact == 1) {
+                    check_time(s, f, 1, t, case_name("torus2d", &a, "grid",
+                                                     0));
+                    checked++;
+                }
+            }
+            hccn_sched_free(s);
+        }
+    }
+    assert_true(checked >= 60);
+    /* Prime counts have no grid. */
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 7,
+                          .count = 70, .esize = 4};
+    assert_null(al->build(&a));
+}
+
 /* ------------------------------------------------------------ engine --- */
 
 /* N nodes of L NPUs: a full mesh inside (50 GB/s, 1.5 us), one 20 GB/s NIC
@@ -541,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_time_flat),
         cmocka_unit_test(test_time_hier),
         cmocka_unit_test(test_time_hier_engine),
+        cmocka_unit_test(test_time_torus),
     };
     return cmocka_run_group_tests_name("algos_hier_time", tests, NULL, NULL);
 }
