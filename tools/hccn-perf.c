@@ -20,14 +20,12 @@
 #include <time.h>
 
 #include "hccn/hccn.h"
-#include "tools/tool_size.h"
-#include "hccn/hccn_coll.h"
-#include "device_sim/trace.h"
+#include "hccn/hccn_sim.h"
 #include "tools/perf_data.h"
 #include "tools/perf_links.h"
 #include "tools/perf_report.h"
 #include "tools/perf_topo.h"
-#include "runtime/predict.h"
+#include "tools/tool_size.h"
 
 enum { V_OOP = 1, V_IP = 2 };
 
@@ -324,7 +322,7 @@ typedef struct {
     topo_spec_t topo;
     report_t rep;
     link_sum_t links;           /* the current collective's runs */
-    hccn_sim_trace_t *trace;    /* --trace, or NULL */
+    hccn_trace_t *trace;        /* --trace, or NULL */
 } cli_t;
 
 /* Parses the options after the collective. Returns -1 to go on, or the
@@ -477,15 +475,6 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
     return rc;
 }
 
-static int write_trace(hccn_sim_trace_t *tr, const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    int rc = hccn_sim_trace_write(tr, f);
-    return fclose(f) == 0 && rc == 0 ? 0 : -1;
-}
-
 static const hccn_coll_t lib_coll[C_COUNT] = {
     HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
     HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL};
@@ -494,29 +483,31 @@ static const hccn_coll_t lib_coll[C_COUNT] = {
  * the warm-up, the warm-up, the agreement, the timed loop) are timed by
  * the engine without data; the times are the ones measure would give. If
  * the run is not folded, why not goes to nofold (256 bytes). */
-static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
+static hccn_status_t measure_nodata(const hccn_topo_t *topo,
                                     const opts_t *o, coll_t c, int inplace,
                                     size_t bytes, record_t *rec,
                                     char *nofold)
 {
-    int n = topo->nnpus, ncalls = 2 + o->warmup + o->iters;
-    hccn_rt_pcall_t agree = {.coll = HCCN_COLL_ALLREDUCE, .count = 1,
-                             .dtype = HCCN_INT32, .inplace = 1, .spec = ""};
-    hccn_rt_pcall_t meas = {
-        .coll = lib_coll[c], .dtype = o->dtype, .root = o->root,
-        .inplace = inplace, .spec = getenv("HCCN_ALGO"),
+    int n = hccn_topo_npus(topo), ncalls = 2 + o->warmup + o->iters;
+    hccn_call_t agree = {.struct_size = sizeof(agree),
+                         .coll = HCCN_COLL_ALLREDUCE, .count = 1,
+                         .dtype = HCCN_INT32, .inplace = 1, .algo = ""};
+    hccn_call_t meas = {
+        .struct_size = sizeof(meas), .coll = lib_coll[c], .dtype = o->dtype,
+        .root = o->root, .inplace = inplace, .algo = getenv("HCCN_ALGO"),
         .count = call_count(c, bytes, hccn_dtype_size(o->dtype), n)};
-    hccn_rt_pcall_t *calls = malloc((size_t)ncalls * sizeof(*calls));
+    hccn_call_t *calls = malloc((size_t)ncalls * sizeof(*calls));
     double *ends = malloc((size_t)ncalls * sizeof(*ends));
     hccn_status_t rc = HCCN_ERR_NOMEM;
     if (calls != NULL && ends != NULL) {
         for (int i = 0; i < ncalls; i++)
             calls[i] = i == 0 || i == 1 + o->warmup ? agree : meas;
         double w0 = wall_now();
-        hccn_rt_popts_t po = {.no_fold = o->nofold};
-        rc = hccn_rt_predict_opts(topo, calls, ncalls, ends, &po);
+        hccn_predict_opts_t po = {.struct_size = sizeof(po),
+                                  .no_fold = o->nofold};
+        rc = hccn_predict(topo, calls, ncalls, ends, &po);
         if (rc == HCCN_OK) {
-            fill_record(rec, o, c, n, topo->nnodes, inplace, bytes,
+            fill_record(rec, o, c, n, hccn_topo_nodes(topo), inplace, bytes,
                         (ends[ncalls - 1] - ends[1 + o->warmup]) / o->iters,
                         wall_now() - w0);
             rec->folded = po.folded;
@@ -532,7 +523,7 @@ static hccn_status_t measure_nodata(const hccn_sim_topo_t *topo,
 /* What one block runs on: a cluster, or its topology alone (--no-data). */
 typedef struct {
     hccn_cluster_t *cl;
-    hccn_sim_topo_t *topo;
+    hccn_topo_t *topo;
     int n, nodes;
 } target_t;
 
@@ -542,8 +533,8 @@ static int make_target(const cli_t *cli, int v, target_t *t)
     if (cli->o.nodata) {
         int rc = make_topo(&cli->topo, v, &t->topo);
         if (rc == 0) {
-            t->n = t->topo->nnpus;
-            t->nodes = t->topo->nnodes;
+            t->n = hccn_topo_npus(t->topo);
+            t->nodes = hccn_topo_nodes(t->topo);
         }
         return rc;
     }
@@ -558,7 +549,7 @@ static int make_target(const cli_t *cli, int v, target_t *t)
 static void free_target(target_t *t)
 {
     hccn_cluster_destroy(t->cl);
-    hccn_sim_topo_free(t->topo);
+    hccn_topo_free(t->topo);
 }
 
 static size_t next_size(const opts_t *o, size_t bytes)
@@ -588,8 +579,8 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
     if (rc != 0)
         return rc;
     if (cli->trace != NULL && tg.cl != NULL &&
-        hccn_sim_engine_set_trace(tg.cl->eng, cli->trace) != 0) {
-        fprintf(stderr, "hccn-perf: --trace: out of memory\n");
+        hccn_trace_attach(tg.cl, cli->trace) != HCCN_OK) {
+        fprintf(stderr, "hccn-perf: --trace: %s\n", hccn_last_error());
         free_target(&tg);
         return 1;
     }
@@ -720,7 +711,7 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &cli);
     if (rc >= 0)
         goto free_spec;
-    if (cli.o.trace != NULL && (cli.trace = hccn_sim_trace_create()) == NULL) {
+    if (cli.o.trace != NULL && hccn_trace_create(&cli.trace) != HCCN_OK) {
         fprintf(stderr, "hccn-perf: --trace: out of memory\n");
         rc = 1;
         goto free_spec;
@@ -755,7 +746,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.csv);
         rc = 1;
     }
-    if (rc <= 0 && cli.trace && write_trace(cli.trace, cli.o.trace) != 0) {
+    if (rc <= 0 && cli.trace &&
+        hccn_trace_write(cli.trace, cli.o.trace) != HCCN_OK) {
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.trace);
         rc = 1;
     }
@@ -765,7 +757,7 @@ int main(int argc, char **argv)
     json_object_put(rep->links);
     links_clear(&cli.links);
 free_spec:
-    hccn_sim_trace_destroy(cli.trace);
+    hccn_trace_destroy(cli.trace);
     free_spec(&cli.topo);
     return rc;
 }
