@@ -50,6 +50,7 @@ typedef struct {
     double *start, *end;    /* per rank: clock before and after the loop */
     long *wrong;            /* per rank; -1 when not checked */
     double wall;            /* rank 0's wall seconds for the loop */
+    hccn_choice_t choice;   /* rank 0's: what the timed calls ran */
 } run_t;
 
 static double wall_now(void)
@@ -153,8 +154,13 @@ static hccn_status_t agree(hccn_ctx_t *ctx, int32_t *flag)
 {
     hccn_coll_opts_t opts = {.struct_size = sizeof(opts), .compress = -1,
                              .algo = ""};
-    return hccn_allreduce_opts(hccn_comm_world(ctx), flag, flag, 1,
-                               HCCN_INT32, HCCN_MIN, &opts, NULL);
+    /* The tool's own: left out of traces and summaries. */
+    hccn_mark(ctx, HCCN_MARK_SYNC);
+    hccn_status_t rc = hccn_allreduce_opts(hccn_comm_world(ctx), flag, flag,
+                                           1, HCCN_INT32, HCCN_MIN, &opts,
+                                           NULL);
+    hccn_mark(ctx, HCCN_MARK_USER);
+    return rc;
 }
 
 /* Allocates the buffers and agrees with the other ranks that every rank
@@ -191,8 +197,10 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
     if ((rc = bufs_agree(ctx, run, cnt, &b, flag)) != HCCN_OK)
         goto free_bufs;
     fill_send(run, &b, r);
+    hccn_mark(ctx, HCCN_MARK_WARMUP);       /* traced as "NAME (warm-up)" */
     for (int i = 0; i < o->warmup && rc == HCCN_OK; i++)
         rc = call(run, w, b.sb, b.rb, cnt);
+    hccn_mark(ctx, HCCN_MARK_USER);
     if (rc != HCCN_OK || (rc = agree(ctx, flag)) != HCCN_OK)
         goto free_bufs;
     double w0 = wall_now();
@@ -206,6 +214,10 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
     run->end[r] = hccn_time(ctx);
     if (r == 0)
         run->wall = wall_now() - w0;
+    if (r == 0 && rc == HCCN_OK) {
+        run->choice.struct_size = sizeof(run->choice);
+        rc = hccn_comm_last_choice(w, &run->choice);
+    }
     int has_result = !(run->coll == C_REDUCE && r != o->root);
     run->wrong[r] = -1;
     if (rc == HCCN_OK && o->check && checkable(run->coll, o->op))
@@ -468,6 +480,7 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
         fill_record(rec, o, c, n, hccn_cluster_nodes(cl), inplace, bytes,
                     (t1 - t0) / o->iters, run.wall);
         rec->wrong = run.wrong[0] < 0 ? -1 : wrong;
+        snprintf(rec->algo, sizeof(rec->algo), "%s", run.choice.schedule);
     }
     free(run.start);
     free(run.end);
@@ -513,6 +526,9 @@ static hccn_status_t measure_nodata(const hccn_topo_t *topo,
             rec->folded = po.folded;
             if (!po.folded)
                 snprintf(nofold, 256, "%s", po.why);
+            hccn_choice_t ch = {.struct_size = sizeof(ch)};
+            rc = hccn_predict_choice(topo, &meas, &ch);
+            snprintf(rec->algo, sizeof(rec->algo), "%s", ch.schedule);
         }
     }
     free(calls);

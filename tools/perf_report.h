@@ -33,11 +33,13 @@ typedef struct {
     long wrong;                 /* -1: not checked */
     double wall_us;             /* host time of one iteration */
     int folded;                 /* timing only: -1 with data, 0 or 1 */
+    char algo[64];              /* what ran, per level for hierarchical
+                                   ones ("hier(mesh,ring)") */
 } record_t;
 
 typedef struct {
     int format;
-    const char *config, *algo;  /* -t file; -a value or "auto" */
+    const char *config, *algo;  /* -t file; --algo value or "auto" */
     const char *const *sets;
     int nsets;
     const char *sweep_path;
@@ -200,7 +202,8 @@ static json_object *record_json(const report_t *rep, const record_t *r)
     json_object_object_add(o, "collective",
                            json_object_new_string(coll_names[r->coll]));
     json_object_object_add(o, "config", json_object_new_string(rep->config));
-    json_object_object_add(o, "algorithm", json_object_new_string(rep->algo));
+    json_object_object_add(o, "algorithm", json_object_new_string(r->algo));
+    json_object_object_add(o, "requested", json_object_new_string(rep->algo));
     json_object_object_add(o, "sets", sets);
     json_object_object_add(o, "sweep_path", rep->sweep_path
         ? json_object_new_string(rep->sweep_path) : NULL);
@@ -273,7 +276,8 @@ static int write_csv(const report_t *rep, const char *path)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "collective,config,algorithm,sets,sweep_path,sweep_value,"
+    fprintf(f, "collective,config,algorithm,requested,sets,sweep_path,"
+               "sweep_value,"
                "nranks,nodes,size,count,type,redop,root,inplace,time_us,"
                "algbw_GBps,busbw_GBps,busbw_factor,wrong,wall_us\n");
     char sets[4096] = "";
@@ -287,6 +291,7 @@ static int write_csv(const report_t *rep, const char *path)
         char w[32];
         csv_field(f, coll_names[r->coll], 0);
         csv_field(f, rep->config, 0);
+        csv_field(f, r->algo, 0);
         csv_field(f, rep->algo, 0);
         csv_field(f, sets, 0);
         csv_field(f, rep->sweep_path ? rep->sweep_path : "", 0);

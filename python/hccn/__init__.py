@@ -14,6 +14,7 @@
 See docs/python.md for the whole API.
 """
 from hccn._lib import has
+from hccn.cluster import summary, summary_mark
 from hccn.cluster import (DEFAULT_TOPOLOGY, Cluster, compute, compute_flops,
                           device_id, get_rank, get_world_size, last_duration,
                           local_rank, mem_info, node, run, time)
@@ -44,6 +45,7 @@ __all__ = [
     "MismatchError", "OutOfMemoryError", "RemoteError", "TopologyError",
     "UnsupportedError", "Group", "init", "new_group", "split_group",
     "Tensor", "empty", "zeros", "all_reduce", "all_gather", "all_to_all",
+    "summary", "summary_mark",
 ]
 
 # torch.distributed spellings.

@@ -96,7 +96,9 @@ for r, c in zip(recs, rows):
     for got, want in ((r["time_us"], t), (r["algbw_GBps"], a), (r["busbw_GBps"], b)):
         assert abs(round(got, 2) - want) <= 0.011, (key, got, want)
     assert r["wrong"] == 0 and r["config"].endswith("laptop-4.json"), r
-    assert r["algorithm"] == "auto" and r["nranks"] == 4, r
+    # What ran, not what was asked for (nothing: "auto").
+    assert r["requested"] == "auto" and r["nranks"] == 4, r
+    assert r["algorithm"] not in ("", "auto") and c["algorithm"] == r["algorithm"], (r, c)
     assert abs(float(c["time_us"]) - r["time_us"]) <= 1e-9 * r["time_us"], (c, r)
     assert c["collective"] == r["collective"] and int(c["size"]) == r["size"]
 assert not table, table
@@ -170,7 +172,7 @@ a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
 key = lambda r: (r["collective"], r["size"], r["inplace"])
 assert [key(r) for r in a] == [key(r) for r in b], "different records"
 for x, y in zip(a, b):
-    for f in ("time_us", "algbw_GBps", "busbw_GBps"):
+    for f in ("time_us", "algbw_GBps", "busbw_GBps", "algorithm"):
         assert x[f] == y[f], (key(x), f, x[f], y[f])
 print(len(a), "records")
 PY
