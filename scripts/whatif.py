@@ -56,7 +56,7 @@ def collect(args):
         elif args.algos:
             for a in args.algos.split(","):
                 series["algorithm " + a] = run_perf(args, args.topo,
-                                                    ["-a", a], tmp)
+                                                    ["--algo", a], tmp)
         else:
             extra = ["--sweep", args.sweep] if args.sweep else []
             for r in run_perf(args, args.topo, extra, tmp):

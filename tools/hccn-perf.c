@@ -35,6 +35,11 @@ typedef struct {
     double factor;
     int iters, warmup, check, root, variants;
     int nodata;             /* --no-data: timing only */
+    int average;            /* -a: 0 min, 1 avg, 2 max, 3 sum of the ranks'
+                               times; -1: the span (latest start to latest
+                               end), the default */
+    int cputime;            /* -C 1: the time column is the host's */
+    int gpus, threads;      /* -g, -t N: must multiply to the ranks */
     int nofold;             /* --no-fold: timing only, never folded */
     hccn_dtype_t dtype;
     hccn_redop_t op;
@@ -64,9 +69,27 @@ static double wall_now(void)
 static size_t call_count(coll_t c, size_t bytes, size_t es, int n)
 {
     size_t count = bytes / es;
-    if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL)
+    if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL ||
+        c == C_SCATTER || c == C_GATHER)
         count /= (size_t)n;
     return count;
+}
+
+/* nccl-tests' sendrecv: every rank sends to the next rank of the ring and
+ * receives from the previous one, both posted before either is waited. */
+static hccn_status_t sendrecv(hccn_comm_t *w, const void *sb, void *rb,
+                              size_t cnt, hccn_dtype_t dt)
+{
+    int r = hccn_comm_rank(w), n = hccn_comm_size(w);
+    hccn_future_t *fs = NULL, *fr = NULL;
+    hccn_status_t rc = hccn_isend(w, sb, cnt, dt, (r + 1) % n, &fs);
+    if (rc == HCCN_OK)
+        rc = hccn_irecv(w, rb, cnt, dt, (r + n - 1) % n, &fr);
+    hccn_status_t ws = fs != NULL ? hccn_wait(fs) : HCCN_OK;
+    hccn_status_t wr = fr != NULL ? hccn_wait(fr) : HCCN_OK;
+    hccn_future_free(fs);
+    hccn_future_free(fr);
+    return rc != HCCN_OK ? rc : ws != HCCN_OK ? ws : wr;
 }
 
 static hccn_status_t call(const run_t *run, hccn_comm_t *w, void *sb,
@@ -86,6 +109,12 @@ static hccn_status_t call(const run_t *run, hccn_comm_t *w, void *sb,
         return hccn_reduce(w, sb, rb, cnt, o->dtype, o->op, o->root);
     case C_ALLTOALL:
         return hccn_alltoall(w, sb, rb, cnt, o->dtype);
+    case C_SCATTER:
+        return hccn_scatter(w, sb, rb, cnt, o->dtype, o->root);
+    case C_GATHER:
+        return hccn_gather(w, sb, rb, cnt, o->dtype, o->root);
+    case C_SENDRECV:
+        return sendrecv(w, sb, rb, cnt, o->dtype);
     default:
         return HCCN_ERR_INVALID;
     }
@@ -107,9 +136,9 @@ static hccn_status_t bufs_alloc(hccn_ctx_t *ctx, const run_t *run, size_t cnt,
     coll_t c = run->coll;
     memset(b, 0, sizeof(*b));
     b->sn = b->rn = cnt;
-    if (c == C_REDUCE_SCATTER || c == C_ALLTOALL)
+    if (c == C_REDUCE_SCATTER || c == C_ALLTOALL || c == C_SCATTER)
         b->sn = cnt * (size_t)n;
-    if (c == C_ALLGATHER || c == C_ALLTOALL)
+    if (c == C_ALLGATHER || c == C_ALLTOALL || c == C_GATHER)
         b->rn = cnt * (size_t)n;
     hccn_status_t rc;
     if (!run->inplace) {
@@ -218,7 +247,8 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
         run->choice.struct_size = sizeof(run->choice);
         rc = hccn_comm_last_choice(w, &run->choice);
     }
-    int has_result = !(run->coll == C_REDUCE && r != o->root);
+    int has_result = !((run->coll == C_REDUCE || run->coll == C_GATHER) &&
+                       r != o->root);
     run->wrong[r] = -1;
     if (rc == HCCN_OK && o->check && checkable(run->coll, o->op))
         run->wrong[r] = has_result ? count_wrong(run->coll, o->op, o->dtype,
@@ -280,13 +310,45 @@ static int parse_op(const char *s, hccn_redop_t *out)
     return -1;
 }
 
-/* The collectives named by argv[1]: one, or every one for "all". */
+/* nccl-tests' binary names (with or without "_perf") for ours. */
+static const char *const nccl_names[C_COUNT] = {
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
+    "alltoall", "sendrecv", "scatter", "gather"};
+
+static int coll_named(const char *s, int c)
+{
+    size_t n = strlen(nccl_names[c]);
+    return strcmp(s, coll_names[c]) == 0 || strcmp(s, nccl_names[c]) == 0 ||
+           (strncmp(s, nccl_names[c], n) == 0 && strcmp(s + n, "_perf") == 0);
+}
+
+/* The collectives named by argv[1]: one, or the first six for "all". */
 static int parse_colls(const char *s, opts_t *o)
 {
     for (int c = 0; c < C_COUNT; c++)
-        if (strcmp(s, "all") == 0 || strcmp(s, coll_names[c]) == 0)
+        if ((strcmp(s, "all") == 0 && c < C_ALL) || coll_named(s, c))
             o->colls[o->ncolls++] = c;
     return o->ncolls > 0 ? 0 : -1;
+}
+
+/* What an option's values must be, for its error message. */
+static const char *bad_hint(int ch)
+{
+    switch (ch) {
+    case 'c': case 'z': case 'p': case 'C': return " (0 or 1)";
+    case 'a': return " (0 min, 1 avg, 2 max, 3 sum)";
+    case 'm': return " (only 1: aggregated iterations are not supported)";
+    case 'G': return " (a count >= 0)";
+    default: return "";
+    }
+}
+
+static const char *option_name(const struct option *lo, int ch)
+{
+    for (; lo->name != NULL; lo++)
+        if (lo->val == ch)
+            return lo->name;
+    return "?";
 }
 
 static void usage(FILE *f)
@@ -294,7 +356,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: hccn-perf COLLECTIVE [options]\n"
         "  COLLECTIVE: allreduce reduce_scatter allgather broadcast reduce\n"
-        "              alltoall, or all (each in turn)\n"
+        "              alltoall sendrecv scatter gather, or all (the first "
+        "six);\n"
+        "              nccl-tests' names too (all_reduce, all_gather_perf, "
+        "...)\n"
         "  -t, --topo FILE        topology (default configs/default.json)\n"
         "  -b, --minbytes N       smallest size (default 8; K/M/G suffixes)\n"
         "  -e, --maxbytes N       largest size (default 32M)\n"
@@ -308,7 +373,18 @@ static void usage(FILE *f)
         "(default float)\n"
         "  -o, --op OP            sum prod max min avg (default sum)\n"
         "  -r, --root N           root of broadcast and reduce (default 0)\n"
-        "  -a, --algo NAME        force an algorithm (sets HCCN_ALGO)\n"
+        "      --algo NAME        force an algorithm (sets HCCN_ALGO)\n"
+        "  -a, --average 0|1|2|3  time column over the ranks: min, avg, max,"
+        " sum\n"
+        "                         (default: latest start to latest end)\n"
+        "  -g, --ngpus N, -t N    nccl-tests' GPUs per thread and threads: "
+        "one thread\n"
+        "                         per NPU here; N x M must be the ranks\n"
+        "  -z 0|1, -p 0|1, -G N   accepted: calls are blocking, init is one "
+        "call,\n"
+        "                         no CUDA graphs; -m 1 only\n"
+        "  -C, --report_cputime 0|1  1: the time column is the host's wall "
+        "time\n"
         "      --inplace          in-place calls only (default: out-of-place "
         "and in-place)\n"
         "      --set PATH=VALUE   change a topology field before loading it\n"
@@ -342,13 +418,17 @@ typedef struct {
 static int parse_args(int argc, char **argv, cli_t *cli)
 {
     enum { O_INPLACE = 256, O_SET, O_SWEEP, O_FORMAT, O_JSON, O_CSV,
-           O_NODATA, O_NOFOLD, O_TRACE };
+           O_NODATA, O_NOFOLD, O_TRACE, O_ALGO };
     static const struct option lo[] = {
         {"topo", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'},
         {"iters", 1, 0, 'n'}, {"warmup_iters", 1, 0, 'w'},
         {"check", 1, 0, 'c'}, {"datatype", 1, 0, 'd'}, {"op", 1, 0, 'o'},
-        {"root", 1, 0, 'r'}, {"algo", 1, 0, 'a'},
+        {"root", 1, 0, 'r'}, {"algo", 1, 0, O_ALGO},
+        {"average", 1, 0, 'a'}, {"ngpus", 1, 0, 'g'}, {"nthreads", 1, 0, 't'},
+        {"blocking", 1, 0, 'z'}, {"agg_iters", 1, 0, 'm'},
+        {"parallel_init", 1, 0, 'p'}, {"cudagraph", 1, 0, 'G'},
+        {"report_cputime", 1, 0, 'C'},
         {"inplace", 0, 0, O_INPLACE}, {"set", 1, 0, O_SET},
         {"sweep", 1, 0, O_SWEEP}, {"format", 1, 0, O_FORMAT},
         {"json", 1, 0, O_JSON}, {"csv", 1, 0, O_CSV},
@@ -356,24 +436,39 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         {"no-data", 0, 0, O_NODATA}, {"no-fold", 0, 0, O_NOFOLD},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opts_t *o = &cli->o;
-    int ch;
+    int ch, tmp;
     optind = 2;
-    while ((ch = getopt_long(argc, argv, "t:b:e:f:i:n:w:c:d:o:r:a:h", lo,
-                             NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "t:b:e:f:i:n:w:c:d:o:r:a:g:z:m:p:G:"
+                                         "C:h", lo, NULL)) != -1) {
         int bad = 0;
         switch (ch) {
-        case 't': cli->topo.path = optarg; break;
+        case 't':   /* a number is nccl-tests' thread count */
+            if (strspn(optarg, "0123456789") == strlen(optarg))
+                bad = parse_int(optarg, 1, &o->threads);
+            else
+                cli->topo.path = optarg;
+            break;
+        case 'g': bad = parse_int(optarg, 1, &o->gpus); break;
         case 'b': bad = parse_size(optarg, &o->min_bytes); break;
         case 'e': bad = parse_size(optarg, &o->max_bytes); break;
         case 'f': o->factor = atof(optarg); bad = !(o->factor > 1.0); break;
         case 'i': bad = parse_size(optarg, &o->step) || o->step == 0; break;
         case 'n': bad = parse_int(optarg, 1, &o->iters); break;
         case 'w': bad = parse_int(optarg, 0, &o->warmup); break;
-        case 'c': bad = parse_int(optarg, 0, &o->check); break;
+        case 'c': bad = parse_int(optarg, 0, &o->check) || o->check > 1; break;
+        case 'a': bad = parse_int(optarg, 0, &o->average) || o->average > 3;
+            break;
+        case 'z': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
+        case 'p': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
+        case 'G': bad = parse_int(optarg, 0, &tmp); break;
+        case 'm': bad = parse_int(optarg, 1, &tmp) || tmp != 1; break;
+        case 'C': bad = parse_int(optarg, 0, &o->cputime) || o->cputime > 1;
+            break;
         case 'd': bad = parse_dtype(optarg, &o->dtype); break;
         case 'o': bad = parse_op(optarg, &o->op); break;
         case 'r': bad = parse_int(optarg, 0, &o->root); break;
-        case 'a': setenv("HCCN_ALGO", optarg, 1); cli->rep.algo = optarg; break;
+        case O_ALGO: setenv("HCCN_ALGO", optarg, 1); cli->rep.algo = optarg;
+            break;
         case O_INPLACE: o->variants = V_IP; break;
         case O_SET:
             bad = cli->topo.nsets == PERF_SETS_MAX;
@@ -402,8 +497,13 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         default: usage(stderr); return 2;
         }
         if (bad) {
-            fprintf(stderr, "hccn-perf: bad value '%s' for %s\n", optarg,
-                    argv[optind - 1]);
+            if (ch < 256)
+                fprintf(stderr, "hccn-perf: bad value '%s' for option -%c "
+                        "(--%s)%s\n", optarg, ch, option_name(lo, ch),
+                        bad_hint(ch));
+            else
+                fprintf(stderr, "hccn-perf: bad value '%s' for option --%s\n",
+                        optarg, option_name(lo, ch));
             return 2;
         }
     }
@@ -418,6 +518,11 @@ static int parse_args(int argc, char **argv, cli_t *cli)
     if (o->nofold && !o->nodata) {
         fprintf(stderr, "hccn-perf: --no-fold applies to timing-only runs; "
                         "add --no-data\n");
+        return 2;
+    }
+    if (o->average >= 0 && o->nodata) {
+        fprintf(stderr, "hccn-perf: option -a needs each rank's time: drop "
+                        "--no-data (timing-only runs give the span)\n");
         return 2;
     }
     if (o->trace != NULL && o->nodata) {
@@ -438,7 +543,8 @@ static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
 {
     size_t es = hccn_dtype_size(o->dtype);
     size_t size = call_count(c, bytes, es, n) * es;
-    if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL)
+    if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL ||
+        c == C_SCATTER || c == C_GATHER)
         size *= (size_t)n;
     rec->coll = c;
     rec->nranks = n;
@@ -453,6 +559,19 @@ static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
     rec->wrong = -1;
     rec->wall_us = wall / o->iters * 1e6;
     rec->folded = -1;
+}
+
+/* nccl-tests' -a: the ranks' own loop times (end - start) combined by
+ * min (0), mean (1), max (2) or sum (3). */
+static double average(int mode, const double *start, const double *end,
+                      int n)
+{
+    double acc = end[0] - start[0];
+    for (int r = 1; r < n; r++) {
+        double t = end[r] - start[r];
+        acc = mode == 0 ? fmin(acc, t) : mode == 2 ? fmax(acc, t) : acc + t;
+    }
+    return mode == 1 ? acc / n : acc;
 }
 
 /* Runs one variant of one size on cl, fills rec and adds the run's link
@@ -477,8 +596,12 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
             t1 = fmax(t1, run.end[r]);
             wrong += run.wrong[r] > 0 ? run.wrong[r] : 0;
         }
+        double t = o->cputime ? run.wall
+                   : o->average >= 0 ? average(o->average, run.start,
+                                               run.end, n)
+                                     : t1 - t0;
         fill_record(rec, o, c, n, hccn_cluster_nodes(cl), inplace, bytes,
-                    (t1 - t0) / o->iters, run.wall);
+                    t / o->iters, run.wall);
         rec->wrong = run.wrong[0] < 0 ? -1 : wrong;
         snprintf(rec->algo, sizeof(rec->algo), "%s", run.choice.schedule);
     }
@@ -488,9 +611,11 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
     return rc;
 }
 
-static const hccn_coll_t lib_coll[C_COUNT] = {
+/* The library's kind of each (-1: point-to-point, no timing-only run). */
+static const int lib_coll[C_COUNT] = {
     HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
-    HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL};
+    HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL, -1,
+    HCCN_COLL_SCATTER, HCCN_COLL_GATHER};
 
 /* As measure, timing only: the calls rank_fn makes (the agreement before
  * the warm-up, the warm-up, the agreement, the timed loop) are timed by
@@ -506,7 +631,8 @@ static hccn_status_t measure_nodata(const hccn_topo_t *topo,
                          .coll = HCCN_COLL_ALLREDUCE, .count = 1,
                          .dtype = HCCN_INT32, .inplace = 1, .algo = ""};
     hccn_call_t meas = {
-        .struct_size = sizeof(meas), .coll = lib_coll[c], .dtype = o->dtype,
+        .struct_size = sizeof(meas), .coll = (hccn_coll_t)lib_coll[c],
+        .dtype = o->dtype,
         .root = o->root, .inplace = inplace, .algo = getenv("HCCN_ALGO"),
         .count = call_count(c, bytes, hccn_dtype_size(o->dtype), n)};
     hccn_call_t *calls = malloc((size_t)ncalls * sizeof(*calls));
@@ -568,6 +694,35 @@ static void free_target(target_t *t)
     hccn_topo_free(t->topo);
 }
 
+/* Collectives measured out of place only (as nccl-tests' alltoall). */
+static int oop_only(coll_t c)
+{
+    return c == C_ALLTOALL || c == C_SENDRECV || c == C_SCATTER ||
+           c == C_GATHER;
+}
+
+/* nccl-tests' -g and -t must make the ranks (one thread per NPU here),
+ * and point-to-point tests need data. Returns 0, or 2 with the error
+ * printed. */
+static int check_target(const cli_t *cli, const target_t *tg)
+{
+    const opts_t *o = &cli->o;
+    int g = o->gpus ? o->gpus : 1, t = o->threads ? o->threads : 1;
+    if ((o->gpus || o->threads) && g * t != tg->n) {
+        fprintf(stderr, "hccn-perf: options -g %d x -t %d make %d ranks, but "
+                "%s has %d NPUs (one thread per NPU here)\n", g, t, g * t,
+                cli->topo.path, tg->n);
+        return 2;
+    }
+    for (int i = 0; i < o->ncolls; i++)
+        if (o->nodata && lib_coll[o->colls[i]] < 0) {
+            fprintf(stderr, "hccn-perf: %s: --no-data times collectives "
+                    "only; drop --no-data\n", coll_names[o->colls[i]]);
+            return 2;
+        }
+    return 0;
+}
+
 static size_t next_size(const opts_t *o, size_t bytes)
 {
     if (o->step > 0)
@@ -607,7 +762,7 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
         free_target(&tg);
         return 2;
     }
-    int run_variants = c == C_ALLTOALL ? o->variants & V_OOP : o->variants;
+    int run_variants = oop_only(c) ? o->variants & V_OOP : o->variants;
     if (v >= 0)
         printf("# sweep %s=%s: ", cli->topo.sweep_path,
                cli->topo.sweep_values[v]);
@@ -668,8 +823,8 @@ static int run_block(cli_t *cli, coll_t c, int v, totals_t *tot, int *skip)
 static int run_coll(cli_t *cli, coll_t c, long *wrong)
 {
     const opts_t *o = &cli->o;
-    if (c == C_ALLTOALL && o->variants == V_IP) {
-        printf("# alltoall has no in-place form: skipped\n");
+    if (oop_only(c) && o->variants == V_IP) {
+        printf("# %s has no in-place form: skipped\n", coll_names[c]);
         return o->ncolls > 1 ? 0 : 2;
     }
     printf("#\n# hccn-perf %s on %s, algorithm %s, %d iteration%s after %d "
@@ -710,7 +865,7 @@ int main(int argc, char **argv)
     cli_t cli = {
         .o = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2.0,
               .iters = 5, .warmup = 1, .check = 1, .dtype = HCCN_FP32,
-              .op = HCCN_SUM},
+              .op = HCCN_SUM, .average = -1},
         .topo = {.path = "configs/default.json"},
         .rep = {.format = FMT_NCCL, .algo = "auto"}};
     if (argc < 2 || argv[1][0] == '-') {
@@ -738,7 +893,10 @@ int main(int argc, char **argv)
         target_t tg;
         if ((rc = make_target(&cli, cli.topo.sweep_path ? v : -1, &tg)) != 0)
             goto free_spec;
+        rc = check_target(&cli, &tg);
         free_target(&tg);
+        if (rc != 0)
+            goto free_spec;
     }
     report_t *rep = &cli.rep;
     rep->config = cli.topo.path;

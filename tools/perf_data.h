@@ -17,7 +17,11 @@
 #include "hccn/hccn.h"
 
 typedef enum { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST,
-               C_REDUCE, C_ALLTOALL, C_COUNT } coll_t;
+               C_REDUCE, C_ALLTOALL, C_SENDRECV, C_SCATTER, C_GATHER,
+               C_COUNT } coll_t;
+
+/* The collectives "all" runs: the first six. */
+#define C_ALL 6
 
 #define PERIOD 5
 
@@ -183,6 +187,15 @@ static long count_wrong(coll_t c, hccn_redop_t op, hccn_dtype_t dt,
             break;
         case C_BROADCAST:
             want = value(i, root);
+            break;
+        case C_SENDRECV: /* from the previous rank of the ring */
+            want = value(i, (r + n - 1) % n);
+            break;
+        case C_SCATTER: /* block r of the root's SEND */
+            want = value((size_t)r * cnt + i, root);
+            break;
+        case C_GATHER: /* the root's RECV block j is rank j's SEND */
+            want = value(i % cnt, (int)(i / cnt));
             break;
         default: /* alltoall: block j of RECV is block r of rank j's SEND */
             want = value((size_t)r * cnt + i % cnt, (int)(i / cnt));

@@ -19,7 +19,7 @@
 
 static const char *const coll_names[C_COUNT] = {
     "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
-    "alltoall"};
+    "alltoall", "sendrecv", "scatter", "gather"};
 
 enum { FMT_NCCL, FMT_HCCL };
 
@@ -61,6 +61,8 @@ static double bus_factor(coll_t c, int n)
     case C_REDUCE_SCATTER:
     case C_ALLGATHER:
     case C_ALLTOALL:
+    case C_SCATTER:
+    case C_GATHER:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -86,7 +88,8 @@ static const char *redop_col(const report_t *rep, coll_t c)
 
 static int root_col(const report_t *rep, coll_t c)
 {
-    return c == C_BROADCAST || c == C_REDUCE ? rep->root : -1;
+    return c == C_BROADCAST || c == C_REDUCE || c == C_SCATTER ||
+                   c == C_GATHER ? rep->root : -1;
 }
 
 static void add_record(report_t *rep, const record_t *r)

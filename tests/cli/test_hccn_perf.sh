@@ -181,7 +181,7 @@ PY
 nodata_same all all -t "$cfg/default.json" -b 64K -e 4M -f 8 -n 2 -w 1
 nodata_same x4 allreduce -t "$cfg/default.json" --set 'node_types[0].count=4' \
     -b 1M -e 1M -n 2 -w 1
-nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 -a ring
+nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 --algo ring
 
 # --- folding: 512 ranks fold onto node 0, --no-fold does not; same times ---
 label=fold
@@ -206,6 +206,66 @@ print(len(a), "records")
 PY
     fail "$(cat "$tmp/py")"
 
+# --- nccl-tests habits -----------------------------------------------------
+# rows FILE: the data rows of a table, "size time algbw busbw #wrong" of the
+# out-of-place half.
+rows() { grep -v '^#' "$1" | awk 'NF { print $1, $6, $7, $8, $9 }'; }
+label=aliases
+run allreduce -t "$cfg/laptop-4.json" -b 64K -e 256K -f 4 -n 1 -w 0
+rows "$tmp/out" >"$tmp/a1"
+for alias in all_reduce all_reduce_perf; do
+    run "$alias" -t "$cfg/laptop-4.json" -b 64K -e 256K -f 4 -n 1 -w 0
+    rows "$tmp/out" >"$tmp/a2"
+    cmp -s "$tmp/a1" "$tmp/a2" || fail "alias $alias: a different table"
+done
+# sendrecv on laptop-4 (50 GB/s links through a switch, 1 us): every rank
+# sends S bytes to the next one at once, so a call takes 1 us + S / 50 GB/s;
+# busbw = algbw (nccl-tests: factor 1). scatter and gather: busbw = algbw x
+# (n-1)/n; every result checked (#wrong 0), out of place only.
+label=sendrecv
+run sendrecv -t "$cfg/laptop-4.json" -b 1M -e 4M -f 4 -n 2 -w 1
+[ "$rc" -eq 0 ] || fail "sendrecv: exit $rc: $(cat "$tmp/err")"
+rows "$tmp/out" | awk '{
+    want = 1 + $1 / 50e3
+    if ($2 - want > 0.006 || want - $2 > 0.006) { print "time " $2 " != " want; bad++ }
+    if ($4 != $3) { print "busbw " $4 " != algbw " $3; bad++ }
+    if ($5 != "0") { print "#wrong " $5; bad++ }
+    n++
+} END { if (n != 2) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+    fail "sendrecv: $(cat "$tmp/awk")"
+for c in scatter gather; do
+    run "$c" -t "$cfg/laptop-4.json" -b 64K -e 1M -f 4 -n 1 -w 0 -r 1
+    [ "$rc" -eq 0 ] || fail "$c: exit $rc: $(cat "$tmp/err")"
+    rows "$tmp/out" | awk '{
+        if ($4 - $3 * 0.75 > 0.006 || $3 * 0.75 - $4 > 0.006) { print "busbw " $4 " != 3/4 x " $3; bad++ }
+        if ($5 != "0") { print "#wrong " $5; bad++ }
+        n++
+    } END { if (n != 3) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+        fail "$c: $(cat "$tmp/awk")"
+    grep -v '^#' "$tmp/out" | awk 'NF && $10 != "N/A" { exit 1 }' ||
+        fail "$c: an in-place column"
+done
+# -a: the ranks' loop times combined; on one switch every rank takes the
+# same time, so min = avg = max and sum = 4 x avg; -t N -g M must make the
+# ranks (4 = 4 x 1 = 2 x 2).
+label=average
+for a in 0 1 2 3; do
+    run allreduce -t "$cfg/laptop-4.json" -t 4 -g 1 -b 1M -e 1M -n 2 -w 1 -a $a
+    [ "$rc" -eq 0 ] || fail "-a $a: exit $rc: $(cat "$tmp/err")"
+    rows "$tmp/out" | awk '{ print $2 }' >"$tmp/avg$a"
+done
+cmp -s "$tmp/avg0" "$tmp/avg1" && cmp -s "$tmp/avg1" "$tmp/avg2" ||
+    fail "-a: min, avg, max differ: $(cat "$tmp"/avg[012])"
+awk -v s="$(cat "$tmp/avg3")" '{ if (s - 4 * $1 > 0.02 || 4 * $1 - s > 0.02) exit 1 }'     "$tmp/avg1" || fail "-a 3: sum $(cat "$tmp/avg3") != 4 x $(cat "$tmp/avg1")"
+run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 0 -m 1 -C 0
+[ "$rc" -eq 0 ] || fail "-t 2 -g 2 -z -p -G -m -C: exit $rc: $(cat "$tmp/err")"
+run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -C 1
+[ "$rc" -eq 0 ] && [ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-C 1: exit $rc"
+# --algo forces the algorithm, and the records say what ran.
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 1 --algo ring --json "$tmp/algo.json"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]
+assert r and all(x["algorithm"] == "ring" and x["requested"] == "ring" for x in r), r'     "$tmp/algo.json" || fail "--algo ring: records do not say ring"
+
 # --- errors: exit 2 with one clear line ----------------------------------
 expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
     local want=$1
@@ -225,11 +285,18 @@ expect_error "network.bogus: unknown key" allreduce -t "$cfg/default.json" \
 expect_error "node_types[0].count: must be an integer" allreduce \
     -t "$cfg/default.json" --sweep 'node_types[0].count=1,2.5'
 expect_error "does not implement alltoall" alltoall -t "$cfg/default.json" \
-    --no-data -a ring
+    --no-data --algo ring
 expect_error "add --no-data" allreduce -t "$cfg/default.json" --no-fold
 expect_error "unknown collective" allgatherv
 expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set network.lat_us
 expect_error "bad value" allreduce -n 0
+expect_error "bad value '2' for option -c" allreduce -c 2
+expect_error "bad value '4' for option -a" allreduce -a 4
+expect_error "bad value '2' for option -m" allreduce -m 2
+expect_error "bad value 'x' for option --format" allreduce --format x
+expect_error "options -g 1 x -t 3 make 3 ranks" allreduce -t "$cfg/laptop-4.json" -t 3
+expect_error "option -a needs each rank's time" allreduce -a 1 --no-data
+expect_error "--no-data times collectives only" sendrecv -t "$cfg/laptop-4.json" --no-data
 [ -s "$tmp/out" ] && fail "errors: unexpected stdout"
 
 if [ "$failures" -ne 0 ]; then
