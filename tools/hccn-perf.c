@@ -29,16 +29,25 @@
 
 enum { V_OOP = 1, V_IP = 2 };
 
+/* The library's kind of each (-1: point-to-point, no timing-only run). */
+static const int lib_coll[C_COUNT] = {
+    HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
+    HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL, -1,
+    HCCN_COLL_SCATTER, HCCN_COLL_GATHER, -1};
+
 typedef struct {
     int colls[C_COUNT], ncolls;
     size_t min_bytes, max_bytes, step;
     double factor;
     int iters, warmup, check, root, variants;
     int nodata;             /* --no-data: timing only */
-    int average;            /* -a: 0 min, 1 avg, 2 max, 3 sum of the ranks'
-                               times; -1: the span (latest start to latest
-                               end), the default */
+    int average;            /* -a, as nccl-tests: the ranks' own times,
+                               0 rank 0's, 1 mean, 2 min, 3 max; -1: the
+                               span (latest start to latest end), the
+                               default */
     int cputime;            /* -C 1: the time column is the host's */
+    int all_dtypes, all_ops;    /* -d all, -o all: a table each */
+    int agg;                /* -m: calls per timed iteration (a group) */
     int gpus, threads;      /* -g, -t N: must multiply to the ranks */
     int nofold;             /* --no-fold: timing only, never folded */
     hccn_dtype_t dtype;
@@ -70,7 +79,7 @@ static size_t call_count(coll_t c, size_t bytes, size_t es, int n)
 {
     size_t count = bytes / es;
     if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL ||
-        c == C_SCATTER || c == C_GATHER)
+        c == C_SCATTER || c == C_GATHER || c == C_HYPERCUBE)
         count /= (size_t)n;
     return count;
 }
@@ -90,6 +99,36 @@ static hccn_status_t sendrecv(hccn_comm_t *w, const void *sb, void *rb,
     hccn_future_free(fs);
     hccn_future_free(fr);
     return rc != HCCN_OK ? rc : ws != HCCN_OK ? ws : wr;
+}
+
+/* nccl-tests' hypercube: an allgather in log2(n) exchanges; in step k
+ * rank r swaps the 2^k blocks it holds with rank r ^ 2^k. Its own block
+ * is put in place first by a host copy (no simulated time). n must be a
+ * power of two. */
+static hccn_status_t hypercube(hccn_comm_t *w, const void *sb, void *rb,
+                               size_t cnt, hccn_dtype_t dt)
+{
+    int r = hccn_comm_rank(w), n = hccn_comm_size(w);
+    size_t blk = cnt * hccn_dtype_size(dt);
+    char *out = rb;
+    if (out + (size_t)r * blk != (const char *)sb)
+        memcpy(out + (size_t)r * blk, sb, blk);
+    hccn_status_t rc = HCCN_OK;
+    for (int mask = 1; mask < n && rc == HCCN_OK; mask <<= 1) {
+        int mine = r & ~(mask - 1), theirs = mine ^ mask;
+        hccn_future_t *fs = NULL, *fr = NULL;
+        rc = hccn_isend(w, out + (size_t)mine * blk, cnt * (size_t)mask, dt,
+                        r ^ mask, &fs);
+        if (rc == HCCN_OK)
+            rc = hccn_irecv(w, out + (size_t)theirs * blk,
+                            cnt * (size_t)mask, dt, r ^ mask, &fr);
+        hccn_status_t ws = fs != NULL ? hccn_wait(fs) : HCCN_OK;
+        hccn_status_t wr = fr != NULL ? hccn_wait(fr) : HCCN_OK;
+        hccn_future_free(fs);
+        hccn_future_free(fr);
+        rc = rc != HCCN_OK ? rc : ws != HCCN_OK ? ws : wr;
+    }
+    return rc;
 }
 
 static hccn_status_t call(const run_t *run, hccn_comm_t *w, void *sb,
@@ -115,6 +154,8 @@ static hccn_status_t call(const run_t *run, hccn_comm_t *w, void *sb,
         return hccn_gather(w, sb, rb, cnt, o->dtype, o->root);
     case C_SENDRECV:
         return sendrecv(w, sb, rb, cnt, o->dtype);
+    case C_HYPERCUBE:
+        return hypercube(w, sb, rb, cnt, o->dtype);
     default:
         return HCCN_ERR_INVALID;
     }
@@ -138,7 +179,8 @@ static hccn_status_t bufs_alloc(hccn_ctx_t *ctx, const run_t *run, size_t cnt,
     b->sn = b->rn = cnt;
     if (c == C_REDUCE_SCATTER || c == C_ALLTOALL || c == C_SCATTER)
         b->sn = cnt * (size_t)n;
-    if (c == C_ALLGATHER || c == C_ALLTOALL || c == C_GATHER)
+    if (c == C_ALLGATHER || c == C_ALLTOALL || c == C_GATHER ||
+        c == C_HYPERCUBE)
         b->rn = cnt * (size_t)n;
     hccn_status_t rc;
     if (!run->inplace) {
@@ -158,7 +200,7 @@ static hccn_status_t bufs_alloc(hccn_ctx_t *ctx, const run_t *run, size_t cnt,
     b->sb = b->rb = b->own[0];
     if (c == C_REDUCE_SCATTER)
         b->rb = b->sb + (size_t)r * cnt * es;
-    else if (c == C_ALLGATHER)
+    else if (c == C_ALLGATHER || c == C_HYPERCUBE)
         b->sb = b->rb + (size_t)r * cnt * es;
     return HCCN_OK;
 }
@@ -233,17 +275,33 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
     if (rc != HCCN_OK || (rc = agree(ctx, flag)) != HCCN_OK)
         goto free_bufs;
     double w0 = wall_now();
+    /* -m: o->agg calls per iteration, in one group (nccl-tests' agg
+     * iterations); the point-to-point tests wait inside, so not grouped. */
+    int group = o->agg > 1 && lib_coll[run->coll] >= 0;
+    int refill = run->inplace && o->check;
     run->start[r] = hccn_time(ctx);
     for (int i = 0; i < o->iters && rc == HCCN_OK; i++) {
-        if (run->inplace && o->check && i == o->iters - 1 &&
+        if (refill && o->agg == 1 && i == o->iters - 1 &&
             (o->warmup > 0 || i > 0))
             fill_send(run, &b, r);
-        rc = call(run, w, b.sb, b.rb, cnt);
+        if (group)
+            rc = hccn_group_start(ctx);
+        for (int k = 0; k < o->agg && rc == HCCN_OK; k++)
+            rc = call(run, w, b.sb, b.rb, cnt);
+        if (group) {
+            hccn_status_t ge = hccn_group_end(ctx);
+            rc = rc != HCCN_OK ? rc : ge;
+        }
     }
     run->end[r] = hccn_time(ctx);
     if (r == 0)
         run->wall = wall_now() - w0;
-    if (r == 0 && rc == HCCN_OK) {
+    /* In place, aggregated calls chain: check one more call, untimed. */
+    if (refill && o->agg > 1 && rc == HCCN_OK) {
+        fill_send(run, &b, r);
+        rc = call(run, w, b.sb, b.rb, cnt);
+    }
+    if (r == 0 && rc == HCCN_OK && lib_coll[run->coll] >= 0) {
         run->choice.struct_size = sizeof(run->choice);
         rc = hccn_comm_last_choice(w, &run->choice);
     }
@@ -313,7 +371,7 @@ static int parse_op(const char *s, hccn_redop_t *out)
 /* nccl-tests' binary names (with or without "_perf") for ours. */
 static const char *const nccl_names[C_COUNT] = {
     "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
-    "alltoall", "sendrecv", "scatter", "gather"};
+    "alltoall", "sendrecv", "scatter", "gather", "hypercube"};
 
 static int coll_named(const char *s, int c)
 {
@@ -336,8 +394,8 @@ static const char *bad_hint(int ch)
 {
     switch (ch) {
     case 'c': case 'z': case 'p': case 'C': return " (0 or 1)";
-    case 'a': return " (0 min, 1 avg, 2 max, 3 sum)";
-    case 'm': return " (only 1: aggregated iterations are not supported)";
+    case 'a': return " (0 rank 0, 1 mean, 2 min, 3 max)";
+    case 'm': return " (a count >= 1)";
     case 'G': return " (a count >= 0)";
     default: return "";
     }
@@ -374,8 +432,10 @@ static void usage(FILE *f)
         "  -o, --op OP            sum prod max min avg (default sum)\n"
         "  -r, --root N           root of broadcast and reduce (default 0)\n"
         "      --algo NAME        force an algorithm (sets HCCN_ALGO)\n"
-        "  -a, --average 0|1|2|3  time column over the ranks: min, avg, max,"
-        " sum\n"
+        "  -a, --average 0|1|2|3  time column from the ranks' own times: "
+        "rank 0,\n"
+        "                         mean, min, max (nccl-tests' RANK0/AVG/MIN/"
+        "MAX)\n"
         "                         (default: latest start to latest end)\n"
         "  -g, --ngpus N, -t N    nccl-tests' GPUs per thread and threads: "
         "one thread\n"
@@ -461,11 +521,17 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         case 'z': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
         case 'p': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
         case 'G': bad = parse_int(optarg, 0, &tmp); break;
-        case 'm': bad = parse_int(optarg, 1, &tmp) || tmp != 1; break;
+        case 'm': bad = parse_int(optarg, 1, &o->agg); break;
         case 'C': bad = parse_int(optarg, 0, &o->cputime) || o->cputime > 1;
             break;
-        case 'd': bad = parse_dtype(optarg, &o->dtype); break;
-        case 'o': bad = parse_op(optarg, &o->op); break;
+        case 'd':
+            o->all_dtypes = strcmp(optarg, "all") == 0;
+            bad = !o->all_dtypes && parse_dtype(optarg, &o->dtype);
+            break;
+        case 'o':
+            o->all_ops = strcmp(optarg, "all") == 0;
+            bad = !o->all_ops && parse_op(optarg, &o->op);
+            break;
         case 'r': bad = parse_int(optarg, 0, &o->root); break;
         case O_ALGO: setenv("HCCN_ALGO", optarg, 1); cli->rep.algo = optarg;
             break;
@@ -544,7 +610,7 @@ static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
     size_t es = hccn_dtype_size(o->dtype);
     size_t size = call_count(c, bytes, es, n) * es;
     if (c == C_REDUCE_SCATTER || c == C_ALLGATHER || c == C_ALLTOALL ||
-        c == C_SCATTER || c == C_GATHER)
+        c == C_SCATTER || c == C_GATHER || c == C_HYPERCUBE)
         size *= (size_t)n;
     rec->coll = c;
     rec->nranks = n;
@@ -553,23 +619,28 @@ static void fill_record(record_t *rec, const opts_t *o, coll_t c, int n,
     rec->count = size / es;
     rec->inplace = inplace;
     rec->time_us = t * 1e6;
-    rec->algbw = t > 0 ? (double)size / t / 1e9 : 0.0;
+    rec->dtype = o->dtype;
+    rec->op = o->op;
+    /* nccl-tests' hypercube counts the bytes each rank receives. */
+    double moved = c == C_HYPERCUBE ? (double)size * (n - 1) / n
+                                    : (double)size;
+    rec->algbw = t > 0 ? moved / t / 1e9 : 0.0;
     rec->factor = bus_factor(c, n);
     rec->busbw = rec->algbw * rec->factor;
     rec->wrong = -1;
-    rec->wall_us = wall / o->iters * 1e6;
+    rec->wall_us = wall / (o->iters * o->agg) * 1e6;
     rec->folded = -1;
 }
 
-/* nccl-tests' -a: the ranks' own loop times (end - start) combined by
- * min (0), mean (1), max (2) or sum (3). */
+/* nccl-tests' -a: the ranks' own loop times (end - start) taken from
+ * rank 0 (0), or combined by mean (1), min (2) or max (3). */
 static double average(int mode, const double *start, const double *end,
                       int n)
 {
     double acc = end[0] - start[0];
-    for (int r = 1; r < n; r++) {
+    for (int r = 1; r < n && mode != 0; r++) {
         double t = end[r] - start[r];
-        acc = mode == 0 ? fmin(acc, t) : mode == 2 ? fmax(acc, t) : acc + t;
+        acc = mode == 2 ? fmin(acc, t) : mode == 3 ? fmax(acc, t) : acc + t;
     }
     return mode == 1 ? acc / n : acc;
 }
@@ -601,9 +672,10 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
                                                run.end, n)
                                      : t1 - t0;
         fill_record(rec, o, c, n, hccn_cluster_nodes(cl), inplace, bytes,
-                    t / o->iters, run.wall);
+                    t / (o->iters * o->agg), run.wall);
         rec->wrong = run.wrong[0] < 0 ? -1 : wrong;
-        snprintf(rec->algo, sizeof(rec->algo), "%s", run.choice.schedule);
+        snprintf(rec->algo, sizeof(rec->algo), "%s",
+                 lib_coll[c] >= 0 ? run.choice.schedule : "p2p");
     }
     free(run.start);
     free(run.end);
@@ -611,11 +683,6 @@ static hccn_status_t measure(hccn_cluster_t *cl, const opts_t *o, coll_t c,
     return rc;
 }
 
-/* The library's kind of each (-1: point-to-point, no timing-only run). */
-static const int lib_coll[C_COUNT] = {
-    HCCN_COLL_ALLREDUCE, HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER,
-    HCCN_COLL_BROADCAST, HCCN_COLL_REDUCE, HCCN_COLL_ALLTOALL, -1,
-    HCCN_COLL_SCATTER, HCCN_COLL_GATHER};
 
 /* As measure, timing only: the calls rank_fn makes (the agreement before
  * the warm-up, the warm-up, the agreement, the timed loop) are timed by
@@ -626,7 +693,7 @@ static hccn_status_t measure_nodata(const hccn_topo_t *topo,
                                     size_t bytes, record_t *rec,
                                     char *nofold)
 {
-    int n = hccn_topo_npus(topo), ncalls = 2 + o->warmup + o->iters;
+    int n = hccn_topo_npus(topo), ncalls = 2 + o->warmup + o->iters * o->agg;
     hccn_call_t agree = {.struct_size = sizeof(agree),
                          .coll = HCCN_COLL_ALLREDUCE, .count = 1,
                          .dtype = HCCN_INT32, .inplace = 1, .algo = ""};
@@ -647,7 +714,8 @@ static hccn_status_t measure_nodata(const hccn_topo_t *topo,
         rc = hccn_predict(topo, calls, ncalls, ends, &po);
         if (rc == HCCN_OK) {
             fill_record(rec, o, c, n, hccn_topo_nodes(topo), inplace, bytes,
-                        (ends[ncalls - 1] - ends[1 + o->warmup]) / o->iters,
+                        (ends[ncalls - 1] - ends[1 + o->warmup]) /
+                            (o->iters * o->agg),
                         wall_now() - w0);
             rec->folded = po.folded;
             if (!po.folded)
@@ -714,6 +782,12 @@ static int check_target(const cli_t *cli, const target_t *tg)
                 cli->topo.path, tg->n);
         return 2;
     }
+    for (int i = 0; i < o->ncolls; i++)
+        if (o->colls[i] == C_HYPERCUBE && (tg->n & (tg->n - 1)) != 0) {
+            fprintf(stderr, "hccn-perf: hypercube needs a power-of-two "
+                    "number of ranks; %s has %d\n", cli->topo.path, tg->n);
+            return 2;
+        }
     for (int i = 0; i < o->ncolls; i++)
         if (o->nodata && lib_coll[o->colls[i]] < 0) {
             fprintf(stderr, "hccn-perf: %s: --no-data times collectives "
@@ -865,7 +939,7 @@ int main(int argc, char **argv)
     cli_t cli = {
         .o = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2.0,
               .iters = 5, .warmup = 1, .check = 1, .dtype = HCCN_FP32,
-              .op = HCCN_SUM, .average = -1},
+              .op = HCCN_SUM, .average = -1, .agg = 1},
         .topo = {.path = "configs/default.json"},
         .rep = {.format = FMT_NCCL, .algo = "auto"}};
     if (argc < 2 || argv[1][0] == '-') {
@@ -904,14 +978,25 @@ int main(int argc, char **argv)
     rep->nsets = cli.topo.nsets;
     rep->sweep_path = cli.topo.sweep_path;
     rep->sweep_values = cli.topo.sweep_values;
-    rep->dtype = cli.o.dtype;
-    rep->op = cli.o.op;
     rep->root = cli.o.root;
     rep->iters = cli.o.iters;
     rep->warmup = cli.o.warmup;
     long wrong = 0;
-    for (int i = 0; i < cli.o.ncolls && rc <= 0; i++)
-        rc = run_coll(&cli, (coll_t)cli.o.colls[i], &wrong);
+    /* nccl-tests' order: per collective, every dtype, every operator (the
+     * operators only for collectives that reduce). */
+    hccn_dtype_t dt0 = cli.o.dtype;
+    hccn_redop_t op0 = cli.o.op;
+    int nd = cli.o.all_dtypes ? HCCN_DTYPE_COUNT : 1;
+    for (int i = 0; i < cli.o.ncolls && rc <= 0; i++) {
+        coll_t c = (coll_t)cli.o.colls[i];
+        int no = cli.o.all_ops && reduces(c) ? HCCN_REDOP_COUNT : 1;
+        for (int d = 0; d < nd && rc <= 0; d++)
+            for (int k = 0; k < no && rc <= 0; k++) {
+                cli.o.dtype = cli.o.all_dtypes ? (hccn_dtype_t)d : dt0;
+                cli.o.op = cli.o.all_ops ? (hccn_redop_t)k : op0;
+                rc = run_coll(&cli, c, &wrong);
+            }
+    }
     if (rc <= 0 && cli.o.json && write_json(rep, cli.o.json) != 0) {
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.json);
         rc = 1;

@@ -18,7 +18,7 @@
 
 typedef enum { C_ALLREDUCE, C_REDUCE_SCATTER, C_ALLGATHER, C_BROADCAST,
                C_REDUCE, C_ALLTOALL, C_SENDRECV, C_SCATTER, C_GATHER,
-               C_COUNT } coll_t;
+               C_HYPERCUBE, C_COUNT } coll_t;
 
 /* The collectives "all" runs: the first six. */
 #define C_ALL 6
@@ -151,13 +151,28 @@ static int checkable(coll_t c, hccn_redop_t op)
     return !reduces(c) || op == HCCN_SUM || op == HCCN_MAX || op == HCCN_MIN;
 }
 
-/* Every rank's value of element i combined with op (SUM, MAX or MIN). */
-static double combine(hccn_redop_t op, int n, size_t i)
+static int is_unsigned(hccn_dtype_t dt)
 {
+    return dt == HCCN_UINT8 || dt == HCCN_UINT16 || dt == HCCN_UINT32 ||
+           dt == HCCN_UINT64;
+}
+
+/* Every rank's value of element i combined with op (SUM, MAX or MIN) in
+ * dtype dt. An unsigned type holds a negative test value wrapped, above
+ * every positive one, and MAX and MIN compare it so. */
+static double combine(hccn_redop_t op, hccn_dtype_t dt, int n, size_t i)
+{
+    double wrap = is_unsigned(dt) ? 0x1p40 : 0.0;  /* exact in a double */
     double v = value(i, 0);
     for (int r = 1; r < n; r++) {
         double x = value(i, r);
-        v = op == HCCN_MAX ? fmax(v, x) : op == HCCN_MIN ? fmin(v, x) : v + x;
+        double kv = v < 0 ? v + wrap : v, kx = x < 0 ? x + wrap : x;
+        if (op == HCCN_MAX)
+            v = kx > kv ? x : v;
+        else if (op == HCCN_MIN)
+            v = kx < kv ? x : v;
+        else
+            v += x;
     }
     return v;
 }
@@ -170,7 +185,7 @@ static long count_wrong(coll_t c, hccn_redop_t op, hccn_dtype_t dt,
 {
     double red[PERIOD];
     for (size_t k = 0; k < PERIOD; k++)
-        red[k] = combine(op, n, k);
+        red[k] = combine(op, dt, n, k);
     long wrong = 0;
     for (size_t i = 0; i < rn; i++) {
         double want;
@@ -195,6 +210,7 @@ static long count_wrong(coll_t c, hccn_redop_t op, hccn_dtype_t dt,
             want = value((size_t)r * cnt + i, root);
             break;
         case C_GATHER: /* the root's RECV block j is rank j's SEND */
+        case C_HYPERCUBE: /* an allgather */
             want = value(i % cnt, (int)(i / cnt));
             break;
         default: /* alltoall: block j of RECV is block r of rank j's SEND */

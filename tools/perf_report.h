@@ -19,7 +19,7 @@
 
 static const char *const coll_names[C_COUNT] = {
     "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
-    "alltoall", "sendrecv", "scatter", "gather"};
+    "alltoall", "sendrecv", "scatter", "gather", "hypercube"};
 
 enum { FMT_NCCL, FMT_HCCL };
 
@@ -35,6 +35,8 @@ typedef struct {
     int folded;                 /* timing only: -1 with data, 0 or 1 */
     char algo[64];              /* what ran, per level for hierarchical
                                    ones ("hier(mesh,ring)") */
+    hccn_dtype_t dtype;         /* -d (one of them for -d all) */
+    hccn_redop_t op;            /* -o (one of them for -o all) */
 } record_t;
 
 typedef struct {
@@ -44,8 +46,6 @@ typedef struct {
     int nsets;
     const char *sweep_path;
     char *const *sweep_values;
-    hccn_dtype_t dtype;
-    hccn_redop_t op;
     int root, iters, warmup;
     record_t *recs;             /* every record, for JSON and CSV */
     size_t nrecs, cap;
@@ -81,9 +81,9 @@ static const char *type_name(hccn_dtype_t dt)
     }
 }
 
-static const char *redop_col(const report_t *rep, coll_t c)
+static const char *redop_col(const record_t *r)
 {
-    return reduces(c) ? hccn_redop_name(rep->op) : "none";
+    return reduces(r->coll) ? hccn_redop_name(r->op) : "none";
 }
 
 static int root_col(const report_t *rep, coll_t c)
@@ -181,7 +181,7 @@ static void print_row(const report_t *rep, int variants, const record_t *oop,
         return;
     }
     printf(" %12zu %12zu %8s %6s %6d", first->size, first->count,
-           type_name(rep->dtype), redop_col(rep, first->coll),
+           type_name(first->dtype), redop_col(first),
            root_col(rep, first->coll));
     for (int v = 0; v < 2; v++) {
         if (!(variants & (1 << v)))
@@ -218,9 +218,9 @@ static json_object *record_json(const report_t *rep, const record_t *r)
     json_object_object_add(o, "count",
                            json_object_new_int64((int64_t)r->count));
     json_object_object_add(o, "type",
-                           json_object_new_string(type_name(rep->dtype)));
+                           json_object_new_string(type_name(r->dtype)));
     json_object_object_add(o, "redop",
-                           json_object_new_string(redop_col(rep, r->coll)));
+                           json_object_new_string(redop_col(r)));
     json_object_object_add(o, "root",
                            json_object_new_int(root_col(rep, r->coll)));
     json_object_object_add(o, "inplace", json_object_new_boolean(r->inplace));
@@ -302,8 +302,8 @@ static int write_csv(const report_t *rep, const char *path)
         snprintf(w, sizeof(w), "%ld", r->wrong);
         fprintf(f, "%d,%d,%zu,%zu,%s,%s,%d,%d,%.17g,%.17g,%.17g,%.17g,%s,"
                    "%.17g\n",
-                r->nranks, r->nodes, r->size, r->count, type_name(rep->dtype),
-                redop_col(rep, r->coll), root_col(rep, r->coll), r->inplace,
+                r->nranks, r->nodes, r->size, r->count, type_name(r->dtype),
+                redop_col(r), root_col(rep, r->coll), r->inplace,
                 r->time_us, r->algbw, r->busbw, r->factor,
                 r->wrong < 0 ? "" : w, r->wall_us);
     }

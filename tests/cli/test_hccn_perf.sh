@@ -245,19 +245,70 @@ for c in scatter gather; do
     grep -v '^#' "$tmp/out" | awk 'NF && $10 != "N/A" { exit 1 }' ||
         fail "$c: an in-place column"
 done
-# -a: the ranks' loop times combined; on one switch every rank takes the
-# same time, so min = avg = max and sum = 4 x avg; -t N -g M must make the
-# ranks (4 = 4 x 1 = 2 x 2).
+# -a, as nccl-tests: the ranks' own loop times, 0 rank 0's, 1 the mean,
+# 2 the min, 3 the max. A ring broadcast from rank 0 on ring-8: the root is
+# done first (min = rank 0's), the last rank of the chain last (max = the
+# default span, latest start to latest end), the mean in between. -t N -g M
+# must make the ranks (8 = 8 x 1 = 2 x 4).
 label=average
-for a in 0 1 2 3; do
-    run allreduce -t "$cfg/laptop-4.json" -t 4 -g 1 -b 1M -e 1M -n 2 -w 1 -a $a
+for a in 0 1 2 3 none; do
+    opt=(-a "$a"); [ "$a" = none ] && opt=()
+    run broadcast -t "$cfg/ring-8.json" -t 2 -g 4 -b 1M -e 1M -n 2 -w 1 \
+        --algo ring "${opt[@]}"
     [ "$rc" -eq 0 ] || fail "-a $a: exit $rc: $(cat "$tmp/err")"
     rows "$tmp/out" | awk '{ print $2 }' >"$tmp/avg$a"
 done
-cmp -s "$tmp/avg0" "$tmp/avg1" && cmp -s "$tmp/avg1" "$tmp/avg2" ||
-    fail "-a: min, avg, max differ: $(cat "$tmp"/avg[012])"
-awk -v s="$(cat "$tmp/avg3")" '{ if (s - 4 * $1 > 0.02 || 4 * $1 - s > 0.02) exit 1 }'     "$tmp/avg1" || fail "-a 3: sum $(cat "$tmp/avg3") != 4 x $(cat "$tmp/avg1")"
-run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 0 -m 1 -C 0
+cmp -s "$tmp/avg0" "$tmp/avg2" || fail "-a 0 (rank 0) != -a 2 (min)"
+cmp -s "$tmp/avg3" "$tmp/avgnone" || fail "-a 3 (max) != the span"
+awk -v lo="$(cat "$tmp/avg2")" -v hi="$(cat "$tmp/avg3")" \
+    '{ if (!(lo < $1 && $1 < hi)) exit 1 }' "$tmp/avg1" ||
+    fail "-a: mean $(cat "$tmp/avg1") not between min $(cat "$tmp/avg2") and max $(cat "$tmp/avg3")"
+# hypercube (nccl-tests'): an allgather in log2(n) exchanges, step k moving
+# 2^k blocks of B = size/n bytes: time = log2(n) x 1 us + (n-1) B / 50 GB/s
+# on laptop-4; algbw = (n-1)/n x size / time and busbw = algbw (factor 1).
+label=hypercube
+run hypercube -t "$cfg/laptop-4.json" -b 1M -e 4M -f 4 -n 2 -w 1
+[ "$rc" -eq 0 ] || fail "hypercube: exit $rc: $(cat "$tmp/err")"
+grep -v '^#' "$tmp/out" | awk 'NF {
+    want = 2 + 3 * ($1 / 4) / 50e3
+    if ($6 - want > 0.006 || want - $6 > 0.006) { print "time " $6 " != " want; bad++ }
+    alg = 0.75 * $1 / $6 / 1e3
+    if ($7 - alg > 0.01 || alg - $7 > 0.01) { print "algbw " $7 " != " alg; bad++ }
+    if ($8 != $7 || $9 != "0" || $13 != "0") { print "busbw/#wrong: " $0; bad++ }
+    n++
+} END { if (n != 2) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+    fail "hypercube: $(cat "$tmp/awk")"
+# -m: m calls per iteration in one group, time per call; the same as one
+# call per iteration, with data and without.
+label=agg
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1
+rows "$tmp/out" | awk '{ print $2 }' >"$tmp/m1"
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1 -m 3
+rows "$tmp/out" >"$tmp/m3rows"
+awk '{ print $2 }' "$tmp/m3rows" >"$tmp/m3"
+cmp -s "$tmp/m1" "$tmp/m3" || fail "-m 3: time $(cat "$tmp/m3") != -m 1's $(cat "$tmp/m1")"
+awk '$5 != "0" { exit 1 }' "$tmp/m3rows" || fail "-m 3: wrong results"
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1 -m 3 --no-data
+rows "$tmp/out" | awk '{ print $2 }' >"$tmp/m3n"
+cmp -s "$tmp/m1" "$tmp/m3n" || fail "-m 3 --no-data: time $(cat "$tmp/m3n")"
+# -d all, -o all: a table per dtype (and per operator for reductions),
+# each checked; broadcast does not reduce, so one per dtype.
+label=all-types
+run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -w 0 -d all -o all \
+    --json "$tmp/types.json"
+[ "$rc" -eq 0 ] || fail "-d all -o all: exit $rc: $(cat "$tmp/err")"
+[ "$(grep -c '^# hccn-perf allreduce' "$tmp/out")" -eq 60 ] ||
+    fail "-d all -o all: $(grep -c '^# hccn-perf allreduce' "$tmp/out") tables, expected 12 x 5"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]
+pairs = {(x["type"], x["redop"]) for x in r}
+assert len(pairs) == 60 and len(r) == 120, (len(pairs), len(r))
+assert all(x["wrong"] in (0, None) for x in r), [x for x in r if x["wrong"]]
+assert {x["redop"] for x in r} == {"sum", "prod", "max", "min", "avg"}' \
+    "$tmp/types.json" || fail "-d all -o all: records"
+run broadcast -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -w 0 -d all -o all
+[ "$(grep -c '^# hccn-perf broadcast' "$tmp/out")" -eq 12 ] ||
+    fail "broadcast -d all -o all: $(grep -c '^# hccn-perf broadcast' "$tmp/out") tables, expected 12"
+run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 0 -C 0
 [ "$rc" -eq 0 ] || fail "-t 2 -g 2 -z -p -G -m -C: exit $rc: $(cat "$tmp/err")"
 run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -C 1
 [ "$rc" -eq 0 ] && [ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-C 1: exit $rc"
@@ -292,7 +343,9 @@ expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set networ
 expect_error "bad value" allreduce -n 0
 expect_error "bad value '2' for option -c" allreduce -c 2
 expect_error "bad value '4' for option -a" allreduce -a 4
-expect_error "bad value '2' for option -m" allreduce -m 2
+expect_error "bad value '0' for option -m" allreduce -m 0
+expect_error "hypercube needs a power-of-two number of ranks" hypercube \
+    -t "$cfg/laptop-4.json" --set 'node_types[0].npu.count=3'
 expect_error "bad value 'x' for option --format" allreduce --format x
 expect_error "options -g 1 x -t 3 make 3 ranks" allreduce -t "$cfg/laptop-4.json" -t 3
 expect_error "option -a needs each rank's time" allreduce -a 1 --no-data
