@@ -46,6 +46,8 @@ typedef struct {
                                span (latest start to latest end), the
                                default */
     int cputime;            /* -C 1: the time column is the host's */
+    int nonblocking;        /* -z 0: the timed calls are posted as futures
+                               and waited for at the end */
     int all_dtypes, all_ops;    /* -d all, -o all: a table each */
     int agg;                /* -m: calls per timed iteration (a group) */
     int gpus, threads;      /* -g, -t N: must multiply to the ranks */
@@ -129,6 +131,65 @@ static hccn_status_t hypercube(hccn_comm_t *w, const void *sb, void *rb,
         rc = rc != HCCN_OK ? rc : ws != HCCN_OK ? ws : wr;
     }
     return rc;
+}
+
+/* The non-blocking form of the call, where there is one (the first six
+ * collectives); HCCN_ERR_UNSUPPORTED otherwise. */
+static hccn_status_t call_async(const run_t *run, hccn_comm_t *w, void *sb,
+                                void *rb, size_t cnt, hccn_future_t **f)
+{
+    const opts_t *o = run->o;
+    switch (run->coll) {
+    case C_ALLREDUCE:
+        return hccn_iallreduce(w, sb, rb, cnt, o->dtype, o->op, f);
+    case C_REDUCE_SCATTER:
+        return hccn_ireduce_scatter(w, sb, rb, cnt, o->dtype, o->op, f);
+    case C_ALLGATHER:
+        return hccn_iallgather(w, sb, rb, cnt, o->dtype, f);
+    case C_BROADCAST:
+        return hccn_ibroadcast(w, sb, rb, cnt, o->dtype, o->root, f);
+    case C_REDUCE:
+        return hccn_ireduce(w, sb, rb, cnt, o->dtype, o->op, o->root, f);
+    case C_ALLTOALL:
+        return hccn_ialltoall(w, sb, rb, cnt, o->dtype, f);
+    default:
+        return HCCN_ERR_UNSUPPORTED;
+    }
+}
+
+/* Waits for and frees futures[0..n); the first error. */
+static hccn_status_t wait_all(hccn_future_t **futs, int n)
+{
+    hccn_status_t rc = HCCN_OK;
+    for (int i = 0; i < n; i++) {
+        hccn_status_t w = hccn_wait(futs[i]);
+        hccn_future_free(futs[i]);
+        rc = rc != HCCN_OK ? rc : w;
+    }
+    return rc;
+}
+
+#define INFLIGHT 32   /* -z 0: futures posted before the oldest is waited */
+
+/* -z 0: iters calls posted as futures, at most INFLIGHT at a time, all
+ * waited for at the end (nccl-tests' non-blocking loop). */
+static hccn_status_t timed_async(const run_t *run, hccn_comm_t *w, void *sb,
+                                 void *rb, size_t cnt)
+{
+    hccn_future_t *futs[INFLIGHT];
+    int n = 0;
+    hccn_status_t rc = HCCN_OK;
+    for (int i = 0; i < run->o->iters && rc == HCCN_OK; i++) {
+        if (n == INFLIGHT) {
+            rc = wait_all(futs, 1);
+            memmove(futs, futs + 1, (size_t)(--n) * sizeof(*futs));
+        }
+        if (rc == HCCN_OK &&
+            (rc = call_async(run, w, sb, rb, cnt, &futs[n])) == HCCN_OK)
+            n++;
+    }
+    hccn_status_t wr = wait_all(futs, n);
+    return rc != HCCN_OK ? rc : wr;
 }
 
 static hccn_status_t call(const run_t *run, hccn_comm_t *w, void *sb,
@@ -279,8 +340,11 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
      * iterations); the point-to-point tests wait inside, so not grouped. */
     int group = o->agg > 1 && lib_coll[run->coll] >= 0;
     int refill = run->inplace && o->check;
+    int async = o->nonblocking && o->agg == 1 && run->coll < C_ALL;
     run->start[r] = hccn_time(ctx);
-    for (int i = 0; i < o->iters && rc == HCCN_OK; i++) {
+    if (async)
+        rc = timed_async(run, w, b.sb, b.rb, cnt);
+    for (int i = 0; i < o->iters && rc == HCCN_OK && !async; i++) {
         if (refill && o->agg == 1 && i == o->iters - 1 &&
             (o->warmup > 0 || i > 0))
             fill_send(run, &b, r);
@@ -296,8 +360,9 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
     run->end[r] = hccn_time(ctx);
     if (r == 0)
         run->wall = wall_now() - w0;
-    /* In place, aggregated calls chain: check one more call, untimed. */
-    if (refill && o->agg > 1 && rc == HCCN_OK) {
+    /* In place, aggregated or unwaited calls chain: check one more call,
+     * untimed. */
+    if (refill && (o->agg > 1 || async) && rc == HCCN_OK) {
         fill_send(run, &b, r);
         rc = call(run, w, b.sb, b.rb, cnt);
     }
@@ -426,10 +491,10 @@ static void usage(FILE *f)
         "  -n, --iters N          timed iterations per size (default 5)\n"
         "  -w, --warmup_iters N   warm-up iterations (default 1)\n"
         "  -c, --check 0|1        check results (default 1)\n"
-        "  -d, --datatype T       int8 uint8 int16 uint16 int32 uint32 int64\n"
+        "  -d, --datatype T|all   int8 uint8 int16 uint16 int32 uint32 int64\n"
         "                         uint64 half bfloat16 float double "
         "(default float)\n"
-        "  -o, --op OP            sum prod max min avg (default sum)\n"
+        "  -o, --op OP|all        sum prod max min avg (default sum)\n"
         "  -r, --root N           root of broadcast and reduce (default 0)\n"
         "      --algo NAME        force an algorithm (sets HCCN_ALGO)\n"
         "  -a, --average 0|1|2|3  time column from the ranks' own times: "
@@ -440,9 +505,10 @@ static void usage(FILE *f)
         "  -g, --ngpus N, -t N    nccl-tests' GPUs per thread and threads: "
         "one thread\n"
         "                         per NPU here; N x M must be the ranks\n"
-        "  -z 0|1, -p 0|1, -G N   accepted: calls are blocking, init is one "
-        "call,\n"
-        "                         no CUDA graphs; -m 1 only\n"
+        "  -z, --blocking 0|1     0: post the timed calls as futures, wait "
+        "at the end\n"
+        "  -m, --agg_iters N      N calls per timed iteration, in one group\n"
+        "  -p 0|1, -G N           accepted: init is one call, no CUDA graphs\n"
         "  -C, --report_cputime 0|1  1: the time column is the host's wall "
         "time\n"
         "      --inplace          in-place calls only (default: out-of-place "
@@ -518,7 +584,9 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         case 'c': bad = parse_int(optarg, 0, &o->check) || o->check > 1; break;
         case 'a': bad = parse_int(optarg, 0, &o->average) || o->average > 3;
             break;
-        case 'z': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
+        case 'z': bad = parse_int(optarg, 0, &tmp) || tmp > 1;
+            o->nonblocking = tmp == 0;
+            break;
         case 'p': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
         case 'G': bad = parse_int(optarg, 0, &tmp); break;
         case 'm': bad = parse_int(optarg, 1, &o->agg); break;
