@@ -522,7 +522,7 @@ void hccn_rt_note_post(rt_op_t *op, const hccn_coll_args_t *a,
 
 /* Adds a completed operation / a stretch of compute to the rank's
  * communication summary when one is being kept (sim_stats.c). */
-void hccn_rt_summary_op(const rt_op_t *op);
+void hccn_rt_summary_op(rt_op_t *op);
 void hccn_rt_summary_compute(hccn_ctx_t *ctx, double t0, double t1);
 /* Drops the rank's summary and mark (the end of a run). */
 void hccn_rt_summary_end(hccn_ctx_t *ctx);

@@ -99,7 +99,7 @@ hccn_status_t hccn_summary_mark(hccn_ctx_t *ctx)
     return HCCN_OK;
 }
 
-void hccn_rt_summary_op(const rt_op_t *op)
+void hccn_rt_summary_op(rt_op_t *op)
 {
     struct rt_summary *s = op->ctx->sum;
     if (s == NULL || op->summed || op->mark == HCCN_MARK_SYNC ||
@@ -111,7 +111,7 @@ void hccn_rt_summary_op(const rt_op_t *op)
     int kind = op->kind == RT_OP_COLL ? op->fp.coll : HCCN_SUMMARY_P2P;
     if (kind >= HCCN_COLL_COUNT)
         return;                /* the runtime's own (a split) */
-    ((rt_op_t *)op)->summed = 1;
+    op->summed = 1;
     sum_op_t o = {fmax(op->t_call, s->since), hccn_sim_batch_end(op->batch),
                   kind, op->comm->sh->uid};
     if (o.t1 > o.t0 || (o.t1 == o.t0 && op->t_call >= s->since))

@@ -226,7 +226,12 @@ static int parse_args(int argc, char **argv, cli_t *cli)
             o->nonblocking = tmp == 0;
             break;
         case 'p': bad = parse_int(optarg, 0, &tmp) || tmp > 1; break;
-        case 'G': bad = parse_int(optarg, 0, &tmp); break;
+        case 'G':
+            bad = parse_int(optarg, 0, &tmp);
+            if (!bad && tmp > 0)
+                printf("# -G %d: a simulation has no CUDA graphs; ignored\n",
+                       tmp);
+            break;
         case 'm': bad = parse_int(optarg, 1, &o->agg); break;
         case 'C': bad = parse_int(optarg, 0, &o->cputime) || o->cputime > 1;
             break;

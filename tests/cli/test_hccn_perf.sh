@@ -319,8 +319,11 @@ for z in 0 1; do
 done
 cmp -s "$tmp/z0" "$tmp/z1" || fail "-z 0 and -z 1 differ: $(diff "$tmp/z0" "$tmp/z1" | head -3)"
 awk '$3 != "0" || ($5 != "0" && $5 != "N/A") { exit 1 }' "$tmp/z0" || fail "-z 0: wrong results"
-run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 0 -C 0
-[ "$rc" -eq 0 ] || fail "-t 2 -g 2 -z -p -G -m -C: exit $rc: $(cat "$tmp/err")"
+run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 5 -C 0
+[ "$rc" -eq 0 ] || fail "-t 2 -g 2 -z -p -G -C: exit $rc: $(cat "$tmp/err")"
+grep -q "^# -G 5: a simulation has no CUDA graphs; ignored" "$tmp/out" ||
+    fail "-G 5: not said to be ignored"
+[ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-G 5: not one row"
 run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -C 1
 [ "$rc" -eq 0 ] && [ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-C 1: exit $rc"
 # --algo forces the algorithm, and the records say what ran.
