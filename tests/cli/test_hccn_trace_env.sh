@@ -28,7 +28,12 @@ print(sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") == "op"
 PY
 }
 
-# --- a C program ---------------------------------------------------------
+# --- a C program (coll_sim_api checks one of its own too) -----------------
+# (not under ThreadSanitizer: the example's OpenMP host compute is outside
+# what it can see; scripts/test.sh leaves the example out there too)
+if ldd "$HCCN_BINARY_DIR/libhccn.so" | grep -q 'libtsan'; then
+    echo "C part skipped: libhccn.so is built with ThreadSanitizer"
+else
 HCCN_TRACE="$tmp/c.json" "$HCCN_BINARY_DIR/example_data_parallel" \
     >"$tmp/out" 2>&1 || fail "C: exit $?: $(tail -3 "$tmp/out")"
 [ -s "$tmp/c.json" ] || fail "C: no trace written"
@@ -36,6 +41,7 @@ n=$(count "$tmp/c.json" allreduce)
 [ "${n:-0}" -gt 0 ] || fail "C: no allreduce slices ($n)"
 n=$(count "$tmp/c.json" compute)
 [ "${n:-0}" -gt 0 ] || fail "C: no compute slices ($n)"
+fi
 
 # --- a Python program: 4 ranks, 3 allreduces each ------------------------
 # (not with a sanitised library: the interpreter cannot load it)

@@ -287,6 +287,36 @@ static void test_trace_marks(void **state)
     close(fd);
 }
 
+/* HCCN_TRACE=FILE traces a program that makes no trace call: two clusters
+ * one after the other, the file written when each goes, holding both. */
+static void test_env_trace(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/hccn_env_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(setenv("HCCN_TRACE", path, 1), 0);
+    for (int k = 0; k < 2; k++) {
+        hccn_cluster_t *cl;
+        assert_int_equal(hccn_cluster_create(
+                             test_path("configs/laptop-4.json"), NULL, &cl),
+                         HCCN_OK);
+        assert_int_equal(hccn_cluster_run(cl, marked_calls, NULL, NULL),
+                         HCCN_OK);
+        hccn_cluster_destroy(cl);
+        char *text = test_read_file(path);
+        assert_non_null(text);
+        /* 4 ranks x 3 user allreduces per cluster so far. */
+        assert_int_equal(
+            count_of(text, "\"cat\":\"op\",\"name\":\"allreduce\""),
+            12 * (k + 1));
+        free(text);
+    }
+    unsetenv("HCCN_TRACE");
+    unlink(path);
+    close(fd);
+}
+
 /* ------------------------------------------------ communication summary --- */
 
 /* Two NPUs joined by one 10 GB/s, 1 us link each way. */
@@ -418,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_topo_queries),
         cmocka_unit_test(test_topo_edits),
         cmocka_unit_test(test_trace_marks),
+        cmocka_unit_test(test_env_trace),
         cmocka_unit_test(test_summary_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
