@@ -183,7 +183,8 @@ static int write_devices(hccn_sim_trace_t *tr, FILE *f)
         if (tr->slices[i].e_ps < tr->slices[i].b_ps)
             tr->slices[i].e_ps = tr->slices[i].b_ps;
     }
-    qsort(tr->slices, tr->nslices, sizeof(*tr->slices), slice_cmp);
+    if (tr->nslices > 0)        /* a trace of runs without operations */
+        qsort(tr->slices, tr->nslices, sizeof(*tr->slices), slice_cmp);
     for (size_t i = 0; i < tr->nslices;) {
         size_t j = i;
         while (j < tr->nslices && tr->slices[j].dev == tr->slices[i].dev)
@@ -211,7 +212,8 @@ static int seg_cmp(const void *pa, const void *pb)
 
 static void write_links(hccn_sim_trace_t *tr, FILE *f)
 {
-    qsort(tr->segs, tr->nsegs, sizeof(*tr->segs), seg_cmp);
+    if (tr->nsegs > 0)
+        qsort(tr->segs, tr->nsegs, sizeof(*tr->segs), seg_cmp);
     for (int t = 0; t < tr->ntracks; t++) {
         if (tr->tracks[t].nsegs == 0)
             continue;

@@ -62,8 +62,8 @@ static const variant_t HIER_MH = {"hier(mesh,hd)", "mesh", "hd"};
  * 1 the ranks with one local index; the rank of node n, local l is at
  * at[n * L + l]. */
 typedef struct {
-    hccn_levels_t lv;
-    hccn_levels_spec_t spec;
+    hccn_hier_comp_t lv;
+    hccn_hier_levels_t spec;
     const hccn_coll_args_t *a;
     int N, L;
     int *at;
@@ -140,38 +140,38 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
     h->a = a;
     h->N = a->view->nnodes;
     h->L = L;
-    h->spec = (hccn_levels_spec_t){.k = 2, .n = {L, h->N},
+    h->spec = (hccn_hier_levels_t){.k = 2, .n = {L, h->N},
                                    .algo = {v->l0, v->l1}, .name = v->sched};
     h->at = malloc((size_t)a->nranks * sizeof(int));
     if (h->at == NULL)
         return -1;
     for (int r = 0; r < a->nranks; r++)
         h->at[a->view->node[r] * L + a->view->local[r]] = r;
-    return hccn_levels_init(&h->lv, s, a, &h->spec, h->at);
+    return hccn_hier_levels_init(&h->lv, s, a, &h->spec, h->at);
 }
 
 static void hier_free(hier_t *h)
 {
-    hccn_levels_fini(&h->lv);
+    hccn_hier_levels_fini(&h->lv);
     free(h->at);
 }
 
 /* The ranks of node n (by local index), or of level-1 group l (by node). */
 static const int *node_group(hier_t *h, int n)
 {
-    return hccn_levels_group(&h->lv, 0, (uint64_t)n);
+    return hccn_hier_levels_group(&h->lv, 0, (uint64_t)n);
 }
 
 static const int *local_group(hier_t *h, int l)
 {
-    return hccn_levels_group(&h->lv, 1, (uint64_t)l);
+    return hccn_hier_levels_group(&h->lv, 1, (uint64_t)l);
 }
 
 static const hccn_sched_t *flat(hier_t *h, const char *algo,
                                 hccn_coll_t coll, int n, uint64_t count,
                                 int root)
 {
-    return hccn_levels_flat(&h->lv, algo, coll, n, count, root);
+    return hccn_hier_levels_flat(&h->lv, algo, coll, n, count, root);
 }
 
 static hccn_bufmap_t at(hccn_buf_t buf, uint64_t base, uint64_t stride)
@@ -185,14 +185,14 @@ static int put(hier_t *h, const hccn_sched_t *sub, const int *grp,
                const hccn_frontier_t *after, hccn_frontier_t *last,
                int phase)
 {
-    return hccn_levels_put(&h->lv, sub, grp, send, recv, scratch, after,
+    return hccn_hier_levels_put(&h->lv, sub, grp, send, recv, scratch, after,
                            last, phase);
 }
 
 static const hccn_frontier_t *both(hier_t *h, const hccn_frontier_t *a,
                                    const hccn_frontier_t *b)
 {
-    return hccn_levels_both(&h->lv, a, b);
+    return hccn_hier_levels_both(&h->lv, a, b);
 }
 
 /* -------------------------------------------------- broadcast, reduce --- */
@@ -346,12 +346,12 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
         return s;
     int rc = hier_init(&h, s, a, v, L);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
-        rc = hccn_levels_fold(&h.lv);
+        rc = hccn_hier_levels_fold(&h.lv);
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
-        rc = hccn_levels_allreduce(&h.lv, HCCN_HIER_CHUNK);
+        rc = hccn_hier_levels_allreduce(&h.lv, HCCN_HIER_CHUNK);
     else if (rc == 0 && (a->coll == HCCN_COLL_REDUCE_SCATTER ||
                          a->coll == HCCN_COLL_ALLGATHER))
-        rc = hccn_levels_rs_ag(&h.lv);
+        rc = hccn_hier_levels_rs_ag(&h.lv);
     else if (rc == 0 && a->coll == HCCN_COLL_BROADCAST)
         rc = build_broadcast(&h);
     else if (rc == 0)

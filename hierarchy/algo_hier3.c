@@ -170,18 +170,18 @@ static hccn_sched_t *build3(const hccn_coll_args_t *a, const variant3_t *v,
     hccn_sched_t *s = hccn_sched_new(a->nranks, v->sched);
     if (s == NULL || a->count == 0)
         return s;
-    hccn_levels_spec_t spec = {.k = 3, .n = {sh->L, sh->M, sh->P},
+    hccn_hier_levels_t spec = {.k = 3, .n = {sh->L, sh->M, sh->P},
                                .algo = {v->l[0], v->l[1], v->l[2]},
                                .name = v->sched};
-    hccn_levels_t h;
+    hccn_hier_comp_t h;
     int *at = places(a, sh);
-    int rc = at != NULL ? hccn_levels_init(&h, s, a, &spec, at) : -1;
+    int rc = at != NULL ? hccn_hier_levels_init(&h, s, a, &spec, at) : -1;
     if (rc == 0 && a->coll == HCCN_COLL_ALLREDUCE)
-        rc = hccn_levels_allreduce(&h, HCCN_HIER3_CHUNK);
+        rc = hccn_hier_levels_allreduce(&h, HCCN_HIER3_CHUNK);
     else if (rc == 0)
-        rc = hccn_levels_rs_ag(&h);
+        rc = hccn_hier_levels_rs_ag(&h);
     if (at != NULL)
-        hccn_levels_fini(&h);
+        hccn_hier_levels_fini(&h);
     free(at);
     return hccn_hier_finish(s, rc);
 }

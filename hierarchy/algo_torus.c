@@ -56,18 +56,18 @@ hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args)
     }
     for (int r = 0; r < args->nranks; r++)
         at[r] = r;
-    hccn_levels_spec_t spec = {.k = 2, .n = {X, args->nranks / X},
+    hccn_hier_levels_t spec = {.k = 2, .n = {X, args->nranks / X},
                                .algo = {"ring", "ring"}, .name = "torus2d"};
     hccn_coll_args_t a = *args;
     a.view = NULL;
     a.fold_rep = NULL;
-    hccn_levels_t h;
-    int rc = hccn_levels_init(&h, s, &a, &spec, at);
+    hccn_hier_comp_t h;
+    int rc = hccn_hier_levels_init(&h, s, &a, &spec, at);
     if (rc == 0)
         rc = a.coll == HCCN_COLL_ALLREDUCE
-                 ? hccn_levels_allreduce(&h, TORUS_CHUNK)
-                 : hccn_levels_rs_ag(&h);
-    hccn_levels_fini(&h);
+                 ? hccn_hier_levels_allreduce(&h, TORUS_CHUNK)
+                 : hccn_hier_levels_rs_ag(&h);
+    hccn_hier_levels_fini(&h);
     free(at);
     return hccn_hier_finish(s, rc);
 }

@@ -39,23 +39,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hccn/hccn_sim.h"
 #include "hierarchy/sched.h"
 
-typedef enum {
-    HCCN_COLL_ALLREDUCE,
-    HCCN_COLL_REDUCE_SCATTER,
-    HCCN_COLL_ALLGATHER,
-    HCCN_COLL_BROADCAST,
-    HCCN_COLL_REDUCE,
-    HCCN_COLL_ALLTOALL,
-    HCCN_COLL_SCATTER,
-    HCCN_COLL_GATHER,
-    HCCN_COLL_BARRIER,
-    HCCN_COLL_ALLTOALLV,
-    HCCN_COLL_ALLGATHERV,
-    HCCN_COLL_REDUCE_SCATTERV,
-    HCCN_COLL_COUNT
-} hccn_coll_t;
+/* hccn_coll_t (the collective kinds) is public: include/hccn/hccn_sim.h. */
 
 /* Where each communicator rank sits: node and index inside the node, in the
  * world topology, and the pod (the nodes under one leaf switch) of its

@@ -8,7 +8,7 @@
 #include "hierarchy/levels.h"
 
 /* A place's stride at level i: the product of the group sizes below. */
-static uint64_t stride(const hccn_levels_spec_t *lv, int i)
+static uint64_t stride(const hccn_hier_levels_t *lv, int i)
 {
     uint64_t st = 1;
     for (int j = 0; j < i; j++)
@@ -16,8 +16,8 @@ static uint64_t stride(const hccn_levels_spec_t *lv, int i)
     return st;
 }
 
-int hccn_levels_init(hccn_levels_t *h, hccn_sched_t *s,
-                     const hccn_coll_args_t *a, const hccn_levels_spec_t *lv,
+int hccn_hier_levels_init(hccn_hier_comp_t *h, hccn_sched_t *s,
+                     const hccn_coll_args_t *a, const hccn_hier_levels_t *lv,
                      const int *at)
 {
     int most = 1;
@@ -40,7 +40,7 @@ int hccn_levels_init(hccn_levels_t *h, hccn_sched_t *s,
                : -1;
 }
 
-void hccn_levels_fini(hccn_levels_t *h)
+void hccn_hier_levels_fini(hccn_hier_comp_t *h)
 {
     for (int i = 0; i < HCCN_LEVELS_MEMO; i++) {
         hccn_sched_free(h->memo[i].s);
@@ -54,7 +54,7 @@ void hccn_levels_fini(hccn_levels_t *h)
     free(h->grp);
 }
 
-int hccn_levels_fold(hccn_levels_t *h)
+int hccn_hier_levels_fold(hccn_hier_comp_t *h)
 {
     const hccn_coll_args_t *a = h->a;
     int n0 = h->lv->n[0];
@@ -74,7 +74,7 @@ int hccn_levels_fold(hccn_levels_t *h)
     return 0;
 }
 
-const hccn_sched_t *hccn_levels_flat(hccn_levels_t *h, const char *algo,
+const hccn_sched_t *hccn_hier_levels_flat(hccn_hier_comp_t *h, const char *algo,
                                      hccn_coll_t coll, int n, uint64_t count,
                                      int root)
 {
@@ -104,12 +104,12 @@ const hccn_sched_t *hccn_levels_flat(hccn_levels_t *h, const char *algo,
     return s;
 }
 
-uint64_t hccn_levels_ngroups(const hccn_levels_t *h, int i)
+uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i)
 {
     return (uint64_t)h->a->nranks / (uint64_t)h->lv->n[i];
 }
 
-const int *hccn_levels_group(hccn_levels_t *h, int i, uint64_t g)
+const int *hccn_hier_levels_group(hccn_hier_comp_t *h, int i, uint64_t g)
 {
     uint64_t st = stride(h->lv, i), span = st * (uint64_t)h->lv->n[i];
     uint64_t first = g / st * span + g % st;
@@ -123,7 +123,7 @@ const int *hccn_levels_group(hccn_levels_t *h, int i, uint64_t g)
  * to the order of its steps (hierarchy/fold.h); then the entry's fold
  * says how member 0's receives pair. The members' NPUs are alike here
  * (the run checked the topology), so bytes stand for costs. */
-static const hccn_sched_fold_t *outer_fold(hccn_levels_t *h,
+static const hccn_sched_fold_t *outer_fold(hccn_hier_comp_t *h,
                                            const hccn_sched_t *sub)
 {
     int i = 0;
@@ -157,7 +157,7 @@ static const hccn_sched_fold_t *outer_fold(hccn_levels_t *h,
     return h->memo[i].folds > 0 ? &h->memo[i].fold : NULL;
 }
 
-int hccn_levels_put(hccn_levels_t *h, const hccn_sched_t *sub,
+int hccn_hier_levels_put(hccn_hier_comp_t *h, const hccn_sched_t *sub,
                     const int *grp, hccn_bufmap_t send, hccn_bufmap_t recv,
                     uint64_t scratch, const hccn_frontier_t *after,
                     hccn_frontier_t *last, int phase)
@@ -178,7 +178,7 @@ int hccn_levels_put(hccn_levels_t *h, const hccn_sched_t *sub,
     return hccn_sched_compose(h->s, sub, &how, last);
 }
 
-const hccn_frontier_t *hccn_levels_both(hccn_levels_t *h,
+const hccn_frontier_t *hccn_hier_levels_both(hccn_hier_comp_t *h,
                                         const hccn_frontier_t *a,
                                         const hccn_frontier_t *b)
 {

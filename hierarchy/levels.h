@@ -48,13 +48,13 @@ typedef struct {
     int n[HCCN_LEVELS_MAX];              /* group size of each level */
     const char *algo[HCCN_LEVELS_MAX];   /* its flat algorithm */
     const char *name;                    /* the schedule's name */
-} hccn_levels_spec_t;
+} hccn_hier_levels_t;
 
 /* A composition under way. */
 typedef struct {
     hccn_sched_t *s;
     const hccn_coll_args_t *a;
-    const hccn_levels_spec_t *lv;
+    const hccn_hier_levels_t *lv;
     const int *at;                 /* place -> rank, nranks entries */
     int *grp;                      /* one group's ranks */
     hccn_frontier_t *f[HCCN_LEVELS_MAX];  /* each level's latest sinks */
@@ -74,50 +74,50 @@ typedef struct {
      * its steps are kept (node 0's); NULL for a whole build. */
     unsigned char *keep;
     int unfoldable;                /* an outer schedule does not fold */
-} hccn_levels_t;
+} hccn_hier_comp_t;
 
 /* Starts a composition into s for a (places by lv and at). 0, or -1 on no
- * memory (hccn_levels_fini is still to be called). */
-int hccn_levels_init(hccn_levels_t *h, hccn_sched_t *s,
-                     const hccn_coll_args_t *a, const hccn_levels_spec_t *lv,
+ * memory (hccn_hier_levels_fini is still to be called). */
+int hccn_hier_levels_init(hccn_hier_comp_t *h, hccn_sched_t *s,
+                     const hccn_coll_args_t *a, const hccn_hier_levels_t *lv,
                      const int *at);
-void hccn_levels_fini(hccn_levels_t *h);
+void hccn_hier_levels_fini(hccn_hier_comp_t *h);
 
 /* Folded builds: keeps the ranks of level-0 group 0 when a->fold_rep asks
  * for them (they must be ranks 0 .. fold_nrep-1, each other rank's copy
  * the rank of that group with its level-0 index), two levels only; marks
  * s folded. 0 (also when it does not apply), -1 on no memory. */
-int hccn_levels_fold(hccn_levels_t *h);
+int hccn_hier_levels_fold(hccn_hier_comp_t *h);
 
 /* The flat schedule of algo for n ranks (owned by h; NULL if it cannot be
  * built). */
-const hccn_sched_t *hccn_levels_flat(hccn_levels_t *h, const char *algo,
+const hccn_sched_t *hccn_hier_levels_flat(hccn_hier_comp_t *h, const char *algo,
                                      hccn_coll_t coll, int n, uint64_t count,
                                      int root);
 
 /* The ranks of group g of level i, by index in the group (h's buffer).
  * Groups are numbered by their first member's place. */
-const int *hccn_levels_group(hccn_levels_t *h, int i, uint64_t g);
+const int *hccn_hier_levels_group(hccn_hier_comp_t *h, int i, uint64_t g);
 
 /* Groups of level i. */
-uint64_t hccn_levels_ngroups(const hccn_levels_t *h, int i);
+uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i);
 
 /* Appends sub for the ranks of grp, its SEND and RECV mapped as given, its
  * SCRATCH at scratch; its roots wait for after, its sinks go to last.
  * Folded, only kept ranks are appended. 0, or -1 with s->failed set. */
-int hccn_levels_put(hccn_levels_t *h, const hccn_sched_t *sub,
+int hccn_hier_levels_put(hccn_hier_comp_t *h, const hccn_sched_t *sub,
                     const int *grp, hccn_bufmap_t send, hccn_bufmap_t recv,
                     uint64_t scratch, const hccn_frontier_t *after,
                     hccn_frontier_t *last, int phase);
 
 /* tmp = a | b (h's buffer). */
-const hccn_frontier_t *hccn_levels_both(hccn_levels_t *h,
+const hccn_frontier_t *hccn_hier_levels_both(hccn_hier_comp_t *h,
                                         const hccn_frontier_t *a,
                                         const hccn_frontier_t *b);
 
 /* The collectives: append a->coll's schedule to h->s. 0, or -1 with
  * h->s->failed set. chunk is allreduce's default chunk in bytes. */
-int hccn_levels_allreduce(hccn_levels_t *h, uint64_t chunk);
-int hccn_levels_rs_ag(hccn_levels_t *h);
+int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk);
+int hccn_hier_levels_rs_ag(hccn_hier_comp_t *h);
 
 #endif /* HCCN_HIERARCHY_LEVELS_H */

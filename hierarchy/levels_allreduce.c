@@ -16,7 +16,7 @@ typedef struct {
 } ar_t;
 
 /* Place digits: the index at level j of the places below level i of g. */
-static uint64_t base(const hccn_levels_t *h, const ar_t *c, int i, uint64_t g)
+static uint64_t base(const hccn_hier_comp_t *h, const ar_t *c, int i, uint64_t g)
 {
     uint64_t off = 0, rest = g;
     for (int j = 0; j < i; j++) {
@@ -28,23 +28,23 @@ static uint64_t base(const hccn_levels_t *h, const ar_t *c, int i, uint64_t g)
 
 /* The groups of level i a phase is appended on: all, or level-0 group 0
  * alone when folded. */
-static uint64_t groups(const hccn_levels_t *h, int i)
+static uint64_t groups(const hccn_hier_comp_t *h, int i)
 {
-    return h->keep != NULL && i == 0 ? 1 : hccn_levels_ngroups(h, i);
+    return h->keep != NULL && i == 0 ? 1 : hccn_hier_levels_ngroups(h, i);
 }
 
 /* Level i runs coll on count elements in every group: SEND (sbuf) and
  * RECV at byte o plus the group's base, member strides ss and rs; after
  * `after`, sinks into f[i]. */
-static void run(hccn_levels_t *h, const ar_t *c, int i, hccn_coll_t coll,
+static void run(hccn_hier_comp_t *h, const ar_t *c, int i, hccn_coll_t coll,
                 uint64_t count, hccn_buf_t sbuf, uint64_t o, uint64_t ss,
                 uint64_t rs, const hccn_frontier_t *after, int phase)
 {
-    const hccn_sched_t *sub = hccn_levels_flat(h, h->lv->algo[i], coll,
+    const hccn_sched_t *sub = hccn_hier_levels_flat(h, h->lv->algo[i], coll,
                                                h->lv->n[i], count, 0);
     for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++) {
         uint64_t at = o + base(h, c, i, g);
-        hccn_levels_put(h, sub, hccn_levels_group(h, i, g),
+        hccn_hier_levels_put(h, sub, hccn_hier_levels_group(h, i, g),
                         (hccn_bufmap_t){sbuf, at, ss},
                         (hccn_bufmap_t){HCCN_BUF_RECV, at, rs}, h->sbase[i],
                         after, h->f[i], phase);
@@ -53,14 +53,14 @@ static void run(hccn_levels_t *h, const ar_t *c, int i, hccn_coll_t coll,
 
 /* Level i starts after its own last phase and, above level 0, the one
  * below it. */
-static const hccn_frontier_t *up_after(hccn_levels_t *h, int i)
+static const hccn_frontier_t *up_after(hccn_hier_comp_t *h, int i)
 {
-    return i == 0 ? h->f[0] : hccn_levels_both(h, h->f[i - 1], h->f[i]);
+    return i == 0 ? h->f[0] : hccn_hier_levels_both(h, h->f[i - 1], h->f[i]);
 }
 
 /* The climb of the chunk at byte o: reduce-scatters, then the top's
  * allreduce, whose sinks are kept in ftop for the chunk's descent. */
-static void up(hccn_levels_t *h, const ar_t *c, uint64_t o,
+static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
                hccn_frontier_t *ftop)
 {
     const size_t e = h->a->esize;
@@ -75,13 +75,13 @@ static void up(hccn_levels_t *h, const ar_t *c, uint64_t o,
 }
 
 /* The descent of the chunk at byte o, once its top (ftop) is done. */
-static void down(hccn_levels_t *h, const ar_t *c, uint64_t o,
+static void down(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
                  const hccn_frontier_t *ftop)
 {
     const size_t e = h->a->esize;
     for (int i = c->top - 1; i >= 0; i--) {
         const hccn_frontier_t *after =
-            hccn_levels_both(h, h->f[i], i == c->top - 1 ? ftop : h->f[i + 1]);
+            hccn_hier_levels_both(h, h->f[i], i == c->top - 1 ? ftop : h->f[i + 1]);
         run(h, c, i, HCCN_COLL_ALLGATHER, c->blk[i] / e, HCCN_BUF_RECV, o,
             c->blk[i], 0, after, 2 * c->top + 1 - i);
     }
@@ -89,13 +89,13 @@ static void down(hccn_levels_t *h, const ar_t *c, uint64_t o,
 
 /* The last t elements at byte o: an allreduce at every level, in place on
  * RECV above level 0. */
-static void tail(hccn_levels_t *h, const ar_t *c, uint64_t o, uint64_t t)
+static void tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o, uint64_t t)
 {
     for (int i = 0; i <= c->top; i++) {
-        const hccn_sched_t *sub = hccn_levels_flat(
+        const hccn_sched_t *sub = hccn_hier_levels_flat(
             h, h->lv->algo[i], HCCN_COLL_ALLREDUCE, h->lv->n[i], t, 0);
         for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++)
-            hccn_levels_put(h, sub, hccn_levels_group(h, i, g),
+            hccn_hier_levels_put(h, sub, hccn_hier_levels_group(h, i, g),
                             (hccn_bufmap_t){i == 0 ? HCCN_BUF_SEND
                                                    : HCCN_BUF_RECV, o, 0},
                             (hccn_bufmap_t){HCCN_BUF_RECV, o, 0},
@@ -105,16 +105,16 @@ static void tail(hccn_levels_t *h, const ar_t *c, uint64_t o, uint64_t t)
 }
 
 /* SCRATCH bytes of a flat schedule (0 if none or it cannot be built). */
-static uint64_t probe(hccn_levels_t *h, int i, hccn_coll_t coll,
+static uint64_t probe(hccn_hier_comp_t *h, int i, hccn_coll_t coll,
                       uint64_t count)
 {
-    const hccn_sched_t *s = count > 0 ? hccn_levels_flat(
+    const hccn_sched_t *s = count > 0 ? hccn_hier_levels_flat(
         h, h->lv->algo[i], coll, h->lv->n[i], count, 0) : NULL;
     return s != NULL ? s->scratch_bytes : 0;
 }
 
 /* Levels overlap in time, so each gets its own SCRATCH range. */
-static void scratch(hccn_levels_t *h, const ar_t *c, uint64_t t)
+static void scratch(hccn_hier_comp_t *h, const ar_t *c, uint64_t t)
 {
     const size_t e = h->a->esize;
     h->sbase[0] = 0;
@@ -141,7 +141,7 @@ static void room_add(const hccn_sched_t *sub, int y, uint64_t times,
  * time. Each phase's first steps also wait for the last phase's: the room
  * allows one dependency more a step, an estimate (what goes beyond it is
  * grown into, as without room). */
-static void reserve(hccn_levels_t *h, const ar_t *c, uint64_t K, uint64_t t)
+static void reserve(hccn_hier_comp_t *h, const ar_t *c, uint64_t K, uint64_t t)
 {
     const size_t e = h->a->esize;
     int n = h->a->nranks;
@@ -157,7 +157,7 @@ static void reserve(hccn_levels_t *h, const ar_t *c, uint64_t K, uint64_t t)
             if ((top && w < 2) || (!top && w == 2) || (is_tail && t == 0))
                 continue;
             uint64_t count = is_tail ? t : c->blk[top ? i - 1 : i] / e;
-            const hccn_sched_t *sub = hccn_levels_flat(
+            const hccn_sched_t *sub = hccn_hier_levels_flat(
                 h, h->lv->algo[i], is_tail ? HCCN_COLL_ALLREDUCE : kind[w],
                 h->lv->n[i], count, 0);
             uint64_t times = is_tail ? 1 : K, stv = 1;
@@ -167,7 +167,7 @@ static void reserve(hccn_levels_t *h, const ar_t *c, uint64_t K, uint64_t t)
                 room_add(sub, (int)((uint64_t)x / stv % h->lv->n[i]), times,
                          &st[h->at[x]], &dp[h->at[x]]);
             xf += sub != NULL ? times * sub->nxfers *
-                                    hccn_levels_ngroups(h, i) : 0;
+                                    hccn_hier_levels_ngroups(h, i) : 0;
         }
     ok &= xf < UINT32_MAX;
     for (int r = 0; ok && r < n; r++) {
@@ -181,7 +181,7 @@ static void reserve(hccn_levels_t *h, const ar_t *c, uint64_t K, uint64_t t)
     free(room);
 }
 
-int hccn_levels_allreduce(hccn_levels_t *h, uint64_t chunk)
+int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
 {
     const size_t e = h->a->esize;
     ar_t c = {.top = h->lv->k - 1, .unit = 1};

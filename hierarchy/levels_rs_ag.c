@@ -7,7 +7,7 @@
 #include "hierarchy/levels.h"
 
 /* Instances per group in phase i: the combinations of places above i. */
-static uint64_t above(const hccn_levels_spec_t *lv, int i)
+static uint64_t above(const hccn_hier_levels_t *lv, int i)
 {
     uint64_t x = 1;
     for (int j = i + 1; j < lv->k; j++)
@@ -23,23 +23,23 @@ typedef struct {
 
 /* One phase: level i's flat schedule on every group and every instance z,
  * reading in at in_off + z * in_z, writing out at out_off + z * out_z. */
-static int phase(hccn_levels_t *h, phases_t *ph, int i, hccn_buf_t in,
+static int phase(hccn_hier_comp_t *h, phases_t *ph, int i, hccn_buf_t in,
                  uint64_t in_off, uint64_t in_z, hccn_buf_t out,
                  uint64_t out_off, uint64_t out_z)
 {
-    const hccn_levels_spec_t *lv = h->lv;
-    const hccn_sched_t *sub = hccn_levels_flat(h, lv->algo[i], h->a->coll,
+    const hccn_hier_levels_t *lv = h->lv;
+    const hccn_sched_t *sub = hccn_hier_levels_flat(h, lv->algo[i], h->a->coll,
                                                lv->n[i], h->a->count, 0);
     uint64_t X = above(lv, i);
     if (sub == NULL) {
         h->s->failed = 1;
         return -1;
     }
-    for (uint64_t g = 0; g < hccn_levels_ngroups(h, i); g++) {
-        const int *grp = hccn_levels_group(h, i, g);
+    for (uint64_t g = 0; g < hccn_hier_levels_ngroups(h, i); g++) {
+        const int *grp = hccn_hier_levels_group(h, i, g);
         for (uint64_t z = 0; z < X; z++) {
             /* Concurrent instances: a SCRATCH of their own each. */
-            if (hccn_levels_put(h, sub, grp,
+            if (hccn_hier_levels_put(h, sub, grp,
                                 (hccn_bufmap_t){in, in_off + z * in_z, 0},
                                 (hccn_bufmap_t){out, out_off + z * out_z, 0},
                                 ph->scratch + z * sub->scratch_bytes,
@@ -61,10 +61,10 @@ static int phase(hccn_levels_t *h, phases_t *ph, int i, hccn_buf_t in,
 
 /* Reduce-scatter: phase i reads X(i-1) blocks (SEND, or phase i-1's
  * region) and leaves X(i) in its region (the last phase in RECV). */
-static int reduce_scatter(hccn_levels_t *h, phases_t *ph,
+static int reduce_scatter(hccn_hier_comp_t *h, phases_t *ph,
                           const uint64_t *region, int first, int last)
 {
-    const hccn_levels_spec_t *lv = h->lv;
+    const hccn_hier_levels_t *lv = h->lv;
     uint64_t b = h->a->count * h->a->esize;
     hccn_buf_t in = HCCN_BUF_SEND;
     uint64_t in_off = 0;
@@ -84,10 +84,10 @@ static int reduce_scatter(hccn_levels_t *h, phases_t *ph,
 
 /* Allgather: phase i reads X(i) blocks (SEND for the outermost) and
  * writes X(i) n[i] into its region (RECV for the innermost). */
-static int allgather(hccn_levels_t *h, phases_t *ph, const uint64_t *region,
+static int allgather(hccn_hier_comp_t *h, phases_t *ph, const uint64_t *region,
                      int first, int last)
 {
-    const hccn_levels_spec_t *lv = h->lv;
+    const hccn_hier_levels_t *lv = h->lv;
     uint64_t b = h->a->count * h->a->esize;
     hccn_buf_t in = HCCN_BUF_SEND;
     uint64_t in_off = 0;
@@ -105,9 +105,9 @@ static int allgather(hccn_levels_t *h, phases_t *ph, const uint64_t *region,
     return 0;
 }
 
-int hccn_levels_rs_ag(hccn_levels_t *h)
+int hccn_hier_levels_rs_ag(hccn_hier_comp_t *h)
 {
-    const hccn_levels_spec_t *lv = h->lv;
+    const hccn_hier_levels_t *lv = h->lv;
     int rs = h->a->coll == HCCN_COLL_REDUCE_SCATTER, first = 0, last;
     uint64_t region[HCCN_LEVELS_MAX], end = 0;
     for (last = lv->k - 1; last > 0 && lv->n[last] < 2; last--)

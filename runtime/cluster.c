@@ -140,6 +140,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         goto fail_destroy;
     for (int r = 0; r < cl->nranks; r++)
         cl->ctxs[r].world = cl->world->handles[r];
+    hccn_rt_env_trace_attach(cl);   /* HCCN_TRACE=FILE */
     *out = cl;
     return HCCN_OK;
 
@@ -195,6 +196,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
 {
     if (cl == NULL)
         return;
+    hccn_rt_env_trace_detach(cl);    /* HCCN_TRACE: writes the file */
     hccn_rt_free_subcomms(cl);
     if (cl->world != NULL)
         hccn_rt_comm_free(cl->world);
@@ -311,6 +313,7 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         hccn_ctx_t *ctx = &cl->ctxs[r];
         free(ctx->group_ops);
         ctx->group_ops = NULL;
+        hccn_rt_summary_end(ctx);
         ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
     }
     if (rank_status != NULL)
@@ -553,7 +556,7 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
                              "[0, 1e12] (got %g)",
                              ctx->rank, seconds);
     hccn_sim_engine_t *eng = ctx->cl->eng;
-    if (hccn_sim_engine_trace(eng) == NULL) {
+    if (hccn_sim_engine_trace(eng) == NULL && ctx->sum == NULL) {
         hccn_sim_advance(eng, ctx->rank, seconds);
         return HCCN_OK;
     }

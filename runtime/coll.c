@@ -245,7 +245,9 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
         .out_elems = out, .pick = pick, .blocking = c->blocking};
     /* Unused buffers are passed on as given; schedules never touch them. */
-    return hccn_rt_coll_post(comm, &a, algo, &call, fut);
+    if ((rc = hccn_rt_coll_post(comm, &a, algo, &call, fut)) == HCCN_OK)
+        hccn_rt_note_post(*fut, &a, algo, spec);
+    return rc;
 }
 
 /* A blocking call: post, then wait — or, inside a group, leave the wait to

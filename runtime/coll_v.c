@@ -393,6 +393,7 @@ static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
     p.call.blocking = blocking;
     if ((rc = hccn_rt_coll_post(comm, &p.a, algo, &p.call, &f)) != HCCN_OK)
         return rc;   /* p.v went with the call */
+    hccn_rt_note_post(f, &p.a, algo, NULL);
     if (!blocking) {
         *fut = f;
         return HCCN_OK;

@@ -1182,6 +1182,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
     }
     ctx->last_duration = hccn_sim_batch_end(op->batch) - op->t_call;
+    hccn_rt_summary_op(op);             /* no-op unless summarising */
     return HCCN_OK;
 }
 
@@ -1190,6 +1191,7 @@ void hccn_rt_op_free(rt_op_t *op)
     if (op == NULL)
         return;
     hccn_rt_trace_op(op);               /* no-op unless tracing */
+    hccn_rt_summary_op(op);             /* once: it may have been waited */
     if (op->listed)
         list_remove(op->ctx, op);
     if (!op->waited && op->comm != NULL) {

@@ -3,7 +3,9 @@
  * one is attached to its engine: a collective is one slice, its phases
  * (hccn_step_t.phase, named by hccn_sched_phase_name) slices inside it and
  * its steps slices inside their phases, all from the engine's simulated
- * times. Without a trace these functions return at once.
+ * times. Without a trace these functions return at once. Operations
+ * marked HCCN_MARK_SYNC are left out; HCCN_MARK_WARMUP ones are named
+ * "NAME (warm-up)" with "warmup":1 in their arguments.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 
 #include "device_sim/trace.h"
+#include "hccn/hccn_sim.h"
 #include "runtime/rt.h"
 
 #define ARGS_MAX 160
@@ -115,6 +118,15 @@ static void add_steps(group_t *g, const rt_op_t *op, const int *slot)
     }
 }
 
+/* The operation's slice name: base, or "base (warm-up)" when marked so. */
+static const char *op_name(const rt_op_t *op, const char *base, char buf[48])
+{
+    if (op->mark != HCCN_MARK_WARMUP)
+        return base;
+    snprintf(buf, 48, "%s (warm-up)", base);
+    return buf;
+}
+
 static void trace_coll(hccn_sim_trace_t *tr, const rt_op_t *op)
 {
     const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
@@ -124,18 +136,21 @@ static void trace_coll(hccn_sim_trace_t *tr, const rt_op_t *op)
         group_free(&g);
         return;
     }
+    char name[48];
     g.n = 1;
     g.s[0] = (hccn_sim_trace_slice_t){
         .depth = HCCN_SIM_TRACE_OP, .parent = -1,
         .begin = hccn_sim_batch_start(op->batch),
         .end = hccn_sim_batch_end(op->batch),
-        .name = hccn_rt_fp_name(op->fp.coll), .args = g.args[0]};
+        .name = op_name(op, hccn_rt_fp_name(op->fp.coll), name),
+        .args = g.args[0]};
     snprintf(g.args[0], ARGS_MAX,
              "\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"dtype\":\"%s\","
-             "\"algorithm\":\"%s\",\"comm\":%" PRIu64 ",\"seq\":%" PRIu64,
+             "\"algorithm\":\"%s\",\"comm\":%" PRIu64 ",\"seq\":%" PRIu64
+             "%s",
              op->count, op->count * hccn_dtype_size(op->dtype),
              hccn_dtype_name(op->dtype), op->sched->algo, op->comm->sh->uid,
-             op->seq);
+             op->seq, op->mark == HCCN_MARK_WARMUP ? ",\"warmup\":1" : "");
     add_phases(&g, op, slot);
     add_steps(&g, op, slot);
     hccn_sim_trace_record(tr, op->ctx->rank, g.s, g.n);
@@ -144,15 +159,16 @@ static void trace_coll(hccn_sim_trace_t *tr, const rt_op_t *op)
 
 static void trace_p2p(hccn_sim_trace_t *tr, const rt_op_t *op)
 {
-    char args[ARGS_MAX];
+    char args[ARGS_MAX], name[48];
     int send = op->kind == RT_OP_SEND;
-    snprintf(args, sizeof(args), "\"peer\":%d,\"bytes\":%zu",
-             op->comm->sh->world[op->peer], op->bytes);
+    snprintf(args, sizeof(args), "\"peer\":%d,\"bytes\":%zu%s",
+             op->comm->sh->world[op->peer], op->bytes,
+             op->mark == HCCN_MARK_WARMUP ? ",\"warmup\":1" : "");
     hccn_sim_trace_slice_t s = {
         .depth = HCCN_SIM_TRACE_OP, .parent = -1,
         .begin = hccn_sim_batch_start(op->batch),
         .end = hccn_sim_batch_end(op->batch),
-        .name = send ? "send" : "recv", .args = args};
+        .name = op_name(op, send ? "send" : "recv", name), .args = args};
     hccn_sim_trace_record(tr, op->ctx->rank, &s, 1);
 }
 
@@ -161,6 +177,7 @@ void hccn_rt_trace_op(const rt_op_t *op)
     hccn_cluster_t *cl = op->ctx->cl;
     hccn_sim_trace_t *tr = hccn_sim_engine_trace(cl->eng);
     if (tr == NULL || op->batch == NULL || op->status != HCCN_OK ||
+        op->mark == HCCN_MARK_SYNC ||
         !hccn_sim_batch_done(cl->eng, op->batch) ||
         hccn_sim_batch_status(cl->eng, op->batch, NULL, 0) != HCCN_OK)
         return;
@@ -172,6 +189,7 @@ void hccn_rt_trace_op(const rt_op_t *op)
 
 void hccn_rt_trace_compute(hccn_ctx_t *ctx, double t0, double t1)
 {
+    hccn_rt_summary_compute(ctx, t0, t1);
     hccn_sim_trace_t *tr = hccn_sim_engine_trace(ctx->cl->eng);
     if (tr == NULL || !(t1 > t0))
         return;

@@ -45,8 +45,11 @@ static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
         if (rc != HCCN_OK)
             return rc;
     }
-    return hccn_rt_p2p_post(comm, is_send, (void *)buf, (size_t)bytes, peer,
-                            fut);
+    hccn_status_t rc = hccn_rt_p2p_post(comm, is_send, (void *)buf,
+                                        (size_t)bytes, peer, fut);
+    if (rc == HCCN_OK)
+        (*fut)->mark = comm->ctx->mark;
+    return rc;
 }
 
 

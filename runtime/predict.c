@@ -222,9 +222,15 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         return hccn_rt_error(HCCN_ERR_INVALID, "predict: call %d: %s has no "
                              "in-place form", i, hccn_coll_name(c->coll));
     hccn_hier_select_in_t in = {p->topo, p->world, c->spec, p->select_cache};
-    char why[256];
+    char why[256], report[1024];
+    /* HCCN_DEBUG=INFO: the choice of every call, as a run with data logs
+     * it on rank 0. */
+    int log = hccn_rt_log_on(HCCN_LOG_INFO);
     const hccn_algo_t *algo = hccn_hier_select(&a, &in, why, sizeof(why),
-                                               NULL, 0);
+                                               log ? report : NULL,
+                                               sizeof(report));
+    if (algo != NULL && log)
+        hccn_rt_log(HCCN_LOG_INFO, "timing only: call %d: %s", i, report);
     if (algo == NULL)
         return hccn_rt_error(hccn_hier_algo_find(c->spec) != NULL
                                  ? HCCN_ERR_UNSUPPORTED : HCCN_ERR_INVALID,

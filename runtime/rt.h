@@ -70,6 +70,8 @@ struct hccn_ctx {
     rt_op_t **group_ops;          /* posted inside the group, to wait */
     int ngroup, capgroup;
     char errmsg[RT_ERR_MAX];      /* message of the rank's failure */
+    int mark;                     /* HCCN_MARK_* of the ops it posts now */
+    struct rt_summary *sum;       /* hccn_summary_mark's record, or NULL */
 };
 
 struct hccn_cluster {
@@ -277,6 +279,15 @@ typedef struct {
     rt_part_t part;               /* this rank's tasks for sched */
 } rt_pick_t;
 
+/* The selection of a rank's last collective on a communicator, kept so
+ * that hccn_comm_last_choice can say what ran and why (sim_predict.c). */
+typedef struct {
+    hccn_coll_args_t args;        /* its arguments (no count arrays) */
+    const hccn_algo_t *algo;      /* NULL before the first */
+    char sched[48];               /* the schedule's name */
+    char spec[RT_PICK_SPEC];      /* the override it was chosen under */
+} rt_last_choice_t;
+
 struct hccn_comm {
     rt_comm_t *sh;
     hccn_ctx_t *ctx;
@@ -295,6 +306,7 @@ struct hccn_comm {
     int next_pick;                    /* the one to replace next */
     char *scratch;                    /* a spare SCRATCH buffer for the */
     size_t scratch_bytes;             /*   next collective, or NULL */
+    rt_last_choice_t last;            /* its last collective's choice */
 };
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world);
@@ -346,6 +358,8 @@ enum { RT_STAGE_ARRIVE, RT_STAGE_READY, RT_STAGE_RUN, RT_STAGE_DONE };
 struct hccn_future {
     int kind;
     int stage;
+    int mark;                     /* HCCN_MARK_* it was posted under */
+    int summed;                   /* counted in the rank's summary */
     hccn_ctx_t *ctx;
     hccn_comm_t *comm;
     hccn_sim_batch_t *batch;
@@ -502,6 +516,23 @@ void hccn_rt_trace_op(const rt_op_t *op);
 
 /* Records compute of ctx's rank from t0 to t1 (simulated seconds). */
 void hccn_rt_trace_compute(hccn_ctx_t *ctx, double t0, double t1);
+
+/* Notes a collective just posted on comm: its mark, and its selection for
+ * hccn_comm_last_choice (spec: the override it was chosen under). */
+void hccn_rt_note_post(rt_op_t *op, const hccn_coll_args_t *a,
+                       const hccn_algo_t *algo, const char *spec);
+
+/* Adds a completed operation / a stretch of compute to the rank's
+ * communication summary when one is being kept (sim_stats.c). */
+void hccn_rt_summary_op(rt_op_t *op);
+void hccn_rt_summary_compute(hccn_ctx_t *ctx, double t0, double t1);
+/* Drops the rank's summary and mark (the end of a run). */
+void hccn_rt_summary_end(hccn_ctx_t *ctx);
+
+/* HCCN_TRACE=FILE: attaches the process's trace to a new cluster, and
+ * detaches it (writing FILE) when the cluster goes (sim_trace.c). */
+void hccn_rt_env_trace_attach(hccn_cluster_t *cl);
+void hccn_rt_env_trace_detach(hccn_cluster_t *cl);
 
 /* ------------------------------------------------------------ diagnosis */
 

@@ -17,9 +17,8 @@
 #include <strings.h>
 
 #include "hccn/hccn.h"
+#include "hccn/hccn_sim.h"
 #include "tools/tool_size.h"
-#include "hierarchy/cost.h"
-#include "hierarchy/select.h"
 
 typedef struct {
     const char *topo, *spec;
@@ -28,7 +27,8 @@ typedef struct {
     uint64_t bytes;
     int have_bytes;
     size_t esize;
-    hccn_cost_mode_t mode;
+    hccn_dtype_t dtype;     /* one of esize bytes */
+    int mode;               /* HCCN_PREDICT_* */
 } opts_t;
 
 static void usage(FILE *f)
@@ -86,12 +86,14 @@ static int parse_coll(const char *s, hccn_coll_t *out)
     return -1;
 }
 
-static int parse_mode(const char *s, hccn_cost_mode_t *out)
+static int parse_mode(const char *s, int *out)
 {
     static const char *names[] = {"auto", "engine", "model"};
+    static const int modes[] = {HCCN_PREDICT_AUTO, HCCN_PREDICT_ENGINE,
+                                HCCN_PREDICT_MODEL};
     for (int i = 0; i < 3; i++)
         if (strcmp(s, names[i]) == 0) {
-            *out = (hccn_cost_mode_t)i;
+            *out = modes[i];
             return 0;
         }
     return -1;
@@ -142,6 +144,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
     }
     o->esize = (size_t)e;
+    o->dtype = e == 1 ? HCCN_INT8 : e == 2 ? HCCN_FP16 : e == 4 ? HCCN_FP32
+                                                                : HCCN_FP64;
     if (optind < argc)
         return bad("unexpected argument '%s'", argv[optind]);
     int any = o->topo || o->have_coll || o->have_bytes || o->nranks ||
@@ -156,15 +160,17 @@ static int parse_args(int argc, char **argv, opts_t *o)
 
 static void list(void)
 {
-    for (const hccn_algo_t *a = hccn_hier_algos(); a->name; a++) {
-        printf("%-10s %s%s\n", a->name, a->description,
-               hccn_hier_cost_known(a->name) ? ""
-                                             : " (no cost model: chosen only "
-                                               "when forced)");
+    for (int i = 0; i < hccn_algo_count(); i++) {
+        hccn_algo_info_t a = {.struct_size = sizeof(a)};
+        if (hccn_algo_info(i, &a) != HCCN_OK)
+            continue;
+        printf("%-10s %s%s\n", a.name, a.description,
+               a.cost_known ? "" : " (no cost model: chosen only when "
+                                   "forced)");
         printf("%-10s", "");
         const char *sep = " ";
         for (int c = 0; c < HCCN_COLL_COUNT; c++)
-            if (a->colls & 1u << c) {
+            if (a.colls & 1u << c) {
                 printf("%s%s", sep, hccn_coll_name((hccn_coll_t)c));
                 sep = ", ";
             }
@@ -191,140 +197,86 @@ static uint64_t count_of(const opts_t *o, int n)
     }
 }
 
-static void print_levels(const hccn_cost_place_t *pl, int n)
+/* The levels (docs/selection.md), and the third one of the hierarchical
+ * rows (docs/algorithms.md, hier3) or why there are only two. */
+static void print_levels(const hccn_topo_t *topo, int n)
 {
-    hccn_cost_levels_t lv;
-    hccn_hier_cost_levels(pl, n, &lv);
+    hccn_levels_t lv = {.struct_size = sizeof(lv)};
+    if (hccn_topo_levels(topo, n, &lv) != HCCN_OK)
+        return;
     printf("ranks: %d on %d node%s, up to %d per node\n", n, lv.nnodes,
            lv.nnodes == 1 ? "" : "s", lv.ppn);
     for (int l = 0; l < 2; l++)
-        if (lv.bw[l] > 0.0)
+        if (lv.bw_Bps[l] > 0.0)
             printf("level %d (%s): alpha %.2f us, bandwidth %.1f GB/s\n", l,
                    l == 0 ? "inside a node" : "between nodes",
-                   lv.alpha[l] * 1e6, lv.bw[l] / 1e9);
-    printf("reduce: %.1f GB/s\n", lv.reduce_bw / 1e9);
-}
-
-/* Latency and bottleneck bandwidth of the route between NPUs a and b. */
-static void route_figs(const hccn_sim_topo_t *t, int a, int b, double *lat,
-                       double *bw)
-{
-    int links[HCCN_SIM_ROUTE_MAX];
-    int k = hccn_sim_topo_route(t, a, b, links, lat);
-    *bw = INFINITY;
-    for (int i = 0; i < k; i++)
-        *bw = fmin(*bw, t->links[links[i]].bw);
-}
-
-/* The levels the hierarchical rows derive (docs/algorithms.md, hier3):
- * pods from leaf switches, and why there are only two levels when so. */
-static void print_pods(const hccn_cost_place_t *pl, int n)
-{
-    hccn_hier_view_t v;
-    int *mem = malloc(5 * (size_t)n * sizeof(int));
-    if (mem == NULL || hccn_hier_cost_view(pl, n, mem, mem + n, &v) != 0 ||
-        hccn_hier_cost_pods(pl, mem + 2 * n, &v) != 0) {
-        free(mem);
+                   lv.alpha_s[l] * 1e6, lv.bw_Bps[l] / 1e9);
+    printf("reduce: %.1f GB/s\n", lv.reduce_Bps / 1e9);
+    if (lv.nlevels == 2) {
+        printf("levels: 2 (%s)\n", lv.why);
         return;
     }
-    int *ppod = mem + 3 * n, *psize = mem + 4 * n, even = 1, first = -1;
-    memset(ppod, 0, 2 * (size_t)n * sizeof(int));
-    for (int r = 0; r < n; r++)
-        psize[v.node[r]]++;
-    for (int r = 0; r < n && v.pod != NULL; r++)
-        if (v.local[r] == 0) {
-            ppod[v.pod[r]]++;   /* nodes per pod */
-            if (v.pod[r] == 1 && first < 0)
-                first = r;
-        }
-    for (int k = 0; k < v.nnodes; k++)
-        even &= psize[k] == psize[0];
-    for (int q = 0; q < v.npods; q++)
-        even &= ppod[q] == ppod[0];
-    if (v.pod == NULL)
-        printf("levels: 2 (no leaf switches)\n");
-    else if (v.npods < 2)
-        printf("levels: 2 (one pod)\n");
-    else if (!even)
-        printf("levels: 2 (pods or nodes of different sizes)\n");
-    else if (ppod[0] == 1)
-        printf("levels: 2 (one node per pod: level 1 crosses the spine)\n");
-    else if (psize[0] == 1)
-        printf("levels: 2 (one rank per node: pods in the place of nodes)\n");
-    else {
-        double lat, bw;
-        route_figs(pl->topo, pl->world[0], pl->world[first], &lat, &bw);
-        printf("levels: 3: level 0 = %d ranks of a node, level 1 = %d nodes "
-               "of a pod (leaf), level 2 = %d pods (spine)\n",
-               psize[0], ppod[0], v.npods);
-        printf("level 2 (between pods): alpha %.2f us, bandwidth %.1f GB/s\n",
-               lat * 1e6, bw / 1e9);
-    }
-    free(mem);
+    printf("levels: 3: level 0 = %d ranks of a node, level 1 = %d nodes "
+           "of a pod (leaf), level 2 = %d pods (spine)\n",
+           lv.ppn, lv.nodes_per_pod, lv.npods);
+    printf("level 2 (between pods): alpha %.2f us, bandwidth %.1f GB/s\n",
+           lv.alpha_s[2] * 1e6, lv.bw_Bps[2] / 1e9);
 }
 
 static int predict(const opts_t *o)
 {
-    char err[512], why[1024], report[2048];
-    hccn_sim_topo_t *topo;
-    if (hccn_sim_topo_load_file(o->topo, &topo, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hccn-info: %s\n", err);
+    hccn_topo_t *topo;
+    if (hccn_topo_load(o->topo, NULL, 0, &topo) != HCCN_OK) {
+        fprintf(stderr, "hccn-info: %s\n", hccn_last_error());
         return 2;
     }
-    int n = o->nranks ? o->nranks : topo->nnpus, rc = 0;
-    int *world = malloc((size_t)n * sizeof(int));
-    if (n > topo->nnpus || o->root >= n || world == NULL) {
+    int npus = hccn_topo_npus(topo), n = o->nranks ? o->nranks : npus;
+    if (n > npus || o->root >= n) {
         fprintf(stderr, "hccn-info: %s: %d NPUs; -n %d and -r %d must fit\n",
-                o->topo, topo->nnpus, n, o->root);
-        free(world);
-        hccn_sim_topo_free(topo);
+                o->topo, npus, n, o->root);
+        hccn_topo_free(topo);
         return 2;
     }
-    for (int r = 0; r < n; r++)
-        world[r] = r;
-    hccn_cost_place_t pl = {topo, world};
-    hccn_coll_args_t a = {.coll = o->coll, .nranks = n,
-                          .count = count_of(o, n), .esize = o->esize,
-                          .root = o->root};
-    printf("topology: %s (%d NPUs)\n", topo->source, topo->nnpus);
-    print_levels(&pl, n);
-    print_pods(&pl, n);
+    hccn_call_t call = {.struct_size = sizeof(call), .coll = o->coll,
+                        .count = count_of(o, n), .dtype = o->dtype,
+                        .root = o->root, .algo = o->spec, .nranks = n};
+    printf("topology: %s (%d NPUs)\n", hccn_topo_source(topo), npus);
+    print_levels(topo, n);
     printf("%s: count %llu x %zu B per rank\n", hccn_coll_name(o->coll),
-           (unsigned long long)a.count, o->esize);
+           (unsigned long long)call.count, o->esize);
     printf("%-10s %14s  %s\n", "algorithm", "predicted", "by");
-    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++) {
-        if (!(al->colls & 1u << o->coll))
+    for (int i = 0; i < hccn_algo_count(); i++) {
+        hccn_algo_info_t al = {.struct_size = sizeof(al)};
+        if (hccn_algo_info(i, &al) != HCCN_OK || !(al.colls & 1u << o->coll))
             continue;
         int engine = 0;
-        double t = hccn_hier_cost(al, &a, &pl, o->mode, &engine);
+        double t = -1.0;
+        hccn_predict_algo(topo, &call, al.name, o->mode, &t, &engine);
         if (t >= 0.0)
-            printf("%-10s %11.2f us  %s\n", al->name, t * 1e6,
+            printf("%-10s %11.2f us  %s\n", al.name, t * 1e6,
                    engine ? "engine" : "model");
         else
-            printf("%-10s %14s  %s\n", al->name, "n/a",
-                   hccn_hier_cost_known(al->name) ? "cannot run these "
-                                                    "arguments"
-                                                  : "no cost model");
+            printf("%-10s %14s  %s\n", al.name, "n/a",
+                   al.cost_known ? "cannot run these arguments"
+                                 : "no cost model");
     }
-    hccn_hier_select_in_t in = {topo, world, o->spec, NULL};
-    const hccn_algo_t *pick =
-        hccn_hier_select(&a, &in, why, sizeof(why), report, sizeof(report));
-    if (pick != NULL) {
-        printf("chosen: %s\n", pick->name);
-        printf("%s\n", report);
+    hccn_choice_t ch = {.struct_size = sizeof(ch)};
+    int rc = 0;
+    if (hccn_predict_choice(topo, &call, &ch) == HCCN_OK) {
+        printf("chosen: %s\n", ch.algo);
+        printf("%s\n", ch.why);
     } else {
-        fprintf(stderr, "hccn-info: %s\n", why);
+        fprintf(stderr, "hccn-info: %s\n", hccn_last_error());
         rc = 2;
     }
-    free(world);
-    hccn_sim_topo_free(topo);
+    hccn_topo_free(topo);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
     opts_t o = {0};
-    o.mode = HCCN_COST_AUTO;
+    o.mode = HCCN_PREDICT_AUTO;
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0)
         return rc;

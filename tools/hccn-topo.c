@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_sim/topo.h"
+#include "hccn/hccn_sim.h"
 #include "tools/topo_list.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
@@ -34,16 +34,27 @@ static int usage(FILE *f, int code)
     return code;
 }
 
-static void print_summary(const hccn_sim_topo_t *t)
+/* "SRC->DST" as "SRC -> DST" (device names hold no '-' followed by '>'). */
+static const char *arrow(const char *name)
 {
-    hccn_sim_topo_summary_t s;
-    hccn_sim_topo_summarize(t, &s);
-    printf("name: %s\n", t->name);
-    printf("source: %s\n", t->source);
-    printf("nodes: %d\n", t->nnodes);
-    printf("npus: %d\n", t->nnpus);
-    printf("devices: %d\n", t->ndevs);
-    printf("links: %d\n", t->nlinks);
+    static char buf[128];
+    const char *p = strstr(name, "->");
+    if (p == NULL)
+        return name;
+    snprintf(buf, sizeof(buf), "%.*s -> %s", (int)(p - name), name, p + 2);
+    return buf;
+}
+
+static void print_summary(const hccn_topo_t *t)
+{
+    hccn_topo_summary_t s = {.struct_size = sizeof(s)};
+    hccn_topo_summary(t, &s);
+    printf("name: %s\n", hccn_topo_name(t));
+    printf("source: %s\n", hccn_topo_source(t));
+    printf("nodes: %d\n", hccn_topo_nodes(t));
+    printf("npus: %d\n", hccn_topo_npus(t));
+    printf("devices: %d\n", hccn_topo_devices(t));
+    printf("links: %d\n", hccn_topo_links(t));
     for (int l = 0; l < 3; l++) {
         printf("level %d (%s): %d links", l, level_names[l],
                s.links_per_level[l]);
@@ -51,20 +62,23 @@ static void print_summary(const hccn_sim_topo_t *t)
             printf(", min %g GB/s per link", s.bw_per_level[l] / 1e9);
         printf("\n");
     }
-    printf("bisection: %g GB/s\n", s.bisection_bw / 1e9);
+    printf("bisection: %g GB/s\n", s.bisection_Bps / 1e9);
 }
 
-static void print_graph(const hccn_sim_topo_t *t)
+static void print_graph(const hccn_topo_t *t)
 {
     static const char *const kinds[] = {"npu", "switch", "nic", "bridge"};
-    for (int d = 0; d < t->ndevs; d++)
-        printf("device %d: %s (%s, node %d, lat %g us)\n", d, t->devs[d].name,
-               kinds[t->devs[d].kind], t->devs[d].node, t->devs[d].lat * 1e6);
-    for (int i = 0; i < t->nlinks; i++) {
-        const hccn_sim_link_t *l = &t->links[i];
-        printf("link %d: %s -> %s (level %d, %g GB/s, lat %g us)\n", i,
-               t->devs[l->src].name, t->devs[l->dst].name, l->level,
-               l->bw / 1e9, l->lat * 1e6);
+    for (int d = 0; d < hccn_topo_devices(t); d++) {
+        hccn_device_info_t v = {.struct_size = sizeof(v)};
+        hccn_topo_device(t, d, &v);
+        printf("device %d: %s (%s, node %d, lat %g us)\n", d, v.name,
+               kinds[v.kind], v.node, v.lat_s * 1e6);
+    }
+    for (int i = 0; i < hccn_topo_links(t); i++) {
+        hccn_link_info_t l = {.struct_size = sizeof(l)};
+        hccn_topo_link(t, i, &l);
+        printf("link %d: %s (level %d, %g GB/s, lat %g us)\n", i,
+               arrow(l.name), l.level, l.bw_Bps / 1e9, l.lat_s * 1e6);
     }
 }
 
@@ -77,23 +91,22 @@ static int parse_npu(const char *s)
                                                                    : -1;
 }
 
-static int print_route(const hccn_sim_topo_t *t, const char *as,
-                       const char *bs)
+static int print_route(const hccn_topo_t *t, const char *as, const char *bs)
 {
-    int a = parse_npu(as), b = parse_npu(bs), links[HCCN_SIM_ROUTE_MAX];
+    int a = parse_npu(as), b = parse_npu(bs), links[HCCN_ROUTE_MAX], n;
     double lat;
-    if (a < 0 || b < 0 || a >= t->nnpus || b >= t->nnpus) {
+    if (a < 0 || b < 0 || a >= hccn_topo_npus(t) || b >= hccn_topo_npus(t)) {
         fprintf(stderr, "hccn-topo: --route: NPUs must be in 0..%d\n",
-                t->nnpus - 1);
+                hccn_topo_npus(t) - 1);
         return 2;
     }
-    int n = hccn_sim_topo_route(t, a, b, links, &lat);
+    hccn_topo_route(t, a, b, links, &n, &lat);
     printf("route %d -> %d: %d links, latency %g us\n", a, b, n, lat * 1e6);
     for (int i = 0; i < n; i++) {
-        const hccn_sim_link_t *l = &t->links[links[i]];
-        printf("  link %d: %s -> %s (%g GB/s, lat %g us)\n", links[i],
-               t->devs[l->src].name, t->devs[l->dst].name, l->bw / 1e9,
-               l->lat * 1e6);
+        hccn_link_info_t l = {.struct_size = sizeof(l)};
+        hccn_topo_link(t, links[i], &l);
+        printf("  link %d: %s (%g GB/s, lat %g us)\n", links[i],
+               arrow(l.name), l.bw_Bps / 1e9, l.lat_s * 1e6);
     }
     return 0;
 }
@@ -121,10 +134,9 @@ int main(int argc, char **argv)
     if (file == NULL)
         return usage(stderr, 2);
 
-    char err[1024];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_file(file, &t, err, sizeof(err)) != HCCN_OK) {
-        fprintf(stderr, "%s\n", err);
+    hccn_topo_t *t = NULL;
+    if (hccn_topo_load(file, NULL, 0, &t) != HCCN_OK) {
+        fprintf(stderr, "%s\n", hccn_last_error());
         return 2;
     }
     int code = 0;
@@ -135,6 +147,6 @@ int main(int argc, char **argv)
         if (verbose)
             print_graph(t);
     }
-    hccn_sim_topo_free(t);
+    hccn_topo_free(t);
     return code;
 }

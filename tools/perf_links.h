@@ -1,6 +1,6 @@
 /*
  * hccn-perf: link utilisation (included by hccn-perf.c only). After every
- * run the engine's per-link totals (hccn_sim_link_stats) are added up by
+ * run the cluster's per-link totals (hccn_cluster_link_stats) are added up by
  * link name, so a table's summary covers all its sizes, variants and sweep
  * values, warm-up and the barriers between them included:
  *
@@ -22,12 +22,10 @@
 
 #include <json-c/json.h>
 
-#include "device_sim/engine.h"
-#include "device_sim/topo.h"
-#include "runtime/rt.h"
+#include "hccn/hccn_sim.h"
 
 #define LINK_TOP 8
-#define LINK_NAME (2 * HCCN_SIM_NAME_MAX + 2)
+#define LINK_NAME ((int)sizeof(((hccn_link_info_t *)0)->name))
 
 typedef struct {
     char name[LINK_NAME];       /* "SRC->DST" by device names */
@@ -67,29 +65,27 @@ static link_acc_t *link_find(link_sum_t *ls, const char *name)
 /* Adds the totals of cl's last run (call after hccn_cluster_run). */
 static void links_add_run(link_sum_t *ls, hccn_cluster_t *cl)
 {
-    const hccn_sim_topo_t *topo = cl->topo;
-    double span = 0.0;
-    for (int d = 0; d < topo->nnpus; d++)
-        span = fmax(span, hccn_sim_clock(cl->eng, d));
-    ls->span += span;
+    const hccn_topo_t *topo = hccn_cluster_topo(cl);
+    int nlinks = hccn_topo_links(topo);
     ls->runs++;
-    for (int l = 0; l < topo->nlinks; l++) {
-        const hccn_sim_link_t *k = &topo->links[l];
-        double bytes, active;
-        hccn_sim_link_stats(cl->eng, l, &bytes, &active);
-        if (!(bytes > 0.0) || !isfinite(k->bw))
+    for (int l = 0; l < nlinks; l++) {
+        hccn_link_info_t k = {.struct_size = sizeof(k)};
+        hccn_link_stats_t st = {.struct_size = sizeof(st)};
+        if (hccn_topo_link(topo, l, &k) != HCCN_OK ||
+            hccn_cluster_link_stats(cl, l, &st) != HCCN_OK)
             continue;
-        char name[LINK_NAME];
-        snprintf(name, sizeof(name), "%s->%s", topo->devs[k->src].name,
-                 topo->devs[k->dst].name);
-        link_acc_t *a = link_find(ls, name);
+        if (l == 0)
+            ls->span += st.span_s;
+        if (!(st.bytes > 0.0) || !isfinite(k.bw_Bps))
+            continue;
+        link_acc_t *a = link_find(ls, k.name);
         if (a == NULL)
             continue;
-        a->level = k->level;
-        a->bw = k->bw;
-        a->bytes += bytes;
-        a->busy += bytes / k->bw;
-        a->active += active;
+        a->level = k.level;
+        a->bw = k.bw_Bps;
+        a->bytes += st.bytes;
+        a->busy += st.busy_s;
+        a->active += st.active_s;
     }
 }
 

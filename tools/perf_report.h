@@ -19,7 +19,7 @@
 
 static const char *const coll_names[C_COUNT] = {
     "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
-    "alltoall"};
+    "alltoall", "sendrecv", "scatter", "gather", "hypercube"};
 
 enum { FMT_NCCL, FMT_HCCL };
 
@@ -33,17 +33,19 @@ typedef struct {
     long wrong;                 /* -1: not checked */
     double wall_us;             /* host time of one iteration */
     int folded;                 /* timing only: -1 with data, 0 or 1 */
+    char algo[64];              /* what ran, per level for hierarchical
+                                   ones ("hier(mesh,ring)") */
+    hccn_dtype_t dtype;         /* -d (one of them for -d all) */
+    hccn_redop_t op;            /* -o (one of them for -o all) */
 } record_t;
 
 typedef struct {
     int format;
-    const char *config, *algo;  /* -t file; -a value or "auto" */
+    const char *config, *algo;  /* -t file; --algo value or "auto" */
     const char *const *sets;
     int nsets;
     const char *sweep_path;
     char *const *sweep_values;
-    hccn_dtype_t dtype;
-    hccn_redop_t op;
     int root, iters, warmup;
     record_t *recs;             /* every record, for JSON and CSV */
     size_t nrecs, cap;
@@ -59,6 +61,8 @@ static double bus_factor(coll_t c, int n)
     case C_REDUCE_SCATTER:
     case C_ALLGATHER:
     case C_ALLTOALL:
+    case C_SCATTER:
+    case C_GATHER:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -77,14 +81,15 @@ static const char *type_name(hccn_dtype_t dt)
     }
 }
 
-static const char *redop_col(const report_t *rep, coll_t c)
+static const char *redop_col(const record_t *r)
 {
-    return reduces(c) ? hccn_redop_name(rep->op) : "none";
+    return reduces(r->coll) ? hccn_redop_name(r->op) : "none";
 }
 
 static int root_col(const report_t *rep, coll_t c)
 {
-    return c == C_BROADCAST || c == C_REDUCE ? rep->root : -1;
+    return c == C_BROADCAST || c == C_REDUCE || c == C_SCATTER ||
+                   c == C_GATHER ? rep->root : -1;
 }
 
 static void add_record(report_t *rep, const record_t *r)
@@ -176,7 +181,7 @@ static void print_row(const report_t *rep, int variants, const record_t *oop,
         return;
     }
     printf(" %12zu %12zu %8s %6s %6d", first->size, first->count,
-           type_name(rep->dtype), redop_col(rep, first->coll),
+           type_name(first->dtype), redop_col(first),
            root_col(rep, first->coll));
     for (int v = 0; v < 2; v++) {
         if (!(variants & (1 << v)))
@@ -200,7 +205,8 @@ static json_object *record_json(const report_t *rep, const record_t *r)
     json_object_object_add(o, "collective",
                            json_object_new_string(coll_names[r->coll]));
     json_object_object_add(o, "config", json_object_new_string(rep->config));
-    json_object_object_add(o, "algorithm", json_object_new_string(rep->algo));
+    json_object_object_add(o, "algorithm", json_object_new_string(r->algo));
+    json_object_object_add(o, "requested", json_object_new_string(rep->algo));
     json_object_object_add(o, "sets", sets);
     json_object_object_add(o, "sweep_path", rep->sweep_path
         ? json_object_new_string(rep->sweep_path) : NULL);
@@ -212,9 +218,9 @@ static json_object *record_json(const report_t *rep, const record_t *r)
     json_object_object_add(o, "count",
                            json_object_new_int64((int64_t)r->count));
     json_object_object_add(o, "type",
-                           json_object_new_string(type_name(rep->dtype)));
+                           json_object_new_string(type_name(r->dtype)));
     json_object_object_add(o, "redop",
-                           json_object_new_string(redop_col(rep, r->coll)));
+                           json_object_new_string(redop_col(r)));
     json_object_object_add(o, "root",
                            json_object_new_int(root_col(rep, r->coll)));
     json_object_object_add(o, "inplace", json_object_new_boolean(r->inplace));
@@ -273,7 +279,8 @@ static int write_csv(const report_t *rep, const char *path)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "collective,config,algorithm,sets,sweep_path,sweep_value,"
+    fprintf(f, "collective,config,algorithm,requested,sets,sweep_path,"
+               "sweep_value,"
                "nranks,nodes,size,count,type,redop,root,inplace,time_us,"
                "algbw_GBps,busbw_GBps,busbw_factor,wrong,wall_us\n");
     char sets[4096] = "";
@@ -287,6 +294,7 @@ static int write_csv(const report_t *rep, const char *path)
         char w[32];
         csv_field(f, coll_names[r->coll], 0);
         csv_field(f, rep->config, 0);
+        csv_field(f, r->algo, 0);
         csv_field(f, rep->algo, 0);
         csv_field(f, sets, 0);
         csv_field(f, rep->sweep_path ? rep->sweep_path : "", 0);
@@ -294,8 +302,8 @@ static int write_csv(const report_t *rep, const char *path)
         snprintf(w, sizeof(w), "%ld", r->wrong);
         fprintf(f, "%d,%d,%zu,%zu,%s,%s,%d,%d,%.17g,%.17g,%.17g,%.17g,%s,"
                    "%.17g\n",
-                r->nranks, r->nodes, r->size, r->count, type_name(rep->dtype),
-                redop_col(rep, r->coll), root_col(rep, r->coll), r->inplace,
+                r->nranks, r->nodes, r->size, r->count, type_name(r->dtype),
+                redop_col(r), root_col(rep, r->coll), r->inplace,
                 r->time_us, r->algbw, r->busbw, r->factor,
                 r->wrong < 0 ? "" : w, r->wall_us);
     }

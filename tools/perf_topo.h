@@ -3,12 +3,11 @@
  * --set PATH=VALUE assignments and one --sweep value (included by
  * hccn-perf.c only).
  *
- * Without edits the file is loaded as it is (hccn_cluster_create), so error
- * messages are the loader's own. With edits the file is parsed, every
- * assignment is applied to the document (hccn_sim_topo_override), and the
- * edited document is handed to hccn_cluster_create_json under the file's
- * name: a field the format does not know, or a value it rejects, is then
- * reported by the loader as "<file>: <json path>: <rule>".
+ * The library applies the assignments to the file's document before it
+ * validates it (hccn_topo_load, hccn_cluster_create_edited): a field the
+ * format does not know, or a value it rejects, is reported by the loader
+ * as "<file>: <json path>: <rule>", an assignment that does not apply as
+ * "edit <assignment>: <why>".
  */
 #ifndef HCCN_TOOLS_PERF_TOPO_H
 #define HCCN_TOOLS_PERF_TOPO_H
@@ -17,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "device_sim/topo.h"
 #include "hccn/hccn.h"
+#include "hccn/hccn_sim.h"
 
 #define PERF_SETS_MAX 64
 
@@ -95,76 +92,38 @@ static void free_spec(topo_spec_t *spec)
     free(spec->sweep_path);
 }
 
-/* Applies one assignment, printing "hccn-perf: OPTION ASSIGNMENT: why" on
- * error. Returns 0 or -1. */
-static int apply(json_object *doc, const char *option, const char *assignment)
+/* The edits of spec with sweep value number v (-1: no sweep): the --set
+ * assignments in order, then "PATH=VALUE" of the sweep. Returns their
+ * number; *sweep (to free) holds the sweep's assignment or NULL. */
+static int spec_edits(const topo_spec_t *spec, int v, const char **edits,
+                      char **sweep)
 {
-    char err[1024];
-    if (hccn_sim_topo_override(doc, assignment, err, sizeof(err)) == HCCN_OK)
-        return 0;
-    fprintf(stderr, "hccn-perf: %s %s: %s\n", option, assignment, err);
-    return -1;
-}
-
-/* The topology document of spec with sweep value number v (-1: no sweep)
- * applied, or NULL (errors printed; the file's own syntax error too).
- * file receives the file spec->path names (a config name is looked up). */
-static json_object *edited_doc(const topo_spec_t *spec, int v,
-                               char file[PATH_MAX])
-{
-    char err[1024];
-    json_object *doc = NULL;
-    if (hccn_sim_topo_find(spec->path, file, PATH_MAX, err, sizeof(err)) !=
-        HCCN_OK) {
-        fprintf(stderr, "hccn-perf: %s\n", err);
-        return NULL;
-    }
-    if ((doc = json_object_from_file(file)) == NULL) {
-        hccn_sim_topo_t *topo = NULL;
-        if (hccn_sim_topo_load_file(file, &topo, err, sizeof(err)) != 0)
-            fprintf(stderr, "hccn-perf: %s\n", err);
-        else
-            fprintf(stderr, "hccn-perf: %s: cannot parse\n", file);
-        hccn_sim_topo_free(topo);
-        return NULL;
-    }
-    int rc = 0;
-    for (int i = 0; i < spec->nsets && rc == 0; i++)
-        rc = apply(doc, "--set", spec->sets[i]);
-    if (rc == 0 && v >= 0) {
+    int n = 0;
+    for (int i = 0; i < spec->nsets; i++)
+        edits[n++] = spec->sets[i];
+    *sweep = NULL;
+    if (v >= 0) {
         size_t len = strlen(spec->sweep_path) + strlen(spec->sweep_values[v]);
-        char *a = malloc(len + 2);
-        snprintf(a, len + 2, "%s=%s", spec->sweep_path, spec->sweep_values[v]);
-        rc = apply(doc, "--sweep", a);
-        free(a);
+        *sweep = malloc(len + 2);
+        snprintf(*sweep, len + 2, "%s=%s", spec->sweep_path,
+                 spec->sweep_values[v]);
+        edits[n++] = *sweep;
     }
-    if (rc != 0) {
-        json_object_put(doc);
-        return NULL;
-    }
-    return doc;
+    return n;
 }
 
 /* The topology alone (timing-only runs: no arenas, no threads), loaded as
  * make_cluster loads it. Returns 0, or 2 with the error printed. */
-static int make_topo(const topo_spec_t *spec, int v, hccn_sim_topo_t **out)
+static int make_topo(const topo_spec_t *spec, int v, hccn_topo_t **out)
 {
-    char err[1024];
-    hccn_status_t st;
-    *out = NULL;
-    if (spec->nsets == 0 && v < 0) {
-        st = hccn_sim_topo_load_file(spec->path, out, err, sizeof(err));
-    } else {
-        char file[PATH_MAX];
-        json_object *doc = edited_doc(spec, v, file);
-        if (doc == NULL)
-            return 2;
-        st = hccn_sim_topo_load_json(doc, file, out, err, sizeof(err));
-        json_object_put(doc);
-    }
+    const char *edits[PERF_SETS_MAX + 1];
+    char *sweep;
+    int n = spec_edits(spec, v, edits, &sweep);
+    hccn_status_t st = hccn_topo_load(spec->path, edits, n, out);
+    free(sweep);
     if (st == HCCN_OK)
         return 0;
-    fprintf(stderr, "hccn-perf: %s\n", err);
+    fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
     return 2;
 }
 
@@ -172,26 +131,16 @@ static int make_topo(const topo_spec_t *spec, int v, hccn_sim_topo_t **out)
  * Returns 0, or 2 with the error printed and *out NULL. */
 static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
 {
-    *out = NULL;
-    if (spec->nsets == 0 && v < 0) {
-        if (hccn_cluster_create(spec->path, NULL, out) == HCCN_OK)
-            return 0;
-        fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
-        return 2;
-    }
-    char file[PATH_MAX];
-    json_object *doc = edited_doc(spec, v, file);
-    if (doc == NULL)
-        return 2;
-    const char *text = json_object_to_json_string_ext(doc,
-                                                      JSON_C_TO_STRING_PLAIN);
-    int rc = 0;
-    if (hccn_cluster_create_json(text, file, NULL, out) != HCCN_OK) {
-        fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
-        rc = 2;
-    }
-    json_object_put(doc);
-    return rc;
+    const char *edits[PERF_SETS_MAX + 1];
+    char *sweep;
+    int n = spec_edits(spec, v, edits, &sweep);
+    hccn_status_t st = hccn_cluster_create_edited(spec->path, edits, n, NULL,
+                                                  out);
+    free(sweep);
+    if (st == HCCN_OK)
+        return 0;
+    fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
+    return 2;
 }
 
 #endif /* HCCN_TOOLS_PERF_TOPO_H */

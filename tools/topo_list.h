@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "device_sim/topo.h"
+#include "hccn/hccn_sim.h"
 
 #define LIST_DESC_MAX 64
 
@@ -41,22 +41,23 @@ static void short_desc(const char *desc, char *out, size_t len)
 /* One line for the config file path named name. */
 static void list_one(const char *path, const char *name)
 {
-    char err[1024], desc[LIST_DESC_MAX + 8] = "";
-    hccn_sim_topo_t *t = NULL;
+    char desc[LIST_DESC_MAX + 8] = "";
+    hccn_topo_t *t = NULL;
     json_object *doc = json_object_from_file(path), *d;
     if (doc != NULL && json_object_object_get_ex(doc, "description", &d) &&
         json_object_is_type(d, json_type_string))
         short_desc(json_object_get_string(d), desc, sizeof(desc));
     json_object_put(doc);
-    if (hccn_sim_topo_load_file(path, &t, err, sizeof(err)) != HCCN_OK) {
-        printf("  %-16s invalid: %s\n", name, err);
+    if (hccn_topo_load(path, NULL, 0, &t) != HCCN_OK) {
+        printf("  %-16s invalid: %s\n", name, hccn_last_error());
         return;
     }
     char size[64];
-    snprintf(size, sizeof(size), "%d NPU%s on %d node%s", t->nnpus,
-             t->nnpus == 1 ? "" : "s", t->nnodes, t->nnodes == 1 ? "" : "s");
+    int npus = hccn_topo_npus(t), nodes = hccn_topo_nodes(t);
+    snprintf(size, sizeof(size), "%d NPU%s on %d node%s", npus,
+             npus == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
     printf("  %-16s %-22s %s\n", name, size, desc);
-    hccn_sim_topo_free(t);
+    hccn_topo_free(t);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -76,7 +77,10 @@ static int is_json(const struct dirent *e)
 static int list_configs(void)
 {
     char dirs[4][PATH_MAX];
-    int ndirs = hccn_sim_topo_dirs(dirs, 4), shown = 0;
+    int ndirs = 0, shown = 0;
+    while (ndirs < 4 &&
+           hccn_topo_config_dir(ndirs, dirs[ndirs], sizeof(dirs[0])) == 0)
+        ndirs++;
     for (int i = 0; i < ndirs; i++) {
         struct dirent **names = NULL;
         int n = scandir(dirs[i], &names, is_json, by_name);

@@ -26,6 +26,14 @@ extern "C" {
 #define HCCN_VERSION_MAJOR 0
 #define HCCN_VERSION_MINOR 1
 
+/* Marks the functions libhccn exports: the library is built with hidden
+ * visibility, so only the functions of the public headers are its ABI. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HCCN_API __attribute__((visibility("default")))
+#else
+#define HCCN_API
+#endif
+
 /* Status codes: X(name, value, message). */
 #define HCCN_STATUS_MAP(X)                                                    \
     X(HCCN_OK, 0, "success")                                                  \
@@ -49,12 +57,12 @@ typedef enum {
 } hccn_status_t;
 
 /* Name ("HCCN_ERR_NOMEM") and message of a status code; never NULL. */
-const char *hccn_status_name(hccn_status_t status);
-const char *hccn_strerror(hccn_status_t status);
+HCCN_API const char *hccn_status_name(hccn_status_t status);
+HCCN_API const char *hccn_strerror(hccn_status_t status);
 
 /* The detailed message of the last error on the calling thread ("" if none).
  * Valid until the next hccn call on that thread. */
-const char *hccn_last_error(void);
+HCCN_API const char *hccn_last_error(void);
 
 /* ------------------------------------------------------------------------ */
 /* Data types and reduction operators.                                       */
@@ -85,9 +93,9 @@ typedef enum {
 } hccn_redop_t;
 
 /* Size in bytes of one element (0 for an invalid dtype) and names. */
-size_t hccn_dtype_size(hccn_dtype_t dtype);
-const char *hccn_dtype_name(hccn_dtype_t dtype);
-const char *hccn_redop_name(hccn_redop_t op);
+HCCN_API size_t hccn_dtype_size(hccn_dtype_t dtype);
+HCCN_API const char *hccn_dtype_name(hccn_dtype_t dtype);
+HCCN_API const char *hccn_redop_name(hccn_redop_t op);
 
 /* ------------------------------------------------------------------------ */
 /* Clusters, ranks and device memory.                                        */
@@ -119,19 +127,19 @@ typedef struct {
 /* Creates a cluster from a topology file (path) or a JSON text (json, with
  * name used in error messages). opts may be NULL. On error *out is NULL and
  * hccn_last_error() names the file, the JSON path and the rule broken. */
-hccn_status_t hccn_cluster_create(const char *path,
-                                  const hccn_cluster_opts_t *opts,
-                                  hccn_cluster_t **out);
-hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
-                                       const hccn_cluster_opts_t *opts,
-                                       hccn_cluster_t **out);
+HCCN_API hccn_status_t hccn_cluster_create(const char *path,
+                                           const hccn_cluster_opts_t *opts,
+                                           hccn_cluster_t **out);
+HCCN_API hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
+                                                const hccn_cluster_opts_t *opts,
+                                                hccn_cluster_t **out);
 
 /* Destroys a cluster that is not running; frees every arena. NULL is a no-op. */
-void hccn_cluster_destroy(hccn_cluster_t *cluster);
+HCCN_API void hccn_cluster_destroy(hccn_cluster_t *cluster);
 
 /* Number of simulated NPUs (ranks) and nodes. */
-int hccn_cluster_size(const hccn_cluster_t *cluster);
-int hccn_cluster_nodes(const hccn_cluster_t *cluster);
+HCCN_API int hccn_cluster_size(const hccn_cluster_t *cluster);
+HCCN_API int hccn_cluster_nodes(const hccn_cluster_t *cluster);
 
 typedef hccn_status_t (*hccn_rank_fn)(hccn_ctx_t *ctx, void *arg);
 
@@ -139,8 +147,8 @@ typedef hccn_status_t (*hccn_rank_fn)(hccn_ctx_t *ctx, void *arg);
  * rank_status, if not NULL, receives each rank's status (cluster size
  * entries). Returns HCCN_OK if every rank returned HCCN_OK, otherwise the
  * status of the lowest failing rank, and hccn_last_error() names it. */
-hccn_status_t hccn_cluster_run(hccn_cluster_t *cluster, hccn_rank_fn fn,
-                               void *arg, hccn_status_t *rank_status);
+HCCN_API hccn_status_t hccn_cluster_run(hccn_cluster_t *cluster, hccn_rank_fn fn,
+                                        void *arg, hccn_status_t *rank_status);
 
 /* Faults, planned before a run (the topology file's "faults" section does
  * the same; docs/faults.md). Every later run replays the plan. */
@@ -161,22 +169,22 @@ typedef struct {
     double factor;           /* *_SLOW */
 } hccn_fault_t;
 
-hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cluster,
-                                     const hccn_fault_t *fault);
+HCCN_API hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cluster,
+                                              const hccn_fault_t *fault);
 /* Forgets the faults added by hccn_cluster_add_fault (not the file's). */
-hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cluster);
+HCCN_API hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cluster);
 
 /* The calling rank's index, the cluster size, its node and index in node. */
-int hccn_rank(const hccn_ctx_t *ctx);
-int hccn_nranks(const hccn_ctx_t *ctx);
-int hccn_node(const hccn_ctx_t *ctx);
-int hccn_local_rank(const hccn_ctx_t *ctx);
-hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx);
+HCCN_API int hccn_rank(const hccn_ctx_t *ctx);
+HCCN_API int hccn_nranks(const hccn_ctx_t *ctx);
+HCCN_API int hccn_node(const hccn_ctx_t *ctx);
+HCCN_API int hccn_local_rank(const hccn_ctx_t *ctx);
+HCCN_API hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx);
 
 /* Device memory. Allocations are 256-byte aligned and come from the rank's
  * arena; exhaustion gives HCCN_ERR_NOMEM and changes nothing. */
-hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr);
-hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr);
+HCCN_API hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr);
+HCCN_API hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr);
 
 typedef struct {
     size_t total;        /* arena size */
@@ -185,86 +193,86 @@ typedef struct {
     size_t allocations;  /* live allocations */
 } hccn_mem_info_t;
 
-hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info);
+HCCN_API hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info);
 
 /* Maps any pointer to the rank whose arena holds it and the offset in that
  * arena. Returns HCCN_ERR_INVALID (rank -1) for a pointer in no arena. */
-hccn_status_t hccn_ptr_info(const hccn_cluster_t *cluster, const void *ptr,
-                            int *rank, size_t *offset);
+HCCN_API hccn_status_t hccn_ptr_info(const hccn_cluster_t *cluster, const void *ptr,
+                                     int *rank, size_t *offset);
 
 /* ------------------------------------------------------------------------ */
 /* Simulated time.                                                           */
 
 /* The rank's simulated clock, in seconds since the cluster started running. */
-double hccn_time(hccn_ctx_t *ctx);
+HCCN_API double hccn_time(hccn_ctx_t *ctx);
 
 /* Simulated duration, in seconds, of the last blocking operation (or of the
  * last future waited for) on this rank: its end minus the time it was called. */
-double hccn_last_duration(hccn_ctx_t *ctx);
+HCCN_API double hccn_last_duration(hccn_ctx_t *ctx);
 
 /* Advances the rank's compute timeline: seconds of simulated compute, or a
  * FLOP count at the NPU's peak (peak_TFLOPS in the topology). */
-hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds);
-hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops);
+HCCN_API hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds);
+HCCN_API hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops);
 
 /* ------------------------------------------------------------------------ */
 /* Communicators.                                                            */
 
 /* The world communicator of the calling rank (all ranks of the cluster, in
  * rank order). Owned by the cluster; never freed by the user. */
-hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx);
+HCCN_API hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx);
 
-int hccn_comm_rank(const hccn_comm_t *comm);
-int hccn_comm_size(const hccn_comm_t *comm);
+HCCN_API int hccn_comm_rank(const hccn_comm_t *comm);
+HCCN_API int hccn_comm_size(const hccn_comm_t *comm);
 
 #define HCCN_SPLIT_NOCOLOR (-1)
 
 /* Splits comm (NCCL's ncclCommSplit): every rank of comm calls it; ranks
  * with the same color >= 0 form a new communicator, ordered by (key, rank
  * in comm). A rank passing HCCN_SPLIT_NOCOLOR gets *out = NULL. */
-hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
-                              hccn_comm_t **out);
+HCCN_API hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
+                                       hccn_comm_t **out);
 
 /* A sub-communicator of the listed ranks of comm, in list order (HCCL's
  * sub-communicator). Every rank of comm calls it with the same list; ranks
  * not in the list get *out = NULL. */
-hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
-                               hccn_comm_t **out);
+HCCN_API hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
+                                        hccn_comm_t **out);
 
 /* Frees the calling rank's handle; the communicator goes when every member
  * has destroyed its handle. Futures of a destroyed communicator fail with
  * HCCN_ERR_INVALID. The world communicator cannot be destroyed. */
-hccn_status_t hccn_comm_destroy(hccn_comm_t *comm);
+HCCN_API hccn_status_t hccn_comm_destroy(hccn_comm_t *comm);
 
 /* Aborts a communicator: every rank's pending and future operations on it
  * fail promptly with HCCN_ERR_ABORTED. Any member may call it. */
-hccn_status_t hccn_comm_abort(hccn_comm_t *comm);
+HCCN_API hccn_status_t hccn_comm_abort(hccn_comm_t *comm);
 
 /* Per-communicator options: an algorithm choice in HCCN_ALGO's grammar
  * (NULL: back to the environment and the cost model), and compressed
  * transfers for fp32 allreduce/reduce_scatter/allgather. Set by every rank
  * alike. */
-hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec);
+HCCN_API hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec);
 
 enum {
     HCCN_COMPRESS_NONE = 0,
     HCCN_COMPRESS_FP16 = 1,   /* fp32 data crosses links as fp16 */
     HCCN_COMPRESS_BF16 = 2,   /* ... as bf16 */
 };
-hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress);
+HCCN_API hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress);
 
 /* ------------------------------------------------------------------------ */
 /* Point-to-point. Sends and receives between a pair of ranks of a
  * communicator match in the order they are posted (NCCL semantics). */
 
-hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
-                        hccn_dtype_t dtype, int peer);
-hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
-                        hccn_dtype_t dtype, int peer);
-hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
-                         hccn_dtype_t dtype, int peer, hccn_future_t **fut);
-hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
-                         hccn_dtype_t dtype, int peer, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
+                                 hccn_dtype_t dtype, int peer);
+HCCN_API hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
+                                 hccn_dtype_t dtype, int peer);
+HCCN_API hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
+                                  hccn_dtype_t dtype, int peer, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
+                                  hccn_dtype_t dtype, int peer, hccn_future_t **fut);
 
 /* ------------------------------------------------------------------------ */
 /* Futures. A future completes when its data has moved and its simulated end
@@ -272,25 +280,25 @@ hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
 
 /* Blocks until the operation completes; the clock becomes max(clock, end).
  * Returns the operation's status. A future may be waited for once. */
-hccn_status_t hccn_wait(hccn_future_t *fut);
+HCCN_API hccn_status_t hccn_wait(hccn_future_t *fut);
 
 /* Sets *done to 1 if the operation has completed by the rank's current
  * simulated time, else 0. Never advances the clock. */
-hccn_status_t hccn_test(hccn_future_t *fut, int *done);
+HCCN_API hccn_status_t hccn_test(hccn_future_t *fut, int *done);
 
 /* Simulated start (call) and end times of a completed operation. */
-hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
-                                double *end);
+HCCN_API hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
+                                         double *end);
 
 /* Frees a completed (waited) future. Freeing a pending one is an error. */
-hccn_status_t hccn_future_free(hccn_future_t *fut);
+HCCN_API hccn_status_t hccn_future_free(hccn_future_t *fut);
 
 /* Groups (NCCL's ncclGroupStart/End): between start and end, blocking
  * calls of this rank only post their operation; hccn_group_end waits for
  * all of them (in posting order) and returns the first error. Groups nest;
  * the outermost end waits. */
-hccn_status_t hccn_group_start(hccn_ctx_t *ctx);
-hccn_status_t hccn_group_end(hccn_ctx_t *ctx);
+HCCN_API hccn_status_t hccn_group_start(hccn_ctx_t *ctx);
+HCCN_API hccn_status_t hccn_group_end(hccn_ctx_t *ctx);
 
 #ifdef __cplusplus
 }

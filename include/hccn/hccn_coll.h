@@ -24,34 +24,34 @@
 extern "C" {
 #endif
 
-hccn_status_t hccn_allreduce(hccn_comm_t *comm, const void *sendbuf,
-                             void *recvbuf, size_t count, hccn_dtype_t dtype,
-                             hccn_redop_t op);
-hccn_status_t hccn_reduce_scatter(hccn_comm_t *comm, const void *sendbuf,
-                                  void *recvbuf, size_t recvcount,
-                                  hccn_dtype_t dtype, hccn_redop_t op);
-hccn_status_t hccn_allgather(hccn_comm_t *comm, const void *sendbuf,
-                             void *recvbuf, size_t sendcount,
-                             hccn_dtype_t dtype);
-hccn_status_t hccn_broadcast(hccn_comm_t *comm, const void *sendbuf,
-                             void *recvbuf, size_t count, hccn_dtype_t dtype,
-                             int root);
-hccn_status_t hccn_reduce(hccn_comm_t *comm, const void *sendbuf,
-                          void *recvbuf, size_t count, hccn_dtype_t dtype,
-                          hccn_redop_t op, int root);
-hccn_status_t hccn_alltoall(hccn_comm_t *comm, const void *sendbuf,
-                            void *recvbuf, size_t count, hccn_dtype_t dtype);
+HCCN_API hccn_status_t hccn_allreduce(hccn_comm_t *comm, const void *sendbuf,
+                                      void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                      hccn_redop_t op);
+HCCN_API hccn_status_t hccn_reduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                           void *recvbuf, size_t recvcount,
+                                           hccn_dtype_t dtype, hccn_redop_t op);
+HCCN_API hccn_status_t hccn_allgather(hccn_comm_t *comm, const void *sendbuf,
+                                      void *recvbuf, size_t sendcount,
+                                      hccn_dtype_t dtype);
+HCCN_API hccn_status_t hccn_broadcast(hccn_comm_t *comm, const void *sendbuf,
+                                      void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                      int root);
+HCCN_API hccn_status_t hccn_reduce(hccn_comm_t *comm, const void *sendbuf,
+                                   void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                   hccn_redop_t op, int root);
+HCCN_API hccn_status_t hccn_alltoall(hccn_comm_t *comm, const void *sendbuf,
+                                     void *recvbuf, size_t count, hccn_dtype_t dtype);
 /* Root scatters SEND[n*recvcount] (block r to rank r); every rank receives
  * recvcount elements. Root gathers every rank's SEND[sendcount] into
  * RECV[n*sendcount]. sendbuf (scatter) / recvbuf (gather) is read only on
  * the root. */
-hccn_status_t hccn_scatter(hccn_comm_t *comm, const void *sendbuf,
-                           void *recvbuf, size_t recvcount, hccn_dtype_t dtype,
-                           int root);
-hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
-                          void *recvbuf, size_t sendcount, hccn_dtype_t dtype,
-                          int root);
-hccn_status_t hccn_barrier(hccn_comm_t *comm);
+HCCN_API hccn_status_t hccn_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                    void *recvbuf, size_t recvcount, hccn_dtype_t dtype,
+                                    int root);
+HCCN_API hccn_status_t hccn_gather(hccn_comm_t *comm, const void *sendbuf,
+                                   void *recvbuf, size_t sendcount, hccn_dtype_t dtype,
+                                   int root);
+HCCN_API hccn_status_t hccn_barrier(hccn_comm_t *comm);
 
 /* The v-forms (MPI's, HCCL's HcclAlltoAllV / HcclAllGatherV /
  * HcclReduceScatterV). Arrays have one entry per rank of comm; counts and
@@ -71,17 +71,17 @@ hccn_status_t hccn_barrier(hccn_comm_t *comm);
  *   the same on every rank.
  * Disagreeing counts are HCCN_ERR_MISMATCH on every rank, and no user
  * buffer is written. */
-hccn_status_t hccn_alltoallv(hccn_comm_t *comm, const void *sendbuf,
-                             const size_t *sendcounts, const size_t *sdispls,
-                             void *recvbuf, const size_t *recvcounts,
-                             const size_t *rdispls, hccn_dtype_t dtype);
-hccn_status_t hccn_allgatherv(hccn_comm_t *comm, const void *sendbuf,
-                              size_t sendcount, void *recvbuf,
-                              const size_t *recvcounts, const size_t *displs,
-                              hccn_dtype_t dtype);
-hccn_status_t hccn_reduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
-                                   void *recvbuf, const size_t *recvcounts,
-                                   hccn_dtype_t dtype, hccn_redop_t op);
+HCCN_API hccn_status_t hccn_alltoallv(hccn_comm_t *comm, const void *sendbuf,
+                                      const size_t *sendcounts, const size_t *sdispls,
+                                      void *recvbuf, const size_t *recvcounts,
+                                      const size_t *rdispls, hccn_dtype_t dtype);
+HCCN_API hccn_status_t hccn_allgatherv(hccn_comm_t *comm, const void *sendbuf,
+                                       size_t sendcount, void *recvbuf,
+                                       const size_t *recvcounts, const size_t *displs,
+                                       hccn_dtype_t dtype);
+HCCN_API hccn_status_t hccn_reduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
+                                            void *recvbuf, const size_t *recvcounts,
+                                            hccn_dtype_t dtype, hccn_redop_t op);
 
 /* Options of one call; NULL fields mean "the communicator's setting". */
 typedef struct {
@@ -92,56 +92,56 @@ typedef struct {
 
 /* allreduce / reduce_scatter / allgather with options; blocking when fut is
  * NULL. Compression needs dtype HCCN_FP32 and op SUM, AVG, MAX or MIN. */
-hccn_status_t hccn_allreduce_opts(hccn_comm_t *comm, const void *sendbuf,
-                                  void *recvbuf, size_t count,
-                                  hccn_dtype_t dtype, hccn_redop_t op,
-                                  const hccn_coll_opts_t *opts,
-                                  hccn_future_t **fut);
-hccn_status_t hccn_reduce_scatter_opts(hccn_comm_t *comm, const void *sendbuf,
-                                       void *recvbuf, size_t recvcount,
-                                       hccn_dtype_t dtype, hccn_redop_t op,
-                                       const hccn_coll_opts_t *opts,
-                                       hccn_future_t **fut);
-hccn_status_t hccn_allgather_opts(hccn_comm_t *comm, const void *sendbuf,
-                                  void *recvbuf, size_t sendcount,
-                                  hccn_dtype_t dtype,
-                                  const hccn_coll_opts_t *opts,
-                                  hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_allreduce_opts(hccn_comm_t *comm, const void *sendbuf,
+                                           void *recvbuf, size_t count,
+                                           hccn_dtype_t dtype, hccn_redop_t op,
+                                           const hccn_coll_opts_t *opts,
+                                           hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_reduce_scatter_opts(hccn_comm_t *comm, const void *sendbuf,
+                                                void *recvbuf, size_t recvcount,
+                                                hccn_dtype_t dtype, hccn_redop_t op,
+                                                const hccn_coll_opts_t *opts,
+                                                hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_allgather_opts(hccn_comm_t *comm, const void *sendbuf,
+                                           void *recvbuf, size_t sendcount,
+                                           hccn_dtype_t dtype,
+                                           const hccn_coll_opts_t *opts,
+                                           hccn_future_t **fut);
 
 /* Non-blocking forms: same arguments, plus the future they return. */
-hccn_status_t hccn_iallreduce(hccn_comm_t *comm, const void *sendbuf,
-                              void *recvbuf, size_t count, hccn_dtype_t dtype,
-                              hccn_redop_t op, hccn_future_t **fut);
-hccn_status_t hccn_ireduce_scatter(hccn_comm_t *comm, const void *sendbuf,
-                                   void *recvbuf, size_t recvcount,
-                                   hccn_dtype_t dtype, hccn_redop_t op,
-                                   hccn_future_t **fut);
-hccn_status_t hccn_iallgather(hccn_comm_t *comm, const void *sendbuf,
-                              void *recvbuf, size_t sendcount,
-                              hccn_dtype_t dtype, hccn_future_t **fut);
-hccn_status_t hccn_ibroadcast(hccn_comm_t *comm, const void *sendbuf,
-                              void *recvbuf, size_t count, hccn_dtype_t dtype,
-                              int root, hccn_future_t **fut);
-hccn_status_t hccn_ireduce(hccn_comm_t *comm, const void *sendbuf,
-                           void *recvbuf, size_t count, hccn_dtype_t dtype,
-                           hccn_redop_t op, int root, hccn_future_t **fut);
-hccn_status_t hccn_ialltoall(hccn_comm_t *comm, const void *sendbuf,
-                             void *recvbuf, size_t count, hccn_dtype_t dtype,
-                             hccn_future_t **fut);
-hccn_status_t hccn_ibarrier(hccn_comm_t *comm, hccn_future_t **fut);
-hccn_status_t hccn_ialltoallv(hccn_comm_t *comm, const void *sendbuf,
-                              const size_t *sendcounts, const size_t *sdispls,
-                              void *recvbuf, const size_t *recvcounts,
-                              const size_t *rdispls, hccn_dtype_t dtype,
-                              hccn_future_t **fut);
-hccn_status_t hccn_iallgatherv(hccn_comm_t *comm, const void *sendbuf,
-                               size_t sendcount, void *recvbuf,
-                               const size_t *recvcounts, const size_t *displs,
-                               hccn_dtype_t dtype, hccn_future_t **fut);
-hccn_status_t hccn_ireduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
-                                    void *recvbuf, const size_t *recvcounts,
-                                    hccn_dtype_t dtype, hccn_redop_t op,
-                                    hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_iallreduce(hccn_comm_t *comm, const void *sendbuf,
+                                       void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                       hccn_redop_t op, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ireduce_scatter(hccn_comm_t *comm, const void *sendbuf,
+                                            void *recvbuf, size_t recvcount,
+                                            hccn_dtype_t dtype, hccn_redop_t op,
+                                            hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_iallgather(hccn_comm_t *comm, const void *sendbuf,
+                                       void *recvbuf, size_t sendcount,
+                                       hccn_dtype_t dtype, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ibroadcast(hccn_comm_t *comm, const void *sendbuf,
+                                       void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                       int root, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ireduce(hccn_comm_t *comm, const void *sendbuf,
+                                    void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                    hccn_redop_t op, int root, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ialltoall(hccn_comm_t *comm, const void *sendbuf,
+                                      void *recvbuf, size_t count, hccn_dtype_t dtype,
+                                      hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ibarrier(hccn_comm_t *comm, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ialltoallv(hccn_comm_t *comm, const void *sendbuf,
+                                       const size_t *sendcounts, const size_t *sdispls,
+                                       void *recvbuf, const size_t *recvcounts,
+                                       const size_t *rdispls, hccn_dtype_t dtype,
+                                       hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_iallgatherv(hccn_comm_t *comm, const void *sendbuf,
+                                        size_t sendcount, void *recvbuf,
+                                        const size_t *recvcounts, const size_t *displs,
+                                        hccn_dtype_t dtype, hccn_future_t **fut);
+HCCN_API hccn_status_t hccn_ireduce_scatterv(hccn_comm_t *comm, const void *sendbuf,
+                                             void *recvbuf, const size_t *recvcounts,
+                                             hccn_dtype_t dtype, hccn_redop_t op,
+                                             hccn_future_t **fut);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,7 @@ except ImportError as e:
         % sys.executable) from e
 
 from hccn._lib import has  # noqa: E402
+from hccn.cluster import summary, summary_mark  # noqa: E402
 from hccn.cluster import (DEFAULT_TOPOLOGY, Cluster, compute, compute_flops,
                           device_id, get_rank, get_world_size, last_duration,
                           local_rank, mem_info, node, run, time)
@@ -54,6 +55,7 @@ __all__ = [
     "MismatchError", "OutOfMemoryError", "RemoteError", "TopologyError",
     "UnsupportedError", "Group", "init", "new_group", "split_group",
     "Tensor", "empty", "zeros", "all_reduce", "all_gather", "all_to_all",
+    "summary", "summary_mark",
 ]
 
 # torch.distributed spellings.

@@ -46,6 +46,18 @@ class MemInfo(ctypes.Structure):
                 ("allocations", ctypes.c_size_t)]
 
 
+class CommSummary(ctypes.Structure):
+    """hccn_comm_summary_t."""
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("ops", ctypes.c_int),
+                ("comm_s", ctypes.c_double),
+                ("hidden_s", ctypes.c_double),
+                ("exposed_s", ctypes.c_double),
+                ("compute_s", ctypes.c_double),
+                ("since_s", ctypes.c_double),
+                ("until_s", ctypes.c_double)]
+
+
 _P, _I, _Z, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_double
 _S = ctypes.c_char_p
 _COLL_OPTS_P = ctypes.POINTER(CollOpts)
@@ -120,6 +132,8 @@ _PROTOTYPES = {
     "hccn_iallgatherv": (_I, [_P, _P, _Z, _P, _P, _P, _I, c_void_pp]),
     "hccn_reduce_scatterv": (_I, [_P, _P, _P, _P, _I, _I]),
     "hccn_ireduce_scatterv": (_I, [_P, _P, _P, _P, _I, _I, c_void_pp]),
+    "hccn_summary_mark": (_I, [_P]),
+    "hccn_summary": (_I, [_P, _P, _I, ctypes.POINTER(CommSummary)]),
 }
 
 

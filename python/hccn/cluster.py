@@ -14,7 +14,7 @@ import os
 import traceback
 
 from hccn import _state
-from hccn._lib import RANK_FN, ClusterOpts, MemInfo, lib
+from hccn._lib import RANK_FN, ClusterOpts, CommSummary, MemInfo, lib
 from hccn.errors import (ERR_INTERNAL, AbortedError, HccnError,
                          HccnTimeoutError, InvalidArgumentError, RemoteError,
                          check, make_error)
@@ -247,3 +247,45 @@ def compute_flops(flops):
     """compute() for a FLOP count at the NPU's peak_TFLOPS."""
     check(lib().hccn_compute_flops(_state.current("compute_flops").ctx,
                                    float(flops)), "hccn_compute_flops")
+
+
+# ---------------------------------------------- communication summary
+
+# hccn_coll_t, in include/hccn/hccn_sim.h's order.
+_COLL_KINDS = ("allreduce", "reduce_scatter", "allgather", "broadcast",
+               "reduce", "alltoall", "scatter", "gather", "barrier",
+               "alltoallv", "allgatherv", "reduce_scatterv")
+
+
+def summary_mark():
+    """Starts (or restarts) the calling rank's communication summary at its
+    clock now (docs/sim_api.md); nothing is recorded before the first."""
+    check(lib().hccn_summary_mark(_state.current("summary_mark").ctx),
+          "hccn_summary_mark")
+
+
+def summary(group=None, kind=None):
+    """The calling rank's communication since summary_mark(): a dict of
+    ops, comm_s (time with an operation in flight), hidden_s (of it, time
+    spent computing), exposed_s, compute_s, since_s and until_s (simulated
+    seconds). group: one communicator (default: every one); kind: a
+    collective's name ("allreduce", ...), "p2p", or None for all."""
+    from hccn.group import resolve
+    ctx = _state.current("summary").ctx
+    comm = None
+    if group is not None:
+        comm = resolve(group, "summary")._handle("summary")
+    if kind is None:
+        code = -1
+    elif kind == "p2p":
+        code = -2
+    elif kind in _COLL_KINDS:
+        code = _COLL_KINDS.index(kind)
+    else:
+        raise InvalidArgumentError("summary: unknown kind %r (a collective's "
+                                   "name, 'p2p' or None)" % (kind,))
+    out = CommSummary(struct_size=ctypes.sizeof(CommSummary))
+    check(lib().hccn_summary(ctx, comm, code, ctypes.byref(out)),
+          "hccn_summary")
+    return {name: getattr(out, name) for name, _ in CommSummary._fields_
+            if name != "struct_size"}

@@ -96,7 +96,9 @@ for r, c in zip(recs, rows):
     for got, want in ((r["time_us"], t), (r["algbw_GBps"], a), (r["busbw_GBps"], b)):
         assert abs(round(got, 2) - want) <= 0.011, (key, got, want)
     assert r["wrong"] == 0 and r["config"].endswith("laptop-4.json"), r
-    assert r["algorithm"] == "auto" and r["nranks"] == 4, r
+    # What ran, not what was asked for (nothing: "auto").
+    assert r["requested"] == "auto" and r["nranks"] == 4, r
+    assert r["algorithm"] not in ("", "auto") and c["algorithm"] == r["algorithm"], (r, c)
     assert abs(float(c["time_us"]) - r["time_us"]) <= 1e-9 * r["time_us"], (c, r)
     assert c["collective"] == r["collective"] and int(c["size"]) == r["size"]
 assert not table, table
@@ -170,7 +172,7 @@ a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
 key = lambda r: (r["collective"], r["size"], r["inplace"])
 assert [key(r) for r in a] == [key(r) for r in b], "different records"
 for x, y in zip(a, b):
-    for f in ("time_us", "algbw_GBps", "busbw_GBps"):
+    for f in ("time_us", "algbw_GBps", "busbw_GBps", "algorithm"):
         assert x[f] == y[f], (key(x), f, x[f], y[f])
 print(len(a), "records")
 PY
@@ -179,7 +181,7 @@ PY
 nodata_same all all -t "$cfg/default.json" -b 64K -e 4M -f 8 -n 2 -w 1
 nodata_same x4 allreduce -t "$cfg/default.json" --set 'node_types[0].count=4' \
     -b 1M -e 1M -n 2 -w 1
-nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 -a ring
+nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 --algo ring
 
 # --- folding: 512 ranks fold onto node 0, --no-fold does not; same times ---
 label=fold
@@ -204,6 +206,131 @@ print(len(a), "records")
 PY
     fail "$(cat "$tmp/py")"
 
+# --- nccl-tests habits -----------------------------------------------------
+# rows FILE: the data rows of a table, "size time algbw busbw #wrong" of the
+# out-of-place half.
+rows() { grep -v '^#' "$1" | awk 'NF { print $1, $6, $7, $8, $9 }'; }
+label=aliases
+run allreduce -t "$cfg/laptop-4.json" -b 64K -e 256K -f 4 -n 1 -w 0
+rows "$tmp/out" >"$tmp/a1"
+for alias in all_reduce all_reduce_perf; do
+    run "$alias" -t "$cfg/laptop-4.json" -b 64K -e 256K -f 4 -n 1 -w 0
+    rows "$tmp/out" >"$tmp/a2"
+    cmp -s "$tmp/a1" "$tmp/a2" || fail "alias $alias: a different table"
+done
+# sendrecv on laptop-4 (50 GB/s links through a switch, 1 us): every rank
+# sends S bytes to the next one at once, so a call takes 1 us + S / 50 GB/s;
+# busbw = algbw (nccl-tests: factor 1). scatter and gather: busbw = algbw x
+# (n-1)/n; every result checked (#wrong 0), out of place only.
+label=sendrecv
+run sendrecv -t "$cfg/laptop-4.json" -b 1M -e 4M -f 4 -n 2 -w 1
+[ "$rc" -eq 0 ] || fail "sendrecv: exit $rc: $(cat "$tmp/err")"
+rows "$tmp/out" | awk '{
+    want = 1 + $1 / 50e3
+    if ($2 - want > 0.006 || want - $2 > 0.006) { print "time " $2 " != " want; bad++ }
+    if ($4 != $3) { print "busbw " $4 " != algbw " $3; bad++ }
+    if ($5 != "0") { print "#wrong " $5; bad++ }
+    n++
+} END { if (n != 2) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+    fail "sendrecv: $(cat "$tmp/awk")"
+for c in scatter gather; do
+    run "$c" -t "$cfg/laptop-4.json" -b 64K -e 1M -f 4 -n 1 -w 0 -r 1
+    [ "$rc" -eq 0 ] || fail "$c: exit $rc: $(cat "$tmp/err")"
+    rows "$tmp/out" | awk '{
+        if ($4 - $3 * 0.75 > 0.006 || $3 * 0.75 - $4 > 0.006) { print "busbw " $4 " != 3/4 x " $3; bad++ }
+        if ($5 != "0") { print "#wrong " $5; bad++ }
+        n++
+    } END { if (n != 3) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+        fail "$c: $(cat "$tmp/awk")"
+    grep -v '^#' "$tmp/out" | awk 'NF && $10 != "N/A" { exit 1 }' ||
+        fail "$c: an in-place column"
+done
+# -a, as nccl-tests: the ranks' own loop times, 0 rank 0's, 1 the mean,
+# 2 the min, 3 the max. A ring broadcast from rank 0 on ring-8: the root is
+# done first (min = rank 0's), the last rank of the chain last (max = the
+# default span, latest start to latest end), the mean in between. -t N -g M
+# must make the ranks (8 = 8 x 1 = 2 x 4).
+label=average
+for a in 0 1 2 3 none; do
+    opt=(-a "$a"); [ "$a" = none ] && opt=()
+    run broadcast -t "$cfg/ring-8.json" -t 2 -g 4 -b 1M -e 1M -n 2 -w 1 \
+        --algo ring "${opt[@]}"
+    [ "$rc" -eq 0 ] || fail "-a $a: exit $rc: $(cat "$tmp/err")"
+    rows "$tmp/out" | awk '{ print $2 }' >"$tmp/avg$a"
+done
+cmp -s "$tmp/avg0" "$tmp/avg2" || fail "-a 0 (rank 0) != -a 2 (min)"
+cmp -s "$tmp/avg3" "$tmp/avgnone" || fail "-a 3 (max) != the span"
+awk -v lo="$(cat "$tmp/avg2")" -v hi="$(cat "$tmp/avg3")" \
+    '{ if (!(lo < $1 && $1 < hi)) exit 1 }' "$tmp/avg1" ||
+    fail "-a: mean $(cat "$tmp/avg1") not between min $(cat "$tmp/avg2") and max $(cat "$tmp/avg3")"
+# hypercube (nccl-tests'): an allgather in log2(n) exchanges, step k moving
+# 2^k blocks of B = size/n bytes: time = log2(n) x 1 us + (n-1) B / 50 GB/s
+# on laptop-4; algbw = (n-1)/n x size / time and busbw = algbw (factor 1).
+label=hypercube
+run hypercube -t "$cfg/laptop-4.json" -b 1M -e 4M -f 4 -n 2 -w 1
+[ "$rc" -eq 0 ] || fail "hypercube: exit $rc: $(cat "$tmp/err")"
+grep -v '^#' "$tmp/out" | awk 'NF {
+    want = 2 + 3 * ($1 / 4) / 50e3
+    if ($6 - want > 0.006 || want - $6 > 0.006) { print "time " $6 " != " want; bad++ }
+    alg = 0.75 * $1 / $6 / 1e3
+    if ($7 - alg > 0.01 || alg - $7 > 0.01) { print "algbw " $7 " != " alg; bad++ }
+    if ($8 != $7 || $9 != "0" || $13 != "0") { print "busbw/#wrong: " $0; bad++ }
+    n++
+} END { if (n != 2) { print n " rows"; bad++ } exit bad > 0 }' >"$tmp/awk" ||
+    fail "hypercube: $(cat "$tmp/awk")"
+# -m: m calls per iteration in one group, time per call; the same as one
+# call per iteration, with data and without.
+label=agg
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1
+rows "$tmp/out" | awk '{ print $2 }' >"$tmp/m1"
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1 -m 3
+rows "$tmp/out" >"$tmp/m3rows"
+awk '{ print $2 }' "$tmp/m3rows" >"$tmp/m3"
+cmp -s "$tmp/m1" "$tmp/m3" || fail "-m 3: time $(cat "$tmp/m3") != -m 1's $(cat "$tmp/m1")"
+awk '$5 != "0" { exit 1 }' "$tmp/m3rows" || fail "-m 3: wrong results"
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 2 -w 1 -m 3 --no-data
+rows "$tmp/out" | awk '{ print $2 }' >"$tmp/m3n"
+cmp -s "$tmp/m1" "$tmp/m3n" || fail "-m 3 --no-data: time $(cat "$tmp/m3n")"
+# -d all, -o all: a table per dtype (and per operator for reductions),
+# each checked; broadcast does not reduce, so one per dtype.
+label=all-types
+run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -w 0 -d all -o all \
+    --json "$tmp/types.json"
+[ "$rc" -eq 0 ] || fail "-d all -o all: exit $rc: $(cat "$tmp/err")"
+[ "$(grep -c '^# hccn-perf allreduce' "$tmp/out")" -eq 60 ] ||
+    fail "-d all -o all: $(grep -c '^# hccn-perf allreduce' "$tmp/out") tables, expected 12 x 5"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]
+pairs = {(x["type"], x["redop"]) for x in r}
+assert len(pairs) == 60 and len(r) == 120, (len(pairs), len(r))
+assert all(x["wrong"] in (0, None) for x in r), [x for x in r if x["wrong"]]
+assert {x["redop"] for x in r} == {"sum", "prod", "max", "min", "avg"}' \
+    "$tmp/types.json" || fail "-d all -o all: records"
+run broadcast -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -w 0 -d all -o all
+[ "$(grep -c '^# hccn-perf broadcast' "$tmp/out")" -eq 12 ] ||
+    fail "broadcast -d all -o all: $(grep -c '^# hccn-perf broadcast' "$tmp/out") tables, expected 12"
+# -z 0: the timed calls posted as futures (more than hccn-perf keeps in
+# flight: 40), waited for at the end; a communicator's operations run in
+# call order, so the times are -z 1's, and every result is checked.
+label=nonblocking
+for z in 0 1; do
+    run all -t "$cfg/laptop-4.json" -b 64K -e 1M -f 4 -n 40 -w 1 -z $z
+    [ "$rc" -eq 0 ] || fail "-z $z: exit $rc: $(cat "$tmp/err")"
+    grep -v '^#' "$tmp/out" | awk 'NF { print $1, $6, $9, $10, $13 }' >"$tmp/z$z"
+done
+cmp -s "$tmp/z0" "$tmp/z1" || fail "-z 0 and -z 1 differ: $(diff "$tmp/z0" "$tmp/z1" | head -3)"
+awk '$3 != "0" || ($5 != "0" && $5 != "N/A") { exit 1 }' "$tmp/z0" || fail "-z 0: wrong results"
+run allreduce -t "$cfg/laptop-4.json" -t 2 -g 2 -b 1K -e 1K -n 1 -z 1 -p 1 -G 5 -C 0
+[ "$rc" -eq 0 ] || fail "-t 2 -g 2 -z -p -G -C: exit $rc: $(cat "$tmp/err")"
+grep -q "^# -G 5: a simulation has no CUDA graphs; ignored" "$tmp/out" ||
+    fail "-G 5: not said to be ignored"
+[ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-G 5: not one row"
+run allreduce -t "$cfg/laptop-4.json" -b 1K -e 1K -n 1 -C 1
+[ "$rc" -eq 0 ] && [ "$(rows "$tmp/out" | wc -l)" -eq 1 ] || fail "-C 1: exit $rc"
+# --algo forces the algorithm, and the records say what ran.
+run allreduce -t "$cfg/laptop-4.json" -b 1M -e 1M -n 1 --algo ring --json "$tmp/algo.json"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["records"]
+assert r and all(x["algorithm"] == "ring" and x["requested"] == "ring" for x in r), r'     "$tmp/algo.json" || fail "--algo ring: records do not say ring"
+
 # --- errors: exit 2 with one clear line ----------------------------------
 expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
     local want=$1
@@ -223,11 +350,20 @@ expect_error "network.bogus: unknown key" allreduce -t "$cfg/default.json" \
 expect_error "node_types[0].count: must be an integer" allreduce \
     -t "$cfg/default.json" --sweep 'node_types[0].count=1,2.5'
 expect_error "does not implement alltoall" alltoall -t "$cfg/default.json" \
-    --no-data -a ring
+    --no-data --algo ring
 expect_error "add --no-data" allreduce -t "$cfg/default.json" --no-fold
 expect_error "unknown collective" allgatherv
 expect_error "expected PATH=VALUE" allreduce -t "$cfg/default.json" --set network.lat_us
 expect_error "bad value" allreduce -n 0
+expect_error "bad value '2' for option -c" allreduce -c 2
+expect_error "bad value '4' for option -a" allreduce -a 4
+expect_error "bad value '0' for option -m" allreduce -m 0
+expect_error "hypercube needs a power-of-two number of ranks" hypercube \
+    -t "$cfg/laptop-4.json" --set 'node_types[0].npu.count=3'
+expect_error "bad value 'x' for option --format" allreduce --format x
+expect_error "options -g 1 x -t 3 make 3 ranks" allreduce -t "$cfg/laptop-4.json" -t 3
+expect_error "option -a needs each rank's time" allreduce -a 1 --no-data
+expect_error "--no-data times collectives only" sendrecv -t "$cfg/laptop-4.json" --no-data
 [ -s "$tmp/out" ] && fail "errors: unexpected stdout"
 
 if [ "$failures" -ne 0 ]; then

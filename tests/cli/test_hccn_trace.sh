@@ -28,7 +28,7 @@ fail() {
 # --- ring allreduce on ring-8: closed form per link ---------------------
 S=$((8 << 20))
 for k in 1 2; do
-    "$bin" allreduce -t "$cfg/ring-8.json" -a ring -b $S -e $S -n 2 -w 1 \
+    "$bin" allreduce -t "$cfg/ring-8.json" --algo ring -b $S -e $S -n 2 -w 1 \
         --trace "$tmp/ring$k.trace" --json "$tmp/ring$k.json" \
         >"$tmp/ring$k.out" 2>"$tmp/err" || fail "ring run $k: $(cat "$tmp/err")"
 done
@@ -60,7 +60,7 @@ python3 "$check" "$tmp/all.trace" "$tmp/all.json" "$tmp/all.out" \
     fail "all: expected one summary per collective"
 
 # --- without --trace: same table, summary still there --------------------
-"$bin" allreduce -t "$cfg/ring-8.json" -a ring -b $S -e $S -n 2 -w 1 \
+"$bin" allreduce -t "$cfg/ring-8.json" --algo ring -b $S -e $S -n 2 -w 1 \
     >"$tmp/plain.out" 2>"$tmp/err" || fail "plain: $(cat "$tmp/err")"
 diff <(grep -v '^#' "$tmp/plain.out" | awk '{$NF=""; print}') \
      <(grep -v '^#' "$tmp/ring1.out" | awk '{$NF=""; print}') >/dev/null ||
