@@ -73,10 +73,70 @@ static void engine_wake(void *arg, int dev)
         hccn_sim_bell_ring(&cl->ctxs[dev].bell);
 }
 
+/* Refuses a topology a cluster with data cannot hold: more NPUs than
+ * HCCN_MAX_CLUSTER_NPUS, or arenas adding up to more than
+ * HCCN_MAX_ARENA_TOTAL_MIB (docs/topology.md, "Limits"). */
+static hccn_status_t cluster_limits(const hccn_sim_topo_t *topo)
+{
+    if (topo->nnpus > HCCN_MAX_CLUSTER_NPUS)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: %d NPUs: a cluster with data holds at most "
+                             "%d (one thread and one arena each); time "
+                             "larger clusters without data (hccn-perf "
+                             "--no-data, up to %d NPUs)",
+                             topo->source, topo->nnpus, HCCN_MAX_CLUSTER_NPUS,
+                             HCCN_MAX_TIMING_NPUS);
+    uint64_t mib = 0;
+    for (int r = 0; r < topo->nnpus; r++)
+        mib += (uint64_t)(topo->npus[r].arena_bytes >> 20);
+    if (mib > HCCN_MAX_ARENA_TOTAL_MIB)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: the arenas of the %d NPUs add up to %llu "
+                             "MiB, more than the %llu MiB (64 TiB) a cluster "
+                             "may map",
+                             topo->source, topo->nnpus,
+                             (unsigned long long)mib,
+                             (unsigned long long)HCCN_MAX_ARENA_TOTAL_MIB);
+    return HCCN_OK;
+}
+
+/* Maps every NPU's arena and readies its context. On failure reports which
+ * arena could not be mapped (before anything is freed) and returns the
+ * status; what was mapped stays for hccn_cluster_destroy. */
+static hccn_status_t cluster_arenas(hccn_cluster_t *cl)
+{
+    const hccn_sim_topo_t *topo = cl->topo;
+    uint64_t mapped = 0;
+    for (int r = 0; r < cl->nranks; r++) {
+        size_t bytes = topo->npus[r].arena_bytes;
+        if (hccn_sim_arena_init(&cl->arenas[r], bytes) != HCCN_OK)
+            return hccn_rt_error(HCCN_ERR_NOMEM,
+                                 "%s: cannot map the %zu-byte arena of NPU %d "
+                                 "of %d (%llu MiB mapped before it; the "
+                                 "process's address-space limit, ulimit -v, "
+                                 "or vm.max_map_count)",
+                                 topo->source, bytes, r, cl->nranks,
+                                 (unsigned long long)(mapped >> 20));
+        mapped += bytes;
+        cl->ctxs[r].cl = cl;
+        cl->ctxs[r].rank = r;
+        cl->ctxs[r].last.kind = -1;
+        cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+        hccn_sim_lock_init(&cl->ctxs[r].cur_lock);
+    }
+    return HCCN_OK;
+}
+
+/* Builds a cluster on topo (which it owns from here on, also on error). */
 static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
                                    const hccn_cluster_opts_t *opts,
                                    hccn_cluster_t **out)
 {
+    hccn_status_t rc = cluster_limits(topo);
+    if (rc != HCCN_OK) {
+        hccn_sim_topo_free(topo);
+        return rc;
+    }
     hccn_cluster_t *cl = calloc(1, sizeof(*cl));
     if (cl == NULL)
         goto fail_nomem;
@@ -96,19 +156,10 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL)
         goto fail_nomem;
-    for (int r = 0; r < cl->nranks; r++) {
-        if (hccn_sim_arena_init(&cl->arenas[r], topo->npus[r].arena_bytes) !=
-            HCCN_OK) {
-            hccn_cluster_destroy(cl);
-            return hccn_rt_error(HCCN_ERR_NOMEM,
-                                 "%s: cannot map the %zu-byte arena of NPU %d",
-                                 topo->source, topo->npus[r].arena_bytes, r);
-        }
-        cl->ctxs[r].cl = cl;
-        cl->ctxs[r].rank = r;
-        cl->ctxs[r].last.kind = -1;
-        cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
-        hccn_sim_lock_init(&cl->ctxs[r].cur_lock);
+    /* The message is written before the cluster (and topo) is freed. */
+    if ((rc = cluster_arenas(cl)) != HCCN_OK) {
+        hccn_cluster_destroy(cl);
+        return rc;
     }
     /* Bound threads have a home NUMA node: their arenas go there too. */
     if (cl->bind_threads) {
@@ -143,16 +194,23 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     return HCCN_OK;
 
 fail_destroy:
+    /* Written first: the cluster owns topo, and destroy frees it. */
+    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
+                       "cluster of %d NPUs", topo->source, cl->nranks);
     hccn_cluster_destroy(cl);
-    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+    return rc;
 fail_nomem:
+    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
+                       "cluster of %d NPUs", topo->source, topo->nnpus);
     if (cl != NULL) {
         free(cl->arenas);
         free(cl->ctxs);
+        pthread_mutex_destroy(&cl->comms_lock);
+        pthread_mutex_destroy(&cl->state_lock);
         free(cl);
     }
     hccn_sim_topo_free(topo);
-    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+    return rc;
 }
 
 hccn_status_t hccn_cluster_create(const char *path,
@@ -280,11 +338,16 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     cl->fn = fn;
     cl->arg = arg;
     cl->status = st;
+    char why[160] = "";
     hccn_status_t rc = hccn_sim_launch(cl->nranks, rank_main, cl,
-                                       cl->bind_threads);
+                                       cl->bind_threads, why, sizeof(why));
     if (rc != HCCN_OK) {
-        hccn_rt_error(rc, "hccn_cluster_run: cannot start %d NPU threads",
-                      cl->nranks);
+        /* No rank ran: each gets the failure, none a success. */
+        for (int r = 0; r < cl->nranks; r++)
+            st[r] = rc;
+        hccn_rt_error(rc, "hccn_cluster_run: %s: cannot start the %d NPU "
+                      "threads (%s); no rank ran", cl->topo->source,
+                      cl->nranks, why);
     } else {
         /* Report the root cause: the lowest rank that failed on its own,
          * not one that failed because a peer did (REMOTE, ABORTED). */

@@ -286,8 +286,13 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
     op->peer = peer;
     op->buf = buf;
     op->bytes = bytes;
-    op->pseq = is_send ? comm->send_seq[peer]++ : comm->recv_seq[peer]++;
     int src = is_send ? comm->rank : peer, dst = is_send ? peer : comm->rank;
+    op->ent = hccn_rt_pair_next(c, src, dst, is_send, &op->pseq);
+    if (op->ent == NULL) {
+        free(op);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             is_send ? "send" : "recv", ctx->rank);
+    }
     hccn_sim_task_t t = {
         .kind = is_send ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
         .peer = c->world[peer],
@@ -945,14 +950,13 @@ static int progress_send(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
     if (op->stage == RT_STAGE_ARRIVE) {
-        rt_box_ent_t *e = hccn_rt_comm_box(c, op->comm->rank, op->peer, op->pseq);
-        if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 0)
+        rt_box_ent_t *e = op->ent;
+        if (atomic_load_explicit(&e->state, memory_order_acquire) != 0)
             return 0;
         e->seq = op->pseq;
         e->buf = op->buf;
         e->bytes = op->bytes;
         e->status = HCCN_OK;
-        op->ent = e;
         atomic_store_explicit(&e->state, 1, memory_order_release);
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[op->peer]].bell);
         op->stage = RT_STAGE_RUN;
@@ -976,8 +980,8 @@ static int progress_send(rt_op_t *op)
 static int progress_recv(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
-    rt_box_ent_t *e = hccn_rt_comm_box(c, op->peer, op->comm->rank, op->pseq);
-    if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 1 ||
+    rt_box_ent_t *e = op->ent;
+    if (atomic_load_explicit(&e->state, memory_order_acquire) != 1 ||
         e->seq != op->pseq)
         return 0;
     if (e->bytes != op->bytes) {
