@@ -496,6 +496,13 @@ hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
     if (ctx == NULL || ptr == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: %s is NULL",
                              ctx == NULL ? "ctx" : "ptr");
+    double now = hccn_sim_clock(ctx->cl->eng, ctx->rank);
+    double fail = hccn_sim_fail_at(ctx->cl->eng, ctx->rank);
+    if (fail <= now)
+        return hccn_rt_error(HCCN_ERR_FAULT,
+                             "hccn_malloc: rank %d: NPU %d failed at %.3f us "
+                             "(fault plan); its clock is at %.3f us",
+                             ctx->rank, ctx->rank, fail * 1e6, now * 1e6);
     hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
     hccn_status_t rc = hccn_sim_arena_alloc(a, bytes, ptr);
     if (rc != HCCN_OK) {
@@ -614,13 +621,21 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
                              "[0, 1e12] (got %g)",
                              ctx->rank, seconds);
     hccn_sim_engine_t *eng = ctx->cl->eng;
-    if (hccn_sim_engine_trace(eng) == NULL) {
-        hccn_sim_advance(eng, ctx->rank, seconds);
-        return HCCN_OK;
-    }
     double t0 = hccn_sim_clock(eng, ctx->rank);
     hccn_sim_advance(eng, ctx->rank, seconds);
-    hccn_rt_trace_compute(ctx, t0, hccn_sim_clock(eng, ctx->rank));
+    double t1 = hccn_sim_clock(eng, ctx->rank);
+    if (hccn_sim_engine_trace(eng) != NULL)
+        hccn_rt_trace_compute(ctx, t0, t1);
+    /* Failed before it began, or before it ended: the clock has moved on
+     * as far as the work would have taken, so later operations fail too. */
+    double fail = hccn_sim_fail_at(eng, ctx->rank);
+    if (fail <= t0 || fail < t1)
+        return hccn_rt_error(HCCN_ERR_FAULT,
+                             "hccn_compute: rank %d: NPU %d failed at %.3f us "
+                             "(fault plan), before this compute of %g s from "
+                             "%.3f us could end",
+                             ctx->rank, ctx->rank, fail * 1e6, seconds,
+                             t0 * 1e6);
     return HCCN_OK;
 }
 

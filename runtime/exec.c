@@ -1037,7 +1037,18 @@ static const char *op_name(const rt_op_t *op)
 
 static int op_data_done(void *arg)
 {
-    return ((rt_op_t *)arg)->stage == RT_STAGE_DONE;
+    rt_op_t *op = arg;
+    if (op->stage == RT_STAGE_DONE)
+        return 1;
+    /* A message whose simulated transfer failed (its NPU or its peer's,
+     * a link) moves no bytes anyone may read: a receive need not wait for
+     * a send that may never come. A send first leaves its bytes in the
+     * mailbox, so that a waiting receiver is not left without them. */
+    hccn_sim_engine_t *eng = op->ctx->cl->eng;
+    int gone = op->kind == RT_OP_RECV ||
+               (op->kind == RT_OP_SEND && op->stage == RT_STAGE_RUN);
+    return gone && hccn_sim_batch_done(eng, op->batch) &&
+           hccn_sim_batch_status(eng, op->batch, NULL, 0) != HCCN_OK;
 }
 
 static int finished(const rt_op_t *op, int comm_rank)
@@ -1182,6 +1193,8 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         char what[128], reason[160];
         hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
         op->status = rc;
+        if (op->listed)
+            list_remove(ctx, op);       /* its bytes will never move */
         hccn_rt_op_describe(op, what, sizeof(what));
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
     }
@@ -1215,7 +1228,8 @@ void hccn_rt_drain(hccn_ctx_t *ctx)
 {
     while (ctx->ops_head != NULL) {
         rt_op_t *op = ctx->ops_head;
-        if (data_wait(op) != HCCN_OK && op->listed)
+        if ((data_wait(op) != HCCN_OK || op->stage != RT_STAGE_DONE) &&
+            op->listed)
             list_remove(ctx, op);
     }
 }
