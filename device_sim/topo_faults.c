@@ -203,7 +203,8 @@ static hccn_status_t parse_fault(hccn_sim_jctx_t *c, json_object *v,
         return hccn_sim_jforbid(c, v, "factor", "for *_slow faults");
     /* Links get a bandwidth factor in (0, 1]; NPUs a slowdown >= 1. */
     if (f->kind == HCCN_SIM_FAULT_LINK_SLOW)
-        return hccn_sim_jnum(c, v, "factor", 0.0, 1, 1.0, &f->factor, NULL);
+        return hccn_sim_jnum_floor(c, v, "factor", 0.0, 1, HCCN_SIM_MIN_FACTOR,
+                                   1.0, &f->factor, NULL);
     return hccn_sim_jnum(c, v, "factor", 1.0, 0, 1e6, &f->factor, NULL);
 }
 

@@ -405,11 +405,13 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
                                  "by device names; hccn-topo -v lists them)",
                                  fn, f->link ? f->link : "(null)",
                                  cl->topo->source);
+        /* At least 1e-6, as in a file (docs/topology.md, Limits): a
+         * smaller one makes a transfer's time infinite. */
         if (f->kind == HCCN_FAULT_LINK_SLOW &&
-            !(f->factor > 0.0 && f->factor <= 1.0))
+            !(f->factor >= 1e-6 && f->factor <= 1.0))
             return hccn_rt_error(HCCN_ERR_INVALID,
-                                 "%s: a slow link's factor must be in (0, 1] "
-                                 "(got %g)", fn, f->factor);
+                                 "%s: a slow link's factor must be in "
+                                 "[1e-06, 1] (got %g)", fn, f->factor);
         out->factor = f->kind == HCCN_FAULT_LINK_SLOW ? f->factor : 0.0;
         return HCCN_OK;
     case HCCN_FAULT_NPU_SLOW:

@@ -18,6 +18,7 @@
 
 #include "hccn/hccn.h"
 #include "tools/tool_size.h"
+#include "tools/tool_text.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 
@@ -286,7 +287,9 @@ static int predict(const opts_t *o)
     hccn_coll_args_t a = {.coll = o->coll, .nranks = n,
                           .count = count_of(o, n), .esize = o->esize,
                           .root = o->root};
-    printf("topology: %s (%d NPUs)\n", topo->source, topo->nnpus);
+    char safe[1024];
+    printf("topology: %s (%d NPUs)\n", tool_safe(topo->source, safe,
+                                                  sizeof(safe)), topo->nnpus);
     print_levels(&pl, n);
     print_pods(&pl, n);
     printf("%s: count %llu x %zu B per rank\n", hccn_coll_name(o->coll),

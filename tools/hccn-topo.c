@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "device_sim/topo.h"
+#include "tools/tool_text.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
 
@@ -30,9 +31,10 @@ static int usage(FILE *f, int code)
 static void print_summary(const hccn_sim_topo_t *t)
 {
     hccn_sim_topo_summary_t s;
+    char buf[1024];
     hccn_sim_topo_summarize(t, &s);
-    printf("name: %s\n", t->name);
-    printf("source: %s\n", t->source);
+    printf("name: %s\n", tool_safe(t->name, buf, sizeof(buf)));
+    printf("source: %s\n", tool_safe(t->source, buf, sizeof(buf)));
     printf("nodes: %d\n", t->nnodes);
     printf("npus: %d\n", t->nnpus);
     printf("devices: %d\n", t->ndevs);
@@ -50,13 +52,16 @@ static void print_summary(const hccn_sim_topo_t *t)
 static void print_graph(const hccn_sim_topo_t *t)
 {
     static const char *const kinds[] = {"npu", "switch", "nic", "bridge"};
+    char a[256], b[256];
     for (int d = 0; d < t->ndevs; d++)
-        printf("device %d: %s (%s, node %d, lat %g us)\n", d, t->devs[d].name,
+        printf("device %d: %s (%s, node %d, lat %g us)\n", d,
+               tool_safe(t->devs[d].name, a, sizeof(a)),
                kinds[t->devs[d].kind], t->devs[d].node, t->devs[d].lat * 1e6);
     for (int i = 0; i < t->nlinks; i++) {
         const hccn_sim_link_t *l = &t->links[i];
         printf("link %d: %s -> %s (level %d, %g GB/s, lat %g us)\n", i,
-               t->devs[l->src].name, t->devs[l->dst].name, l->level,
+               tool_safe(t->devs[l->src].name, a, sizeof(a)),
+               tool_safe(t->devs[l->dst].name, b, sizeof(b)), l->level,
                l->bw / 1e9, l->lat * 1e6);
     }
 }
@@ -81,11 +86,13 @@ static int print_route(const hccn_sim_topo_t *t, const char *as,
         return 2;
     }
     int n = hccn_sim_topo_route(t, a, b, links, &lat);
+    char sa[256], sb[256];
     printf("route %d -> %d: %d links, latency %g us\n", a, b, n, lat * 1e6);
     for (int i = 0; i < n; i++) {
         const hccn_sim_link_t *l = &t->links[links[i]];
         printf("  link %d: %s -> %s (%g GB/s, lat %g us)\n", links[i],
-               t->devs[l->src].name, t->devs[l->dst].name, l->bw / 1e9,
+               tool_safe(t->devs[l->src].name, sa, sizeof(sa)),
+               tool_safe(t->devs[l->dst].name, sb, sizeof(sb)), l->bw / 1e9,
                l->lat * 1e6);
     }
     return 0;
@@ -115,7 +122,8 @@ int main(int argc, char **argv)
     char err[1024];
     hccn_sim_topo_t *t = NULL;
     if (hccn_sim_topo_load_file(file, &t, err, sizeof(err)) != HCCN_OK) {
-        fprintf(stderr, "%s\n", err);
+        char safe[4096];
+        fprintf(stderr, "%s\n", tool_safe(err, safe, sizeof(safe)));
         return 2;
     }
     int code = 0;
