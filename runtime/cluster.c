@@ -13,6 +13,7 @@
 
 #define DEFAULT_TIMEOUT_S 300.0
 #define DEFAULT_DRIVE_BYTES 65536
+#define MAX_TIMEOUT_S 1e9
 
 /* A field of caller's options, if the caller's struct is large enough to
  * hold it (older callers pass a smaller struct_size). */
@@ -28,7 +29,9 @@ static double env_timeout(void)
         return DEFAULT_TIMEOUT_S;
     char *end;
     double v = strtod(s, &end);
-    return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
+    /* Up to 1e9 s: an infinite wait ("inf", 1e999) is not a timeout. */
+    return (*end == '\0' && v > 0.0 && v <= MAX_TIMEOUT_S) ? v
+                                                           : DEFAULT_TIMEOUT_S;
 }
 
 /* An integer option: opt when the caller set it (non-zero), else the
@@ -148,7 +151,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     if (OPT_HAS(opts, bind_threads))
         cl->bind_threads = opts->bind_threads;
     if (OPT_HAS(opts, timeout_s) && opts->timeout_s > 0.0)
-        cl->timeout_s = opts->timeout_s;
+        cl->timeout_s = opts->timeout_s <= MAX_TIMEOUT_S ? opts->timeout_s
+                                                         : MAX_TIMEOUT_S;
     cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
                                       ? opts->drive_bytes : 0);
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
@@ -391,8 +395,9 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
     if (f->struct_size < sizeof(*f))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "%s: struct_size must be sizeof(hccn_fault_t)", fn);
-    if (!(f->at_s >= 0.0) || !isfinite(f->at_s))
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: at_s must be >= 0", fn);
+    if (!(f->at_s >= 0.0 && f->at_s <= 1e9))
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: at_s must be in [0, 1e9] "
+                             "(got %g)", fn, f->at_s);
     *out = (hccn_sim_fault_t){.kind = (hccn_sim_fault_kind_t)f->kind,
                               .link = -1, .npu = -1, .at = f->at_s,
                               .factor = 1.0};

@@ -272,11 +272,47 @@ static void test_load_many_faults(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* hccn_cluster_add_fault takes the ranges a file does, and says them. */
+static void test_add_fault_ranges(void **state)
+{
+    (void)state;
+    hccn_cluster_t *cl = NULL;
+    assert_int_equal(hccn_cluster_create(test_path("configs/laptop-4.json"),
+                                         NULL, &cl), HCCN_OK);
+    const char *link = "node0.npu0->node0.nvswitch";
+    hccn_fault_t f = {.struct_size = sizeof(f), .kind = HCCN_FAULT_LINK_SLOW,
+                      .link = link, .npu = -1, .factor = 1e-300};
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "factor must be in [1e-06, 1] "
+                                              "(got 1e-300)"));
+    f.factor = 1e-6;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    f.at_s = 1e300;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "at_s must be in [0, 1e9] "
+                                              "(got 1e+300)"));
+    f = (hccn_fault_t){.struct_size = sizeof(f), .kind = HCCN_FAULT_NPU_SLOW,
+                       .npu = 1, .factor = 1e7};
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "must be in [1, 1e6] (got 1e+07)"));
+    f.npu = 4;
+    f.factor = 2;
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "npu 4 is out of range [0, 4)"));
+    /* A link name with an escape: the message carries no control byte. */
+    f = (hccn_fault_t){.struct_size = sizeof(f), .kind = HCCN_FAULT_LINK_DOWN,
+                       .link = "a\x1b[2J->b", .npu = -1};
+    assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "no link \"a?[2J->b\""));
+    hccn_cluster_destroy(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_on_failed_npu),
         cmocka_unit_test(test_load_many_faults),
+        cmocka_unit_test(test_add_fault_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
