@@ -60,11 +60,12 @@ typedef struct {
     int src, dst, link;
 } link_ent_t;
 
-typedef struct {
+struct hccn_sim_link_index {
     const hccn_sim_topo_t *topo;
     dev_ent_t *devs;             /* by name */
     link_ent_t *links;           /* by (src, dst, link index) */
-} name_index_t;
+};
+typedef hccn_sim_link_index_t name_index_t;
 
 static int dev_cmp(const void *a, const void *b)
 {
@@ -148,6 +149,29 @@ static int index_link(const name_index_t *ix, const char *name)
         return -1;
     const link_ent_t *l = &ix->links[lo];
     return l->src == src && l->dst == dst ? l->link : -1;
+}
+
+hccn_sim_link_index_t *hccn_sim_link_index_new(const hccn_sim_topo_t *topo)
+{
+    name_index_t *ix = calloc(1, sizeof(*ix));
+    if (ix != NULL && index_build(ix, topo) != 0) {
+        hccn_sim_link_index_free(ix);
+        return NULL;
+    }
+    return ix;
+}
+
+int hccn_sim_link_index_find(const hccn_sim_link_index_t *ix, const char *name)
+{
+    return index_link(ix, name);
+}
+
+void hccn_sim_link_index_free(hccn_sim_link_index_t *ix)
+{
+    if (ix == NULL)
+        return;
+    index_free(ix);
+    free(ix);
 }
 
 static hccn_status_t parse_fault(hccn_sim_jctx_t *c, json_object *v,

@@ -177,7 +177,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         if (cl->faults == NULL)
             goto fail_destroy;
         memcpy(cl->faults, topo->faults, (size_t)topo->nfaults * sizeof(*cl->faults));
-        cl->nfaults = cl->nfile_faults = topo->nfaults;
+        cl->nfaults = cl->nfile_faults = cl->capfaults = topo->nfaults;
     }
     cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
     if (cl->eng == NULL)
@@ -272,6 +272,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     free(cl->arenas);
     free(cl->ctxs);
     free(cl->faults);
+    hccn_sim_link_index_free(cl->links);
     hccn_sim_topo_free(cl->topo);
     pthread_mutex_destroy(&cl->comms_lock);
     pthread_mutex_destroy(&cl->state_lock);

@@ -26,7 +26,12 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
     switch (f->kind) {
     case HCCN_FAULT_LINK_DOWN:
     case HCCN_FAULT_LINK_SLOW:
-        if ((out->link = hccn_sim_topo_find_link(cl->topo, f->link)) < 0)
+        /* An index, so that n faults cost O(n log n), not n link scans. */
+        if (cl->links == NULL && f->link != NULL &&
+            (cl->links = hccn_sim_link_index_new(cl->topo)) == NULL)
+            return hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory", fn);
+        if (f->link == NULL ||
+            (out->link = hccn_sim_link_index_find(cl->links, f->link)) < 0)
             return hccn_rt_error(HCCN_ERR_INVALID,
                                  "%s: no link \"%s\" in %s (name it SRC->DST "
                                  "by device names; hccn-topo -v lists them)",
@@ -72,11 +77,16 @@ hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
     hccn_status_t rc = fault_check(cl, f, &sf);
     if (rc != HCCN_OK)
         return rc;
-    hccn_sim_fault_t *n = realloc(cl->faults, (size_t)(cl->nfaults + 1) * sizeof(*n));
-    if (n == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_add_fault: out of memory");
-    n[cl->nfaults++] = sf;
-    cl->faults = n;
+    if (cl->nfaults == cl->capfaults) {
+        int cap = cl->capfaults > 0 ? 2 * cl->capfaults : cl->nfaults + 16;
+        hccn_sim_fault_t *n = realloc(cl->faults, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            return hccn_rt_error(HCCN_ERR_NOMEM,
+                                 "hccn_cluster_add_fault: out of memory");
+        cl->faults = n;
+        cl->capfaults = cap;
+    }
+    cl->faults[cl->nfaults++] = sf;
     return HCCN_OK;
 }
 

@@ -97,6 +97,9 @@ struct hccn_cluster {
     rt_comm_t *world;
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;
+    int capfaults;                /* room in faults (cluster_faults.c) */
+    hccn_sim_link_index_t *links; /* link names, made on the first
+                                     hccn_cluster_add_fault of a link */
     rt_comm_t *subcomms;          /* made during the current run */
     pthread_mutex_t state_lock;   /* waiting of every rank */
     _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */

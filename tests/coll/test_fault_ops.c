@@ -272,6 +272,43 @@ static void test_load_many_faults(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* The same plan added through hccn_cluster_add_fault, one fault at a
+ * time (link names looked up in an index, the array grown geometrically):
+ * the run gives the times the whole-plan scan predicts. */
+static void test_add_many_faults(void **state)
+{
+    (void)state;
+    hccn_cluster_t *cl = NULL;
+    assert_int_equal(hccn_cluster_create(test_path("configs/default.json"),
+                                         NULL, &cl), HCCN_OK);
+    plan_t *plan = malloc(NF * sizeof(*plan));
+    for (int i = 0; i < NF; i++) {
+        plan_make(i, &plan[i]);
+        hccn_fault_t f = {.struct_size = sizeof(f),
+                          .kind = (hccn_fault_kind_t)plan[i].kind,
+                          .link = plan[i].npu < 0 ? plan[i].link : NULL,
+                          .npu = plan[i].npu, .at_s = plan[i].at_us * 1e-6,
+                          .factor = plan[i].factor};
+        assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
+    }
+    hccn_fault_t bad = {.struct_size = sizeof(bad),
+                        .kind = HCCN_FAULT_LINK_DOWN,
+                        .link = "node1.nic7->node0.nic0", .npu = -1};
+    assert_int_equal(hccn_cluster_add_fault(cl, &bad), HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "no link \"node1.nic7->node0.nic0\""));
+    double *clock = calloc(16, sizeof(double));
+    assert_int_equal(hccn_cluster_run(cl, steps_rank, clock, NULL), HCCN_OK);
+    for (int r = 0; r < 16; r++) {
+        double c = 0.0;
+        for (int k = 0; k < NSTEP; k++)
+            c = c + STEP_S * ref_slowdown(plan, r, c);
+        assert_true(clock[r] == c);
+    }
+    free(clock);
+    free(plan);
+    hccn_cluster_destroy(cl);
+}
+
 /* hccn_cluster_add_fault takes the ranges a file does, and says them. */
 static void test_add_fault_ranges(void **state)
 {
@@ -312,6 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_on_failed_npu),
         cmocka_unit_test(test_load_many_faults),
+        cmocka_unit_test(test_add_many_faults),
         cmocka_unit_test(test_add_fault_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
