@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device_sim/trace.h"
+#include "runtime/predict.h"
 #include "runtime/rt.h"
 
 #define DEFAULT_TIMEOUT_S 300.0

@@ -28,10 +28,10 @@
  * a thread and an arena mapping; Linux's defaults allow 32768 threads
  * (kernel.pid_max) and 65530 mappings (vm.max_map_count; a thread's stack
  * takes two more). Its arenas, reserved and not committed, must fit in half
- * of a 47-bit address space. Timing-only runs have no threads or arenas. */
+ * of a 47-bit address space. (Timing-only runs: HCCN_MAX_TIMING_NPUS,
+ * runtime/predict.h.) */
 #define HCCN_MAX_CLUSTER_NPUS 16384
 #define HCCN_MAX_ARENA_TOTAL_MIB (64ull << 20)
-#define HCCN_MAX_TIMING_NPUS 131072
 
 typedef struct rt_comm rt_comm_t;
 typedef struct rt_pair rt_pair_t;     /* runtime/pairs.c */

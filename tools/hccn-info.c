@@ -19,6 +19,7 @@
 #include "hccn/hccn.h"
 #include "tools/tool_size.h"
 #include "tools/tool_text.h"
+#include "runtime/predict.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 
@@ -273,6 +274,15 @@ static int predict(const opts_t *o)
         return 2;
     }
     int n = o->nranks ? o->nranks : topo->nnpus, rc = 0;
+    if (n > HCCN_MAX_TIMING_NPUS) {
+        char safe[1024];
+        fprintf(stderr, "hccn-info: %s: %d NPUs: predictions take at most "
+                "%d (docs/topology.md, Limits)\n",
+                tool_safe(o->topo, safe, sizeof(safe)), n,
+                HCCN_MAX_TIMING_NPUS);
+        hccn_sim_topo_free(topo);
+        return 2;
+    }
     int *world = malloc((size_t)n * sizeof(int));
     if (n > topo->nnpus || o->root >= n || world == NULL) {
         fprintf(stderr, "hccn-info: %s: %d NPUs; -n %d and -r %d must fit\n",

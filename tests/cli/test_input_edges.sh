@@ -104,6 +104,9 @@ expect_err "$tmp/data.json: 16392 NPUs: a cluster with data holds at most 16384"
 label=timing-limit; run "$perf" allreduce -b 8 -e 8 -n 1 -w 0 -t "$tmp/timing.json" --no-data
 expect_rc 2
 expect_err "$tmp/timing.json: 131080 NPUs: timing-only runs take at most 131072"
+label=info-limit; run "$info" -t "$tmp/timing.json" -c allreduce -s 1M
+expect_rc 2
+expect_err "$tmp/timing.json: 131080 NPUs: predictions take at most 131072"
 
 # 64 NPUs of 1 GiB in a 4 GB address space: an arena cannot be mapped.
 # (A sanitizer's runtime cannot start in so small a space: then skipped.)
