@@ -63,14 +63,17 @@ static void test_too_many_npus(void **state)
     assert_null(cl);
     expect_msg("big.json: 16392 NPUs: a cluster with data holds at most 16384");
     free(json);
+#if !defined(__SANITIZE_THREAD__)
     /* The limit itself is allowed (1 MiB arenas: 16 GiB reserved, not
-     * committed). */
+     * committed). ThreadSanitizer maps shadow for each mapping and runs
+     * out of mappings first: not there. */
     json = cluster_json(2048, 8, 1);
     assert_int_equal(hccn_cluster_create_json(json, "max.json", NULL, &cl),
                      HCCN_OK);
     assert_int_equal(hccn_cluster_size(cl), 16384);
     hccn_cluster_destroy(cl);
     free(json);
+#endif
 }
 
 static void test_arenas_too_large(void **state)
