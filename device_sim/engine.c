@@ -208,16 +208,7 @@ static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
  * settled events, so it does not depend on how far the engine has got. */
 static double slowdown(const hccn_sim_engine_t *eng, int dev, double t)
 {
-    double f = 1.0, since = -1.0;
-    for (int i = 0; i < eng->nfaults; i++) {
-        const hccn_sim_fault_t *x = &eng->faults[i];
-        if (x->kind == HCCN_SIM_FAULT_NPU_SLOW && x->npu == dev &&
-            x->at <= t && x->at >= since) {
-            f = x->factor;
-            since = x->at;
-        }
-    }
-    return f;
+    return hccn_sim_fplan_slowdown(&eng->fplan, dev, t);
 }
 
 /* Local work runs first come, first served on its device. */
@@ -1240,16 +1231,28 @@ int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
                                const hccn_sim_fault_t *faults, int n)
 {
     hccn_sim_fault_t *copy = NULL;
+    hccn_sim_fplan_t fp;
     if (n > 0 && (copy = malloc((size_t)n * sizeof(*copy))) == NULL)
         return -1;
+    if (hccn_sim_fplan_build(&fp, faults, n, eng->ndev) != 0) {
+        free(copy);
+        return -1;
+    }
     if (n > 0)
         memcpy(copy, faults, (size_t)n * sizeof(*copy));
     pthread_mutex_lock(&eng->lock);
     free(eng->faults);
+    hccn_sim_fplan_free(&eng->fplan);
     eng->faults = copy;
     eng->nfaults = n;
+    eng->fplan = fp;
     pthread_mutex_unlock(&eng->lock);
     return 0;
+}
+
+double hccn_sim_fail_at(const hccn_sim_engine_t *eng, int dev)
+{
+    return hccn_sim_fplan_fail_at(&eng->fplan, dev);
 }
 
 hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
@@ -1318,6 +1321,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     hccn_sim_flow_free(eng);
     free(eng->heap);
     free(eng->faults);
+    hccn_sim_fplan_free(&eng->fplan);
     free(eng->fold_rep);
     free(eng->fold_link);
     free(eng->match);

@@ -244,6 +244,11 @@ int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
 int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
                                const hccn_sim_fault_t *faults, int n);
 
+/* The simulated time at which NPU dev fails by the fault plan (its first
+ * npu_fail), or INFINITY. Read without the lock: the plan changes only
+ * between runs. */
+double hccn_sim_fail_at(const hccn_sim_engine_t *eng, int dev);
+
 /* HCCN_OK, or why a completed batch failed (HCCN_ERR_FAULT: its own NPU or
  * a link of its route; HCCN_ERR_REMOTE: the other side's), with the reason
  * copied to reason. */

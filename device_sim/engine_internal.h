@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/fault_plan.h"
 #include "device_sim/pool.h"
 
 typedef struct etask etask_t;
@@ -161,6 +162,7 @@ struct hccn_sim_engine {
 
     hccn_sim_fault_t *faults;   /* the fault plan, replayed every run */
     int nfaults;
+    hccn_sim_fplan_t fplan;     /* its NPU faults by NPU (fault_plan.c) */
 
     /* Folding (hccn_sim_engine_set_fold): NULL when off. */
     int *fold_rep;              /* per device: the copy in node 0 */

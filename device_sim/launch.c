@@ -5,12 +5,22 @@
 #include <hwloc.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "device_sim/launch.h"
+
+/* The start line: threads wait at it until every thread exists (go 1) or
+ * one could not be made (go -1: return without running fn). */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int go;
+} launch_gate_t;
 
 typedef struct {
     int rank;
@@ -18,11 +28,32 @@ typedef struct {
     void *arg;
     hwloc_topology_t topo;
     int ncores;
+    launch_gate_t *gate;
 } launch_arg_t;
+
+static int gate_wait(launch_gate_t *g)
+{
+    pthread_mutex_lock(&g->lock);
+    while (g->go == 0)
+        pthread_cond_wait(&g->cond, &g->lock);
+    int go = g->go;
+    pthread_mutex_unlock(&g->lock);
+    return go;
+}
+
+static void gate_open(launch_gate_t *g, int go)
+{
+    pthread_mutex_lock(&g->lock);
+    g->go = go;
+    pthread_cond_broadcast(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+}
 
 static void *thread_main(void *p)
 {
     launch_arg_t *la = p;
+    if (gate_wait(la->gate) < 0)
+        return NULL;
     if (la->topo != NULL && la->ncores > 0) {
         hwloc_obj_t core = hwloc_get_obj_by_type(la->topo, HWLOC_OBJ_CORE,
                                                  (unsigned)(la->rank % la->ncores));
@@ -34,8 +65,10 @@ static void *thread_main(void *p)
 }
 
 hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
-                              int bind)
+                              int bind, char *why, size_t len)
 {
+    launch_gate_t gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                          0};
     hccn_status_t rc = HCCN_OK;
     pthread_t *th = calloc((size_t)n, sizeof(*th));
     launch_arg_t *la = calloc((size_t)n, sizeof(*la));
@@ -43,6 +76,8 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     int ncores = 0;
     if (th == NULL || la == NULL) {
         rc = HCCN_ERR_NOMEM;
+        if (why != NULL && len > 0)
+            snprintf(why, len, "no memory for %d thread records", n);
         goto out_free;
     }
     if (bind && hwloc_topology_init(&topo) == 0) {
@@ -58,13 +93,18 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     pthread_attr_setstacksize(&attr, 1u << 20);
     int started = 0;
     for (; started < n; started++) {
-        la[started] = (launch_arg_t){started, fn, arg, topo, ncores};
-        if (pthread_create(&th[started], &attr, thread_main, &la[started]) != 0) {
+        la[started] = (launch_arg_t){started, fn, arg, topo, ncores, &gate};
+        int e = pthread_create(&th[started], &attr, thread_main, &la[started]);
+        if (e != 0) {
             rc = HCCN_ERR_NOMEM;
+            if (why != NULL && len > 0)
+                snprintf(why, len, "thread %d of %d: %s", started, n,
+                         strerror(e));
             break;
         }
     }
     pthread_attr_destroy(&attr);
+    gate_open(&gate, rc == HCCN_OK ? 1 : -1);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     if (topo != NULL)
@@ -72,6 +112,8 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
 out_free:
     free(th);
     free(la);
+    pthread_mutex_destroy(&gate.lock);
+    pthread_cond_destroy(&gate.cond);
     return rc;
 }
 

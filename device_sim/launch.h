@@ -15,10 +15,12 @@ typedef void (*hccn_sim_thread_fn)(int rank, void *arg);
 
 /* Runs fn(rank, arg) for rank 0..n-1, one thread each, and returns when all
  * have returned. With bind, thread i is bound to host core i % cores.
- * Returns HCCN_OK, or HCCN_ERR_NOMEM if threads could not be started (the
- * ones started are joined first). */
+ * No fn starts before every thread exists: if one cannot be created, none
+ * runs fn (a rank never waits for a peer that was never started), the
+ * threads made are joined, why (len bytes; may be NULL) says which thread
+ * and the system's reason, and the result is HCCN_ERR_NOMEM. */
 hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
-                              int bind);
+                              int bind, char *why, size_t len);
 
 typedef struct {
     int cores, pus, numa_nodes;

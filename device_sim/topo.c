@@ -74,12 +74,21 @@ static int is_space(char ch)
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
-/* Parses text[0..len) (text[len] must be '\0') into *doc (NULL for "null"). */
+/* Length of a UTF-8 byte-order mark at the start of text (editors on some
+ * systems write one; RFC 8259 lets a parser ignore it): 3 or 0. */
+static size_t bom_len(const char *text, size_t len)
+{
+    return len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}
+
+/* Parses text[0..len) (text[len] must be '\0') into *doc (NULL for "null").
+ * A leading byte-order mark is skipped; positions in errors still count
+ * the file's bytes. */
 static hccn_status_t tokenize(const char *text, size_t len, const char *source,
                               json_object **doc, char *err, size_t errlen)
 {
     const char *nul = memchr(text, '\0', len);
-    size_t i = 0;
+    size_t i = bom_len(text, len), bom = i;
     *doc = NULL;
     if (nul != NULL)
         return syntax_error(text, (size_t)(nul - text), source,
@@ -97,9 +106,9 @@ static hccn_status_t tokenize(const char *text, size_t len, const char *source,
                                 JSON_TOKENER_VALIDATE_UTF8);
     /* Passing the terminating NUL too tells json-c the input has ended, so
      * a number at the very end is complete. */
-    *doc = json_tokener_parse_ex(tok, text, (int)len + 1);
+    *doc = json_tokener_parse_ex(tok, text + bom, (int)(len - bom) + 1);
     enum json_tokener_error e = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
+    size_t end = bom + json_tokener_get_parse_end(tok);
     json_tokener_free(tok);
     if (end > len)
         end = len;

@@ -110,6 +110,14 @@ struct hccn_sim_topo {
 /* The index of the link named "SRC->DST" (device names), or -1. */
 int hccn_sim_topo_find_link(const hccn_sim_topo_t *topo, const char *name);
 
+/* The same lookup for many names: an index of topo's device and link
+ * names, built in O(n log n), answering in O(log n). NULL on no memory.
+ * topo must outlive it. */
+typedef struct hccn_sim_link_index hccn_sim_link_index_t;
+hccn_sim_link_index_t *hccn_sim_link_index_new(const hccn_sim_topo_t *topo);
+int hccn_sim_link_index_find(const hccn_sim_link_index_t *ix, const char *name);
+void hccn_sim_link_index_free(hccn_sim_link_index_t *ix);
+
 /* Loads and validates a topology. On error returns HCCN_ERR_TOPOLOGY (or
  * HCCN_ERR_IO / HCCN_ERR_NOMEM), *out is NULL and err holds one line:
  * "<source>: <json path>: <rule broken>" (with line:column for JSON syntax

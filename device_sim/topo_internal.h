@@ -19,6 +19,11 @@
 #define HCCN_SIM_MAX_LINKS (1 << 24)
 #define HCCN_SIM_MAX_ARENA_MIB 1048576
 #define HCCN_SIM_MAX_FILE_BYTES (64 << 20)
+/* Smallest bandwidth (GB/s), peak (TFLOPS) and slow-link factor: beyond
+ * them a transfer of the largest size would take an infinite time. */
+#define HCCN_SIM_MIN_GBPS 1e-6
+#define HCCN_SIM_MIN_TFLOPS 1e-6
+#define HCCN_SIM_MIN_FACTOR 1e-6
 
 /* One node type of the file, in SI units (bytes/s, seconds, bytes). */
 typedef struct {
@@ -168,6 +173,13 @@ hccn_status_t hccn_sim_jint(hccn_sim_jctx_t *c, json_object *obj,
 hccn_status_t hccn_sim_jnum(hccn_sim_jctx_t *c, json_object *obj,
                             const char *key, double lo, int lo_open,
                             double hi, double *out, int *present);
+/* As hccn_sim_jnum, and also x >= floor: the smallest value that keeps
+ * every time finite (a bandwidth of 1e-300 GB/s is > 0 but absurd). The
+ * message gives the range floor..hi. */
+hccn_status_t hccn_sim_jnum_floor(hccn_sim_jctx_t *c, json_object *obj,
+                                  const char *key, double lo, int lo_open,
+                                  double floor, double hi, double *out,
+                                  int *present);
 hccn_status_t hccn_sim_jbool(hccn_sim_jctx_t *c, json_object *obj,
                              const char *key, int *out, int *present);
 hccn_status_t hccn_sim_jstring(hccn_sim_jctx_t *c, json_object *obj,

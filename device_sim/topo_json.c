@@ -6,6 +6,7 @@
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,6 +81,17 @@ hccn_status_t hccn_sim_jnomem(hccn_sim_jctx_t *c)
     return HCCN_ERR_NOMEM;
 }
 
+/* json-c saturates an integer literal beyond 64 bits at INT64_MIN or
+ * UINT64_MAX: echoing that would show a number the file does not hold.
+ * (A literal of exactly one of those two values is reported the same.) */
+static int int_beyond_64_bits(json_object *v)
+{
+    if (!json_object_is_type(v, json_type_int))
+        return 0;
+    return json_object_get_int64(v) == INT64_MIN ||
+           json_object_get_uint64(v) == UINT64_MAX;
+}
+
 const char *hccn_sim_jgot(json_object *v, hccn_sim_jgot_t *buf)
 {
     size_t n = sizeof(buf->s);
@@ -88,6 +100,8 @@ const char *hccn_sim_jgot(json_object *v, hccn_sim_jgot_t *buf)
         s = "an object";
     else if (json_object_is_type(v, json_type_array))
         s = "an array";
+    else if (int_beyond_64_bits(v))
+        s = "an integer beyond the 64-bit range";
     else if (v != NULL)
         s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
     if (strlen(s) < n)
@@ -147,9 +161,10 @@ hccn_status_t hccn_sim_jint(hccn_sim_jctx_t *c, json_object *obj,
     return st;
 }
 
-hccn_status_t hccn_sim_jnum(hccn_sim_jctx_t *c, json_object *obj,
-                            const char *key, double lo, int lo_open,
-                            double hi, double *out, int *present)
+hccn_status_t hccn_sim_jnum_floor(hccn_sim_jctx_t *c, json_object *obj,
+                                  const char *key, double lo, int lo_open,
+                                  double floor, double hi, double *out,
+                                  int *present)
 {
     json_object *v;
     hccn_sim_jgot_t got;
@@ -161,17 +176,31 @@ hccn_status_t hccn_sim_jnum(hccn_sim_jctx_t *c, json_object *obj,
                                   hccn_sim_jgot(v, &got));
     double x = json_object_get_double(v);
     if (!isfinite(x))
-        return hccn_sim_jfail_key(c, key, "must be a finite number (got %s)",
-                                  hccn_sim_jgot(v, &got));
+        return hccn_sim_jfail_key(c, key, "must be a finite number (got %s); "
+                                  "allowed: %g to %g",
+                                  hccn_sim_jgot(v, &got), floor, hi);
     if (lo_open ? x <= lo : x < lo)
-        return hccn_sim_jfail_key(c, key, "must be %s %g (got %s)",
-                                  lo_open ? ">" : ">=", lo,
-                                  hccn_sim_jgot(v, &got));
+        return hccn_sim_jfail_key(c, key, "must be %s %g (got %s); allowed: "
+                                  "%g to %g", lo_open ? ">" : ">=", lo,
+                                  hccn_sim_jgot(v, &got), floor, hi);
+    if (x < floor)
+        return hccn_sim_jfail_key(c, key, "must be >= %g (got %s); allowed: "
+                                  "%g to %g", floor, hccn_sim_jgot(v, &got),
+                                  floor, hi);
     if (x > hi)
-        return hccn_sim_jfail_key(c, key, "must be <= %g (got %s)", hi,
-                                  hccn_sim_jgot(v, &got));
+        return hccn_sim_jfail_key(c, key, "must be <= %g (got %s); allowed: "
+                                  "%g to %g", hi, hccn_sim_jgot(v, &got),
+                                  floor, hi);
     *out = x;
     return HCCN_OK;
+}
+
+hccn_status_t hccn_sim_jnum(hccn_sim_jctx_t *c, json_object *obj,
+                            const char *key, double lo, int lo_open,
+                            double hi, double *out, int *present)
+{
+    return hccn_sim_jnum_floor(c, obj, key, lo, lo_open, lo, hi, out,
+                               present);
 }
 
 hccn_status_t hccn_sim_jbool(hccn_sim_jctx_t *c, json_object *obj,

@@ -21,12 +21,13 @@
 
 typedef hccn_sim_jctx_t jctx_t;
 
-/* A bandwidth key (GB/s > 0) in bytes/s. */
+/* A bandwidth key (GB/s in HCCN_SIM_MIN_GBPS..MAX_GBPS) in bytes/s. */
 static hccn_status_t get_bw(jctx_t *c, json_object *o, const char *key,
                             double *out, int *present)
 {
     double x = 0.0;
-    hccn_status_t st = hccn_sim_jnum(c, o, key, 0, 1, MAX_GBPS, &x, present);
+    hccn_status_t st = hccn_sim_jnum_floor(c, o, key, 0, 1, HCCN_SIM_MIN_GBPS,
+                                           MAX_GBPS, &x, present);
     if (st == HCCN_OK && (present == NULL || *present))
         *out = x * 1e9;
     return st;
@@ -84,8 +85,9 @@ static hccn_status_t parse_npu(jctx_t *c, json_object *o,
                             &mib, NULL)) ||
         (st = get_bw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
         (st = get_bw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
-        (st = hccn_sim_jnum(c, o, "peak_TFLOPS", 0, 1, MAX_TFLOPS, &tflops,
-                            &has)))
+        (st = hccn_sim_jnum_floor(c, o, "peak_TFLOPS", 0, 1,
+                                  HCCN_SIM_MIN_TFLOPS, MAX_TFLOPS, &tflops,
+                                  &has)))
         return st;
     t->nnpus = (int)n;
     t->arena_bytes = (size_t)mib << 20;

@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "device_sim/trace.h"
+#include "runtime/predict.h"
 #include "runtime/rt.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
 #define DEFAULT_DRIVE_BYTES 65536
+#define MAX_TIMEOUT_S 1e9
 
 /* A field of caller's options, if the caller's struct is large enough to
  * hold it (older callers pass a smaller struct_size). */
@@ -28,7 +30,9 @@ static double env_timeout(void)
         return DEFAULT_TIMEOUT_S;
     char *end;
     double v = strtod(s, &end);
-    return (*end == '\0' && v > 0.0) ? v : DEFAULT_TIMEOUT_S;
+    /* Up to 1e9 s: an infinite wait ("inf", 1e999) is not a timeout. */
+    return (*end == '\0' && v > 0.0 && v <= MAX_TIMEOUT_S) ? v
+                                                           : DEFAULT_TIMEOUT_S;
 }
 
 /* An integer option: opt when the caller set it (non-zero), else the
@@ -73,10 +77,70 @@ static void engine_wake(void *arg, int dev)
         hccn_sim_bell_ring(&cl->ctxs[dev].bell);
 }
 
+/* Refuses a topology a cluster with data cannot hold: more NPUs than
+ * HCCN_MAX_CLUSTER_NPUS, or arenas adding up to more than
+ * HCCN_MAX_ARENA_TOTAL_MIB (docs/topology.md, "Limits"). */
+static hccn_status_t cluster_limits(const hccn_sim_topo_t *topo)
+{
+    if (topo->nnpus > HCCN_MAX_CLUSTER_NPUS)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: %d NPUs: a cluster with data holds at most "
+                             "%d (one thread and one arena each); time "
+                             "larger clusters without data (hccn-perf "
+                             "--no-data, up to %d NPUs)",
+                             topo->source, topo->nnpus, HCCN_MAX_CLUSTER_NPUS,
+                             HCCN_MAX_TIMING_NPUS);
+    uint64_t mib = 0;
+    for (int r = 0; r < topo->nnpus; r++)
+        mib += (uint64_t)(topo->npus[r].arena_bytes >> 20);
+    if (mib > HCCN_MAX_ARENA_TOTAL_MIB)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: the arenas of the %d NPUs add up to %llu "
+                             "MiB, more than the %llu MiB (64 TiB) a cluster "
+                             "may map",
+                             topo->source, topo->nnpus,
+                             (unsigned long long)mib,
+                             (unsigned long long)HCCN_MAX_ARENA_TOTAL_MIB);
+    return HCCN_OK;
+}
+
+/* Maps every NPU's arena and readies its context. On failure reports which
+ * arena could not be mapped (before anything is freed) and returns the
+ * status; what was mapped stays for hccn_cluster_destroy. */
+static hccn_status_t cluster_arenas(hccn_cluster_t *cl)
+{
+    const hccn_sim_topo_t *topo = cl->topo;
+    uint64_t mapped = 0;
+    for (int r = 0; r < cl->nranks; r++) {
+        size_t bytes = topo->npus[r].arena_bytes;
+        if (hccn_sim_arena_init(&cl->arenas[r], bytes) != HCCN_OK)
+            return hccn_rt_error(HCCN_ERR_NOMEM,
+                                 "%s: cannot map the %zu-byte arena of NPU %d "
+                                 "of %d (%llu MiB mapped before it; the "
+                                 "process's address-space limit, ulimit -v, "
+                                 "or vm.max_map_count)",
+                                 topo->source, bytes, r, cl->nranks,
+                                 (unsigned long long)(mapped >> 20));
+        mapped += bytes;
+        cl->ctxs[r].cl = cl;
+        cl->ctxs[r].rank = r;
+        cl->ctxs[r].last.kind = -1;
+        cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+        hccn_sim_lock_init(&cl->ctxs[r].cur_lock);
+    }
+    return HCCN_OK;
+}
+
+/* Builds a cluster on topo (which it owns from here on, also on error). */
 static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
                                    const hccn_cluster_opts_t *opts,
                                    hccn_cluster_t **out)
 {
+    hccn_status_t rc = cluster_limits(topo);
+    if (rc != HCCN_OK) {
+        hccn_sim_topo_free(topo);
+        return rc;
+    }
     hccn_cluster_t *cl = calloc(1, sizeof(*cl));
     if (cl == NULL)
         goto fail_nomem;
@@ -88,7 +152,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     if (OPT_HAS(opts, bind_threads))
         cl->bind_threads = opts->bind_threads;
     if (OPT_HAS(opts, timeout_s) && opts->timeout_s > 0.0)
-        cl->timeout_s = opts->timeout_s;
+        cl->timeout_s = opts->timeout_s <= MAX_TIMEOUT_S ? opts->timeout_s
+                                                         : MAX_TIMEOUT_S;
     cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
                                       ? opts->drive_bytes : 0);
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
@@ -96,19 +161,10 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL)
         goto fail_nomem;
-    for (int r = 0; r < cl->nranks; r++) {
-        if (hccn_sim_arena_init(&cl->arenas[r], topo->npus[r].arena_bytes) !=
-            HCCN_OK) {
-            hccn_cluster_destroy(cl);
-            return hccn_rt_error(HCCN_ERR_NOMEM,
-                                 "%s: cannot map the %zu-byte arena of NPU %d",
-                                 topo->source, topo->npus[r].arena_bytes, r);
-        }
-        cl->ctxs[r].cl = cl;
-        cl->ctxs[r].rank = r;
-        cl->ctxs[r].last.kind = -1;
-        cl->ctxs[r].jitter_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
-        hccn_sim_lock_init(&cl->ctxs[r].cur_lock);
+    /* The message is written before the cluster (and topo) is freed. */
+    if ((rc = cluster_arenas(cl)) != HCCN_OK) {
+        hccn_cluster_destroy(cl);
+        return rc;
     }
     /* Bound threads have a home NUMA node: their arenas go there too. */
     if (cl->bind_threads) {
@@ -122,7 +178,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         if (cl->faults == NULL)
             goto fail_destroy;
         memcpy(cl->faults, topo->faults, (size_t)topo->nfaults * sizeof(*cl->faults));
-        cl->nfaults = cl->nfile_faults = topo->nfaults;
+        cl->nfaults = cl->nfile_faults = cl->capfaults = topo->nfaults;
     }
     cl->eng = hccn_sim_engine_create(topo, cl->timeout_s);
     cl->select_cache = hccn_hier_cache_new();
@@ -145,16 +201,23 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     return HCCN_OK;
 
 fail_destroy:
+    /* Written first: the cluster owns topo, and destroy frees it. */
+    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
+                       "cluster of %d NPUs", topo->source, cl->nranks);
     hccn_cluster_destroy(cl);
-    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+    return rc;
 fail_nomem:
+    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
+                       "cluster of %d NPUs", topo->source, topo->nnpus);
     if (cl != NULL) {
         free(cl->arenas);
         free(cl->ctxs);
+        pthread_mutex_destroy(&cl->comms_lock);
+        pthread_mutex_destroy(&cl->state_lock);
         free(cl);
     }
     hccn_sim_topo_free(topo);
-    return hccn_rt_error(HCCN_ERR_NOMEM, "out of memory creating a cluster");
+    return rc;
 }
 
 hccn_status_t hccn_cluster_create(const char *path,
@@ -214,6 +277,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     free(cl->arenas);
     free(cl->ctxs);
     free(cl->faults);
+    hccn_sim_link_index_free(cl->links);
     hccn_sim_topo_free(cl->topo);
     pthread_mutex_destroy(&cl->comms_lock);
     pthread_mutex_destroy(&cl->state_lock);
@@ -284,11 +348,16 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     cl->fn = fn;
     cl->arg = arg;
     cl->status = st;
+    char why[160] = "";
     hccn_status_t rc = hccn_sim_launch(cl->nranks, rank_main, cl,
-                                       cl->bind_threads);
+                                       cl->bind_threads, why, sizeof(why));
     if (rc != HCCN_OK) {
-        hccn_rt_error(rc, "hccn_cluster_run: cannot start %d NPU threads",
-                      cl->nranks);
+        /* No rank ran: each gets the failure, none a success. */
+        for (int r = 0; r < cl->nranks; r++)
+            st[r] = rc;
+        hccn_rt_error(rc, "hccn_cluster_run: %s: cannot start the %d NPU "
+                      "threads (%s); no rank ran", cl->topo->source,
+                      cl->nranks, why);
     } else {
         /* Report the root cause: the lowest rank that failed on its own,
          * not one that failed because a peer did (REMOTE, ABORTED). */
@@ -322,86 +391,6 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     cl->status = NULL;
     atomic_store(&cl->running, 0);
     return rc;
-}
-
-/* ------------------------------------------------------------------ faults */
-
-static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
-                                 hccn_sim_fault_t *out)
-{
-    const char *fn = "hccn_cluster_add_fault";
-    if (f->struct_size < sizeof(*f))
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "%s: struct_size must be sizeof(hccn_fault_t)", fn);
-    if (!(f->at_s >= 0.0) || !isfinite(f->at_s))
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: at_s must be >= 0", fn);
-    *out = (hccn_sim_fault_t){.kind = (hccn_sim_fault_kind_t)f->kind,
-                              .link = -1, .npu = -1, .at = f->at_s,
-                              .factor = 1.0};
-    switch (f->kind) {
-    case HCCN_FAULT_LINK_DOWN:
-    case HCCN_FAULT_LINK_SLOW:
-        if ((out->link = hccn_sim_topo_find_link(cl->topo, f->link)) < 0)
-            return hccn_rt_error(HCCN_ERR_INVALID,
-                                 "%s: no link \"%s\" in %s (name it SRC->DST "
-                                 "by device names; hccn-topo -v lists them)",
-                                 fn, f->link ? f->link : "(null)",
-                                 cl->topo->source);
-        if (f->kind == HCCN_FAULT_LINK_SLOW &&
-            !(f->factor > 0.0 && f->factor <= 1.0))
-            return hccn_rt_error(HCCN_ERR_INVALID,
-                                 "%s: a slow link's factor must be in (0, 1] "
-                                 "(got %g)", fn, f->factor);
-        out->factor = f->kind == HCCN_FAULT_LINK_SLOW ? f->factor : 0.0;
-        return HCCN_OK;
-    case HCCN_FAULT_NPU_SLOW:
-    case HCCN_FAULT_NPU_FAIL:
-        if (f->npu < 0 || f->npu >= cl->nranks)
-            return hccn_rt_error(HCCN_ERR_INVALID,
-                                 "%s: npu %d is out of range [0, %d)", fn,
-                                 f->npu, cl->nranks);
-        if (f->kind == HCCN_FAULT_NPU_SLOW && !(f->factor >= 1.0 && f->factor <= 1e6))
-            return hccn_rt_error(HCCN_ERR_INVALID,
-                                 "%s: a slow NPU's factor must be in [1, 1e6] "
-                                 "(got %g)", fn, f->factor);
-        out->npu = f->npu;
-        if (f->kind == HCCN_FAULT_NPU_SLOW)
-            out->factor = f->factor;
-        return HCCN_OK;
-    }
-    return hccn_rt_error(HCCN_ERR_INVALID, "%s: invalid kind %d", fn,
-                         (int)f->kind);
-}
-
-hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
-{
-    if (cl == NULL || f == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_add_fault: %s is NULL",
-                             cl == NULL ? "cluster" : "fault");
-    if (atomic_load(&cl->running))
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "hccn_cluster_add_fault: the cluster is running");
-    hccn_sim_fault_t sf;
-    hccn_status_t rc = fault_check(cl, f, &sf);
-    if (rc != HCCN_OK)
-        return rc;
-    hccn_sim_fault_t *n = realloc(cl->faults, (size_t)(cl->nfaults + 1) * sizeof(*n));
-    if (n == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_add_fault: out of memory");
-    n[cl->nfaults++] = sf;
-    cl->faults = n;
-    return HCCN_OK;
-}
-
-hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
-{
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_clear_faults: cluster is NULL");
-    if (atomic_load(&cl->running))
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "hccn_cluster_clear_faults: the cluster is running");
-    cl->nfaults = cl->nfile_faults;
-    return HCCN_OK;
 }
 
 /* ------------------------------------------------------------ rank queries */
@@ -438,6 +427,13 @@ hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
     if (ctx == NULL || ptr == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: %s is NULL",
                              ctx == NULL ? "ctx" : "ptr");
+    double now = hccn_sim_clock(ctx->cl->eng, ctx->rank);
+    double fail = hccn_sim_fail_at(ctx->cl->eng, ctx->rank);
+    if (fail <= now)
+        return hccn_rt_error(HCCN_ERR_FAULT,
+                             "hccn_malloc: rank %d: NPU %d failed at %.3f us "
+                             "(fault plan); its clock is at %.3f us",
+                             ctx->rank, ctx->rank, fail * 1e6, now * 1e6);
     hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
     hccn_status_t rc = hccn_sim_arena_alloc(a, bytes, ptr);
     if (rc != HCCN_OK) {
@@ -556,13 +552,21 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
                              "[0, 1e12] (got %g)",
                              ctx->rank, seconds);
     hccn_sim_engine_t *eng = ctx->cl->eng;
-    if (hccn_sim_engine_trace(eng) == NULL && ctx->sum == NULL) {
-        hccn_sim_advance(eng, ctx->rank, seconds);
-        return HCCN_OK;
-    }
     double t0 = hccn_sim_clock(eng, ctx->rank);
     hccn_sim_advance(eng, ctx->rank, seconds);
-    hccn_rt_trace_compute(ctx, t0, hccn_sim_clock(eng, ctx->rank));
+    double t1 = hccn_sim_clock(eng, ctx->rank);
+    if (hccn_sim_engine_trace(eng) != NULL || ctx->sum != NULL)
+        hccn_rt_trace_compute(ctx, t0, t1);   /* trace and summary */
+    /* Failed before it began, or before it ended: the clock has moved on
+     * as far as the work would have taken, so later operations fail too. */
+    double fail = hccn_sim_fail_at(eng, ctx->rank);
+    if (fail <= t0 || fail < t1)
+        return hccn_rt_error(HCCN_ERR_FAULT,
+                             "hccn_compute: rank %d: NPU %d failed at %.3f us "
+                             "(fault plan), before this compute of %g s from "
+                             "%.3f us could end",
+                             ctx->rank, ctx->rank, fail * 1e6, seconds,
+                             t0 * 1e6);
     return HCCN_OK;
 }
 

@@ -19,8 +19,6 @@ static void comm_free_handles(rt_comm_t *c)
         hccn_comm_t *h = c->handles[r];
         if (h == NULL)
             continue;
-        free(h->send_seq);
-        free(h->recv_seq);
         free(h->algo_spec);
         free(h->scratch);
         hccn_rt_picks_clear(h);
@@ -53,10 +51,8 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
     c->node = malloc((size_t)size * sizeof(int));
     c->local = malloc((size_t)size * sizeof(int));
     c->pod = malloc((size_t)size * sizeof(int));
-    c->boxes = calloc((size_t)size * (size_t)size, sizeof(*c->boxes));
     c->handles = calloc((size_t)size, sizeof(*c->handles));
-    if (!c->world || !c->node || !c->local || !c->pod || !c->boxes ||
-        !c->handles)
+    if (!c->world || !c->node || !c->local || !c->pod || !c->handles)
         goto fail;
     memcpy(c->world, world, (size_t)size * sizeof(int));
     if (comm_view(c) != 0)
@@ -88,10 +84,6 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         h->sh = c;
         h->rank = r;
         h->ctx = &cl->ctxs[world[r]];
-        h->send_seq = calloc((size_t)size, sizeof(uint64_t));
-        h->recv_seq = calloc((size_t)size, sizeof(uint64_t));
-        if (h->send_seq == NULL || h->recv_seq == NULL)
-            goto fail;
     }
     return c;
 fail:
@@ -121,10 +113,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
 {
     for (int i = 0; i < RT_SLOTS; i++)
         hccn_rt_slot_clear(c, &c->slots[i]);
-    for (int i = 0; i < c->size * c->size; i++) {
-        free(c->boxes[i]);
-        c->boxes[i] = NULL;
-    }
+    hccn_rt_pairs_clear(c);
     for (int i = 0; i < RT_SPLITS; i++) {
         rt_split_t *sp = &c->splits[i];
         sp->in_use = sp->arrived = sp->picked = sp->built = 0;
@@ -132,8 +121,6 @@ void hccn_rt_comm_reset(rt_comm_t *c)
     for (int r = 0; r < c->size; r++) {
         hccn_comm_t *h = c->handles[r];
         h->coll_seq = 0;
-        memset(h->send_seq, 0, (size_t)c->size * sizeof(uint64_t));
-        memset(h->recv_seq, 0, (size_t)c->size * sizeof(uint64_t));
         h->stream_tail = NULL;   /* the engine reset dropped every batch */
         h->split_seq = 0;
         h->data_seq = 0;
@@ -165,9 +152,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free(c->splits[i].key);
         free(c->splits[i].result);
     }
-    if (c->boxes != NULL)
-        for (int i = 0; i < c->size * c->size; i++)
-            free(c->boxes[i]);
+    hccn_rt_pairs_clear(c);
     free(c->moves.bufs);
     free(c->moves.moves);
     while (c->plans != NULL) {
@@ -182,7 +167,6 @@ void hccn_rt_comm_free(rt_comm_t *c)
     }
     free(c->cache);
     comm_free_handles(c);
-    free(c->boxes);
     free(c->world);
     free(c->node);
     free(c->local);
@@ -403,24 +387,6 @@ const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
         }
     }
     return found;
-}
-
-rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq)
-{
-    size_t i = (size_t)src * (size_t)c->size + (size_t)dst;
-    rt_box_ent_t *box = __atomic_load_n(&c->boxes[i], __ATOMIC_ACQUIRE);
-    if (box == NULL) {
-        pthread_mutex_lock(&c->lock);
-        box = c->boxes[i];
-        if (box == NULL) {
-            box = calloc(RT_BOX_DEPTH, sizeof(*box));
-            __atomic_store_n(&c->boxes[i], box, __ATOMIC_RELEASE);
-        }
-        pthread_mutex_unlock(&c->lock);
-        if (box == NULL)
-            return NULL;
-    }
-    return &box[seq % RT_BOX_DEPTH];
 }
 
 /* --------------------------------------------------------- public queries */

@@ -316,6 +316,10 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
                 idle = 0;
                 continue;
             }
+            /* What ended the wait may be the engine's, not the peer's
+             * (a message whose transfer failed needs no bytes). */
+            if (done(arg))
+                break;
             /* It may have aborted the communicator before it left: that
              * is the cause to report. */
             if (comm_aborted(comm))

@@ -286,8 +286,13 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
     op->peer = peer;
     op->buf = buf;
     op->bytes = bytes;
-    op->pseq = is_send ? comm->send_seq[peer]++ : comm->recv_seq[peer]++;
     int src = is_send ? comm->rank : peer, dst = is_send ? peer : comm->rank;
+    op->ent = hccn_rt_pair_next(c, src, dst, is_send, &op->pseq);
+    if (op->ent == NULL) {
+        free(op);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+                             is_send ? "send" : "recv", ctx->rank);
+    }
     hccn_sim_task_t t = {
         .kind = is_send ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
         .peer = c->world[peer],
@@ -945,14 +950,13 @@ static int progress_send(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
     if (op->stage == RT_STAGE_ARRIVE) {
-        rt_box_ent_t *e = hccn_rt_comm_box(c, op->comm->rank, op->peer, op->pseq);
-        if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 0)
+        rt_box_ent_t *e = op->ent;
+        if (atomic_load_explicit(&e->state, memory_order_acquire) != 0)
             return 0;
         e->seq = op->pseq;
         e->buf = op->buf;
         e->bytes = op->bytes;
         e->status = HCCN_OK;
-        op->ent = e;
         atomic_store_explicit(&e->state, 1, memory_order_release);
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[op->peer]].bell);
         op->stage = RT_STAGE_RUN;
@@ -976,8 +980,8 @@ static int progress_send(rt_op_t *op)
 static int progress_recv(rt_op_t *op)
 {
     rt_comm_t *c = op->comm->sh;
-    rt_box_ent_t *e = hccn_rt_comm_box(c, op->peer, op->comm->rank, op->pseq);
-    if (e == NULL || atomic_load_explicit(&e->state, memory_order_acquire) != 1 ||
+    rt_box_ent_t *e = op->ent;
+    if (atomic_load_explicit(&e->state, memory_order_acquire) != 1 ||
         e->seq != op->pseq)
         return 0;
     if (e->bytes != op->bytes) {
@@ -1033,7 +1037,18 @@ static const char *op_name(const rt_op_t *op)
 
 static int op_data_done(void *arg)
 {
-    return ((rt_op_t *)arg)->stage == RT_STAGE_DONE;
+    rt_op_t *op = arg;
+    if (op->stage == RT_STAGE_DONE)
+        return 1;
+    /* A message whose simulated transfer failed (its NPU or its peer's,
+     * a link) moves no bytes anyone may read: a receive need not wait for
+     * a send that may never come. A send first leaves its bytes in the
+     * mailbox, so that a waiting receiver is not left without them. */
+    hccn_sim_engine_t *eng = op->ctx->cl->eng;
+    int gone = op->kind == RT_OP_RECV ||
+               (op->kind == RT_OP_SEND && op->stage == RT_STAGE_RUN);
+    return gone && hccn_sim_batch_done(eng, op->batch) &&
+           hccn_sim_batch_status(eng, op->batch, NULL, 0) != HCCN_OK;
 }
 
 static int finished(const rt_op_t *op, int comm_rank)
@@ -1178,6 +1193,8 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
         char what[128], reason[160];
         hccn_sim_batch_status(eng, op->batch, reason, sizeof(reason));
         op->status = rc;
+        if (op->listed)
+            list_remove(ctx, op);       /* its bytes will never move */
         hccn_rt_op_describe(op, what, sizeof(what));
         return hccn_rt_error(rc, "rank %d: %s: %s", ctx->rank, what, reason);
     }
@@ -1213,7 +1230,8 @@ void hccn_rt_drain(hccn_ctx_t *ctx)
 {
     while (ctx->ops_head != NULL) {
         rt_op_t *op = ctx->ops_head;
-        if (data_wait(op) != HCCN_OK && op->listed)
+        if ((data_wait(op) != HCCN_OK || op->stage != RT_STAGE_DONE) &&
+            op->listed)
             list_remove(ctx, op);
     }
 }

@@ -480,6 +480,11 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
 {
     int fold = o == NULL || !o->no_fold;
     pred_t p;
+    if (topo->nnpus > HCCN_MAX_TIMING_NPUS)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: %d NPUs: timing-only runs take at most %d "
+                             "(docs/topology.md, Limits)", topo->source,
+                             topo->nnpus, HCCN_MAX_TIMING_NPUS);
     hccn_status_t rc = pred_init(&p, topo, fold);
     if (rc == HCCN_OK)
         rc = pred_run(&p, calls, ncalls, ends);

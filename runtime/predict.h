@@ -16,6 +16,12 @@
 #include "hccn/hccn.h"
 #include "hierarchy/coll.h"
 
+/* Timing-only runs and the cost model's predictions (hccn-info) take at
+ * most this many NPUs (docs/topology.md, Limits): measured, a 1 GiB
+ * allreduce on 131072 ranks takes 24.5 s and 1.0 GB; beyond, time and
+ * memory grow faster than the ranks. */
+#define HCCN_MAX_TIMING_NPUS 131072
+
 /* One call of the sequence, with the arguments every rank passes. */
 typedef struct {
     hccn_coll_t coll;

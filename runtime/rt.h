@@ -25,7 +25,17 @@
 #define RT_BOX_DEPTH 64    /* sends a rank may post ahead to one peer */
 #define RT_ERR_MAX 1024
 
+/* Limits (docs/topology.md, "Limits"). A cluster with data makes each NPU
+ * a thread and an arena mapping; Linux's defaults allow 32768 threads
+ * (kernel.pid_max) and 65530 mappings (vm.max_map_count; a thread's stack
+ * takes two more). Its arenas, reserved and not committed, must fit in half
+ * of a 47-bit address space. (Timing-only runs: HCCN_MAX_TIMING_NPUS,
+ * runtime/predict.h.) */
+#define HCCN_MAX_CLUSTER_NPUS 16384
+#define HCCN_MAX_ARENA_TOTAL_MIB (64ull << 20)
+
 typedef struct rt_comm rt_comm_t;
+typedef struct rt_pair rt_pair_t;     /* runtime/pairs.c */
 typedef struct hccn_future rt_op_t;   /* an operation is its future */
 
 /* ----------------------------------------------------------------- errors */
@@ -91,6 +101,9 @@ struct hccn_cluster {
     hccn_hier_cache_t *select_cache; /* selection's answers, this cluster's */
     hccn_sim_fault_t *faults;     /* the file's, then hccn_cluster_add_fault's */
     int nfaults, nfile_faults;
+    int capfaults;                /* room in faults (cluster_faults.c) */
+    hccn_sim_link_index_t *links; /* link names, made on the first
+                                     hccn_cluster_add_fault of a link */
     rt_comm_t *subcomms;          /* made during the current run */
     pthread_mutex_t state_lock;   /* waiting of every rank */
     _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */
@@ -235,7 +248,9 @@ struct rt_comm {
                                      communicator run one at a time */
     rt_sched_entry_t *cache;      /* under lock */
     int ncache, capcache;
-    rt_box_ent_t **boxes;         /* size*size, allocated on first use */
+    rt_pair_t *pairs;             /* point-to-point pairs used (pairs.c;
+                                     under lock) */
+    size_t npairs, cappairs;
     _Atomic int broken;           /* 0, or the status of the error that
                                      poisoned it (mismatch, timeout, a rank
                                      that left, abort) */
@@ -300,7 +315,6 @@ struct hccn_comm {
     uint64_t coll_seq;
     uint64_t data_seq;                /* collectives whose bytes have all
                                          moved on this rank (in order) */
-    uint64_t *send_seq, *recv_seq;    /* per peer */
     hccn_sim_batch_t *stream_tail;    /* last posted batch (retained) */
     rt_pick_t picks[RT_PICKS];        /* recent selections */
     int next_pick;                    /* the one to replace next */
@@ -347,8 +361,14 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm);
  * rank inside). */
 void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s);
 
-/* The mailbox entry for message seq from src to dst (comm ranks). */
-rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq);
+/* The next message from src to dst (comm ranks) for the sender (is_send)
+ * or the receiver: sets *seq to its order in the pair and returns its
+ * mailbox entry, which stays put until the communicator is reset or
+ * freed; NULL on no memory. Takes the communicator's lock. */
+rt_box_ent_t *hccn_rt_pair_next(rt_comm_t *c, int src, int dst, int is_send,
+                                uint64_t *seq);
+/* Forgets every pair and frees their mailboxes (no message in flight). */
+void hccn_rt_pairs_clear(rt_comm_t *c);
 
 /* ------------------------------------------------------------- operations */
 

@@ -89,6 +89,11 @@ typedef struct {
 
 static hccn_status_t place_make(const hccn_topo_t *topo, int n, place_t *p)
 {
+    if (n > HCCN_MAX_TIMING_NPUS)
+        return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
+                             "%s: %d NPUs: predictions take at most %d "
+                             "(docs/topology.md, Limits)",
+                             topo->source, n, HCCN_MAX_TIMING_NPUS);
     p->mem = malloc(4 * (size_t)n * sizeof(int));
     if (p->mem == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "no memory for %d ranks", n);

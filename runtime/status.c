@@ -43,6 +43,12 @@ hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
+    /* What came from a file or a caller (a path, a link name) may hold
+     * control characters: a terminal must not act on them. The report's
+     * own line breaks and indents stay. */
+    for (char *c = last_error; *c != '\0'; c++)
+        if (((unsigned char)*c < 0x20 && *c != '\n') || *c == 0x7f)
+            *c = '?';
     return status;
 }
 

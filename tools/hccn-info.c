@@ -19,6 +19,7 @@
 #include "hccn/hccn.h"
 #include "hccn/hccn_sim.h"
 #include "tools/tool_size.h"
+#include "tools/tool_text.h"
 
 typedef struct {
     const char *topo, *spec;
@@ -240,7 +241,9 @@ static int predict(const opts_t *o)
     hccn_call_t call = {.struct_size = sizeof(call), .coll = o->coll,
                         .count = count_of(o, n), .dtype = o->dtype,
                         .root = o->root, .algo = o->spec, .nranks = n};
-    printf("topology: %s (%d NPUs)\n", hccn_topo_source(topo), npus);
+    char safe[1024];
+    printf("topology: %s (%d NPUs)\n",
+           tool_safe(hccn_topo_source(topo), safe, sizeof(safe)), npus);
     print_levels(topo, n);
     printf("%s: count %llu x %zu B per rank\n", hccn_coll_name(o->coll),
            (unsigned long long)call.count, o->esize);

@@ -21,6 +21,7 @@
 
 #include "hccn/hccn.h"
 #include "hccn/hccn_sim.h"
+#include "tools/tool_text.h"
 #include "tools/perf_data.h"
 #include "tools/perf_links.h"
 #include "tools/perf_report.h"
@@ -435,9 +436,11 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
         printf("# %s has no in-place form: skipped\n", coll_names[c]);
         return o->ncolls > 1 ? 0 : 2;
     }
+    char path[1024];
     printf("#\n# hccn-perf %s on %s, algorithm %s, %d iteration%s after %d "
            "warm-up; time is simulated, wall is the host's\n",
-           coll_names[c], cli->topo.path, cli->rep.algo, o->iters,
+           coll_names[c], tool_safe(cli->topo.path, path, sizeof(path)),
+           cli->rep.algo, o->iters,
            o->iters == 1 ? "" : "s", o->warmup);
     print_header(&cli->rep, o->variants);
     totals_t tot = {0};

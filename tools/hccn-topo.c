@@ -15,6 +15,7 @@
 
 #include "hccn/hccn_sim.h"
 #include "tools/topo_list.h"
+#include "tools/tool_text.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
 
@@ -38,19 +39,21 @@ static int usage(FILE *f, int code)
 static const char *arrow(const char *name)
 {
     static char buf[128];
+    char safe[sizeof(buf)];
     const char *p = strstr(name, "->");
     if (p == NULL)
-        return name;
-    snprintf(buf, sizeof(buf), "%.*s -> %s", (int)(p - name), name, p + 2);
-    return buf;
+        return tool_safe(name, buf, sizeof(buf));
+    snprintf(safe, sizeof(safe), "%.*s -> %s", (int)(p - name), name, p + 2);
+    return tool_safe(safe, buf, sizeof(buf));
 }
 
 static void print_summary(const hccn_topo_t *t)
 {
     hccn_topo_summary_t s = {.struct_size = sizeof(s)};
     hccn_topo_summary(t, &s);
-    printf("name: %s\n", hccn_topo_name(t));
-    printf("source: %s\n", hccn_topo_source(t));
+    char buf[1024];
+    printf("name: %s\n", tool_safe(hccn_topo_name(t), buf, sizeof(buf)));
+    printf("source: %s\n", tool_safe(hccn_topo_source(t), buf, sizeof(buf)));
     printf("nodes: %d\n", hccn_topo_nodes(t));
     printf("npus: %d\n", hccn_topo_npus(t));
     printf("devices: %d\n", hccn_topo_devices(t));
@@ -71,8 +74,10 @@ static void print_graph(const hccn_topo_t *t)
     for (int d = 0; d < hccn_topo_devices(t); d++) {
         hccn_device_info_t v = {.struct_size = sizeof(v)};
         hccn_topo_device(t, d, &v);
-        printf("device %d: %s (%s, node %d, lat %g us)\n", d, v.name,
-               kinds[v.kind], v.node, v.lat_s * 1e6);
+        char safe[256];
+        printf("device %d: %s (%s, node %d, lat %g us)\n", d,
+               tool_safe(v.name, safe, sizeof(safe)), kinds[v.kind], v.node,
+               v.lat_s * 1e6);
     }
     for (int i = 0; i < hccn_topo_links(t); i++) {
         hccn_link_info_t l = {.struct_size = sizeof(l)};
