@@ -20,6 +20,14 @@ typedef struct hccn_sim_replay_rec hccn_sim_replay_rec_t;
 
 enum { T_WAIT, T_READY, T_FLOW, T_DONE };
 
+/* Event types of the queue (engine.c). */
+enum { EV_READY, EV_DONE, EV_DELIVER, EV_FAULT };
+
+/* Buckets of the transfer-matching and the joined-post tables
+ * (engine_post.c; emptied by engine_life.c). */
+#define MATCH_BUCKETS 4096
+#define JOIN_BUCKETS 1024
+
 struct etask {
     hccn_sim_task_kind_t kind;
     int state;
@@ -300,5 +308,58 @@ void hccn_sim_replay_flow(hccn_sim_engine_t *eng, const etask_t *send,
  * or destroyed): each run records its own calls, so that a run's times
  * never depend on the runs before it. */
 void hccn_sim_replay_reset(hccn_sim_engine_t *eng);
+
+
+/* ---- shared by the engine's files (engine.c, engine_post.c,
+ * engine_wait.c, engine_life.c); every one with eng->lock held ---------- */
+
+/* Queues event type for task at time t (engine.c); the fault event of
+ * plan entry i at its time. 0, or -1 on no memory. */
+int hccn_sim_heap_push(hccn_sim_engine_t *eng, double t, int type,
+                       etask_t *task);
+int hccn_sim_heap_push_fault(hccn_sim_engine_t *eng, int i);
+
+/* The earliest pending event (a flow draining, or the queue's top): its
+ * time and class; 0 when there is none. */
+int hccn_sim_next_event(hccn_sim_engine_t *eng, double *t, int *cls);
+
+/* Settles every event the horizon allows, in canonical order. */
+void hccn_sim_settle_locked(hccn_sim_engine_t *eng);
+
+/* The horizon: the earliest time any running device could still post. */
+double hccn_sim_horizon(const hccn_sim_engine_t *eng);
+
+/* 1 if the horizon is below t (at or below it when at_too is set): a
+ * running device may still post work that comes before an event at t. */
+int hccn_sim_held_back(const hccn_sim_engine_t *eng, double t, int at_too);
+
+/* A device's clock and state, keeping the horizon's heap in order. */
+void hccn_sim_set_clock(hccn_sim_engine_t *eng, edev_t *d, double clock);
+void hccn_sim_set_state(hccn_sim_engine_t *eng, edev_t *d, int state);
+
+/* Wakes the host thread waiting on dev, if any. */
+void hccn_sim_wake(hccn_sim_engine_t *eng, int dev);
+
+/* The factor by which the fault plan slows dev's local work at time t. */
+double hccn_sim_slowdown(const hccn_sim_engine_t *eng, int dev, double t);
+
+/* 1 once b has failed. */
+int hccn_sim_batch_failed(const hccn_sim_batch_t *b);
+
+/* Opens b's gate at t: its roots become ready (engine_post.c). */
+void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
+                        double t);
+
+/* Fails b with status and reason; its transfers' other sides fail with
+ * mates. */
+void hccn_sim_batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
+                         hccn_status_t status, hccn_status_t mates,
+                         const char *reason);
+
+/* Applies fault plan entry i (its time has come). */
+void hccn_sim_apply_fault(hccn_sim_engine_t *eng, int i);
+
+/* Frees b and its tasks (no reference may be left). */
+void hccn_sim_batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b);
 
 #endif

@@ -1,0 +1,208 @@
+/*
+ * The timing engine's lifetime (engine.h): creation for a topology, reset
+ * between runs, the fault plan it applies and the fold it runs (timing-
+ * only runs on node 0's devices, docs/performance.md).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "device_sim/engine_internal.h"
+#include "device_sim/trace.h"
+/* ------------------------------------------------------------ lifetime --- */
+
+static void drop_all(hccn_sim_engine_t *eng)
+{
+    /* The unmatched halves' table is cleared as a whole below, so the
+     * batches' tasks are not read again on their way out (they are most
+     * of the engine's memory). */
+    while (eng->batches != NULL)
+        hccn_sim_batch_free(eng, eng->batches);
+    eng->nheap = 0;
+    memset(eng->match, 0, eng->nmatch_buckets * sizeof(*eng->match));
+    eng->nmatch_waiting = 0;
+    eng->nopen = 0;
+    hccn_sim_replay_reset(eng);
+    for (int h = 0; h < JOIN_BUCKETS; h++)
+        while (eng->joins[h] != NULL) {
+            ejoin_t *j = eng->joins[h];
+            eng->joins[h] = j->next;
+            free(j->members);
+            free(j);
+        }
+    hccn_sim_flow_reset(eng);
+}
+
+void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->lock);
+    if (eng->trace != NULL)             /* trace hook: the run is over */
+        hccn_sim_trace_run_end(eng);
+    drop_all(eng);
+    eng->ntesting = 0;
+    eng->nhz = 0;
+    for (int i = 0; i < eng->ndev; i++)
+        eng->hz_pos[i] = -1;
+    for (int i = 0; i < eng->ndev; i++) {
+        edev_t *d = &eng->devs[i];
+        d->state = DEV_DONE;
+        d->clock = 0.0;
+        hccn_sim_set_state(eng, d, DEV_RUNNING);
+        d->waiting_on = NULL;
+        d->nbatches = 0;
+        d->local_free = 0.0;
+        d->failed = 0;
+    }
+    for (int i = 0; i < eng->nfaults; i++)
+        hccn_sim_heap_push_fault(eng, i);
+    pthread_mutex_unlock(&eng->lock);
+}
+
+int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
+                               const hccn_sim_fault_t *faults, int n)
+{
+    hccn_sim_fault_t *copy = NULL;
+    hccn_sim_fplan_t fp;
+    if (n > 0 && (copy = malloc((size_t)n * sizeof(*copy))) == NULL)
+        return -1;
+    if (hccn_sim_fplan_build(&fp, faults, n, eng->ndev) != 0) {
+        free(copy);
+        return -1;
+    }
+    if (n > 0)
+        memcpy(copy, faults, (size_t)n * sizeof(*copy));
+    pthread_mutex_lock(&eng->lock);
+    free(eng->faults);
+    hccn_sim_fplan_free(&eng->fplan);
+    eng->faults = copy;
+    eng->nfaults = n;
+    eng->fplan = fp;
+    pthread_mutex_unlock(&eng->lock);
+    return 0;
+}
+
+double hccn_sim_fail_at(const hccn_sim_engine_t *eng, int dev)
+{
+    return hccn_sim_fplan_fail_at(&eng->fplan, dev);
+}
+
+hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
+                                    const hccn_sim_batch_t *b, char *reason,
+                                    size_t len)
+{
+    /* A completed batch's status and reason never change again. */
+    int done = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+    if (!done)
+        pthread_mutex_lock(&eng->lock);
+    hccn_status_t st = b->status;
+    if (reason != NULL && len > 0)
+        snprintf(reason, len, "%s", b->reason);
+    if (!done)
+        pthread_mutex_unlock(&eng->lock);
+    return st;
+}
+
+hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
+                                          double timeout_s)
+{
+    hccn_sim_engine_t *eng = calloc(1, sizeof(*eng));
+    if (eng == NULL)
+        return NULL;
+    eng->topo = topo;
+    eng->timeout_s = timeout_s > 0.0 ? timeout_s : 300.0;
+    eng->ndev = eng->nlive = topo->nnpus;
+    eng->nmatch_buckets = MATCH_BUCKETS;
+    eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
+    eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
+    eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
+    eng->hz = malloc((2 * (size_t)eng->ndev + 1) * sizeof(int));
+    eng->hz_pos = eng->hz != NULL ? eng->hz + eng->ndev : NULL;
+    hccn_sim_lock_init(&eng->lock);
+    if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
+        eng->hz == NULL || hccn_sim_flow_init(eng) != 0) {
+        hccn_sim_flow_free(eng);
+        free(eng->hz);
+        free(eng->match);
+        free(eng->joins);
+        free(eng->devs);
+        pthread_mutex_destroy(&eng->lock);
+        free(eng);
+        return NULL;
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    for (int i = 0; i < eng->ndev; i++)
+        pthread_cond_init(&eng->devs[i].cv, &attr);
+    pthread_condattr_destroy(&attr);
+    hccn_sim_engine_reset(eng);
+    return eng;
+}
+
+void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
+{
+    if (eng == NULL)
+        return;
+    if (eng->trace != NULL)             /* trace hook: end the last run */
+        hccn_sim_engine_set_trace(eng, NULL);
+    drop_all(eng);
+    hccn_sim_pool_destroy(eng->pool);
+    for (int i = 0; i < eng->ndev; i++)
+        pthread_cond_destroy(&eng->devs[i].cv);
+    hccn_sim_flow_free(eng);
+    free(eng->heap);
+    free(eng->faults);
+    hccn_sim_fplan_free(&eng->fplan);
+    free(eng->fold_rep);
+    free(eng->fold_link);
+    free(eng->match);
+    free(eng->joins);
+    free(eng->devs);
+    free(eng->hz);
+    pthread_mutex_destroy(&eng->lock);
+    free(eng);
+}
+
+int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
+                             const int *link_map)
+{
+    int *r = NULL, *l = NULL, live = eng->ndev;
+    size_t nd = (size_t)eng->ndev, nl = (size_t)eng->topo->nlinks;
+    if (rep != NULL && link_map != NULL) {
+        for (live = 0; live < eng->ndev && rep[live] == live; live++)
+            ;
+        for (int d = live; d < eng->ndev; d++)
+            if (rep[d] < 0 || rep[d] >= live)
+                return -1;
+        r = malloc(nd * sizeof(*r));
+        l = malloc(nl * sizeof(*l));
+        if (r == NULL || l == NULL) {
+            free(r);
+            free(l);
+            return -1;
+        }
+        memcpy(r, rep, nd * sizeof(*r));
+        memcpy(l, link_map, nl * sizeof(*l));
+    }
+    pthread_mutex_lock(&eng->lock);
+    free(eng->fold_rep);
+    free(eng->fold_link);
+    eng->fold_rep = r;
+    eng->fold_link = l;
+    eng->nlive = live;
+    pthread_mutex_unlock(&eng->lock);
+    return 0;
+}
+
+void hccn_sim_lock_init(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
