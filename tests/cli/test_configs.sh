@@ -3,17 +3,9 @@
 # carries a "sources" field, and its key figures (NPUs, fabric bandwidth,
 # NIC bandwidth) appear in hccn-topo's summary and in its sources' text.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 topo="$HCCN_BINARY_DIR/hccn-topo"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 [ -x "$topo" ] || { echo "FAIL: $topo not built" >&2; exit 1; }
 
@@ -74,8 +66,4 @@ check hgx-h100.json 16 2 400 49.5
 check pcie-8gpu.json 8 1 28.8 -
 check tcp-10gbe.json 2 2 - 1.176
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "configs: all checks passed"
+finish "configs: all checks passed"

@@ -7,10 +7,8 @@
 # the README's example is built against it (pkg-config and find_package)
 # and run, and /usr/bin/python3 imports its Python package.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
-failures=0
-tmp=$(mktemp -d)
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 installed=0
 cleanup() {
     [ "$installed" = 1 ] && dpkg -r hccn >/dev/null
@@ -18,10 +16,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 # shellcheck source=install_common.sh
 . "$HCCN_SOURCE_DIR/tests/cli/install_common.sh"
 
@@ -70,8 +64,4 @@ else
     how="dpkg -x"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "deb: $(basename "$deb") ($how): README example and python: OK"
+finish "deb: $(basename "$deb") ($how): README example and python: OK"

@@ -5,20 +5,13 @@
 # output on a second run (simulated times are deterministic); another
 # topology; exit 1 with a message for a missing topology.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 # Sixteen rank threads each start an OpenMP team on the same few cores:
 # idle team threads should sleep, not spin.
 export OMP_WAIT_POLICY=passive
 bin="$HCCN_BINARY_DIR/example_data_parallel"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # run OUT ARGS...: runs the example into $tmp/OUT and $tmp/OUT.err; $rc.
 run() {
@@ -83,8 +76,4 @@ run missing "$tmp/no-such-topology.json"
 grep -q "no-such-topology.json" "$tmp/missing.err" ||
     fail "missing topology: stderr does not name the file: $(cat "$tmp/missing.err")"
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "ok"
+finish "ok"

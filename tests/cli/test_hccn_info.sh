@@ -2,18 +2,10 @@
 # hccn-info: the algorithm list; predictions and the choice for a
 # collective on a topology; exit 2 with a message for bad arguments.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 bin="$HCCN_BINARY_DIR/hccn-info"
 cfg="$HCCN_SOURCE_DIR/configs"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # run ARGS...: runs the tool, leaves $rc, $tmp/out and $tmp/err.
 run() {
@@ -143,8 +135,4 @@ label=help; run --help
 expect_rc 0
 grep -q '^usage: hccn-info' "$tmp/out" || fail "--help: no usage on stdout"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "hccn-info: all checks passed"
+finish "hccn-info: all checks passed"

@@ -6,19 +6,12 @@
 # same times as a run with data and folds onto node 0 where it may (the
 # same times as --no-fold), errors exit 2.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 bin="$HCCN_BINARY_DIR/hccn-perf"
 cfg="$HCCN_SOURCE_DIR/configs"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export HCCN_TIMEOUT=60
 
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # run ARGS...: runs hccn-perf, leaves $rc, $tmp/out and $tmp/err.
 run() {
@@ -366,8 +359,4 @@ expect_error "option -a needs each rank's time" allreduce -a 1 --no-data
 expect_error "--no-data times collectives only" sendrecv -t "$cfg/laptop-4.json" --no-data
 [ -s "$tmp/out" ] && fail "errors: unexpected stdout"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "hccn-perf: all checks passed"
+finish "hccn-perf: all checks passed"

@@ -2,17 +2,9 @@
 # hccn-topo: exit 0 and a summary for every shipped config; exit 2 with one
 # line on stderr for invalid files; exit 2 with usage for bad arguments.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 bin="$HCCN_BINARY_DIR/hccn-topo"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # run ARGS...: runs the tool, leaves $rc, $tmp/out and $tmp/err.
 run() {
@@ -94,8 +86,4 @@ run --help
 [ "$rc" -eq 0 ] || fail "--help: exit $rc"
 grep -q '^usage: hccn-topo' "$tmp/out" || fail "--help: no usage on stdout"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "hccn-topo: all checks passed"
+finish "hccn-topo: all checks passed"

@@ -8,20 +8,13 @@
 # two runs write the same file byte for byte; without --trace the summary
 # is printed all the same and the table is unchanged.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 bin="$HCCN_BINARY_DIR/hccn-perf"
 cfg="$HCCN_SOURCE_DIR/configs"
 check="$HCCN_SOURCE_DIR/tests/cli/trace_check.py"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export HCCN_TIMEOUT=120
 
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 [ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
 
@@ -78,8 +71,4 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -q "cannot write" "$tmp/err" ||
     fail "unwritable trace: exit $rc, '$(cat "$tmp/err")'"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "hccn-perf --trace: all checks passed"
+finish "hccn-perf --trace: all checks passed"

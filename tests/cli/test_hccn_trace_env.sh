@@ -6,17 +6,10 @@
 # "(warm-up)" and its own synchronising allreduces are not there. And
 # HCCN_DEBUG=INFO reports the choice in timing-only runs too.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 cfg="$HCCN_SOURCE_DIR/configs"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 export HCCN_TIMEOUT=120
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # count FILE NAME: op slices named NAME (per rank lanes), printed.
 count() {
@@ -87,8 +80,4 @@ HCCN_DEBUG=INFO "$HCCN_BINARY_DIR/hccn-perf" allreduce -t "$cfg/default.json" \
 grep -q "^hccn INFO timing only: call [0-9]*: allreduce 1048576 B on 16 ranks: " \
     "$tmp/err" || fail "INFO: no choice line in a timing-only run: $(head -2 "$tmp/err")"
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "HCCN_TRACE: all checks passed"
+finish "HCCN_TRACE: all checks passed"

@@ -5,20 +5,12 @@
 # its range gives finite times; a cluster beyond the limits is refused with
 # the number and the limit; an arena the address-space limit refuses is a
 # clean error, not a crash. Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR.
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 topo="$HCCN_BINARY_DIR/hccn-topo"
 perf="$HCCN_BINARY_DIR/hccn-perf"
 info="$HCCN_BINARY_DIR/hccn-info"
 data="$HCCN_SOURCE_DIR/tests/data/topo_edge"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # run PROGRAM ARGS...: leaves $rc, $tmp/out and $tmp/err.
 run() {
@@ -122,8 +114,4 @@ else
     echo "ulimit case skipped: the programs cannot start under ulimit -v"
 fi
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "input edges: all checks passed"
+finish "input edges: all checks passed"

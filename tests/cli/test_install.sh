@@ -6,16 +6,8 @@
 # installed libhccn; the installed hccn-perf, hccn-topo and hccn-info find
 # configs by name. Everything stays in a temporary directory.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 # shellcheck source=install_common.sh
 . "$HCCN_SOURCE_DIR/tests/cli/install_common.sh"
 
@@ -81,8 +73,4 @@ grep -Eq '^  hgx-h100 +16 NPUs on 2 nodes +HGX H100 8-GPU servers \(DGX H100 cla
 grep -qF "hgx-h200: no such file, and no topology named 'hgx-h200' in the config directories ($P/share/hccn/configs)" \
     "$tmp/nf.out" || fail "hccn-topo hgx-h200: $(cat "$tmp/nf.out")"
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "install: moved prefix, pkg-config and find_package clients, python, tools: OK"
+finish "install: moved prefix, pkg-config and find_package clients, python, tools: OK"

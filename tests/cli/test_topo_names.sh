@@ -7,19 +7,12 @@
 # hccn_cluster_create and Python. (tests/cli/test_install.sh checks the
 # installed share/hccn/configs.)
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 bin=$HCCN_BINARY_DIR
 src=$(cd "$HCCN_SOURCE_DIR" && pwd -P)
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # source_of ARG: the "source:" line of hccn-topo ARG's summary.
 source_of() {
@@ -85,8 +78,4 @@ with hccn.Cluster("leafspine-4x8.json") as cl:
 ' >out 2>&1 || fail "python Cluster by name: $(cat out)"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "topology names: OK"
+finish "topology names: OK"
