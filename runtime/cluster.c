@@ -231,7 +231,15 @@ static void rank_main(int rank, void *arg)
     hccn_cluster_t *cl = arg;
     hccn_ctx_t *ctx = &cl->ctxs[rank];
     hccn_rt_error_clear();
+    hccn_rt_set_self(ctx);
     hccn_status_t st = cl->fn(ctx, cl->arg);
+    if (st == HCCN_OK && ctx->group_depth > 0)
+        st = hccn_rt_error(HCCN_ERR_INVALID,
+                           "rank %d returned from its function inside a "
+                           "group (hccn_group_start without hccn_group_end):"
+                           " %d operation(s) posted in it were never waited "
+                           "for",
+                           rank, ctx->ngroup);
     if (st != HCCN_OK)
         snprintf(ctx->errmsg, sizeof(ctx->errmsg), "%s", hccn_last_error());
     hccn_rt_drain(ctx);
@@ -239,6 +247,7 @@ static void rank_main(int rank, void *arg)
      * waits, which must count as progress before the rank counts as gone. */
     hccn_sim_finish(cl->eng, rank);
     hccn_rt_rank_finished(ctx);
+    hccn_rt_set_self(NULL);
     cl->status[rank] = st;
 }
 
@@ -303,14 +312,14 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_name(st[pick]),
                                cl->ctxs[pick].errmsg);
     }
-    /* Communicators made during the run end with it. */
-    hccn_rt_free_subcomms(cl);
+    /* What the ranks left (futures not freed, a group not ended) and the
+     * communicators made during the run end with it; their handles say so
+     * if they are used again. */
     for (int r = 0; r < cl->nranks; r++) {
-        hccn_ctx_t *ctx = &cl->ctxs[r];
-        free(ctx->group_ops);
-        ctx->group_ops = NULL;
-        ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
+        hccn_rt_futures_free(&cl->ctxs[r]);
+        hccn_rt_group_forget(&cl->ctxs[r]);
     }
+    hccn_rt_free_subcomms(cl);
     if (rank_status != NULL)
         memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));
     free(st);
@@ -430,9 +439,12 @@ hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx)
 
 hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 {
-    if (ctx == NULL || ptr == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: %s is NULL",
-                             ctx == NULL ? "ctx" : "ptr");
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_malloc", ctx);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (ptr == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: rank %d: ptr is "
+                             "NULL", ctx->rank);
     hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
     hccn_status_t rc = hccn_sim_arena_alloc(a, bytes, ptr);
     if (rc != HCCN_OK) {
@@ -449,11 +461,14 @@ hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 
 hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_free: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_free", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     if (ptr == NULL)
         return HCCN_OK;
-    hccn_status_t rc = hccn_sim_arena_free(&ctx->cl->arenas[ctx->rank], ptr);
+    if ((rc = hccn_rt_check_inflight(ctx, ptr)) != HCCN_OK)
+        return rc;
+    rc = hccn_sim_arena_free(&ctx->cl->arenas[ctx->rank], ptr);
     if (rc != HCCN_OK)
         return hccn_rt_error(rc,
                              "hccn_free: rank %d: %p is not the start of a "
@@ -464,9 +479,12 @@ hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 
 hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info)
 {
-    if (ctx == NULL || info == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mem_info: %s is NULL",
-                             ctx == NULL ? "ctx" : "info");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_mem_info", ctx);
+    if (rc != HCCN_OK)
+        return rc;
+    if (info == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mem_info: rank %d: info "
+                             "is NULL", ctx->rank);
     hccn_sim_arena_info(&ctx->cl->arenas[ctx->rank], info);
     return HCCN_OK;
 }
@@ -543,8 +561,9 @@ double hccn_last_duration(hccn_ctx_t *ctx)
 
 hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_compute", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     if (!(seconds >= 0.0) || seconds > 1e12)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_compute: rank %d: seconds must be in "
@@ -563,8 +582,9 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
 
 hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_compute_flops", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     double peak = ctx->cl->topo->npus[ctx->rank].peak_flops;
     if (peak <= 0.0)
         return hccn_rt_error(HCCN_ERR_INVALID,

@@ -15,10 +15,14 @@ static void comm_free_handles(rt_comm_t *c)
 {
     if (c->handles == NULL)
         return;
+    /* Sub-communicators go when their run ends, the world with its
+     * cluster: their tokens say so from now on. */
+    int why = c == c->cl->world ? RT_GONE_CLUSTER : RT_GONE_RUN_END;
     for (int r = 0; r < c->size; r++) {
         hccn_comm_t *h = c->handles[r];
         if (h == NULL)
             continue;
+        hccn_rt_handle_free(h->token, why);
         free(h->send_seq);
         free(h->recv_seq);
         free(h->algo_spec);
@@ -90,7 +94,10 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         h->ctx = &cl->ctxs[world[r]];
         h->send_seq = calloc((size_t)size, sizeof(uint64_t));
         h->recv_seq = calloc((size_t)size, sizeof(uint64_t));
-        if (h->send_seq == NULL || h->recv_seq == NULL)
+        rt_handle_info_t in = {.world = cl->world == NULL, .rank = world[r],
+                               .size = size, .uid = c->uid};
+        h->token = hccn_rt_handle_new(RT_H_COMM, h, h->ctx, &in);
+        if (h->send_seq == NULL || h->recv_seq == NULL || h->token == NULL)
             goto fail;
     }
     return c;
@@ -427,17 +434,35 @@ rt_box_ent_t *hccn_rt_comm_box(rt_comm_t *c, int src, int dst, uint64_t seq)
 
 hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->world : NULL;
+    if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
+        return NULL;
+    return ctx->world->token;
 }
 
+/* Queries may come from any thread; a stale or stray handle gives -1 / 0
+ * and sets the last error. */
 int hccn_comm_rank(const hccn_comm_t *comm)
 {
-    return comm != NULL ? comm->rank : -1;
+    void *h;
+    if (hccn_rt_handle_get("hccn_comm_rank", RT_H_COMM, comm, 0, &h) != HCCN_OK)
+        return -1;
+    return ((hccn_comm_t *)h)->rank;
 }
 
 int hccn_comm_size(const hccn_comm_t *comm)
 {
-    return comm != NULL ? comm->sh->size : 0;
+    void *h;
+    if (hccn_rt_handle_get("hccn_comm_size", RT_H_COMM, comm, 0, &h) != HCCN_OK)
+        return 0;
+    return ((hccn_comm_t *)h)->sh->size;
+}
+
+hccn_status_t hccn_rt_comm_resolve(const char *fn, hccn_comm_t **comm)
+{
+    void *h;
+    hccn_status_t rc = hccn_rt_handle_get(fn, RT_H_COMM, *comm, 1, &h);
+    *comm = h;
+    return rc;
 }
 
 void hccn_rt_comm_break_locked(rt_comm_t *c, hccn_status_t status,
@@ -482,8 +507,13 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
 
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
 {
-    if (comm == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_abort: comm is NULL");
+    /* Any thread may abort (a watchdog, say): no owner check. */
+    void *h;
+    hccn_status_t rc = hccn_rt_handle_get("hccn_comm_abort", RT_H_COMM, comm,
+                                          0, &h);
+    if (rc != HCCN_OK)
+        return rc;
+    comm = h;
     rt_comm_t *c = comm->sh;
     atomic_store(&c->aborted, 1);
     hccn_rt_comm_break(c, HCCN_ERR_ABORTED, "aborted by hccn_comm_abort");
