@@ -138,7 +138,7 @@ static slot_t *token_slot(const void *token, uint32_t *gen)
 
 void hccn_rt_handle_free(void *token, int why)
 {
-    uint32_t gen;
+    uint32_t gen = 0;
     slot_t *s = token_slot(token, &gen);
     if (s == NULL)
         return;
@@ -253,7 +253,7 @@ hccn_status_t hccn_rt_handle_get(const char *fn, int kind, const void *token,
     if (token == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: %s is NULL", fn,
                              kind == RT_H_COMM ? "comm" : "future");
-    uint32_t gen;
+    uint32_t gen = 0;
     slot_t *s = token_slot(token, &gen);
     if (s == NULL ||
         (atomic_load_explicit(&s->gen, memory_order_acquire) & GEN_MASK) != gen)
