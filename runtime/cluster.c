@@ -194,6 +194,14 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
 {
     if (cl == NULL)
         return;
+    /* From a rank's function (or another thread) while it runs: freeing
+     * would pull the memory from under every rank. Refused, said once. */
+    if (atomic_load(&cl->running)) {
+        hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_destroy: the cluster "
+                      "is running; nothing was destroyed (destroy it after "
+                      "hccn_cluster_run returns)");
+        return;
+    }
     hccn_rt_free_subcomms(cl);
     if (cl->world != NULL)
         hccn_rt_comm_free(cl->world);

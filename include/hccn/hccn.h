@@ -129,7 +129,9 @@ hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
                                        const hccn_cluster_opts_t *opts,
                                        hccn_cluster_t **out);
 
-/* Destroys a cluster that is not running; frees every arena. NULL is a no-op. */
+/* Destroys a cluster that is not running; frees every arena. NULL is a no-op.
+ * Called while the cluster runs it destroys nothing and sets the last
+ * error. */
 void hccn_cluster_destroy(hccn_cluster_t *cluster);
 
 /* Number of simulated NPUs (ranks) and nodes. */

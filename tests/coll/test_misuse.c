@@ -305,6 +305,13 @@ static hccn_status_t stray_rank(hccn_ctx_t *ctx, void *arg)
     expect(r, me, 1, hccn_wait(f) == HCCN_OK);
     expect(r, me, 2, hccn_future_free(f) == HCCN_OK);
     note(r, me, 4, hccn_future_free(f));
+    /* Destroying the cluster from inside its run destroys nothing. */
+    if (me == 0) {
+        hccn_cluster_destroy(hccn_ctx_cluster(ctx));
+        note(r, me, 5, HCCN_ERR_INVALID);
+    }
+    expect(r, me, 3, hccn_allreduce(w, b, b, CNT, HCCN_FP32, HCCN_SUM) ==
+                         HCCN_OK && b[0] == 4.0f);
     hccn_free(ctx, b);
     return HCCN_OK;
 }
@@ -332,6 +339,8 @@ static void test_stray(void **state)
                    "stale future", "barrier #0",
                    "freed by hccn_future_free", NULL);
     }
+    expect_err(&r, 0, 5, HCCN_ERR_INVALID, "hccn_cluster_destroy",
+               "is running", "nothing was destroyed", NULL);
     hccn_cluster_destroy(cl);
 }
 
