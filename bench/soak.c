@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "hccn/hccn.h"
 #include "hierarchy/coll.h"
@@ -32,9 +35,12 @@ typedef struct {
     long wrong[1024];
     long checked[1024];
     hccn_status_t failed[1024];
+    char why1[1024];        /* rank 1's error in the fault run */
     long skipped;           /* draws no algorithm could run */
     long async, splits;
     double rss_start, rss_first, rss_mid, rss_last;
+    double rss_run[RUNS];   /* at the end of each run */
+    double heap_run[RUNS];
 } soak_t;
 
 static unsigned long long mix(unsigned long long x)
@@ -43,6 +49,19 @@ static unsigned long long mix(unsigned long long x)
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
+}
+
+/* Bytes of the host heap in live allocations (glibc), in MiB; -1 where
+ * unknown. Unlike the resident size, it does not count freed memory the
+ * allocator keeps, so it shows whether anything accumulates. */
+static double heap_mib(void)
+{
+#ifdef __GLIBC__
+    struct mallinfo2 mi = mallinfo2();
+    return (double)mi.uordblks / (1 << 20);
+#else
+    return -1.0;
+#endif
 }
 
 static double rss_mib(void)
@@ -316,6 +335,8 @@ static hccn_status_t soak_rank(hccn_ctx_t *ctx, void *arg)
     }
     if (rc != HCCN_OK && s->faulty) {
         s->failed[wr] = rc;   /* the fault run: expected, counted */
+        if (wr == 1)
+            snprintf(s->why1, sizeof(s->why1), "%s", hccn_last_error());
         rc = HCCN_OK;
     }
     for (int b = 0; b < 4; b++)
@@ -354,6 +375,7 @@ int main(int argc, char **argv)
     s.rss_start = rss_mib();
     /* RUNS runs of the cluster, each with its own communicators. */
     s.per_run = (s.n + RUNS - 1) / RUNS;
+    int nrun = 0;
     for (s.first = 0; s.first < s.n; s.first += s.per_run) {
         if (s.first + s.per_run > s.n)
             s.per_run = s.n - s.first;
@@ -361,6 +383,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_soak: %s\n", hccn_last_error());
             return 1;
         }
+        s.heap_run[nrun] = heap_mib();
+        s.rss_run[nrun++] = rss_mib();
     }
     s.rss_last = rss_mib();
     /* Then one run in which NPU 1 fails part-way. */
@@ -392,12 +416,22 @@ int main(int argc, char **argv)
     printf("soak: resident memory %.1f MiB at the start, %.1f MiB after %d "
            "ops, %.1f MiB after %d, %.1f MiB at the end\n",
            s.rss_start, s.rss_first, s.n / 10, s.rss_mid, s.n / 2, s.rss_last);
+    printf("soak: resident memory at the end of each run (MiB):");
+    for (int k = 0; k < nrun; k++)
+        printf(" %.1f", s.rss_run[k]);
+    printf("\n");
+    printf("soak: host heap in use at the end of each run (MiB):");
+    for (int k = 0; k < nrun; k++)
+        printf(" %.1f", s.heap_run[k]);
+    printf("\n");
     printf("soak: fault run (NPU 1 fails at 0.2 ms): %s, %ld ranks stopped on "
            "an error (rank 1: %s, rank 0: %s), %ld rank-results checked, %ld "
            "wrong elements in them\n",
            frc == HCCN_OK ? "ran" : hccn_status_name(frc), failed,
            hccn_status_name(s.failed[1]), hccn_status_name(s.failed[0]),
            checked - checked_before, wrong - wrong_before);
+    if (s.failed[1] != HCCN_OK)
+        printf("soak: rank 1's error: %s\n", s.why1);
     hccn_cluster_destroy(cl);
     return wrong == 0 && frc == HCCN_OK ? 0 : 1;
 }
