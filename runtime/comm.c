@@ -22,7 +22,8 @@ static void comm_free_handles(rt_comm_t *c)
         hccn_comm_t *h = c->handles[r];
         if (h == NULL)
             continue;
-        hccn_rt_handle_free(h->token, why);
+        if (h->token != NULL)
+            hccn_rt_handle_free(h->token, why);
         free(h->send_seq);
         free(h->recv_seq);
         free(h->algo_spec);
@@ -42,6 +43,18 @@ static int comm_view(rt_comm_t *c)
     if (hccn_hier_cost_view(&pl, c->size, c->node, c->local, &c->view) != 0)
         return -1;
     return hccn_hier_cost_pods(&pl, c->pod, &c->view);
+}
+
+/* Gives handle h its token (what the API hands out). The world's handles
+ * get theirs when their rank first asks (hccn_comm_world): a cluster of a
+ * million ranks that never runs them costs no table entries. */
+static hccn_status_t comm_token(hccn_comm_t *h)
+{
+    rt_comm_t *c = h->sh;
+    rt_handle_info_t in = {.world = c == c->cl->world, .rank = h->ctx->rank,
+                           .size = c->size, .uid = c->uid};
+    h->token = hccn_rt_handle_new(RT_H_COMM, h, h->ctx, &in);
+    return h->token != NULL ? HCCN_OK : HCCN_ERR_NOMEM;
 }
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
@@ -94,10 +107,8 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         h->ctx = &cl->ctxs[world[r]];
         h->send_seq = calloc((size_t)size, sizeof(uint64_t));
         h->recv_seq = calloc((size_t)size, sizeof(uint64_t));
-        rt_handle_info_t in = {.world = cl->world == NULL, .rank = world[r],
-                               .size = size, .uid = c->uid};
-        h->token = hccn_rt_handle_new(RT_H_COMM, h, h->ctx, &in);
-        if (h->send_seq == NULL || h->recv_seq == NULL || h->token == NULL)
+        if (h->send_seq == NULL || h->recv_seq == NULL ||
+            (cl->world != NULL && comm_token(h) != HCCN_OK))
             goto fail;
     }
     return c;
@@ -436,6 +447,11 @@ hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
 {
     if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
         return NULL;
+    if (ctx->world->token == NULL && comm_token(ctx->world) != HCCN_OK) {
+        hccn_rt_error(HCCN_ERR_NOMEM, "hccn_comm_world: rank %d: out of "
+                      "memory for its handle", ctx->rank);
+        return NULL;
+    }
     return ctx->world->token;
 }
 
