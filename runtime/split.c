@@ -262,8 +262,9 @@ hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
                              "hccn_comm_destroy: rank %d: %d operation(s) of "
                              "this communicator not yet waited for",
                              me, comm->pending);
-    /* The memory stays until the run ends (hccn_rt_free_subcomms): a
-     * destroyed handle must still say so when it is used again. */
+    /* The memory stays until the run ends (hccn_rt_free_subcomms): other
+     * members may still use the communicator. The token ends now, so a
+     * later use of it says it was destroyed. */
     comm->destroyed = 1;
     hccn_rt_handle_free(token, RT_GONE_DESTROYED);
     pthread_mutex_lock(&c->lock);
