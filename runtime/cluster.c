@@ -94,7 +94,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
     cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
-    if (cl->arenas == NULL || cl->ctxs == NULL)
+    if (cl->arenas == NULL || cl->ctxs == NULL ||
+        hccn_rt_cluster_register(cl) != 0)
         goto fail_nomem;
     for (int r = 0; r < cl->nranks; r++) {
         if (hccn_sim_arena_init(&cl->arenas[r], topo->npus[r].arena_bytes) !=
@@ -192,7 +193,7 @@ hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
 
 void hccn_cluster_destroy(hccn_cluster_t *cl)
 {
-    if (cl == NULL)
+    if (cl == NULL || hccn_rt_cluster_check("hccn_cluster_destroy", cl) != HCCN_OK)
         return;
     /* From a rank's function (or another thread) while it runs: freeing
      * would pull the memory from under every rank. Refused, said once. */
@@ -202,6 +203,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
                       "hccn_cluster_run returns)");
         return;
     }
+    hccn_rt_cluster_forget(cl);
     hccn_rt_free_subcomms(cl);
     if (cl->world != NULL)
         hccn_rt_comm_free(cl->world);
@@ -226,12 +228,14 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
 
 int hccn_cluster_size(const hccn_cluster_t *cl)
 {
-    return cl != NULL ? cl->nranks : 0;
+    return hccn_rt_cluster_check("hccn_cluster_size", cl) == HCCN_OK
+               ? cl->nranks : 0;
 }
 
 int hccn_cluster_nodes(const hccn_cluster_t *cl)
 {
-    return cl != NULL ? cl->topo->nnodes : 0;
+    return hccn_rt_cluster_check("hccn_cluster_nodes", cl) == HCCN_OK
+               ? cl->topo->nnodes : 0;
 }
 
 static void rank_main(int rank, void *arg)
@@ -262,9 +266,11 @@ static void rank_main(int rank, void *arg)
 hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_t *rank_status)
 {
-    if (cl == NULL || fn == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: %s is NULL",
-                             cl == NULL ? "cluster" : "fn");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_run", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (fn == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: fn is NULL");
     int idle = 0;
     if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
         return hccn_rt_error(HCCN_ERR_INVALID,
@@ -387,9 +393,12 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
 
 hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
 {
-    if (cl == NULL || f == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_add_fault: %s is NULL",
-                             cl == NULL ? "cluster" : "fault");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_add_fault", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (f == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_add_fault: fault is NULL");
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_add_fault: the cluster is running");
@@ -407,8 +416,9 @@ hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
 
 hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
 {
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_clear_faults: cluster is NULL");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_clear_faults", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_clear_faults: the cluster is running");
@@ -418,29 +428,35 @@ hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
 
 /* ------------------------------------------------------------ rank queries */
 
+/* Queries read a context from any thread, as long as its cluster lives;
+ * -1 / 0 / NULL (and the last error) otherwise. */
 int hccn_rank(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->rank : -1;
+    return hccn_rt_ctx_query("hccn_rank", ctx) == HCCN_OK ? ctx->rank : -1;
 }
 
 int hccn_nranks(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->nranks : 0;
+    return hccn_rt_ctx_query("hccn_nranks", ctx) == HCCN_OK ? ctx->cl->nranks
+                                                             : 0;
 }
 
 int hccn_node(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].node : -1;
+    return hccn_rt_ctx_query("hccn_node", ctx) == HCCN_OK
+               ? ctx->cl->topo->npus[ctx->rank].node : -1;
 }
 
 int hccn_local_rank(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].local : -1;
+    return hccn_rt_ctx_query("hccn_local_rank", ctx) == HCCN_OK
+               ? ctx->cl->topo->npus[ctx->rank].local : -1;
 }
 
 hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl : NULL;
+    return hccn_rt_ctx_query("hccn_ctx_cluster", ctx) == HCCN_OK ? ctx->cl
+                                                                 : NULL;
 }
 
 /* ----------------------------------------------------------- device memory */
@@ -502,8 +518,9 @@ hccn_status_t hccn_ptr_info(const hccn_cluster_t *cl, const void *ptr,
 {
     if (rank != NULL)
         *rank = -1;
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_ptr_info: cluster is NULL");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_ptr_info", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
     for (int r = 0; r < cl->nranks; r++) {
         const hccn_sim_arena_t *a = &cl->arenas[r];
         if (hccn_sim_arena_contains(a, ptr, 1)) {
@@ -559,12 +576,14 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
 
 double hccn_time(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
+    return hccn_rt_ctx_query("hccn_time", ctx) == HCCN_OK
+               ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
 }
 
 double hccn_last_duration(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->last_duration : 0.0;
+    return hccn_rt_ctx_query("hccn_last_duration", ctx) == HCCN_OK
+               ? ctx->last_duration : 0.0;
 }
 
 hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)

@@ -304,3 +304,105 @@ hccn_status_t hccn_rt_ctx_check(const char *fn, const hccn_ctx_t *ctx)
                          "cluster's",
                          fn, self->rank);
 }
+
+/* ---------------------------------------------------------------- clusters */
+
+/* Clusters are plain pointers (their contexts are arrays inside them), so
+ * they are checked against the list of live ones: a destroyed cluster, or
+ * a context of one, is refused instead of read. A new cluster may reuse a
+ * destroyed one's address; that case is not told apart. */
+static const hccn_cluster_t **clusters;
+static int nclusters, capclusters;
+
+int hccn_rt_cluster_register(const hccn_cluster_t *cl)
+{
+    int rc = 0;
+    pthread_mutex_lock(&table_lock);
+    if (nclusters == capclusters) {
+        int cap = capclusters ? 2 * capclusters : 8;
+        const hccn_cluster_t **n =
+            realloc(clusters, (size_t)cap * sizeof(*n));
+        if (n == NULL)
+            rc = -1;
+        else {
+            clusters = n;
+            capclusters = cap;
+        }
+    }
+    if (rc == 0)
+        clusters[nclusters++] = cl;
+    pthread_mutex_unlock(&table_lock);
+    return rc;
+}
+
+int hccn_rt_cluster_forget(const hccn_cluster_t *cl)
+{
+    int found = 0;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < nclusters && !found; i++)
+        if (clusters[i] == cl) {
+            clusters[i] = clusters[--nclusters];
+            found = 1;
+        }
+    if (nclusters == 0) {
+        free(clusters);
+        clusters = NULL;
+        capclusters = 0;
+    }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+/* 1 if cl is live (table_lock held). */
+static int cluster_live(const hccn_cluster_t *cl)
+{
+    for (int i = 0; i < nclusters; i++)
+        if (clusters[i] == cl)
+            return 1;
+    return 0;
+}
+
+hccn_status_t hccn_rt_cluster_check(const char *fn, const hccn_cluster_t *cl)
+{
+    if (cl == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: cluster is NULL", fn);
+    if (rt_self != NULL && rt_self->cl == cl)
+        return HCCN_OK;
+    pthread_mutex_lock(&table_lock);
+    int live = cluster_live(cl);
+    pthread_mutex_unlock(&table_lock);
+    if (live)
+        return HCCN_OK;
+    char who[64];
+    caller_word(who, sizeof(who));
+    return hccn_rt_error(HCCN_ERR_INVALID,
+                         "%s: %s passed %p, which is no live cluster (it was "
+                         "destroyed, or never created)",
+                         fn, who, (const void *)cl);
+}
+
+hccn_status_t hccn_rt_ctx_query(const char *fn, const hccn_ctx_t *ctx)
+{
+    if (ctx == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: ctx is NULL", fn);
+    if (ctx == rt_self)
+        return HCCN_OK;
+    int live = 0;
+    uintptr_t p = (uintptr_t)ctx;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < nclusters && !live; i++) {
+        uintptr_t lo = (uintptr_t)clusters[i]->ctxs;
+        uintptr_t n = (uintptr_t)clusters[i]->nranks;
+        live = lo != 0 && p >= lo && p < lo + n * sizeof(hccn_ctx_t) &&
+               (p - lo) % sizeof(hccn_ctx_t) == 0;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (live)
+        return HCCN_OK;
+    char who[64];
+    caller_word(who, sizeof(who));
+    return hccn_rt_error(HCCN_ERR_INVALID,
+                         "%s: %s passed %p, which is no context of a live "
+                         "cluster (its cluster was destroyed?)",
+                         fn, who, (const void *)ctx);
+}

@@ -72,6 +72,16 @@ hccn_status_t hccn_rt_ctx_check(const char *fn, const hccn_ctx_t *ctx);
 void hccn_rt_set_self(hccn_ctx_t *ctx);
 hccn_ctx_t *hccn_rt_self(void);
 
+/* Adds cl to the live clusters (-1 on no memory), or takes it out (1 if it
+ * was there). */
+int hccn_rt_cluster_register(const hccn_cluster_t *cl);
+int hccn_rt_cluster_forget(const hccn_cluster_t *cl);
+/* HCCN_OK if cl is a live cluster, else the error (named after fn). */
+hccn_status_t hccn_rt_cluster_check(const char *fn, const hccn_cluster_t *cl);
+/* HCCN_OK if ctx may be read: the caller's own, or a context of a live
+ * cluster (queries only; calls that change state use hccn_rt_ctx_check). */
+hccn_status_t hccn_rt_ctx_query(const char *fn, const hccn_ctx_t *ctx);
+
 /* ---------------------------------------------------------------- cluster */
 
 /* What names an operation in reports (kept after the operation is freed). */

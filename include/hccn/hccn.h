@@ -130,8 +130,8 @@ hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
                                        hccn_cluster_t **out);
 
 /* Destroys a cluster that is not running; frees every arena. NULL is a no-op.
- * Called while the cluster runs it destroys nothing and sets the last
- * error. */
+ * Called while the cluster runs, or on a cluster already destroyed, it
+ * destroys nothing and sets the last error. */
 void hccn_cluster_destroy(hccn_cluster_t *cluster);
 
 /* Number of simulated NPUs (ranks) and nodes. */

@@ -191,6 +191,19 @@ static void test_kept_handles(void **state)
     assert_int_equal(hccn_barrier(r.world[0]), HCCN_ERR_INVALID);
     assert_non_null(strstr(hccn_last_error(), "hccn_barrier"));
     assert_non_null(strstr(hccn_last_error(), "rank 0's handle on the world"));
+    /* So do the cluster itself and its contexts. */
+    assert_int_equal(hccn_rank(r.ctx[2]), -1);
+    assert_non_null(strstr(hccn_last_error(), "hccn_rank"));
+    assert_non_null(strstr(hccn_last_error(), "no context of a live cluster"));
+    assert_int_equal(hccn_cluster_size(cl), 0);
+    assert_non_null(strstr(hccn_last_error(), "no live cluster"));
+    assert_int_equal(hccn_cluster_run(cl, keep_rank, &r, NULL),
+                     HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "hccn_cluster_run"));
+    assert_non_null(strstr(hccn_last_error(), "destroyed"));
+    hccn_cluster_destroy(cl);   /* twice: refused, not a double free */
+    assert_non_null(strstr(hccn_last_error(), "hccn_cluster_destroy"));
+    assert_non_null(strstr(hccn_last_error(), "no live cluster"));
 }
 
 /* ======================= handles, contexts and buffers lent to a rank */
