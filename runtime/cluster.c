@@ -612,7 +612,7 @@ hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
     hccn_status_t rc = hccn_rt_ctx_check("hccn_compute_flops", ctx);
     if (rc != HCCN_OK)
         return rc;
-    if (ctx == NULL)   /* (checked above; kept so merges stay clean) */
+    if (ctx == NULL)   /* unreachable: refused above */
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
     double peak = ctx->cl->topo->npus[ctx->rank].peak_flops;
     if (peak <= 0.0)
