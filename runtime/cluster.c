@@ -159,7 +159,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
     cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
-    if (cl->arenas == NULL || cl->ctxs == NULL)
+    if (cl->arenas == NULL || cl->ctxs == NULL ||
+        hccn_rt_cluster_register(cl) != 0)
         goto fail_nomem;
     /* The message is written before the cluster (and topo) is freed. */
     if ((rc = cluster_arenas(cl)) != HCCN_OK) {
@@ -257,8 +258,17 @@ hccn_status_t hccn_cluster_create_json(const char *json, const char *name,
 
 void hccn_cluster_destroy(hccn_cluster_t *cl)
 {
-    if (cl == NULL)
+    if (cl == NULL || hccn_rt_cluster_check("hccn_cluster_destroy", cl) != HCCN_OK)
         return;
+    /* From a rank's function (or another thread) while it runs: freeing
+     * would pull the memory from under every rank. Refused, said once. */
+    if (atomic_load(&cl->running)) {
+        hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_destroy: the cluster "
+                      "is running; nothing was destroyed (destroy it after "
+                      "hccn_cluster_run returns)");
+        return;
+    }
+    hccn_rt_cluster_forget(cl);
     hccn_rt_env_trace_detach(cl);    /* HCCN_TRACE: writes the file */
     hccn_rt_free_subcomms(cl);
     if (cl->world != NULL)
@@ -286,12 +296,14 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
 
 int hccn_cluster_size(const hccn_cluster_t *cl)
 {
-    return cl != NULL ? cl->nranks : 0;
+    return hccn_rt_cluster_check("hccn_cluster_size", cl) == HCCN_OK
+               ? cl->nranks : 0;
 }
 
 int hccn_cluster_nodes(const hccn_cluster_t *cl)
 {
-    return cl != NULL ? cl->topo->nnodes : 0;
+    return hccn_rt_cluster_check("hccn_cluster_nodes", cl) == HCCN_OK
+               ? cl->topo->nnodes : 0;
 }
 
 static void rank_main(int rank, void *arg)
@@ -299,7 +311,15 @@ static void rank_main(int rank, void *arg)
     hccn_cluster_t *cl = arg;
     hccn_ctx_t *ctx = &cl->ctxs[rank];
     hccn_rt_error_clear();
+    hccn_rt_set_self(ctx);
     hccn_status_t st = cl->fn(ctx, cl->arg);
+    if (st == HCCN_OK && ctx->group_depth > 0)
+        st = hccn_rt_error(HCCN_ERR_INVALID,
+                           "rank %d returned from its function inside a "
+                           "group (hccn_group_start without hccn_group_end):"
+                           " %d operation(s) posted in it were never waited "
+                           "for",
+                           rank, ctx->ngroup);
     if (st != HCCN_OK)
         snprintf(ctx->errmsg, sizeof(ctx->errmsg), "%s", hccn_last_error());
     hccn_rt_drain(ctx);
@@ -307,15 +327,18 @@ static void rank_main(int rank, void *arg)
      * waits, which must count as progress before the rank counts as gone. */
     hccn_sim_finish(cl->eng, rank);
     hccn_rt_rank_finished(ctx);
+    hccn_rt_set_self(NULL);
     cl->status[rank] = st;
 }
 
 hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_t *rank_status)
 {
-    if (cl == NULL || fn == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: %s is NULL",
-                             cl == NULL ? "cluster" : "fn");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_run", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (fn == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: fn is NULL");
     int idle = 0;
     if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
         return hccn_rt_error(HCCN_ERR_INVALID,
@@ -376,15 +399,15 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_name(st[pick]),
                                cl->ctxs[pick].errmsg);
     }
-    /* Communicators made during the run end with it. */
-    hccn_rt_free_subcomms(cl);
+    /* What the ranks left (futures not freed, a group not ended) and the
+     * communicators made during the run end with it; their handles say so
+     * if they are used again. */
     for (int r = 0; r < cl->nranks; r++) {
-        hccn_ctx_t *ctx = &cl->ctxs[r];
-        free(ctx->group_ops);
-        ctx->group_ops = NULL;
-        hccn_rt_summary_end(ctx);
-        ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
+        hccn_rt_futures_free(&cl->ctxs[r]);
+        hccn_rt_group_forget(&cl->ctxs[r]);
+        hccn_rt_summary_end(&cl->ctxs[r]);
     }
+    hccn_rt_free_subcomms(cl);
     if (rank_status != NULL)
         memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));
     free(st);
@@ -395,38 +418,47 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
 
 /* ------------------------------------------------------------ rank queries */
 
+/* Queries read a context from any thread, as long as its cluster lives;
+ * -1 / 0 / NULL (and the last error) otherwise. */
 int hccn_rank(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->rank : -1;
+    return hccn_rt_ctx_query("hccn_rank", ctx) == HCCN_OK ? ctx->rank : -1;
 }
 
 int hccn_nranks(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->nranks : 0;
+    return hccn_rt_ctx_query("hccn_nranks", ctx) == HCCN_OK ? ctx->cl->nranks
+                                                             : 0;
 }
 
 int hccn_node(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].node : -1;
+    return hccn_rt_ctx_query("hccn_node", ctx) == HCCN_OK
+               ? ctx->cl->topo->npus[ctx->rank].node : -1;
 }
 
 int hccn_local_rank(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl->topo->npus[ctx->rank].local : -1;
+    return hccn_rt_ctx_query("hccn_local_rank", ctx) == HCCN_OK
+               ? ctx->cl->topo->npus[ctx->rank].local : -1;
 }
 
 hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->cl : NULL;
+    return hccn_rt_ctx_query("hccn_ctx_cluster", ctx) == HCCN_OK ? ctx->cl
+                                                                 : NULL;
 }
 
 /* ----------------------------------------------------------- device memory */
 
 hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 {
-    if (ctx == NULL || ptr == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: %s is NULL",
-                             ctx == NULL ? "ctx" : "ptr");
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_malloc", ctx);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (ptr == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_malloc: rank %d: ptr is "
+                             "NULL", ctx->rank);
     double now = hccn_sim_clock(ctx->cl->eng, ctx->rank);
     double fail = hccn_sim_fail_at(ctx->cl->eng, ctx->rank);
     if (fail <= now)
@@ -450,11 +482,14 @@ hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 
 hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_free: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_free", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     if (ptr == NULL)
         return HCCN_OK;
-    hccn_status_t rc = hccn_sim_arena_free(&ctx->cl->arenas[ctx->rank], ptr);
+    if ((rc = hccn_rt_check_inflight(ctx, ptr)) != HCCN_OK)
+        return rc;
+    rc = hccn_sim_arena_free(&ctx->cl->arenas[ctx->rank], ptr);
     if (rc != HCCN_OK)
         return hccn_rt_error(rc,
                              "hccn_free: rank %d: %p is not the start of a "
@@ -465,9 +500,12 @@ hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 
 hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info)
 {
-    if (ctx == NULL || info == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mem_info: %s is NULL",
-                             ctx == NULL ? "ctx" : "info");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_mem_info", ctx);
+    if (rc != HCCN_OK)
+        return rc;
+    if (info == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mem_info: rank %d: info "
+                             "is NULL", ctx->rank);
     hccn_sim_arena_info(&ctx->cl->arenas[ctx->rank], info);
     return HCCN_OK;
 }
@@ -477,8 +515,9 @@ hccn_status_t hccn_ptr_info(const hccn_cluster_t *cl, const void *ptr,
 {
     if (rank != NULL)
         *rank = -1;
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_ptr_info: cluster is NULL");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_ptr_info", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
     for (int r = 0; r < cl->nranks; r++) {
         const hccn_sim_arena_t *a = &cl->arenas[r];
         if (hccn_sim_arena_contains(a, ptr, 1)) {
@@ -534,18 +573,21 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
 
 double hccn_time(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
+    return hccn_rt_ctx_query("hccn_time", ctx) == HCCN_OK
+               ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
 }
 
 double hccn_last_duration(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->last_duration : 0.0;
+    return hccn_rt_ctx_query("hccn_last_duration", ctx) == HCCN_OK
+               ? ctx->last_duration : 0.0;
 }
 
 hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_compute", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     if (!(seconds >= 0.0) || seconds > 1e12)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_compute: rank %d: seconds must be in "
@@ -572,7 +614,10 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
 
 hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 {
-    if (ctx == NULL)
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_compute_flops", ctx);
+    if (rc != HCCN_OK)
+        return rc;
+    if (ctx == NULL)   /* unreachable: refused above */
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
     const hccn_sim_topo_t *topo = ctx->cl->topo;
     double peak = topo->npus[ctx->rank].peak_flops;

@@ -67,9 +67,12 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
 
 hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
 {
-    if (cl == NULL || f == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_add_fault: %s is NULL",
-                             cl == NULL ? "cluster" : "fault");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_add_fault", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (f == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_add_fault: fault is NULL");
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_add_fault: the cluster is running");
@@ -92,8 +95,9 @@ hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
 
 hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
 {
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_clear_faults: cluster is NULL");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_clear_faults", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_clear_faults: the cluster is running");

@@ -22,11 +22,13 @@ typedef struct {
     int blocking;            /* coll_run: waited for at once */
 } call_t;
 
-static hccn_status_t check_comm(const call_t *c, hccn_comm_t *comm)
+/* Resolves the caller's handle *comm and checks its communicator. */
+static hccn_status_t check_comm(const call_t *c, hccn_comm_t **comm)
 {
-    if (comm == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", c->name);
-    return hccn_rt_comm_check(c->name, comm);
+    hccn_status_t rc = hccn_rt_comm_resolve(c->name, comm);
+    if (rc != HCCN_OK)
+        return rc;
+    return hccn_rt_comm_check(c->name, *comm);
 }
 
 static int has_reduction(hccn_coll_t coll)
@@ -209,7 +211,7 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
 {
     if (fut != NULL)
         *fut = NULL;
-    hccn_status_t rc = check_comm(c, comm);
+    hccn_status_t rc = check_comm(c, &comm);
     if (rc != HCCN_OK)
         return rc;
     if (fut == NULL)
@@ -245,9 +247,10 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
         .avg_elems = c->op == HCCN_AVG && has_reduction(c->coll) ? out : 0,
         .out_elems = out, .pick = pick, .blocking = c->blocking};
     /* Unused buffers are passed on as given; schedules never touch them. */
-    if ((rc = hccn_rt_coll_post(comm, &a, algo, &call, fut)) == HCCN_OK)
-        hccn_rt_note_post(*fut, &a, algo, spec);
-    return rc;
+    if ((rc = hccn_rt_coll_post(comm, &a, algo, &call, fut)) != HCCN_OK)
+        return rc;
+    hccn_rt_note_post(*fut, &a, algo, spec);
+    return c->blocking ? rc : hccn_rt_future_publish(fut);
 }
 
 /* A blocking call: post, then wait — or, inside a group, leave the wait to

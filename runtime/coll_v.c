@@ -372,10 +372,8 @@ static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
 {
     if (fut != NULL)
         *fut = NULL;
-    if (comm == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", c->name);
-    hccn_status_t rc = hccn_rt_comm_check(c->name, comm);
-    if (rc != HCCN_OK)
+    hccn_status_t rc = hccn_rt_comm_resolve(c->name, &comm);
+    if (rc != HCCN_OK || (rc = hccn_rt_comm_check(c->name, comm)) != HCCN_OK)
         return rc;
     if (!blocking && fut == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: future is NULL",
@@ -396,7 +394,7 @@ static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
     hccn_rt_note_post(f, &p.a, algo, NULL);
     if (!blocking) {
         *fut = f;
-        return HCCN_OK;
+        return hccn_rt_future_publish(fut);
     }
     return hccn_rt_complete(f);
 }

@@ -15,10 +15,15 @@ static void comm_free_handles(rt_comm_t *c)
 {
     if (c->handles == NULL)
         return;
+    /* Sub-communicators go when their run ends, the world with its
+     * cluster: their tokens say so from now on. */
+    int why = c == c->cl->world ? RT_GONE_CLUSTER : RT_GONE_RUN_END;
     for (int r = 0; r < c->size; r++) {
         hccn_comm_t *h = c->handles[r];
         if (h == NULL)
             continue;
+        if (h->token != NULL)
+            hccn_rt_handle_free(h->token, why);
         free(h->algo_spec);
         free(h->scratch);
         hccn_rt_picks_clear(h);
@@ -36,6 +41,18 @@ static int comm_view(rt_comm_t *c)
     if (hccn_hier_cost_view(&pl, c->size, c->node, c->local, &c->view) != 0)
         return -1;
     return hccn_hier_cost_pods(&pl, c->pod, &c->view);
+}
+
+/* Gives handle h its token (what the API hands out). The world's handles
+ * get theirs when their rank first asks (hccn_comm_world): a cluster of a
+ * million ranks that never runs them costs no table entries. */
+static hccn_status_t comm_token(hccn_comm_t *h)
+{
+    rt_comm_t *c = h->sh;
+    rt_handle_info_t in = {.world = c == c->cl->world, .rank = h->ctx->rank,
+                           .size = c->size, .uid = c->uid};
+    h->token = hccn_rt_handle_new(RT_H_COMM, h, h->ctx, &in);
+    return h->token != NULL ? HCCN_OK : HCCN_ERR_NOMEM;
 }
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
@@ -84,6 +101,8 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         h->sh = c;
         h->rank = r;
         h->ctx = &cl->ctxs[world[r]];
+        if (cl->world != NULL && comm_token(h) != HCCN_OK)
+            goto fail;
     }
     return c;
 fail:
@@ -393,17 +412,40 @@ const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
 
 hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
 {
-    return ctx != NULL ? ctx->world : NULL;
+    if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
+        return NULL;
+    if (ctx->world->token == NULL && comm_token(ctx->world) != HCCN_OK) {
+        hccn_rt_error(HCCN_ERR_NOMEM, "hccn_comm_world: rank %d: out of "
+                      "memory for its handle", ctx->rank);
+        return NULL;
+    }
+    return ctx->world->token;
 }
 
+/* Queries may come from any thread; a stale or stray handle gives -1 / 0
+ * and sets the last error. */
 int hccn_comm_rank(const hccn_comm_t *comm)
 {
-    return comm != NULL ? comm->rank : -1;
+    void *h;
+    if (hccn_rt_handle_get("hccn_comm_rank", RT_H_COMM, comm, 0, &h) != HCCN_OK)
+        return -1;
+    return ((hccn_comm_t *)h)->rank;
 }
 
 int hccn_comm_size(const hccn_comm_t *comm)
 {
-    return comm != NULL ? comm->sh->size : 0;
+    void *h;
+    if (hccn_rt_handle_get("hccn_comm_size", RT_H_COMM, comm, 0, &h) != HCCN_OK)
+        return 0;
+    return ((hccn_comm_t *)h)->sh->size;
+}
+
+hccn_status_t hccn_rt_comm_resolve(const char *fn, hccn_comm_t **comm)
+{
+    void *h;
+    hccn_status_t rc = hccn_rt_handle_get(fn, RT_H_COMM, *comm, 1, &h);
+    *comm = h;
+    return rc;
 }
 
 void hccn_rt_comm_break_locked(rt_comm_t *c, hccn_status_t status,
@@ -460,8 +502,13 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
 
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
 {
-    if (comm == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_abort: comm is NULL");
+    /* Any thread may abort (a watchdog, say): no owner check. */
+    void *h;
+    hccn_status_t rc = hccn_rt_handle_get("hccn_comm_abort", RT_H_COMM, comm,
+                                          0, &h);
+    if (rc != HCCN_OK)
+        return rc;
+    comm = h;
     rt_comm_t *c = comm->sh;
     atomic_store(&c->aborted, 1);
     hccn_rt_comm_break(c, HCCN_ERR_ABORTED, "aborted by hccn_comm_abort");

@@ -220,9 +220,11 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->compress = call->compress;
     op->avg_elems = call->avg_elems;
     op->out_elems = call->out_elems;
-    op->fp = (rt_fp_t){call->fp_kind, a->count ^ call->fp_extra, call->dtype,
-                       call->op, a->root, call->vsend, call->vrecv,
-                       call->vhash};
+    op->fp = (rt_fp_t){.coll = call->fp_kind,
+                       .count = a->count ^ call->fp_extra,
+                       .dtype = call->dtype, .op = call->op, .root = a->root,
+                       .vsend = call->vsend, .vrecv = call->vrecv,
+                       .vhash = call->vhash};
     if (hccn_coll_is_v(a->coll))
         op->fp.count = call->fp_extra;
     op->count = a->count;
@@ -234,6 +236,8 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         free(op);
         return HCCN_ERR_UNSUPPORTED;
     }
+    op->fp.compress = call->compress;
+    op->fp.algo = op->sched->algo;
     const hccn_sched_rank_t *rk = &op->sched->ranks[comm->rank];
     rt_pick_t *pick = op->sched_owned ? NULL : call->pick;
     if (pick != NULL && pick->sched != op->sched) {

@@ -2,9 +2,13 @@
  * Fingerprints: what every rank's call of one collective must agree on,
  * compared at the rendezvous once all ranks have arrived (runtime/exec.c)
  * before any byte moves. The v-collectives' counts are compared in full,
- * rank against rank, so the message can say which counts differ.
+ * rank against rank, so the message can say which counts differ. So are
+ * the per-rank settings that shape the schedule (wire compression, the
+ * algorithm an override or the selection gave): ranks that disagree would
+ * run different schedules, and deadlock or compute a wrong result.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +118,120 @@ static int v_check(rt_comm_t *c, rt_slot_t *s)
     return n > 0;
 }
 
+/* ------------------------------------------------------------ settings */
+
+/* A per-rank setting that changes the schedule, so every rank's call must
+ * agree on it: its name, where a program sets it, its value on a rank as a
+ * key (equal keys: equal values) and as text. */
+typedef struct {
+    const char *name;
+    const char *where;
+    uint64_t (*key)(const rt_fp_t *f);
+    const char *(*text)(const rt_fp_t *f);
+} setting_t;
+
+static uint64_t compress_key(const rt_fp_t *f)
+{
+    return (uint64_t)f->compress;
+}
+
+static const char *compress_text(const rt_fp_t *f)
+{
+    return f->compress == HCCN_COMPRESS_FP16   ? "fp16"
+           : f->compress == HCCN_COMPRESS_BF16 ? "bf16"
+                                               : "none";
+}
+
+static uint64_t algo_key(const rt_fp_t *f)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = f->algo != NULL ? f->algo : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+static const char *algo_text(const rt_fp_t *f)
+{
+    return f->algo != NULL ? f->algo : "?";
+}
+
+static const setting_t settings[] = {
+    {"wire compression",
+     "hccn_comm_set_compression or hccn_coll_opts_t.compress", compress_key,
+     compress_text},
+    {"algorithm", "hccn_comm_set_algo, hccn_coll_opts_t.algo or HCCN_ALGO",
+     algo_key, algo_text},
+};
+
+#define GROUPS_SHOWN 8
+
+/* Writes to buf the comm ranks whose key is k, as ranges ("0-3, 6");
+ * returns how many there are. */
+static int ranks_with(const rt_comm_t *c, const rt_slot_t *s,
+                      const setting_t *st, uint64_t k, char *buf, size_t len)
+{
+    int first = 1, n = 0;
+    size_t u = 0;
+    size_t *used = &u;
+    buf[0] = '\0';
+    for (int r = 0; r < c->size && *used < len; r++) {
+        if (st->key(&s->fp[r]) != k)
+            continue;
+        int e = r;
+        while (e + 1 < c->size && st->key(&s->fp[e + 1]) == k)
+            e++;
+        *used += (size_t)(e > r ? snprintf(buf + *used, len - *used,
+                                           "%s%d-%d", first ? "" : ", ", r, e)
+                                : snprintf(buf + *used, len - *used, "%s%d",
+                                           first ? "" : ", ", r));
+        first = 0;
+        n += e - r + 1;
+        r = e;
+    }
+    return n;
+}
+
+/* 1 if the ranks disagree on st, with s->msg naming the setting, where it
+ * is set, and each value with the ranks that use it. */
+static int setting_check(rt_comm_t *c, rt_slot_t *s, const setting_t *st)
+{
+    uint64_t keys[GROUPS_SHOWN];
+    int heads[GROUPS_SHOWN], ng = 0, more = 0;
+    for (int r = 0; r < c->size; r++) {
+        uint64_t k = st->key(&s->fp[r]);
+        int g = 0;
+        while (g < ng && keys[g] != k)
+            g++;
+        if (g < ng)
+            continue;
+        if (ng == GROUPS_SHOWN) {
+            more = 1;
+            continue;
+        }
+        keys[ng] = k;
+        heads[ng++] = r;
+    }
+    if (ng == 1)
+        return 0;
+    size_t len = sizeof(s->msg), used = (size_t)snprintf(
+        s->msg, len,
+        "collective #%llu on communicator %llu: %s: the ranks disagree on "
+        "the setting '%s' (set by %s):",
+        (unsigned long long)s->seq, (unsigned long long)c->uid,
+        hccn_rt_fp_name(s->fp[0].coll), st->name, st->where);
+    char list[256];
+    for (int g = 0; g < ng && used < len; g++) {
+        int m = ranks_with(c, s, st, keys[g], list, sizeof(list));
+        used += (size_t)snprintf(s->msg + used, len - used, "%s %s %s %s %s",
+                                 g ? ";" : "", m > 1 ? "ranks" : "rank", list,
+                                 m > 1 ? "use" : "uses",
+                                 st->text(&s->fp[heads[g]]));
+    }
+    if (more && used < len)
+        snprintf(s->msg + used, len - used, "; and other values");
+    return 1;
+}
+
 int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s)
 {
     char a[160], b[160];
@@ -137,6 +255,9 @@ int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s)
         snprintf(s->msg + used, sizeof(s->msg) - used,
                  " (%d ranks disagree with rank 0)", n);
     }
+    for (size_t k = 0; n == 0 && k < sizeof(settings) / sizeof(settings[0]);
+         k++)
+        n = setting_check(c, s, &settings[k]);
     if (n == 0 && hccn_coll_is_v((hccn_coll_t)s->fp[0].coll) &&
         v_check(c, s))
         n = 1;

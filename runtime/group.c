@@ -11,8 +11,9 @@
 
 hccn_status_t hccn_group_start(hccn_ctx_t *ctx)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_group_start: ctx is NULL");
+    hccn_status_t rc = hccn_rt_ctx_check("hccn_group_start", ctx);
+    if (rc != HCCN_OK)
+        return rc;
     ctx->group_depth++;
     return HCCN_OK;
 }
@@ -47,8 +48,9 @@ hccn_status_t hccn_rt_complete(rt_op_t *op)
 
 hccn_status_t hccn_group_end(hccn_ctx_t *ctx)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_group_end: ctx is NULL");
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_group_end", ctx);
+    if (rc0 != HCCN_OK)
+        return rc0;
     if (ctx->group_depth == 0)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_group_end: rank %d: no hccn_group_start "
@@ -70,4 +72,15 @@ hccn_status_t hccn_group_end(hccn_ctx_t *ctx)
     if (first != HCCN_OK)
         return hccn_rt_error(first, "hccn_group_end: %s", msg);
     return HCCN_OK;
+}
+
+int hccn_rt_group_forget(hccn_ctx_t *ctx)
+{
+    int n = ctx->ngroup;
+    for (int i = 0; i < ctx->ngroup; i++)
+        hccn_rt_op_free(ctx->group_ops[i]);
+    free(ctx->group_ops);
+    ctx->group_ops = NULL;
+    ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
+    return n;
 }

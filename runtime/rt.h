@@ -45,6 +45,54 @@ hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void hccn_rt_error_clear(void);
 
+/* ---------------------------------------------------------------- handles */
+
+/* What the API hands out (runtime/handle.c): communicator handles and
+ * futures are tokens, resolved through a table that remembers, after a
+ * handle is freed, what it was and how it went. */
+enum { RT_H_COMM = 1, RT_H_FUTURE = 2 };
+enum { RT_GONE_NONE, RT_GONE_DESTROYED, RT_GONE_RUN_END, RT_GONE_CLUSTER,
+       RT_GONE_FUTURE_FREE };
+
+typedef struct {
+    int world;                    /* a handle on the world communicator */
+    int rank;                     /* the owner's world rank */
+    int size;                     /* comm size */
+    uint64_t uid;                 /* the communicator */
+    uint64_t seq;                 /* futures: the operation's number */
+    const char *name;             /* futures: the operation ("allreduce") */
+} rt_handle_info_t;
+
+/* A new token for obj of kind, owned by owner (described by info, which is
+ * copied); NULL on no memory. */
+void *hccn_rt_handle_new(int kind, void *obj, const hccn_ctx_t *owner,
+                         const rt_handle_info_t *info);
+/* Ends token (why: RT_GONE_*); later lookups report it as gone. A token
+ * that is not live is ignored. */
+void hccn_rt_handle_free(void *token, int why);
+/* The object behind token of kind, or the error (named after fn, with the
+ * calling rank) for NULL, a stray value, a stale token or, with own set, a
+ * token owned by another rank than the caller. */
+hccn_status_t hccn_rt_handle_get(const char *fn, int kind, const void *token,
+                                 int own, void **obj);
+/* HCCN_OK if ctx is the calling thread's own context, else the error
+ * naming the caller's rank and whose context it passed. */
+hccn_status_t hccn_rt_ctx_check(const char *fn, const hccn_ctx_t *ctx);
+/* The context of the rank whose function runs on this thread (NULL on any
+ * other thread); set by the run around the rank's function. */
+void hccn_rt_set_self(hccn_ctx_t *ctx);
+hccn_ctx_t *hccn_rt_self(void);
+
+/* Adds cl to the live clusters (-1 on no memory), or takes it out (1 if it
+ * was there). */
+int hccn_rt_cluster_register(const hccn_cluster_t *cl);
+int hccn_rt_cluster_forget(const hccn_cluster_t *cl);
+/* HCCN_OK if cl is a live cluster, else the error (named after fn). */
+hccn_status_t hccn_rt_cluster_check(const char *fn, const hccn_cluster_t *cl);
+/* HCCN_OK if ctx may be read: the caller's own, or a context of a live
+ * cluster (queries only; calls that change state use hccn_rt_ctx_check). */
+hccn_status_t hccn_rt_ctx_query(const char *fn, const hccn_ctx_t *ctx);
+
 /* ---------------------------------------------------------------- cluster */
 
 /* What names an operation in reports (kept after the operation is freed). */
@@ -79,6 +127,8 @@ struct hccn_ctx {
                                      for (nor freed after hccn_test) */
     rt_op_t **group_ops;          /* posted inside the group, to wait */
     int ngroup, capgroup;
+    rt_op_t *futures;             /* handed out and not yet freed (freed
+                                     when the run ends) */
     char errmsg[RT_ERR_MAX];      /* message of the rank's failure */
     int mark;                     /* HCCN_MARK_* of the ops it posts now */
     struct rt_summary *sum;       /* hccn_summary_mark's record, or NULL */
@@ -129,6 +179,9 @@ typedef struct {
      * rendezvous check; vhash hashes vrecv (allgatherv, reduce_scatterv). */
     const uint64_t *vsend, *vrecv;
     uint64_t vhash;
+    /* Per-rank settings that shape the schedule: they must agree too. */
+    int compress;                 /* HCCN_COMPRESS_* of the call */
+    const char *algo;             /* the schedule's algorithm name */
 } rt_fp_t;
 
 /* The order in which a driver moved the bytes of a schedule's steps
@@ -305,6 +358,7 @@ typedef struct {
 
 struct hccn_comm {
     rt_comm_t *sh;
+    void *token;                      /* what the API hands out */
     hccn_ctx_t *ctx;
     int rank;
     int destroyed;
@@ -353,6 +407,11 @@ void hccn_rt_comm_break(rt_comm_t *c, hccn_status_t status, const char *msg);
 void hccn_rt_comm_break_locked(rt_comm_t *c, hccn_status_t status,
                                const char *msg);
 
+/* Resolves the token *comm (a public communicator handle) to the calling
+ * rank's own handle, in place; on error *comm is NULL and the error names
+ * fn, the calling rank and what the token was. */
+hccn_status_t hccn_rt_comm_resolve(const char *fn, hccn_comm_t **comm);
+
 /* The error of a call on a broken or aborted communicator (HCCN_OK when it
  * is neither). */
 hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm);
@@ -377,6 +436,8 @@ enum { RT_STAGE_ARRIVE, RT_STAGE_READY, RT_STAGE_RUN, RT_STAGE_DONE };
 
 struct hccn_future {
     int kind;
+    void *token;                  /* handed out as a future, or NULL */
+    rt_op_t *fprev, *fnext;       /* ctx->futures, while token is set */
     int stage;
     int mark;                     /* HCCN_MARK_* it was posted under */
     int summed;                   /* counted in the rank's summary */
@@ -515,6 +576,18 @@ void hccn_rt_op_free(rt_op_t *op);
  * returns its status. */
 hccn_status_t hccn_rt_op_finish_data(rt_op_t *op);
 
+/* Hands the operation *fut out as a future: *fut becomes its token, kept
+ * on the rank's list until freed. On no memory the operation is completed
+ * and freed, *fut is NULL and the error is returned (runtime/p2p.c). */
+hccn_status_t hccn_rt_future_publish(hccn_future_t **fut);
+/* Ends op's future token (why: RT_GONE_*), if it has one. */
+void hccn_rt_future_forget(rt_op_t *op, int why);
+/* Frees every future of ctx the program did not free (after the run). */
+void hccn_rt_futures_free(hccn_ctx_t *ctx);
+/* Frees what a rank left in an open group (after the run); returns how
+ * many operations it had posted there. */
+int hccn_rt_group_forget(hccn_ctx_t *ctx);
+
 /* Completes a blocking call's operation: waits and frees it, or inside a
  * group hands it to hccn_group_end. */
 hccn_status_t hccn_rt_complete(rt_op_t *op);
@@ -523,6 +596,11 @@ hccn_status_t hccn_rt_complete(rt_op_t *op);
 hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
                                 uint64_t bytes, const char *opname,
                                 const char *what);
+
+/* HCCN_OK unless the allocation that starts at ptr is a buffer of an
+ * operation of ctx that has not completed (HCCN_ERR_INPROGRESS, naming the
+ * operation; runtime/inflight.c). */
+hccn_status_t hccn_rt_check_inflight(hccn_ctx_t *ctx, const void *ptr);
 
 /* Finishes every outstanding operation of ctx (at the end of a run). */
 void hccn_rt_drain(hccn_ctx_t *ctx);

@@ -199,10 +199,12 @@ void hccn_rt_note_post(rt_op_t *op, const hccn_coll_args_t *a,
 
 hccn_status_t hccn_comm_last_choice(hccn_comm_t *comm, hccn_choice_t *out)
 {
-    if (comm == NULL || out == NULL || out->struct_size < sizeof(*out))
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_last_choice: comm "
-                             "or out is NULL, or out's struct_size is too "
-                             "small");
+    hccn_status_t rc0 = hccn_rt_comm_resolve("hccn_comm_last_choice", &comm);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (out == NULL || out->struct_size < sizeof(*out))
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_last_choice: out "
+                             "is NULL, or its struct_size is too small");
     const rt_last_choice_t *l = &comm->last;
     if (l->algo == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_last_choice: rank "

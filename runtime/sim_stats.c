@@ -19,10 +19,12 @@
 hccn_status_t hccn_cluster_link_stats(const hccn_cluster_t *cl, int link,
                                       hccn_link_stats_t *st)
 {
-    if (cl == NULL || st == NULL || st->struct_size < sizeof(*st))
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_cluster_link_stats", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (st == NULL || st->struct_size < sizeof(*st))
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_link_stats: "
-                             "cluster or st is NULL, or st's struct_size is "
-                             "too small");
+                             "st is NULL, or its struct_size is too small");
     if (link < 0 || link >= cl->topo->nlinks)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_link_stats: "
                              "link %d out of range [0, %d)", link,
@@ -43,10 +45,13 @@ hccn_status_t hccn_cluster_link_stats(const hccn_cluster_t *cl, int link,
 
 hccn_status_t hccn_mark(hccn_ctx_t *ctx, int mark)
 {
-    if (ctx == NULL || mark < HCCN_MARK_USER || mark > HCCN_MARK_SYNC)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mark: ctx is NULL or "
-                             "mark %d is not HCCN_MARK_USER, _WARMUP or "
-                             "_SYNC", mark);
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_mark", ctx);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    if (mark < HCCN_MARK_USER || mark > HCCN_MARK_SYNC)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_mark: rank %d: mark %d "
+                             "is not HCCN_MARK_USER, _WARMUP or _SYNC",
+                             ctx->rank, mark);
     ctx->mark = mark;
     return HCCN_OK;
 }
@@ -88,9 +93,9 @@ static int push(void **v, int *n, int *cap, const void *item, size_t size)
 
 hccn_status_t hccn_summary_mark(hccn_ctx_t *ctx)
 {
-    if (ctx == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_summary_mark: ctx is "
-                             "NULL");
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_summary_mark", ctx);
+    if (rc0 != HCCN_OK)
+        return rc0;
     if (ctx->sum == NULL && (ctx->sum = calloc(1, sizeof(*ctx->sum))) == NULL)
         return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_summary_mark: rank %d: "
                              "no memory", ctx->rank);
@@ -179,9 +184,17 @@ static double overlap(const span_t *a, int na, const span_t *b, int nb)
 hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm, int kind,
                            hccn_comm_summary_t *out)
 {
-    if (ctx == NULL || out == NULL || out->struct_size < sizeof(*out))
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_summary: ctx or out is "
-                             "NULL, or out's struct_size is too small");
+    void *h = NULL;
+    hccn_status_t rc0 = hccn_rt_ctx_check("hccn_summary", ctx);
+    if (rc0 == HCCN_OK && comm != NULL)
+        rc0 = hccn_rt_handle_get("hccn_summary", RT_H_COMM, comm, 0, &h);
+    if (rc0 != HCCN_OK)
+        return rc0;
+    comm = h;
+    if (out == NULL || out->struct_size < sizeof(*out))
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_summary: rank %d: out "
+                             "is NULL, or its struct_size is too small",
+                             ctx->rank);
     if (kind < HCCN_SUMMARY_P2P || kind >= HCCN_COLL_COUNT)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_summary: rank %d: kind "
                              "%d is not a hccn_coll_t, HCCN_SUMMARY_P2P or "

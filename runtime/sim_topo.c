@@ -129,7 +129,9 @@ hccn_status_t hccn_cluster_create_edited(const char *path,
 
 const hccn_topo_t *hccn_cluster_topo(const hccn_cluster_t *cl)
 {
-    return cl != NULL ? cl->topo : NULL;
+    return hccn_rt_cluster_check("hccn_cluster_topo", cl) == HCCN_OK
+               ? cl->topo
+               : NULL;
 }
 
 const char *hccn_topo_name(const hccn_topo_t *t)

@@ -56,9 +56,9 @@ hccn_status_t hccn_trace_write(hccn_trace_t *tr, const char *path)
 
 hccn_status_t hccn_trace_attach(hccn_cluster_t *cl, hccn_trace_t *tr)
 {
-    if (cl == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_trace_attach: cluster "
-                             "is NULL");
+    hccn_status_t rc0 = hccn_rt_cluster_check("hccn_trace_attach", cl);
+    if (rc0 != HCCN_OK)
+        return rc0;
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_trace_attach: the "
                              "cluster is running");

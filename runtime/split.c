@@ -16,11 +16,13 @@
 #include "hierarchy/select.h"
 #include "runtime/rt.h"
 
-static hccn_status_t check_handle(const char *name, hccn_comm_t *comm)
+/* Resolves the caller's handle *comm and checks its communicator. */
+static hccn_status_t check_handle(const char *name, hccn_comm_t **comm)
 {
-    if (comm == NULL)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: comm is NULL", name);
-    return hccn_rt_comm_check(name, comm);
+    hccn_status_t rc = hccn_rt_comm_resolve(name, comm);
+    if (rc != HCCN_OK)
+        return rc;
+    return hccn_rt_comm_check(name, *comm);
 }
 
 /* The barrier that opens a split, fingerprinted with tag. */
@@ -164,7 +166,7 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
     if (rc == HCCN_OK && nc != NULL)
         for (int i = 0; i < nc->size; i++)
             if (nc->world[i] == c->world[r])
-                *out = nc->handles[i];
+                *out = nc->handles[i]->token;
     if (++rec->picked == c->size) {
         rec->in_use = 0;
         rec->arrived = rec->picked = rec->built = 0;
@@ -181,7 +183,7 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
 hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
                               hccn_comm_t **out)
 {
-    hccn_status_t rc = check_handle("hccn_comm_split", comm);
+    hccn_status_t rc = check_handle("hccn_comm_split", &comm);
     if (rc != HCCN_OK)
         return rc;
     if (out == NULL)
@@ -199,7 +201,7 @@ hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
 hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
                                hccn_comm_t **out)
 {
-    hccn_status_t rc = check_handle("hccn_comm_create", comm);
+    hccn_status_t rc = check_handle("hccn_comm_create", &comm);
     if (rc != HCCN_OK)
         return rc;
     int me = comm->ctx->rank, size = comm->sh->size;
@@ -240,6 +242,10 @@ hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
 {
     if (comm == NULL)
         return HCCN_OK;
+    void *token = comm;
+    hccn_status_t rc = hccn_rt_comm_resolve("hccn_comm_destroy", &comm);
+    if (rc != HCCN_OK)
+        return rc;
     rt_comm_t *c = comm->sh;
     int me = comm->ctx->rank;
     if (c == comm->ctx->cl->world)
@@ -256,9 +262,11 @@ hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
                              "hccn_comm_destroy: rank %d: %d operation(s) of "
                              "this communicator not yet waited for",
                              me, comm->pending);
-    /* The memory stays until the run ends (hccn_rt_free_subcomms): a
-     * destroyed handle must still say so when it is used again. */
+    /* The memory stays until the run ends (hccn_rt_free_subcomms): other
+     * members may still use the communicator. The token ends now, so a
+     * later use of it says it was destroyed. */
     comm->destroyed = 1;
+    hccn_rt_handle_free(token, RT_GONE_DESTROYED);
     pthread_mutex_lock(&c->lock);
     c->live_handles--;
     pthread_mutex_unlock(&c->lock);
@@ -280,7 +288,7 @@ void hccn_rt_free_subcomms(hccn_cluster_t *cl)
 
 hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
 {
-    hccn_status_t rc = check_handle("hccn_comm_set_algo", comm);
+    hccn_status_t rc = check_handle("hccn_comm_set_algo", &comm);
     if (rc != HCCN_OK)
         return rc;
     char *copy = NULL;
@@ -293,7 +301,7 @@ hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
 
 hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress)
 {
-    hccn_status_t rc = check_handle("hccn_comm_set_compression", comm);
+    hccn_status_t rc = check_handle("hccn_comm_set_compression", &comm);
     if (rc != HCCN_OK)
         return rc;
     if (compress != HCCN_COMPRESS_NONE && compress != HCCN_COMPRESS_FP16 &&

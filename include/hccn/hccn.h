@@ -10,8 +10,11 @@
  *
  * Conventions: every function returns hccn_status_t (0 on success, a negative
  * code on error) unless it is a pure query. On error the calling thread's
- * hccn_last_error() says what and where. Handles are owned by the caller that
- * created them and stay valid until their destroy/free call.
+ * hccn_last_error() says what and where. Handles are owned by the rank that
+ * created them and are used only on its thread; communicator handles and
+ * futures are checked tokens: one used after its destroy/free call, after
+ * the run that made it ended, or by another rank is HCCN_ERR_INVALID naming
+ * the rank that used it and what it was (docs/api.md, "Lifetimes").
  */
 #ifndef HCCN_HCCN_H
 #define HCCN_HCCN_H
@@ -134,7 +137,9 @@ HCCN_API hccn_status_t hccn_cluster_create_json(const char *json, const char *na
                                                 const hccn_cluster_opts_t *opts,
                                                 hccn_cluster_t **out);
 
-/* Destroys a cluster that is not running; frees every arena. NULL is a no-op. */
+/* Destroys a cluster that is not running; frees every arena. NULL is a no-op.
+ * Called while the cluster runs, or on a cluster already destroyed, it
+ * destroys nothing and sets the last error. */
 HCCN_API void hccn_cluster_destroy(hccn_cluster_t *cluster);
 
 /* Number of simulated NPUs (ranks) and nodes. */
@@ -182,7 +187,9 @@ HCCN_API int hccn_local_rank(const hccn_ctx_t *ctx);
 HCCN_API hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx);
 
 /* Device memory. Allocations are 256-byte aligned and come from the rank's
- * arena; exhaustion gives HCCN_ERR_NOMEM and changes nothing. */
+ * arena; exhaustion gives HCCN_ERR_NOMEM and changes nothing. Freeing an
+ * allocation that an operation not yet complete reads or writes gives
+ * HCCN_ERR_INPROGRESS and frees nothing. */
 HCCN_API hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr);
 HCCN_API hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr);
 
