@@ -3,6 +3,7 @@
  *
  *   hccn-topo [-v] FILE            summary (-v: every device and link too)
  *   hccn-topo FILE --route A B     the route from NPU A to NPU B
+ *   hccn-topo import|export|detect ...   tools/import/ (docs/import.md)
  *
  * Exit status: 0 when the file is valid, 2 when it is not (the one-line error
  * on stderr) or when the arguments are wrong (usage on stderr).
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "device_sim/topo.h"
+#include "tools/import/imp.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
 
@@ -19,6 +21,7 @@ static int usage(FILE *f, int code)
 {
     fprintf(f, "usage: hccn-topo [-v] FILE\n"
                "       hccn-topo FILE --route A B\n"
+               "       hccn-topo import|export|detect ... (docs/import.md)\n"
                "Validates a topology file (docs/topology.md) and prints its "
                "summary.\n"
                "  -v, --verbose   also list every device and link\n"
@@ -95,6 +98,9 @@ int main(int argc, char **argv)
 {
     const char *file = NULL, *ra = NULL, *rb = NULL;
     int verbose = 0;
+    if (argc > 1 && (!strcmp(argv[1], "import") ||
+                     !strcmp(argv[1], "export") || !strcmp(argv[1], "detect")))
+        return hccn_imp_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return usage(stdout, 0);
