@@ -135,8 +135,9 @@ static int depth(const hccn_xml_el_t *e)
     return d;
 }
 
-/* Elements between a and b in the tree (through their lowest common
- * ancestor): the PCIe distance NCCL ranks NICs by. */
+/* The PCIe distance NCCL ranks NICs by: first whether the path stays under
+ * a PCIe switch (PIX/PXB), goes through a CPU (PHB) or between CPUs (SYS),
+ * then the elements crossed. */
 static double tree_distance(const hccn_xml_el_t *a, const hccn_xml_el_t *b)
 {
     int da = depth(a), db = depth(b), d = 0;
@@ -148,7 +149,8 @@ static double tree_distance(const hccn_xml_el_t *a, const hccn_xml_el_t *b)
         a = a->parent;
         b = b->parent;
     }
-    return d;
+    return d + (!strcmp(a->name, "pci") ? 0 : !strcmp(a->name, "cpu") ? 1000
+                                                                      : 2000);
 }
 
 /* Per direction, from link_speed ("16.0 GT/s PCIe") x link_width: 8b/10b

@@ -88,8 +88,8 @@ static int place(hccn_imp_topo_t *t, hccn_imp_node_t *n, const int *gs,
         sum += bw[ns[j]];
     if (hccn_imp_add_nic(n, gs, ng, hccn_imp_round(sum), HCCN_IMP_NIC_LAT_US))
         return -1;
-    hccn_imp_note(t, "%s: NICs %s are shared by GPUs %s: written as one NIC "
-                  "of %g GB/s serving them all", n->name, nl, gl,
+    hccn_imp_note(t, "%s: GPUs %s share NIC(s) %s: written as one NIC of %g "
+                  "GB/s serving them all", n->name, gl, nl,
                   hccn_imp_round(sum));
     return 0;
 }
