@@ -205,6 +205,8 @@ bad simgrid ":1: <platform>: version" '<platform version="3"><cluster/></platfor
 bad astrasim ":3: npus_count: has 1 entries" $'topology: [ Ring, Switch ]\n# two dims\nnpus_count: [ 4 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n'
 bad astrasim ":2: npus_count[1]: 'x2' is not an integer" $'topology: [ Ring, Switch ]\nnpus_count: [ 4, x2 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n'
 bad astrasim ":1: topology[0]: 'Torus3D' is not supported" $'topology: [ Torus3D ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n'
+# found by fuzzing: a 54232-NPU node took seconds before it was refused
+bad astrasim ":2: npus_count[0]: 54232 NPUs in dimension 0" $'topology: [ Ring, Switch ]\nnpus_count: [ 54232, 3 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n'
 bad astrasim ":2: unsupported YAML (nested" $'topology:\n  nested: [ Ring ]\n'
 bad astrasim ":5: links_count: unknown key" $'topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\nlinks_count: [ 2 ]\n'
 bad hccl-ranktable "server_list[0].device[1].rank_id: must be a string of digits" \

@@ -95,6 +95,10 @@ static int read_dims(const hccn_yaml_doc_t *d, const char *file, dims_t *x,
             return hccn_imp_fail(err, "%s:%d: npus_count[%d]: %g is more "
                                  "than 65536", file, e[1]->item_lines[i], i, v);
         x->npus[i] = (int)v;
+        if (i == 0 && v > 1024)
+            return hccn_imp_fail(err, "%s:%d: npus_count[0]: %g NPUs in "
+                                 "dimension 0 (the node); hccn's nodes hold "
+                                 "at most 1024", file, e[1]->item_lines[0], v);
         if (number(e[2], i, file, 1e-9, 0, &x->bw[i], err) ||
             number(e[3], i, file, 0, 0, &x->lat_ns[i], err))
             return -1;
