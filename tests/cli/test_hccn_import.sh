@@ -177,6 +177,14 @@ imp_detect() {
 }
 imp_detect
 imp_detect --per numa
+# An accelerator host, from a hwloc XML (4 GPUs behind two PCIe 4.0
+# switches: hwloc linkspeed 31.507692 GB/s; one NIC on a root port).
+HWLOC_XMLFILE="$data/hwloc_4gpu.xml" imp_detect --gpu rtx-a6000 --nic-gbps 100
+cp "$tmp/detect.json" "$tmp/det4.json"
+check det4 'npus == 4' 't["fabric"]["type"] == "pcie"' \
+    't["fabric"]["groups"] == [[0, 1], [2, 3]]' 't["fabric"]["bw_GBps"] == 31.50769' \
+    't["fabric"]["host_bw_GBps"] == 31.50769' 'nics == [([0, 1, 2, 3], 12.5)]' \
+    't["npu"]["arena_MiB"] == 49152'
 
 # --- Malformed input: exit 2, one line naming the file and the place.
 bad() {  # bad FORMAT EXPECTED-SUBSTRING CONTENT [ARGS]

@@ -132,12 +132,29 @@ static int cpu_cluster(det_t *d, const hccn_imp_opts_t *o)
     return 0;
 }
 
+/* hwloc keeps link speeds as floats: 7 significant digits. */
+static double float_GBps(float x)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.7g", (double)x);
+    return strtod(buf, NULL);
+}
+
 static double pcie_link(hwloc_obj_t o)
 {
     for (; o; o = o->parent)
         if (o->type == HWLOC_OBJ_PCI_DEVICE && o->attr->pcidev.linkspeed > 0)
-            return hccn_imp_round(o->attr->pcidev.linkspeed);
+            return float_GBps(o->attr->pcidev.linkspeed);
     return 0;
+}
+
+/* The upstream link of a PCIe switch (a bridge below another bridge). */
+static double bridge_link(hwloc_obj_t b)
+{
+    if (b == NULL || b->type != HWLOC_OBJ_BRIDGE ||
+        b->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI)
+        return 0;
+    return float_GBps(b->attr->bridge.upstream.pci.linkspeed);
 }
 
 static hwloc_obj_t pci_parent(hwloc_obj_t o)
@@ -171,7 +188,7 @@ static int accel_cluster(det_t *d, const hccn_imp_opts_t *o)
         return hccn_imp_fail(d->err, "out of memory");
     hccn_imp_set_npu(d->t, n, p);
     hwloc_obj_t up[MAX_ACC];
-    double bw = 0;
+    double bw = 0, host = 0;
     for (int a = 0; a < d->nacc; a++) {
         hwloc_obj_t par = pci_parent(d->acc[a]);
         int g = 0;
@@ -180,15 +197,19 @@ static int accel_cluster(det_t *d, const hccn_imp_opts_t *o)
         if (g == n->ngroups)
             up[n->ngroups++] = par;
         n->group_of[a] = g;
-        double b = pcie_link(d->acc[a]);
+        double b = pcie_link(d->acc[a]), u = bridge_link(par);
         bw = bw > 0 && (b <= 0 || bw < b) ? bw : b;
+        host = host > 0 && (u <= 0 || host < u) ? host : u;
     }
     n->fabric = d->nacc > 1 ? HCCN_IMP_FAB_PCIE : HCCN_IMP_FAB_NONE;
-    n->fab_bw = n->host_bw = bw > 0 ? bw : p->pcie_GBps;
+    n->fab_bw = bw > 0 ? bw : p->pcie_GBps;
+    n->host_bw = host > 0 ? host : n->fab_bw;
     n->fab_lat = n->host_lat = HCCN_IMP_PCIE_LAT_US;
     hccn_imp_source(d->t, "fabric", "hwloc: %d accelerators in %d PCIe "
-                    "groups, link %g GB/s (%s)", d->nacc, n->ngroups,
-                    n->fab_bw, bw > 0 ? "hwloc linkspeed" : p->name);
+                    "groups (by PCIe parent), link %g GB/s (%s), uplink %g "
+                    "GB/s (%s)", d->nacc, n->ngroups, n->fab_bw,
+                    bw > 0 ? "hwloc linkspeed" : p->name, n->host_bw,
+                    host > 0 ? "the PCIe switch's linkspeed" : "as the link");
     hccn_imp_note(d->t, "hwloc does not see NVLink: PCIe only, p2p assumed "
                   "on; NPU figures from preset %s (--gpu to choose)", p->name);
     double dist[MAX_ACC * MAX_NIC], nbw[MAX_NIC];
