@@ -56,6 +56,14 @@ static int parse_network(const char *s, hccn_imp_opts_t *o)
     return *end == '\0' ? 0 : -1;
 }
 
+/* A number in lo..hi, or -1. */
+static double ranged(const char *s, double lo, double hi)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return end != s && *end == '\0' && v >= lo && v <= hi ? v : -1;
+}
+
 /* Parses the options common to the subcommands; files[] gets the rest. */
 static int parse_opts(int argc, char **argv, hccn_imp_opts_t *o,
                       const char **out, const char **files, int *nfiles)
@@ -78,9 +86,9 @@ static int parse_opts(int argc, char **argv, hccn_imp_opts_t *o,
         else if (!strcmp(a, "--name"))
             o->name = v;
         else if (!strcmp(a, "--hosts"))
-            o->hosts = atoi(v);
+            o->hosts = (int)ranged(v, 1, 65536);
         else if (!strcmp(a, "--nic-gbps"))
-            o->nic_gbps = atof(v);
+            o->nic_gbps = ranged(v, 1e-6, 1e9);
         else if (!strcmp(a, "--per"))
             o->per_numa = !strcmp(v, "numa") ? 1 : !strcmp(v, "core") ? 0 : -1;
         else if (!strcmp(a, "--network")) {

@@ -132,8 +132,15 @@ static int cluster(sg_t *g, const hccn_xml_el_t *e)
     double speed, bw, lat, bb_bw = 0, bb_lat = 0;
     const char *topo = hccn_xml_get(e, "topology"), *core;
     int hosts = 0, cores = 1;
-    if (hccn_xml_allow(e, allowed, g->file, g->err) ||
-        radical_count(g, e, &hosts) ||
+    static const char *const required[] = {"id", "prefix", "suffix",
+                                           "radical", NULL};
+    if (hccn_xml_allow(e, allowed, g->file, g->err))
+        return -1;
+    for (int k = 0; required[k]; k++)
+        if (hccn_xml_get(e, required[k]) == NULL)
+            return hccn_imp_fail(g->err, "%s:%d: <cluster>: attribute '%s' "
+                                 "is required", g->file, e->line, required[k]);
+    if (radical_count(g, e, &hosts) ||
         with_unit(g, e, "speed", speed_units, 1, &speed) ||
         with_unit(g, e, "bw", bw_units, 1, &bw) ||
         with_unit(g, e, "lat", lat_units, 1, &lat) ||
