@@ -115,7 +115,9 @@ static int order_gpus(host_t *h)
     const hccn_xml_el_t *by_dev[MAX_GPUS] = {0};
     for (int g = 0; g < h->ngpus; g++) {
         long dev;
-        if (int_attr(h, h->gpu[g], "dev", 0, h->ngpus - 1, &dev))
+        const char *bus;
+        if (int_attr(h, h->gpu[g], "dev", 0, h->ngpus - 1, &dev) ||
+            need_attr(h, h->gpu[g]->parent, "busid", &bus))
             return -1;
         if (by_dev[dev] != NULL)
             return hccn_imp_fail(h->err, "%s:%d: <gpu>: dev %ld repeats line "
