@@ -171,7 +171,9 @@ grep -q "one-NPU hosts" "$tmp/err" || fail "simgrid export: $(cat "$tmp/err")"
 
 # --- detect: this host; loads and runs.
 imp_detect() {
-    "$topo" detect "$@" -o "$tmp/detect.json" 2>"$tmp/err" ||
+    LSAN_OPTIONS="suppressions=$data/lsan-hwloc.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+    ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+        "$topo" detect "$@" -o "$tmp/detect.json" 2>"$tmp/err" ||
         { fail "detect $*: $(cat "$tmp/err")"; return; }
     "$topo" "$tmp/detect.json" >/dev/null 2>&1 || fail "detect $*: does not load"
 }

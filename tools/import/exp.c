@@ -18,11 +18,11 @@
 
 typedef struct {
     int nnpus, count;
-    const char *fabric;
+    char fabric[16];        /* copies: the document is freed */
     double fab_bw, fab_lat;
     int bidir;
     double nic_bw, nic_lat;
-    const char *net;
+    char net[16];           /* "" when one node */
     double net_lat, spine_lat, oversub;
     int per_leaf;
     double peak;
@@ -98,14 +98,16 @@ static int read_shape(const char *file, shape_t *s, char *err)
     s->count = (int)get_num(t, "count", 1);
     s->peak = get_num(npu, "peak_TFLOPS", 0);
     if (s->nnpus > 1) {
-        s->fabric = json_object_get_string(get(fab, "type"));
+        snprintf(s->fabric, sizeof(s->fabric), "%s",
+                 json_object_get_string(get(fab, "type")));
         s->fab_bw = get_num(fab, "bw_GBps", 0);
         s->fab_lat = get_num(fab, "lat_us", 0);
         s->bidir = get(fab, "bidirectional") == NULL ||
                    json_object_get_boolean(get(fab, "bidirectional"));
     }
     if (s->count > 1 && (net = get(doc, "network")) != NULL) {
-        s->net = json_object_get_string(get(net, "type"));
+        snprintf(s->net, sizeof(s->net), "%s",
+                 json_object_get_string(get(net, "type")));
         s->net_lat = get_num(net, "lat_us", 0);
         s->spine_lat = get_num(net, "spine_lat_us", s->net_lat);
         s->oversub = get_num(net, "oversubscription", 1);
@@ -217,7 +219,7 @@ int hccn_imp_export_simgrid(const char *topo_file, FILE *f, char *err)
                              "%d node%s%s%s", topo_file, s.nnpus,
                              s.nnpus > 1 ? "s" : "", s.count,
                              s.count > 1 ? "s" : "",
-                             s.net ? ", network " : "", s.net ? s.net : "");
+                             s.net[0] ? ", network " : "", s.net);
     fprintf(f, "<?xml version='1.0'?>\n"
             "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
             "<!-- exported by hccn-topo from %s; not in this format: the NPU "
