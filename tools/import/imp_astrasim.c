@@ -79,7 +79,7 @@ static int read_dims(const hccn_yaml_doc_t *d, const char *file, dims_t *x,
         if (need_list(d, keys[k], file, x->n, &e[k], err))
             return -1;
     for (int i = 0; i < x->n; i++) {
-        double v;
+        double v = 0;
         x->kind[i] = -1;
         for (int k = 0; k < 3; k++)
             if (!strcmp(e[0]->items[i], kinds[k]))
@@ -209,7 +209,7 @@ int hccn_imp_astrasim_text(const char *text, size_t len, const char *file,
                            char *err)
 {
     hccn_yaml_doc_t d;
-    dims_t x;
+    dims_t x = {0};
     if (hccn_yaml_parse(text, len, file, &d, err))
         return -1;
     int rc = read_dims(&d, file, &x, err);

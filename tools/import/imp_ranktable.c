@@ -191,7 +191,7 @@ static int group_devs(const server_t *s, int group, int g, int *idx)
 }
 
 static int add_node(rt_t *r, hccn_imp_topo_t *t, const hccn_imp_preset_t *p,
-                    const server_t *s, int si, int g, const int *idx, int n,
+                    const server_t *s, int si, const int *idx, int n,
                     int *next_rank, double nic_GBps)
 {
     char path[64];
@@ -202,7 +202,6 @@ static int add_node(rt_t *r, hccn_imp_topo_t *t, const hccn_imp_preset_t *p,
                         "contiguous block following the previous server's "
                         "(order servers by rank_id)", NULL);
     *next_rank += n;
-    (void)g;
     hccn_imp_node_t *node = hccn_imp_add_type(
         t, p->group == 4 ? "hccs-group-of-4" : "atlas-800t-a2", n);
     if (node == NULL)
@@ -235,7 +234,7 @@ static int build_nodes(rt_t *r, hccn_imp_topo_t *t, const hccn_imp_preset_t *p,
             }
         for (int g = 0; g < groups; g++) {
             int n = group_devs(&sv[i], p->group, g, idx);
-            if (n > 0 && add_node(r, t, p, &sv[i], i, g, idx, n, &next, nic))
+            if (n > 0 && add_node(r, t, p, &sv[i], i, idx, n, &next, nic))
                 return -1;
         }
     }
