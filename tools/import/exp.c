@@ -11,7 +11,6 @@
 
 #include <json-c/json.h>
 
-#include "device_sim/topo.h"
 #include "imp.h"
 
 #define GIB_PER_GB (1e9 / 1073741824.0)
@@ -75,11 +74,8 @@ static int read_nics(json_object *nics, shape_t *s, const char *file,
 
 static int read_shape(const char *file, shape_t *s, char *err)
 {
-    char msg[HCCN_IMP_ERRLEN - 64];
-    hccn_sim_topo_t *topo = NULL;
-    if (hccn_sim_topo_load_file(file, &topo, msg, sizeof(msg)) != HCCN_OK)
-        return hccn_imp_fail(err, "%s", msg);
-    hccn_sim_topo_free(topo);
+    if (hccn_imp_check_file(file, err))
+        return -1;
     json_object *doc = json_object_from_file(file);
     if (doc == NULL)
         return hccn_imp_fail(err, "%s: cannot read", file);

@@ -130,6 +130,14 @@ int hccn_imp_write(hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
 /* The topology JSON of t as a malloc'd string, or NULL (message in err). */
 char *hccn_imp_to_json(const hccn_imp_topo_t *t, char *err);
 
+/* ---- the topology loader (imp_load.c) ---- */
+
+/* 0 when json (named name in messages) loads as a topology; else -1 with
+ * the loader's message in err. */
+int hccn_imp_check_json(const char *json, const char *name, char *err);
+/* 0 when the topology file path loads; else -1 with the loader's message. */
+int hccn_imp_check_file(const char *path, char *err);
+
 /* ---- presets (imp_presets.c) ---- */
 
 /* The preset called name, or NULL. */

@@ -8,7 +8,6 @@
 
 #include <json-c/json.h>
 
-#include "device_sim/topo.h"
 #include "imp.h"
 
 static json_object *num(double x)
@@ -232,19 +231,6 @@ static int apply_opts(hccn_imp_topo_t *t, const hccn_imp_opts_t *o, char *err)
     return 0;
 }
 
-/* Loads json with the topology loader: what is written always loads. */
-static int validate(const char *json, const char *out, char *err)
-{
-    char msg[HCCN_IMP_ERRLEN - 64];
-    hccn_sim_topo_t *topo = NULL;
-    if (hccn_sim_topo_load_string(json, out ? out : "output", &topo, msg,
-                                  sizeof(msg)) != HCCN_OK)
-        return hccn_imp_fail(err, "the imported topology is not valid: %s",
-                             msg);
-    hccn_sim_topo_free(topo);
-    return 0;
-}
-
 int hccn_imp_write(hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
                    const char *out, char *err)
 {
@@ -256,7 +242,8 @@ int hccn_imp_write(hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
         t->name = strdup(o->name);
     }
     char *json = hccn_imp_to_json(t, err);
-    if (json == NULL || validate(json, out, err)) {
+    if (json == NULL ||
+        hccn_imp_check_json(json, out ? out : "output", err)) {
         free(json);
         return -1;
     }
