@@ -466,7 +466,8 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
     return HCCN_OK;
 }
 
-/* "sources": an object of strings or an array of strings; not interpreted. */
+/* "sources", "notes": an object of strings or an array of strings; not
+ * interpreted. */
 static hccn_status_t check_sources(jctx_t *c, json_object *v)
 {
     hccn_sim_jgot_t got;
@@ -624,8 +625,8 @@ static hccn_status_t parse_doc(jctx_t *c, json_object *doc,
                                hccn_sim_spec_t *spec)
 {
     static const char *const keys[] = {"version", "name", "description",
-                                       "sources", "node_types", "network",
-                                       "faults", NULL};
+                                       "sources", "notes", "node_types",
+                                       "network", "faults", NULL};
     json_object *v = NULL;
     const char *name = NULL, *desc;
     int has;
@@ -634,8 +635,11 @@ static hccn_status_t parse_doc(jctx_t *c, json_object *doc,
         (st = hccn_sim_jstring(c, doc, "name", &name, &has)) ||
         (st = hccn_sim_jstring(c, doc, "description", &desc, &has)))
         return st;
-    if (json_object_object_get_ex(doc, "sources", &v)) {
-        size_t old = hccn_sim_jkey(c, "sources");
+    for (int k = 0; k < 2 && st == HCCN_OK; k++) {
+        const char *key = k ? "notes" : "sources";
+        if (!json_object_object_get_ex(doc, key, &v))
+            continue;
+        size_t old = hccn_sim_jkey(c, key);
         st = check_sources(c, v);
         hccn_sim_jpop(c, old);
     }

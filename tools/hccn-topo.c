@@ -4,6 +4,7 @@
  *   hccn-topo [-v] FILE            summary (-v: every device and link too)
  *   hccn-topo FILE --route A B     the route from NPU A to NPU B
  *   hccn-topo list                 the configs found by name (topo_list.h)
+ *   hccn-topo import|export|detect ...   tools/import/ (docs/import.md)
  *
  * FILE is a path or a config name (hgx-h100): device_sim/topo_find.c.
  * Exit status: 0 when the file is valid, 2 when it is not (the one-line error
@@ -16,6 +17,7 @@
 #include "hccn/hccn_sim.h"
 #include "tools/topo_list.h"
 #include "tools/tool_text.h"
+#include "tools/import/imp.h"
 
 static const char *const level_names[3] = {"intra-node", "NIC", "network"};
 
@@ -24,6 +26,7 @@ static int usage(FILE *f, int code)
     fprintf(f, "usage: hccn-topo [-v] FILE\n"
                "       hccn-topo FILE --route A B\n"
                "       hccn-topo list\n"
+               "       hccn-topo import|export|detect ... (docs/import.md)\n"
                "Validates a topology file (docs/topology.md) and prints its "
                "summary.\n"
                "  -v, --verbose   also list every device and link\n"
@@ -122,6 +125,9 @@ int main(int argc, char **argv)
     int verbose = 0;
     if (argc == 2 && !strcmp(argv[1], "list"))
         return list_configs();
+    if (argc > 1 && (!strcmp(argv[1], "import") ||
+                     !strcmp(argv[1], "export") || !strcmp(argv[1], "detect")))
+        return hccn_imp_main(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return usage(stdout, 0);

@@ -5,8 +5,9 @@ Usage: public_api_check.py SOURCE_DIR LIBHCCN_SO
 1. Every function the public headers (include/hccn/*.h) declare carries
    HCCN_API, and the exported functions (nm -D --defined-only) are exactly
    those: nothing internal leaks, nothing public is missing.
-2. The programs in tools/ include only public headers ("hccn/...") and
-   their own ("tools/...").
+2. The programs in tools/ (and its folders, the importers') include only
+   public headers ("hccn/...") and their own ("tools/...", or a header
+   beside the file).
 3. Every library function the Python binding calls is exported.
 Prints one line per problem and exits 1 if there is any.
 """
@@ -54,10 +55,13 @@ for name in sorted(declared - exported):
     problems.append("%s is declared public but %s does not export it"
                     % (name, os.path.basename(lib)))
 
-for path in sorted(glob.glob(os.path.join(src, "tools", "*.[ch]"))):
+for path in sorted(glob.glob(os.path.join(src, "tools", "**", "*.[ch]"),
+                          recursive=True)):
     for no, line in enumerate(open(path), 1):
         m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
-        if m and not re.match(r"(hccn|tools)/", m.group(1)):
+        # A header beside the file (no directory) is the tool's own too.
+        if m and "/" in m.group(1) and \
+                not re.match(r"(hccn|tools)/", m.group(1)):
             problems.append('%s:%d: includes "%s": tools may include only '
                             'hccn/... and tools/... headers'
                             % (os.path.relpath(path, src), no, m.group(1)))
