@@ -679,4 +679,46 @@ void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len);
 /* One-line description of an operation ("allreduce #3 on comm 1"). */
 int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len);
 
+/* ---- shared by the executor's files (exec.c, exec_slot.c, exec_data.c,
+ * exec_drive.c, exec_wait.c) ------------------------------------------- */
+
+/* A step's state on its rank (rt_op_t.step_state). */
+enum { ST_IDLE, ST_PUBLISHED, ST_DONE };
+
+/* Keeps op's SCRATCH as the handle's spare (the larger of the two). */
+void hccn_rt_scratch_give_back(rt_op_t *op);
+/* Takes op off ctx's list of operations in progress. */
+void hccn_rt_list_remove(hccn_ctx_t *ctx, rt_op_t *op);
+/* op is done with its slot; the last rank to leave clears it. */
+void hccn_rt_slot_leave(rt_op_t *op);
+/* Rings the bell of every member of c (their operations moved). */
+void hccn_rt_ring_members(rt_comm_t *c);
+/* Registers op at its slot; 0 if the slot is still busy with an older
+ * collective (this rank is RT_SLOTS collectives ahead). */
+int hccn_rt_slot_arrive(rt_op_t *op);
+/* Ends a collective whose steps are all done: results rounded (wire
+ * compression) or divided (AVG), the slot left. */
+void hccn_rt_coll_finish(rt_op_t *op);
+/* Runs every step of op that can run now; 1 if any did. */
+int hccn_rt_run_steps(rt_op_t *op);
+/* Moves m's bytes (elements of type dt, combined with op). */
+void hccn_rt_move_run(const rt_move_t *m, hccn_dtype_t dt,
+                      hccn_redop_t op);
+/* The bytes of receive i and of REDUCE j, its fuse partner, in one pass
+ * from the sender's buffer. */
+void hccn_rt_fused_data(rt_op_t *op, uint32_t i, uint32_t j);
+/* The bytes step i moves: a receive's copy or reduction, a COPY, a
+ * REDUCE (nothing for a SEND or a zero-byte step). Nothing is checked:
+ * the caller knows the step may run. */
+void hccn_rt_step_data(rt_op_t *op, uint32_t i);
+/* The bytes step i of op's rank moves, uncompressed, as one move: with
+ * fused a REDUCE, the one that alone reads receive i's bytes, done in the
+ * same pass from the sender's buffer (UINT32_MAX: none). 0 if it moves
+ * nothing: a SEND, a zero-byte step, a copy onto itself. */
+int hccn_rt_step_move(const rt_op_t *op, uint32_t i, uint32_t fused,
+                      rt_move_t *m);
+/* 1 when every dependency of step st of rank rk is done. */
+int hccn_rt_deps_done(const rt_op_t *op, const hccn_sched_rank_t *rk,
+                      const hccn_step_t *st);
+
 #endif /* HCCN_RUNTIME_RT_H */
