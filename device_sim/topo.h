@@ -62,6 +62,8 @@ typedef struct {
     double reduce_bw;            /* bytes/s reduced by this NPU */
     double mem_bw;               /* bytes/s of a local copy; 0 = copies free */
     double peak_flops;           /* FLOP/s; 0 when the file gives none */
+    double peak_flops_of[HCCN_DTYPE_COUNT]; /* per dtype (peak_TFLOPS as an
+                                    object); 0 where the file gives none */
     int node, local;             /* node index and index inside the node */
     int dev;                     /* device index of this NPU */
     int nic;                     /* device index of its NIC, -1 if none */

@@ -245,6 +245,8 @@ static void build_npus(bctx_t *b)
                 u->reduce_bw = t->reduce_bw;
                 u->mem_bw = t->mem_bw;
                 u->peak_flops = t->peak_flops;
+                memcpy(u->peak_flops_of, t->peak_flops_of,
+                       sizeof(u->peak_flops_of));
                 u->node = node;
                 u->local = j;
                 u->dev = add_dev(b, HCCN_SIM_DEV_NPU, node, 0.0,

@@ -31,6 +31,7 @@ typedef struct {
     int nnpus;                   /* npu.count */
     size_t arena_bytes;
     double reduce_bw, mem_bw, peak_flops;
+    double peak_flops_of[HCCN_DTYPE_COUNT];   /* 0: not given */
     hccn_sim_fabric_t fabric;    /* NONE when nnpus == 1 */
     double fab_bw, fab_lat;
     int bidirectional;           /* ring */

@@ -69,6 +69,37 @@ static hccn_status_t need_object(jctx_t *c, json_object *v)
 /* ------------------------------------------------------------------------ */
 /* node_types[i].npu and .fabric                                            */
 
+/* npu.peak_TFLOPS as an object: a rate per dtype (docs/topology.md). The
+ * rate without a dtype (hccn_compute_flops) is fp16's, else bf16's. */
+static hccn_status_t parse_peaks(jctx_t *c, json_object *o,
+                                 hccn_sim_type_spec_t *t)
+{
+    static const struct {
+        const char *key;
+        hccn_dtype_t dtype;
+    } kinds[] = {{"fp64", HCCN_FP64}, {"fp32", HCCN_FP32},
+                 {"fp16", HCCN_FP16}, {"bf16", HCCN_BF16},
+                 {"int8", HCCN_INT8}};
+    static const char *const keys[] = {"fp64", "fp32", "fp16", "bf16",
+                                       "int8", NULL};
+    size_t old = hccn_sim_jkey(c, "peak_TFLOPS");
+    hccn_status_t st = hccn_sim_jkeys(c, o, keys);
+    for (size_t i = 0; st == HCCN_OK && i < sizeof(kinds) / sizeof(*kinds);
+         i++) {
+        double tf = 0.0;
+        int has = 0;
+        st = hccn_sim_jnum_floor(c, o, kinds[i].key, 0, 1, HCCN_SIM_MIN_TFLOPS,
+                                 MAX_TFLOPS, &tf, &has);
+        if (st == HCCN_OK && has)
+            t->peak_flops_of[kinds[i].dtype] = tf * 1e12;
+    }
+    hccn_sim_jpop(c, old);
+    t->peak_flops = t->peak_flops_of[HCCN_FP16] > 0.0
+                        ? t->peak_flops_of[HCCN_FP16]
+                        : t->peak_flops_of[HCCN_BF16];
+    return st;
+}
+
 static hccn_status_t parse_npu(jctx_t *c, json_object *o,
                                hccn_sim_type_spec_t *t)
 {
@@ -78,6 +109,9 @@ static hccn_status_t parse_npu(jctx_t *c, json_object *o,
     double tflops = 0.0;
     int has;
     hccn_status_t st;
+    json_object *peaks = NULL;
+    int by_dtype = json_object_object_get_ex(o, "peak_TFLOPS", &peaks) &&
+                   json_object_is_type(peaks, json_type_object);
     if ((st = hccn_sim_jkeys(c, o, keys)) ||
         (st = hccn_sim_jint(c, o, "count", 1, HCCN_SIM_MAX_NPUS_PER_NODE, &n,
                             NULL)) ||
@@ -85,13 +119,15 @@ static hccn_status_t parse_npu(jctx_t *c, json_object *o,
                             &mib, NULL)) ||
         (st = get_bw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
         (st = get_bw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
-        (st = hccn_sim_jnum_floor(c, o, "peak_TFLOPS", 0, 1,
-                                  HCCN_SIM_MIN_TFLOPS, MAX_TFLOPS, &tflops,
-                                  &has)))
+        (st = by_dtype ? parse_peaks(c, peaks, t)
+                       : hccn_sim_jnum_floor(c, o, "peak_TFLOPS", 0, 1,
+                                             HCCN_SIM_MIN_TFLOPS, MAX_TFLOPS,
+                                             &tflops, &has)))
         return st;
     t->nnpus = (int)n;
     t->arena_bytes = (size_t)mib << 20;
-    t->peak_flops = tflops * 1e12;
+    if (!by_dtype)
+        t->peak_flops = tflops * 1e12;
     return HCCN_OK;
 }
 

@@ -612,27 +612,65 @@ hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
     return HCCN_OK;
 }
 
+/* 1 when the NPU's file gives peak_TFLOPS per dtype (an object). */
+static int peaks_by_dtype(const hccn_sim_npu_t *u)
+{
+    for (int d = 0; d < HCCN_DTYPE_COUNT; d++)
+        if (u->peak_flops_of[d] > 0.0)
+            return 1;
+    return 0;
+}
+
+/* FLOPs at rate peak (0: the file gives none; field names it). */
+static hccn_status_t flops_at(hccn_ctx_t *ctx, const char *fn, double flops,
+                              double peak, const char *field)
+{
+    const hccn_sim_topo_t *topo = ctx->cl->topo;
+    if (peak <= 0.0)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: rank %d: %s: node_types[%d].npu.%s is not "
+                             "given (the NPU's peak rate, which turns FLOPs "
+                             "into time; docs/topology.md): add it to the "
+                             "topology, or use hccn_compute(seconds)",
+                             fn, ctx->rank, topo->source,
+                             topo->nodes[topo->npus[ctx->rank].node].type,
+                             field);
+    if (!(flops >= 0.0))
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: flops must be "
+                             ">= 0", fn, ctx->rank);
+    return hccn_compute(ctx, flops / peak);
+}
+
 hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 {
     hccn_status_t rc = hccn_rt_ctx_check("hccn_compute_flops", ctx);
     if (rc != HCCN_OK)
         return rc;
-    if (ctx == NULL)   /* unreachable: refused above */
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_compute_flops: ctx is NULL");
-    const hccn_sim_topo_t *topo = ctx->cl->topo;
-    double peak = topo->npus[ctx->rank].peak_flops;
-    if (peak <= 0.0)
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "hccn_compute_flops: rank %d: %s: "
-                             "node_types[%d].npu.peak_TFLOPS is not given "
-                             "(the NPU's peak rate, which turns FLOPs into "
-                             "time; docs/topology.md): add it to the "
-                             "topology, or use hccn_compute(seconds)",
-                             ctx->rank, topo->source,
-                             topo->nodes[topo->npus[ctx->rank].node].type);
-    if (!(flops >= 0.0))
-        return hccn_rt_error(HCCN_ERR_INVALID,
-                             "hccn_compute_flops: rank %d: flops must be >= 0",
-                             ctx->rank);
-    return hccn_compute(ctx, flops / peak);
+    const hccn_sim_npu_t *u = &ctx->cl->topo->npus[ctx->rank];
+    int by_dtype = peaks_by_dtype(u);
+    return flops_at(ctx, "hccn_compute_flops", flops, u->peak_flops,
+                    by_dtype ? "peak_TFLOPS.fp16 (or .bf16)" : "peak_TFLOPS");
+}
+
+hccn_status_t hccn_compute_flops_dtype(hccn_ctx_t *ctx, double flops,
+                                       hccn_dtype_t dtype)
+{
+    static const char *const names[HCCN_DTYPE_COUNT] = {
+        [HCCN_FP64] = "fp64", [HCCN_FP32] = "fp32", [HCCN_FP16] = "fp16",
+        [HCCN_BF16] = "bf16", [HCCN_INT8] = "int8"};
+    const char *fn = "hccn_compute_flops_dtype";
+    hccn_status_t rc = hccn_rt_ctx_check(fn, ctx);
+    if (rc != HCCN_OK)
+        return rc;
+    if ((unsigned)dtype >= HCCN_DTYPE_COUNT || names[dtype] == NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: dtype %d has no "
+                             "peak rate (fp64, fp32, fp16, bf16 or int8)", fn,
+                             ctx->rank, (int)dtype);
+    const hccn_sim_npu_t *u = &ctx->cl->topo->npus[ctx->rank];
+    int by_dtype = peaks_by_dtype(u);
+    char field[32];
+    snprintf(field, sizeof(field), "peak_TFLOPS.%s", names[dtype]);
+    return flops_at(ctx, fn, flops,
+                    by_dtype ? u->peak_flops_of[dtype] : u->peak_flops,
+                    by_dtype ? field : "peak_TFLOPS");
 }

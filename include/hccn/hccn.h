@@ -218,9 +218,15 @@ HCCN_API double hccn_time(hccn_ctx_t *ctx);
 HCCN_API double hccn_last_duration(hccn_ctx_t *ctx);
 
 /* Advances the rank's compute timeline: seconds of simulated compute, or a
- * FLOP count at the NPU's peak (peak_TFLOPS in the topology). */
+ * FLOP count at the NPU's peak (peak_TFLOPS in the topology: its one rate,
+ * or its fp16 rate, else bf16's, when it gives one per dtype), or a FLOP
+ * count at the peak for dtype (the file's rate for dtype; a file that
+ * gives one number gives it for every dtype). A rate the file does not
+ * give is an error naming the field. */
 HCCN_API hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds);
 HCCN_API hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops);
+HCCN_API hccn_status_t hccn_compute_flops_dtype(hccn_ctx_t *ctx, double flops,
+                                                hccn_dtype_t dtype);
 
 /* ------------------------------------------------------------------------ */
 /* Communicators.                                                            */

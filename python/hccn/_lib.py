@@ -88,6 +88,7 @@ _PROTOTYPES = {
     "hccn_last_duration": (_D, [_P]),
     "hccn_compute": (_I, [_P, _D]),
     "hccn_compute_flops": (_I, [_P, _D]),
+    "hccn_compute_flops_dtype": (_I, [_P, _D, _I]),
     "hccn_comm_world": (_P, [_P]),
     "hccn_comm_rank": (_I, [_P]),
     "hccn_comm_size": (_I, [_P]),

@@ -13,7 +13,7 @@ import json
 import os
 import traceback
 
-from hccn import _state
+from hccn import _state, dtypes
 from hccn._lib import RANK_FN, ClusterOpts, CommSummary, MemInfo, lib
 from hccn.errors import (ERR_INTERNAL, AbortedError, HccnError,
                          HccnTimeoutError, InvalidArgumentError, RemoteError,
@@ -243,10 +243,18 @@ def compute(seconds):
           "hccn_compute")
 
 
-def compute_flops(flops):
-    """compute() for a FLOP count at the NPU's peak_TFLOPS."""
-    check(lib().hccn_compute_flops(_state.current("compute_flops").ctx,
-                                   float(flops)), "hccn_compute_flops")
+def compute_flops(flops, dtype=None):
+    """compute() for a FLOP count at the NPU's peak_TFLOPS: its fp16 rate
+    (or its one number), or with dtype ("float32", "bfloat16", a numpy
+    dtype, ...) that dtype's rate."""
+    ctx = _state.current("compute_flops").ctx
+    if dtype is None:
+        check(lib().hccn_compute_flops(ctx, float(flops)),
+              "hccn_compute_flops")
+        return
+    code = dtypes.code_of(dtype)
+    check(lib().hccn_compute_flops_dtype(ctx, float(flops), code),
+          "hccn_compute_flops_dtype")
 
 
 # ---------------------------------------------- communication summary

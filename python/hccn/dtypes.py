@@ -29,6 +29,19 @@ NAMES = {INT8: "int8", UINT8: "uint8", INT16: "int16", UINT16: "uint16",
          FP16: "float16", BF16: BFLOAT16, FP32: "float32", FP64: "float64"}
 
 
+def code_of(dtype):
+    """The hccn dtype code of a name ("float32", "bfloat16", "bf16", ...), a
+    numpy dtype or a code."""
+    if isinstance(dtype, int):
+        return dtype
+    if is_bfloat16(dtype):
+        return BF16
+    try:
+        return _FROM_NUMPY[np.dtype(dtype)]
+    except (TypeError, KeyError):
+        raise InvalidArgumentError("unknown dtype %r" % (dtype,))
+
+
 class ReduceOp(enum.IntEnum):
     """Reduction operators (hccn_redop_t). AVG divides the sum by the number
     of ranks (integers: truncated toward zero)."""

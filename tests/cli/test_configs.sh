@@ -43,7 +43,8 @@ for key in ("npu.arena_MiB", "npu.reduce_bw_GBps"):
 PY
 }
 
-# Every config that gives npu.peak_TFLOPS states that figure in its sources
+# Every config that gives npu.peak_TFLOPS states that figure (each rate,
+# when it gives one per dtype) in its sources
 # (tests/coll/test_compute_flops.c checks what hccn_compute_flops makes of it).
 for f in "$HCCN_SOURCE_DIR"/configs/*.json; do
     /usr/bin/python3 - "$f" <<'PY' || fail "$(basename "$f"): peak_TFLOPS"
@@ -51,9 +52,16 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 src = doc.get("sources", {})
 text = " ".join(src.values() if isinstance(src, dict) else src)
+def said(x):   # a rate as the sources write it: "989", "19.5", "1,979"
+    return "%g" % x in text or "{:,}".format(x).rstrip("0").rstrip(".") in text
 for i, t in enumerate(doc["node_types"]):
     peak = t["npu"].get("peak_TFLOPS")
-    if peak is not None and "%g TFLOPS" % peak not in text:
+    if isinstance(peak, dict):   # one rate per dtype: each in the sources
+        for k, v in peak.items():
+            if not said(v):
+                sys.exit("node_types[%d].npu.peak_TFLOPS.%s = %g: not in the "
+                         "sources" % (i, k, v))
+    elif peak is not None and "%g TFLOPS" % peak not in text:
         sys.exit("node_types[%d].npu.peak_TFLOPS = %g: not in the sources"
                  % (i, peak))
 PY

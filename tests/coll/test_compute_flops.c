@@ -135,11 +135,91 @@ static void test_mixed(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* peak_TFLOPS per dtype on one node type, one number on the other:
+ * hccn_compute_flops_dtype takes the dtype's rate (or the one number for
+ * every dtype), hccn_compute_flops fp16's; a dtype the object leaves out
+ * is an error naming peak_TFLOPS.<dtype>, a dtype with no rate at all an
+ * error naming the dtype. Times are checked against flops / rate. */
+typedef struct {
+    hccn_status_t rc[4][5];
+    double dt[4][5];
+    char msg[4][5][MSG];
+} dres_t;
+
+static const hccn_dtype_t asked[5] = {HCCN_FP16, HCCN_FP32, HCCN_BF16,
+                                      HCCN_INT32, HCCN_FP64};
+
+static hccn_status_t dtype_fn(hccn_ctx_t *ctx, void *arg)
+{
+    dres_t *r = arg;
+    int me = hccn_rank(ctx);
+    for (int k = 0; k < 5; k++) {
+        double t0 = hccn_time(ctx);
+        r->rc[me][k] = k == 0 ? hccn_compute_flops(ctx, 1e12)
+                              : hccn_compute_flops_dtype(ctx, 1e12, asked[k]);
+        r->dt[me][k] = hccn_time(ctx) - t0;
+        snprintf(r->msg[me][k], MSG, "%s",
+                 r->rc[me][k] == HCCN_OK ? "" : hccn_last_error());
+    }
+    return HCCN_OK;
+}
+
+static void expect_time(const dres_t *r, int rank, int k, double tflops)
+{
+    if (r->rc[rank][k] != HCCN_OK ||
+        test_rel_diff(r->dt[rank][k], 1e12 / (tflops * 1e12)) > 1e-12)
+        fail_msg("rank %d, ask %d: rc %d, %g s, want %g s (%s)", rank, k,
+                 (int)r->rc[rank][k], r->dt[rank][k], 1.0 / tflops,
+                 r->msg[rank][k]);
+}
+
+static void test_per_dtype(void **state)
+{
+    (void)state;
+    static const char *json =
+        "{\"version\":1,\"node_types\":["
+        "{\"count\":1,\"npu\":{\"count\":2,\"arena_MiB\":4,"
+        "\"reduce_bw_GBps\":10,\"peak_TFLOPS\":{\"fp16\":100,\"fp32\":25,"
+        "\"fp64\":12.5}},"
+        "\"fabric\":{\"type\":\"mesh\",\"bw_GBps\":10,\"lat_us\":1},"
+        "\"nics\":{\"count\":1,\"bw_GBps\":5,\"lat_us\":1}},"
+        "{\"count\":1,\"npu\":{\"count\":2,\"arena_MiB\":4,"
+        "\"reduce_bw_GBps\":10,\"peak_TFLOPS\":50},"
+        "\"fabric\":{\"type\":\"mesh\",\"bw_GBps\":10,\"lat_us\":1},"
+        "\"nics\":{\"count\":1,\"bw_GBps\":5,\"lat_us\":1}}],"
+        "\"network\":{\"type\":\"switch\",\"lat_us\":1}}";
+    static dres_t r;
+    hccn_cluster_t *cl = NULL;
+    assert_int_equal(hccn_cluster_create_json(json, "dtypes.json", NULL, &cl),
+                     HCCN_OK);
+    assert_int_equal(hccn_cluster_run(cl, dtype_fn, &r, NULL), HCCN_OK);
+    for (int k = 0; k < 2; k++) {
+        expect_time(&r, k, 0, 100.0);   /* no dtype: fp16's */
+        expect_time(&r, k, 1, 25.0);    /* fp32 */
+        expect_time(&r, k, 4, 12.5);    /* fp64 */
+        assert_int_equal(r.rc[k][2], HCCN_ERR_INVALID);
+        assert_non_null(strstr(r.msg[k][2], "dtypes.json: node_types[0]."
+                                            "npu.peak_TFLOPS.bf16 is not "
+                                            "given"));
+        assert_true(r.dt[k][2] == 0.0);
+    }
+    for (int k = 2; k < 4; k++)
+        for (int a = 0; a < 5; a++)
+            if (asked[a] != HCCN_INT32)
+                expect_time(&r, k, a, 50.0);   /* one number: every dtype */
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(r.rc[k][3], HCCN_ERR_INVALID);
+        assert_non_null(strstr(r.msg[k][3], "has no peak rate"));
+    }
+    hccn_cluster_destroy(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_configs),
         cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_per_dtype),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
