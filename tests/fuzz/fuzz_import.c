@@ -17,6 +17,27 @@
 #define IMP_FORMAT 0
 #endif
 
+/* What tools/import/imp_load.c does through the public API, here through
+ * the loader itself (the target links device_sim/topo*.c, not libhccn). */
+int hccn_imp_check_json(const char *json, const char *name, char *err)
+{
+    hccn_sim_topo_t *topo = NULL;
+    if (hccn_sim_topo_load_string(json, name, &topo, err, HCCN_IMP_ERRLEN) !=
+        HCCN_OK)
+        return -1;
+    hccn_sim_topo_free(topo);
+    return 0;
+}
+
+int hccn_imp_check_file(const char *path, char *err)
+{
+    hccn_sim_topo_t *topo = NULL;
+    if (hccn_sim_topo_load_file(path, &topo, err, HCCN_IMP_ERRLEN) != HCCN_OK)
+        return -1;
+    hccn_sim_topo_free(topo);
+    return 0;
+}
+
 typedef int (*import_fn)(const char *, size_t, const char *,
                          const hccn_imp_opts_t *, hccn_imp_topo_t *, char *);
 
