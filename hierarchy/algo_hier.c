@@ -1,6 +1,7 @@
 /*
  * "hier", "hier_rr", "hier_mh": hierarchical collectives composed from flat
- * schedules (hierarchy/compose.h), following HCCL's level0/level1 split.
+ * schedules as two levels (hierarchy/levels.h), following HCCL's
+ * level0/level1 split.
  * Level 0 is the ranks of one node, level 1 the ranks with the same local
  * index across nodes (args->view says which is which). The rows differ in
  * the flat algorithms of the two levels: hier = mesh inside nodes and ring
@@ -18,10 +19,10 @@
  * reduce_scatter  intra-node reduce-scatter of all the data (one flat
  *                 sub-collective per node-sized slice) into SCRATCH ->
  *                 inter-node reduce-scatter of the 1/L that is the rank's
- *                 into RECV (hier_levels.h)
+ *                 into RECV (levels.h)
  * allgather       inter-node allgather of the rank's own block into
  *                 SCRATCH -> intra-node allgather of what it brought into
- *                 RECV (hier_levels.h)
+ *                 RECV (levels.h)
  * broadcast       scatter of the root's SEND in the root's node -> inter-
  *                 node broadcast of each block from the root's node ->
  *                 intra-node allgather

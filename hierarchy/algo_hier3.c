@@ -22,7 +22,7 @@
  *                 pod, then inter-pod allreduce.
  * reduce_scatter  intra-node reduce-scatter of all the data -> intra-pod
  *                 reduce-scatter of the rank's 1/L -> inter-pod reduce-
- *                 scatter of its 1/(L M) into RECV (hier_levels.h)
+ *                 scatter of its 1/(L M) into RECV (levels.h)
  * allgather       the reverse: inter-pod allgather of the rank's own
  *                 block, intra-pod allgather of those, intra-node
  *                 allgather into RECV

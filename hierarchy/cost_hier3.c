@@ -262,7 +262,7 @@ static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
     } else if (three && a->coll == HCCN_COLL_ALLREDUCE) {
         time = h3_allreduce(m, &h, a);
     } else if (three && pod_major(&h, a->nranks)) {
-        /* hier_levels.h: level 0 runs an instance for every node of every
+        /* levels.h: level 0 runs an instance for every node of every
          * pod, level 1 for every pod, level 2 one; either order. */
         const int X[3] = {h.M * h.P, h.P, 1};
         time = 0.0;

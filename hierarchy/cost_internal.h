@@ -99,7 +99,7 @@ typedef hccn_algo_cost_fn hccn_cm_form_fn;
 hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
 /* X concurrent instances of algo's reduce-scatter or allgather of sub
- * (hier_levels.h), on every group of t: priced as one of X blocks each,
+ * (levels.h), on every group of t: priced as one of X blocks each,
  * the same bytes over the same links; a ring's instances overlap one's
  * reductions with the others' transfers, so its time is the longer of
  * the transfers alone and the rank's reductions, plus one last reduction

@@ -363,7 +363,7 @@ static uint64_t hier_chunks(const hccn_coll_args_t *a, int L)
 
 /* How far hier_time can be trusted: 1 exact, 0 an upper bound, 2 a lower
  * bound, -1 neither. Reduce-scatter and allgather run one level-0 sub-
- * collective per node at once (hier_levels.h), sharing links: the
+ * collective per node at once (levels.h), sharing links: the
  * uncontended evaluation does not apply; in the engine the closed form of
  * one sub-collective of N blocks each is exact for a mesh inside nodes and
  * an upper bound for a ring (the instances' steps interleave). Broadcast

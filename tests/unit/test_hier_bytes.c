@@ -1,5 +1,5 @@
 /*
- * Bytes over the NICs of the hierarchical collectives (hier_levels.h and
+ * Bytes over the NICs of the hierarchical collectives (levels.h and
  * the hierarchical allreduces): on N nodes, a reduce-scatter or allgather
  * of S bytes (the whole buffer) must send (N-1)/N x S out of every node and
  * receive as much into it, and an allreduce of S bytes twice that: the
