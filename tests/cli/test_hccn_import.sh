@@ -219,6 +219,8 @@ bad simgrid ":3: <cluster>: bw=\"10\": not a number with a unit" $'<?xml version
 bad simgrid ":2: <cluster>: topology=\"TORUS\" is not supported" $'<platform version="4.1">\n<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us" topology="TORUS"/></platform>'
 # found by fuzzing: a cluster without id
 bad simgrid ":2: <cluster>: attribute 'id' is required" $'<platform version="4.1">\n<cluster prefix="n" suffix="" radical="0-3" speed="1Gf" bw="1GBps" lat="1us"/></platform>'
+# A radical whose range overflows a long (found by fuzzing): refused, no UB.
+bad simgrid ":2: <cluster>: radical holds more than 65536 hosts" $'<platform version="4.1">\n<cluster id="c" prefix="n" suffix="" radical="0-99999999999999999999999" speed="1Gf" bw="1GBps" lat="1us"/></platform>'
 bad simgrid ":1: <platform>: version" '<platform version="3"><cluster/></platform>'
 bad astrasim ":3: npus_count: has 1 entries" $'topology: [ Ring, Switch ]\n# two dims\nnpus_count: [ 4 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n'
 bad astrasim ":2: npus_count[1]: 'x2' is not an integer" $'topology: [ Ring, Switch ]\nnpus_count: [ 4, x2 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n'

@@ -79,10 +79,11 @@ static int radical_count(sg_t *g, const hccn_xml_el_t *e, int *count)
             if (end == q || b < a)
                 break;
         }
-        n += b - a + 1;
-        if (n > 65536)
+        /* b - a cannot overflow (0 <= a <= b); n + b - a + 1 could. */
+        if (b - a >= 65536 - n)
             return hccn_imp_fail(g->err, "%s:%d: <cluster>: radical holds "
                                  "more than 65536 hosts", g->file, e->line);
+        n += b - a + 1;
         if (*end == '\0') {
             *count = (int)n;
             return 0;
