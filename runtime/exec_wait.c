@@ -13,7 +13,7 @@
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
-static const char *op_name(const rt_op_t *op)
+const char *hccn_rt_op_name(const rt_op_t *op)
 {
     if (op->kind == RT_OP_SEND)
         return "send";
@@ -131,7 +131,7 @@ hccn_status_t hccn_rt_op_wait(rt_op_t *op)
     if (op->waited)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "rank %d: %s: this future was already waited for",
-                             ctx->rank, op_name(op));
+                             ctx->rank, hccn_rt_op_name(op));
     op->waited = 1;
     op->comm->pending--;
     ctx->inflight--;

@@ -86,15 +86,6 @@ hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
 
 /* --------------------------------------------------------------- futures */
 
-static const char *op_name(const rt_op_t *op)
-{
-    if (op->kind == RT_OP_SEND)
-        return "send";
-    if (op->kind == RT_OP_RECV)
-        return "recv";
-    return hccn_rt_fp_name(op->fp.coll);
-}
-
 static void futures_unlink(rt_op_t *op)
 {
     if (op->fprev != NULL)
@@ -112,7 +103,7 @@ hccn_status_t hccn_rt_future_publish(hccn_future_t **fut)
     hccn_ctx_t *ctx = op->ctx;
     rt_handle_info_t in = {.rank = ctx->rank, .uid = op->comm->sh->uid,
                            .seq = op->kind == RT_OP_COLL ? op->seq : op->pseq,
-                           .name = op_name(op)};
+                           .name = hccn_rt_op_name(op)};
     op->token = hccn_rt_handle_new(RT_H_FUTURE, op, ctx, &in);
     if (op->token == NULL) {
         *fut = NULL;

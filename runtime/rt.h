@@ -687,6 +687,9 @@ enum { ST_IDLE, ST_PUBLISHED, ST_DONE };
 
 /* Keeps op's SCRATCH as the handle's spare (the larger of the two). */
 void hccn_rt_scratch_give_back(rt_op_t *op);
+/* What op is, for messages: "send", "recv" or its collective's name. */
+const char *hccn_rt_op_name(const rt_op_t *op);
+
 /* Takes op off ctx's list of operations in progress. */
 void hccn_rt_list_remove(hccn_ctx_t *ctx, rt_op_t *op);
 /* op is done with its slot; the last rank to leave clears it. */

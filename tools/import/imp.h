@@ -168,6 +168,18 @@ int hccn_imp_nvlink_fabric(hccn_imp_topo_t *t, hccn_imp_node_t *n,
 /* The whole file as a NUL-terminated malloc'd string, or NULL (err set). */
 char *hccn_imp_read_file(const char *path, size_t *len, char *err);
 
+/* A format's reader of text already in memory (the *_text functions). */
+typedef int hccn_imp_text_fn(const char *text, size_t len, const char *file,
+                             const hccn_imp_opts_t *o, hccn_imp_topo_t *t,
+                             char *err);
+
+/* Reads each of nfiles files (one host each) with read, then describes t
+ * as "Imported from WHAT FILE[ and others (one host per file)]". 0, or -1
+ * with err set. */
+int hccn_imp_hosts(const char *const *files, int nfiles, hccn_imp_text_fn *read,
+                   const char *what, const hccn_imp_opts_t *o,
+                   hccn_imp_topo_t *t, char *err);
+
 /* ---- the formats ---- */
 
 int hccn_imp_nccl(const char *const *files, int nfiles,

@@ -207,3 +207,23 @@ fail:
     fclose(f);
     return NULL;
 }
+
+int hccn_imp_hosts(const char *const *files, int nfiles, hccn_imp_text_fn *read,
+                   const char *what, const hccn_imp_opts_t *o,
+                   hccn_imp_topo_t *t, char *err)
+{
+    for (int i = 0; i < nfiles; i++) {
+        size_t len;
+        char *text = hccn_imp_read_file(files[i], &len, err);
+        if (text == NULL)
+            return -1;
+        int rc = read(text, len, files[i], o, t, err);
+        free(text);
+        if (rc)
+            return -1;
+    }
+    if ((t->description = malloc(256)) != NULL)
+        snprintf(t->description, 256, "Imported from %s %s%s", what, files[0],
+                 nfiles > 1 ? " and others (one host per file)" : "");
+    return 0;
+}

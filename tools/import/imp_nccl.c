@@ -383,18 +383,6 @@ int hccn_imp_nccl_text(const char *text, size_t len, const char *file,
 int hccn_imp_nccl(const char *const *files, int nfiles,
                   const hccn_imp_opts_t *o, hccn_imp_topo_t *t, char *err)
 {
-    for (int i = 0; i < nfiles; i++) {
-        size_t len;
-        char *text = hccn_imp_read_file(files[i], &len, err);
-        if (text == NULL)
-            return -1;
-        int rc = hccn_imp_nccl_text(text, len, files[i], o, t, err);
-        free(text);
-        if (rc)
-            return -1;
-    }
-    if ((t->description = malloc(256)) != NULL)
-        snprintf(t->description, 256, "Imported from NCCL topology XML %s%s",
-                 files[0], nfiles > 1 ? " and others (one host per file)" : "");
-    return 0;
+    return hccn_imp_hosts(files, nfiles, hccn_imp_nccl_text,
+                          "NCCL topology XML", o, t, err);
 }
