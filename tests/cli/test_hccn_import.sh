@@ -6,20 +6,12 @@
 # and runs in hccn-perf; exports round-trip with the same ring allreduce time;
 # malformed inputs fail with one line naming the file and line or JSON path.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
-set -u
-: "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
 topo="$HCCN_BINARY_DIR/hccn-topo"
 perf="$HCCN_BINARY_DIR/hccn-perf"
 py=/usr/bin/python3
 data="$HCCN_SOURCE_DIR/tests/data/import"
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
 
 # imp NAME ARGS...: imports into $tmp/NAME.json; it must load and run.
 imp() {
@@ -241,5 +233,4 @@ bad hccl-ranktable "server_list[0]: its devices' rank_ids are not one contiguous
 bad nvidia-smi ":2: row GPU0: 'NVX' is not" $'\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNVX\t0-3\nGPU1\tNV1\t X \t0-3\n' --gpu a100
 bad nvidia-smi "give --gpu MODEL" $'\tGPU0\nGPU0\t X \n'
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all import checks passed"
+finish "all import checks passed"
