@@ -55,7 +55,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
-# The Python package, where Debian's python3 looks for the prefix:
+# The Python package, where Debian's /usr/bin/python3 looks for the prefix:
 # lib/python3/dist-packages under /usr, lib/python3.X/dist-packages under
 # any other prefix (searched for /usr/local). The choice is made at install
 # time, from the prefix given then. _installed.py tells the package where

@@ -362,6 +362,16 @@ static int cluster_live(const hccn_cluster_t *cl)
     return 0;
 }
 
+/* The error for a pointer p that is no live what: names the caller (its
+ * rank, or "the main thread") and the pointer. */
+static hccn_status_t not_live(const char *fn, const void *p, const char *what)
+{
+    char who[64];
+    caller_word(who, sizeof(who));
+    return hccn_rt_error(HCCN_ERR_INVALID, "%s: %s passed %p, which is %s",
+                         fn, who, p, what);
+}
+
 hccn_status_t hccn_rt_cluster_check(const char *fn, const hccn_cluster_t *cl)
 {
     if (cl == NULL)
@@ -371,14 +381,9 @@ hccn_status_t hccn_rt_cluster_check(const char *fn, const hccn_cluster_t *cl)
     pthread_mutex_lock(&table_lock);
     int live = cluster_live(cl);
     pthread_mutex_unlock(&table_lock);
-    if (live)
-        return HCCN_OK;
-    char who[64];
-    caller_word(who, sizeof(who));
-    return hccn_rt_error(HCCN_ERR_INVALID,
-                         "%s: %s passed %p, which is no live cluster (it was "
-                         "destroyed, or never created)",
-                         fn, who, (const void *)cl);
+    return live ? HCCN_OK
+                : not_live(fn, cl, "no live cluster (it was destroyed, or "
+                                   "never created)");
 }
 
 hccn_status_t hccn_rt_ctx_query(const char *fn, const hccn_ctx_t *ctx)
@@ -397,12 +402,7 @@ hccn_status_t hccn_rt_ctx_query(const char *fn, const hccn_ctx_t *ctx)
                (p - lo) % sizeof(hccn_ctx_t) == 0;
     }
     pthread_mutex_unlock(&table_lock);
-    if (live)
-        return HCCN_OK;
-    char who[64];
-    caller_word(who, sizeof(who));
-    return hccn_rt_error(HCCN_ERR_INVALID,
-                         "%s: %s passed %p, which is no context of a live "
-                         "cluster (its cluster was destroyed?)",
-                         fn, who, (const void *)ctx);
+    return live ? HCCN_OK
+                : not_live(fn, ctx, "no context of a live cluster (its "
+                                    "cluster was destroyed?)");
 }

@@ -6,7 +6,7 @@
 set -u
 : "${HCCN_SOURCE_DIR:?}" "${HCCN_BINARY_DIR:?}"
 
-# Debian's numpy lives in the system python3 (a python3 earlier in PATH,
+# Debian's numpy lives in /usr/bin/python3 (an interpreter earlier in PATH,
 # a virtualenv or pyenv, may not see it).
 py=/usr/bin/python3
 if ! "$py" -c 'import numpy' >/dev/null 2>&1; then
