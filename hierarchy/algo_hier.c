@@ -393,3 +393,14 @@ hccn_sched_t *hccn_hier_hier_mh_build(const hccn_coll_args_t *args)
 {
     return build(args, &HIER_MH, AR_RS_AG);
 }
+
+/* As hccn_hier_hier_build with the two levels of args->levels
+ * (algo_levels.c), for allreduce, reduce-scatter and allgather. */
+hccn_sched_t *hccn_hier_hier_build_levels(const hccn_coll_args_t *args)
+{
+    const hccn_level_choice_t *lv = args->levels;
+    if (lv == NULL)
+        return NULL;
+    variant_t v = {lv->name, lv->algo[0], lv->algo[1]};
+    return build(args, &v, AR_RS_AG);
+}

@@ -186,6 +186,14 @@ static hccn_sched_t *build3(const hccn_coll_args_t *a, const variant3_t *v,
     return hccn_hier_finish(s, rc);
 }
 
+/* Where three levels do not apply: hier with levels 0 and 1. */
+static hccn_sched_t *two_levels(const hccn_coll_args_t *a,
+                                const variant3_t *v)
+{
+    const hccn_algo_t *row = hccn_hier_levels_row(v->l[0], v->l[1], NULL);
+    return row != NULL ? hccn_hier_algo_build(row, a) : NULL;
+}
+
 static hccn_sched_t *build(const hccn_coll_args_t *a, const variant3_t *v)
 {
     const hccn_hier_view_t *vw = a->view;
@@ -203,7 +211,7 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant3_t *v)
     else if (even > 0 && sh.L == 1 && sh.P > 1 && sh.M > 1)
         s = pods_as_nodes(a);
     else if (even >= 0)
-        s = hccn_hier_hier_build(a);
+        s = two_levels(a, v);
     free(sh.pos);
     return s;
 }
@@ -220,4 +228,15 @@ hccn_sched_t *hccn_hier_hier3_build(const hccn_coll_args_t *args)
 hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args)
 {
     return build(args, &HIER3_HD);
+}
+
+/* As hccn_hier_hier3_build with the three levels of args->levels
+ * (algo_levels.c). */
+hccn_sched_t *hccn_hier_hier3_build_levels(const hccn_coll_args_t *args)
+{
+    const hccn_level_choice_t *lv = args->levels;
+    if (lv == NULL || lv->k != 3)
+        return NULL;
+    variant3_t v = {lv->name, {lv->algo[0], lv->algo[1], lv->algo[2]}};
+    return build(args, &v);
 }

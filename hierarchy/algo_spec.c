@@ -11,6 +11,7 @@
  * fullmesh); NA, auto or an absent level leave the choice to the cost
  * model. Matching ignores case and the spaces around every token.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,14 @@ static const char *known_name(tok_t t)
     for (size_t i = 0; i < NELEM(aliases); i++)
         if (tok_is(t, aliases[i].alias))
             return aliases[i].alias;
-    return NULL;
+    char name[HCCN_SPEC_NAME_MAX];   /* a composition row, "hier(ring,hd)" */
+    if (t.n >= sizeof(name))
+        return NULL;
+    copy_tok(name, sizeof(name), t);
+    for (char *c = name; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    const hccn_algo_t *row = hccn_hier_algo_find(name);
+    return row != NULL ? row->name : NULL;
 }
 
 /* One line listing every name a spec may use. */
@@ -144,6 +152,9 @@ static void list_names(char *buf, size_t len)
                               a->name);
     for (size_t i = 0; i < NELEM(aliases) && n < len; i++)
         n += (size_t)snprintf(buf + n, len - n, ", %s", aliases[i].alias);
+    if (n < len)
+        snprintf(buf + n, len - n, ", hier(L0,L1), hier3(L0,L1,L2) "
+                 "(L: ring, mesh, hd)");
 }
 
 /* The name of the level algorithm t: a table name, "pipeline", or "" for
@@ -174,6 +185,42 @@ const hccn_algo_t *hccn_hier_spec_levels_row(const char *level0,
         if (row != NULL)
             return row;
     }
+    /* Any other combination is a composition row (algo_levels.c); with
+     * levels left as NA, the first that matches stands for all of them
+     * (the cost model chooses among them: hccn_hier_spec_levels_next). */
+    return hccn_hier_spec_levels_next(level0, level1, level2, NULL);
+}
+
+/* The flat names a level given as lv may run: lv itself, or every level
+ * algorithm for NA. */
+static const char *const *level_options(const char *lv, const char **one)
+{
+    one[0] = lv;
+    one[1] = NULL;
+    return *lv ? one : hccn_hier_level_algos();
+}
+
+const hccn_algo_t *hccn_hier_spec_levels_next(const char *level0,
+                                              const char *level1,
+                                              const char *level2,
+                                              const hccn_algo_t *after)
+{
+    const char *b0[2], *b1[2], *b2[2];
+    const char *const *o0 = level_options(level0, b0);
+    const char *const *o1 = level_options(level1, b1);
+    const char *const *o2 = *level2 ? level_options(level2, b2) : NULL;
+    const char *none[2] = {"", NULL};
+    int past = after == NULL;
+    if (strcmp(level1, "pipeline") == 0)
+        return NULL;   /* only hier runs it (level_rows) */
+    for (const char *const *x = o0; *x; x++)
+        for (const char *const *y = o1; *y; y++)
+            for (const char *const *z = o2 ? o2 : none; *z; z++) {
+                const hccn_algo_t *row = hccn_hier_levels_row(*x, *y, *z);
+                if (row != NULL && past)
+                    return row;
+                past |= row == after;
+            }
     return NULL;
 }
 
@@ -232,8 +279,9 @@ static int parse_levels(const ctx_t *c, tok_t body, hccn_spec_choice_t *ch)
     else if (hccn_hier_spec_levels_row(ch->level[0], ch->level[1],
                                        ch->level[2]) == NULL)
         return fail(c, body, "%s", "no hierarchical algorithm runs these "
-                                   "levels (docs/selection.md lists the "
-                                   "level pairs)");
+                                   "levels (a level runs ring, mesh or hd; "
+                                   "level1 pipeline needs level0 mesh; "
+                                   "docs/selection.md)");
     return 0;
 }
 
@@ -406,4 +454,20 @@ int hccn_hier_spec_pick(const hccn_algo_spec_t *spec, hccn_coll_t coll,
         snprintf(msg, sizeof(msg), "algorithm '%s' does not implement %s",
                  row->name, hccn_coll_name(coll));
     return pick_fail(spec, ch, msg, why, len);
+}
+
+int hccn_hier_spec_open_levels(const hccn_algo_spec_t *spec, hccn_coll_t coll,
+                               const char *lv[3])
+{
+    const hccn_spec_choice_t *ch =
+        spec->ops & 1u << coll ? &spec->op[coll] : &spec->dflt;
+    if (ch->kind != HCCN_SPEC_LEVELS)
+        return 0;
+    for (int l = 0; l < 3; l++)
+        lv[l] = ch->level[l];
+    /* The named rows keep their order of preference for NA (level_rows). */
+    const hccn_algo_t *row = hccn_hier_spec_levels_row(lv[0], lv[1], lv[2]);
+    if (row == NULL || hccn_hier_algo_levels(row) == NULL)
+        return 0;
+    return !lv[0][0] || !lv[1][0];
 }

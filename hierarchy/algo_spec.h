@@ -88,4 +88,18 @@ const hccn_algo_t *hccn_hier_spec_levels_row(const char *level0,
                                              const char *level1,
                                              const char *level2);
 
+/* The rows running level0..level2 where "" (NA) stands for any level
+ * algorithm, one after another: the first after `after` (NULL: the first
+ * of all), in a fixed order; NULL past the last. */
+const hccn_algo_t *hccn_hier_spec_levels_next(const char *level0,
+                                              const char *level1,
+                                              const char *level2,
+                                              const hccn_algo_t *after);
+
+/* 1 if the spec's choice for coll gives levels and leaves some as NA
+ * (the cost model then chooses among hccn_hier_spec_levels_next's rows);
+ * the choice's levels in *lv. */
+int hccn_hier_spec_open_levels(const hccn_algo_spec_t *spec, hccn_coll_t coll,
+                               const char *lv[3]);
+
 #endif /* HCCN_HIERARCHY_ALGO_SPEC_H */

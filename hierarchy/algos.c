@@ -28,6 +28,9 @@ hccn_sched_t *hccn_hier_hier3_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args);
 
+/* The composition rows (algo_levels.c) by name. */
+const hccn_algo_t *hccn_hier_combo_find(const char *name);
+
 #define C(x) (1u << HCCN_COLL_##x)
 
 static const hccn_algo_t algos[] = {
@@ -101,7 +104,7 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name)
     for (const hccn_algo_t *a = algos; a->name != NULL; a++)
         if (strcmp(a->name, name) == 0)
             return a;
-    return NULL;
+    return hccn_hier_combo_find(name);
 }
 
 const char *hccn_coll_name(hccn_coll_t coll)

@@ -83,7 +83,19 @@ typedef struct {
     const uint64_t *vcounts, *vrcounts;
     const uint64_t *vsdispls, *vrdispls;
     int me;                 /* ALLTOALLV: the rank whose view is built */
+    /* Hierarchical rows made of any flat algorithm per level
+     * (algo_levels.c): the row's choice, set by hccn_hier_algo_build and
+     * the cost model from the row; NULL for every other row. */
+    const struct hccn_level_choice *levels;
 } hccn_coll_args_t;
+
+/* The flat algorithm of every level of a hierarchical composition. */
+typedef struct hccn_level_choice {
+    const char *name;       /* the row's and its schedule's name */
+    int k;                  /* levels: 2 (node, across nodes) or 3 (node,
+                               pod, across pods) */
+    const char *algo[3];    /* table names of flat rows */
+} hccn_level_choice_t;
 
 /* 1 for ALLTOALLV, ALLGATHERV and REDUCE_SCATTERV. */
 int hccn_coll_is_v(hccn_coll_t coll);
@@ -125,8 +137,27 @@ typedef struct {
 /* The table of algorithms, terminated by an entry with name == NULL. */
 const hccn_algo_t *hccn_hier_algos(void);
 
-/* Looks an algorithm up by name; NULL if unknown. */
+/* Looks an algorithm up by name, in the table or among the level
+ * compositions (algo_levels.c); NULL if unknown. */
 const hccn_algo_t *hccn_hier_algo_find(const char *name);
+
+/* Builds algo's schedule for args: the one way to run a row's builder
+ * (a composition row gets its levels through args->levels). NULL when
+ * the algorithm does not apply (or on no memory). */
+hccn_sched_t *hccn_hier_algo_build(const hccn_algo_t *algo,
+                                   const hccn_coll_args_t *args);
+
+/* The level choice of a composition row, NULL for any other row. */
+const hccn_level_choice_t *hccn_hier_algo_levels(const hccn_algo_t *algo);
+
+/* The composition row running level0..level2 (names of flat rows; level2
+ * NULL or "" for two levels); NULL if there is none. */
+const hccn_algo_t *hccn_hier_levels_row(const char *level0,
+                                        const char *level1,
+                                        const char *level2);
+
+/* The flat rows a level of a composition may run, NULL-terminated. */
+const char *const *hccn_hier_level_algos(void);
 
 const char *hccn_coll_name(hccn_coll_t coll);
 

@@ -273,7 +273,7 @@ static double run_engine(const hccn_algo_t *algo, const hccn_coll_args_t *a,
                          const hccn_cost_place_t *pl, int limit)
 {
     double t = HCCN_COST_NONE;
-    hccn_sched_t *s = algo->build(a);
+    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
     if (s != NULL && limit && engine_work(s) > HCCN_COST_ENGINE_MAX_WORK)
         t = TOO_BIG;
     else if (s != NULL)
@@ -311,6 +311,7 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
         a->coll == HCCN_COLL_ALLTOALLV)
         return HCCN_COST_NONE;
     hccn_coll_args_t args = *a;
+    args.levels = hccn_hier_algo_levels(algo);   /* for fn */
     hccn_hier_view_t view;
     int *mem = NULL;
     if (args.view == NULL) {   /* hierarchical algorithms need one */

@@ -264,6 +264,15 @@ double hccn_hier_cm_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
                                           : HCCN_COST_NONE;
 }
 
+double hccn_hier_cm_hier_levels(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                const hccn_coll_args_t *a)
+{
+    const hccn_level_choice_t *lv = a->levels;
+    return a->coll <= HCCN_COLL_ALLGATHER && lv != NULL
+               ? hier_form(m, t, a, lv->algo[0], lv->algo[1])
+               : HCCN_COST_NONE;
+}
+
 double hccn_hier_cm_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a)
 {

@@ -245,15 +245,31 @@ static int one_per_node_pods(const hccn_hier_view_t *v)
     return ok;
 }
 
+/* The two-level form that stands in where three levels do not apply:
+ * hier's with levels 0 and 1 (as the builder falls back). */
+static double two_levels(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a, const char *const *l)
+{
+    const hccn_algo_t *row = hccn_hier_levels_row(l[0], l[1], NULL);
+    hccn_coll_args_t two = *a;
+    two.levels = row != NULL ? hccn_hier_algo_levels(row) : NULL;
+    if (row == NULL || row->cost == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    return row->cost(m, t, &two);
+}
+
 static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
-                      const hccn_coll_args_t *a, const char *l2)
+                      const hccn_coll_args_t *a, const char *l0,
+                      const char *l1, const char *l2)
 {
     const hccn_hier_view_t *v = a->view;
-    h3_t h = {.algo = {"mesh", "ring", l2}};
+    h3_t h = {.algo = {l0, l1, l2}};
     if (a->coll > HCCN_COLL_ALLGATHER)
         return HCCN_COST_NONE;
     if (t->ngroups != 1 || v == NULL || v->nranks != a->nranks)
-        return hccn_hier_cm_hier(m, t, a);
+        return two_levels(m, t, a, h.algo);
     int three = h3_shape(v, &h);
     double time;
     if (three < 0) {
@@ -275,7 +291,7 @@ static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
     } else if (one_per_node_pods(v)) {
         time = pods_as_nodes(m, t, a);
     } else {
-        time = hccn_hier_cm_hier(m, t, a);
+        time = two_levels(m, t, a, h.algo);
     }
     free(h.mem);
     return time;
@@ -284,11 +300,19 @@ static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
 double hccn_hier_cm_hier3(hccn_cm_t *m, const hccn_cm_team_t *t,
                           const hccn_coll_args_t *a)
 {
-    return h3_form(m, t, a, "ring");
+    return h3_form(m, t, a, "mesh", "ring", "ring");
 }
 
 double hccn_hier_cm_hier3_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
                              const hccn_coll_args_t *a)
 {
-    return h3_form(m, t, a, "hd");
+    return h3_form(m, t, a, "mesh", "ring", "hd");
+}
+
+double hccn_hier_cm_hier3_levels(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                 const hccn_coll_args_t *a)
+{
+    const hccn_level_choice_t *lv = a->levels;
+    return lv != NULL ? h3_form(m, t, a, lv->algo[0], lv->algo[1], lv->algo[2])
+                      : HCCN_COST_NONE;
 }

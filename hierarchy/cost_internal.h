@@ -134,6 +134,11 @@ double hccn_hier_cm_hier_rr(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a);
 double hccn_hier_cm_hier_mh(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a);
+/* hier's and hier3's forms with the levels of a->levels (algo_levels.c). */
+double hccn_hier_cm_hier_levels(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                const hccn_coll_args_t *a);
+double hccn_hier_cm_hier3_levels(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                 const hccn_coll_args_t *a);
 double hccn_hier_cm_hier3(hccn_cm_t *m, const hccn_cm_team_t *t,
                           const hccn_coll_args_t *a);
 double hccn_hier_cm_hier3_hd(hccn_cm_t *m, const hccn_cm_team_t *t,

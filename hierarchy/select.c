@@ -309,6 +309,29 @@ static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
     }
 }
 
+/* A spec's levels with some left as NA: the cheapest composition row
+ * that matches the others (the earliest on ties), or the first when none
+ * has a prediction. Not cached: a rank remembers what it was given for a
+ * spec (runtime picks), so this runs once per spec and size. */
+static const hccn_algo_t *cheapest_levels(const hccn_coll_args_t *a,
+                                          const hccn_hier_select_in_t *in,
+                                          const char *const *lv,
+                                          const hccn_algo_t *first)
+{
+    hccn_cost_place_t pl = {in->topo, in->world};
+    const hccn_algo_t *best = first;
+    double bt = INFINITY;
+    for (const hccn_algo_t *row = first; row != NULL;
+         row = hccn_hier_spec_levels_next(lv[0], lv[1], lv[2], row)) {
+        double t = hccn_hier_cost(row, a, &pl, HCCN_COST_AUTO, NULL);
+        if (t >= 0.0 && t < bt) {
+            best = row;
+            bt = t;
+        }
+    }
+    return best;
+}
+
 const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
                                     const hccn_hier_select_in_t *in,
                                     char *why, size_t len, char *report,
@@ -329,10 +352,17 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     if (spec_get(in, &spec, why, len) != 0 ||
         hccn_hier_spec_pick(&spec, a->coll, &algo, &part, why, len) != 0)
         return NULL;
+    const char *lv[3];
+    int open = algo != NULL && hccn_hier_spec_open_levels(&spec, a->coll, lv);
+    if (open)
+        algo = cheapest_levels(a, in, lv, algo);
     if (algo != NULL && report == NULL)
         return algo;   /* forced, and nobody asks for the figures */
     predict_all(a, in, t);
-    if (algo != NULL) {
+    if (algo != NULL && open) {
+        snprintf(reason, sizeof(reason), "levels forced by spec \"%s\", "
+                 "the ones left as NA the cheapest", part);
+    } else if (algo != NULL) {
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
     } else if ((algo = cheapest(a, t, &passed)) != NULL) {
         snprintf(reason, sizeof(reason), "cheapest");

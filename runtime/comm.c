@@ -343,7 +343,7 @@ static const hccn_sched_t *cache_find(rt_comm_t *c, uint64_t key,
 static hccn_sched_t *sched_build(const hccn_coll_args_t *a,
                                  const hccn_algo_t *algo)
 {
-    hccn_sched_t *s = algo->build(a);
+    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
     char why[256];
     if (s == NULL) {
         hccn_rt_error(HCCN_ERR_UNSUPPORTED,

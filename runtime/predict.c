@@ -248,7 +248,7 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         b.fold_rep = p->rep;
         b.fold_nrep = p->nrun;
     }
-    p->sched = algo->build(&b);
+    p->sched = hccn_hier_algo_build(algo, &b);
     if (p->sched == NULL)
         return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "predict: call %d: %s: "
                              "algorithm '%s' does not support %d ranks, "

@@ -131,7 +131,7 @@ static hccn_status_t choice_fill(const hccn_algo_t *algo,
         snprintf(out->schedule, sizeof(out->schedule), "%s", sched_name);
         return HCCN_OK;
     }
-    hccn_sched_t *s = algo->build(a);
+    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
     if (s == NULL)
         return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "%s: algorithm '%s' "
                              "cannot run these arguments",

@@ -116,6 +116,133 @@ static void test_predict_equals_run(void **state)
     hccn_topo_free(topo);
 }
 
+/* ------------------------------------------- levels chosen by spec --- */
+
+#define LV_RANKS 16               /* configs/default.json: 2 nodes of 8 */
+
+typedef struct {
+    const char *spec;
+    hccn_coll_t coll;
+    size_t count;                 /* elements of each rank's result */
+    double end[LV_RANKS];
+    hccn_choice_t choice;         /* rank 0's */
+} lv_t;
+
+/* Rank r's element i: small integers, so any order of fp32 sums is exact. */
+static float lv_in(int r, size_t i)
+{
+    return (float)((r * 7 + (int)(i % 13)) % 17);
+}
+
+static hccn_status_t lv_run(hccn_ctx_t *ctx, void *arg)
+{
+    lv_t *a = arg;
+    int r = hccn_rank(ctx), ag = a->coll == HCCN_COLL_ALLGATHER;
+    int rs = a->coll == HCCN_COLL_REDUCE_SCATTER;
+    size_t nin = rs ? a->count * LV_RANKS : a->count;
+    size_t nout = ag ? a->count * LV_RANKS : a->count;
+    float *in, *out;
+    hccn_coll_opts_t o = {.struct_size = sizeof(o), .compress = -1,
+                          .algo = a->spec};
+    hccn_status_t rc = hccn_malloc(ctx, nin * sizeof(float), (void **)&in);
+    if (rc == HCCN_OK)
+        rc = hccn_malloc(ctx, nout * sizeof(float), (void **)&out);
+    if (rc != HCCN_OK)
+        return rc;
+    for (size_t i = 0; i < nin; i++)
+        in[i] = lv_in(r, i);
+    hccn_comm_t *w = hccn_comm_world(ctx);
+    if (ag)
+        rc = hccn_allgather_opts(w, in, out, a->count, HCCN_FP32, &o, NULL);
+    else if (rs)
+        rc = hccn_reduce_scatter_opts(w, in, out, a->count, HCCN_FP32,
+                                      HCCN_SUM, &o, NULL);
+    else
+        rc = hccn_allreduce_opts(w, in, out, a->count, HCCN_FP32, HCCN_SUM,
+                                 &o, NULL);
+    a->end[r] = hccn_time(ctx);
+    for (size_t i = 0; rc == HCCN_OK && i < nout; i++) {
+        float want = 0.0f;   /* the serial reference */
+        if (ag)
+            want = lv_in((int)(i / a->count), i % a->count);
+        for (int q = 0; !ag && q < LV_RANKS; q++)
+            want += lv_in(q, rs ? (size_t)r * a->count + i : i);
+        if (out[i] != want)
+            rc = HCCN_ERR_INTERNAL;
+    }
+    if (rc == HCCN_OK && r == 0) {
+        a->choice.struct_size = sizeof(a->choice);
+        rc = hccn_comm_last_choice(w, &a->choice);
+    }
+    hccn_free(ctx, in);
+    hccn_free(ctx, out);
+    return rc;
+}
+
+/* A spec naming any flat algorithm per level (level0:ring;level1:hd, not
+ * one of the named rows) runs that composition with exact results, in the
+ * time the prediction API gives for the same spec; a level left as NA is
+ * the composition the cost model prices lowest. */
+static void test_levels_by_spec(void **state)
+{
+    (void)state;
+    static const hccn_coll_t colls[] = {HCCN_COLL_ALLREDUCE,
+                                        HCCN_COLL_REDUCE_SCATTER,
+                                        HCCN_COLL_ALLGATHER};
+    hccn_topo_t *topo;
+    hccn_cluster_t *cl;
+    assert_int_equal(hccn_topo_load(test_path("configs/default.json"), NULL,
+                                    0, &topo), HCCN_OK);
+    assert_int_equal(hccn_cluster_create(test_path("configs/default.json"),
+                                         NULL, &cl), HCCN_OK);
+    for (int c = 0; c < 3; c++) {
+        lv_t a = {.spec = "level0:ring;level1:hd", .coll = colls[c],
+                  .count = 3000};
+        assert_int_equal(hccn_cluster_run(cl, lv_run, &a, NULL), HCCN_OK);
+        assert_string_equal(a.choice.algo, "hier(ring,hd)");
+        assert_string_equal(a.choice.schedule, "hier(ring,hd)");
+        hccn_call_t call = {.struct_size = sizeof(call), .coll = colls[c],
+                            .count = a.count, .dtype = HCCN_FP32,
+                            .algo = a.spec};
+        double predicted, ran = 0.0;
+        hccn_predict_opts_t po = {.struct_size = sizeof(po)};
+        assert_int_equal(hccn_predict(topo, &call, 1, &predicted, &po),
+                         HCCN_OK);
+        for (int r = 0; r < LV_RANKS; r++)
+            ran = fmax(ran, a.end[r]);
+        assert_true(predicted == ran);
+
+        /* level1 NA: the cheapest of hier(hd,ring|mesh|hd). */
+        lv_t b = {.spec = "level0:hd", .coll = colls[c], .count = 3000};
+        assert_int_equal(hccn_cluster_run(cl, lv_run, &b, NULL), HCCN_OK);
+        static const char *const rows[] = {"hier(hd,ring)", "hier(hd,mesh)",
+                                           "hier(hd,hd)"};
+        double best = INFINITY;
+        const char *want = NULL;
+        for (int k = 0; k < 3; k++) {
+            double t;
+            assert_int_equal(hccn_predict_algo(topo, &call, rows[k],
+                                               HCCN_PREDICT_AUTO, &t, NULL),
+                             HCCN_OK);
+            if (t >= 0.0 && t < best) {
+                best = t;
+                want = rows[k];
+            }
+        }
+        assert_non_null(want);
+        assert_string_equal(b.choice.algo, want);
+        assert_non_null(strstr(b.choice.why, "left as NA"));
+    }
+    /* A level algorithm no composition runs is refused, naming the spec. */
+    lv_t bad = {.spec = "level0:tree;level1:ring", .coll = colls[0],
+                .count = 16};
+    assert_int_equal(hccn_cluster_run(cl, lv_run, &bad, NULL),
+                     HCCN_ERR_INVALID);
+    assert_non_null(strstr(hccn_last_error(), "level0:tree;level1:ring"));
+    hccn_cluster_destroy(cl);
+    hccn_topo_free(topo);
+}
+
 /* The choice for a call equals the cheapest of the cost model's figures,
  * and a hierarchical one names its levels' algorithms. */
 static void test_choice_is_cheapest(void **state)
@@ -445,6 +572,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_predict_equals_run),
         cmocka_unit_test(test_choice_is_cheapest),
+        cmocka_unit_test(test_levels_by_spec),
         cmocka_unit_test(test_topo_queries),
         cmocka_unit_test(test_topo_edits),
         cmocka_unit_test(test_trace_marks),

@@ -179,7 +179,10 @@ static long long wire_bytes(const char *algo, const hccn_sched_t *s,
     if (strncmp(s->algo, "hier(", 5) == 0 && strcmp(s->algo, "hier(ring)") &&
         all) {
         long long L = p / v->nnodes, N = v->nnodes;
-        if (strstr(s->algo, "hd") != NULL && !is_pow2(v->nnodes))
+        char l0[8] = "", l1[8] = "";
+        if (sscanf(s->algo, "hier(%7[^,],%7[^)])", l0, l1) != 2 ||
+            (strcmp(l0, "hd") == 0 && !is_pow2((int)L)) ||
+            (strcmp(l1, "hd") == 0 && !is_pow2(v->nnodes)))
             return -1; /* folds: see hd */
         return (L - 1) * b + (N - 1) * L * b;
     }
@@ -194,7 +197,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
 {
     static char algo[48];
     const char *name = case_name(al->name, a, shape, inplace);
-    hccn_sched_t *s = al->build(a);
+    hccn_sched_t *s = hccn_hier_algo_build(al, a);
     if (s == NULL)
         return NULL;
     hccn_coll_args_t fixed = as_fixed(a);
@@ -278,7 +281,10 @@ static void test_flat_coll(void **state)
 
 /* ------------------------------------------------------ hier sweeps --- */
 
-static const char *const hier_algos[] = {"hier", "hier_rr", "hier_mh"};
+/* The named rows and every other two-level composition (algo_levels.c). */
+static const char *const hier_algos[] = {
+    "hier", "hier_rr", "hier_mh", "hier(ring,mesh)", "hier(ring,hd)",
+    "hier(mesh,mesh)", "hier(hd,ring)", "hier(hd,mesh)", "hier(hd,hd)"};
 
 /* Even shapes give the hierarchical schedule; uneven shapes (and, for
  * reduce_scatter/allgather, ranks not in node-major order) fall back to
@@ -543,7 +549,7 @@ int main(void)
         cmocka_unit_test(test_chunk_budget),
         cmocka_unit_test(test_hier_applicability),
     };
-    enum { MAXT = 64 };
+    enum { MAXT = 128 };
     static pair_t pairs[MAXT];
     static char tnames[MAXT][64];
     static struct CMUnitTest tests[MAXT];

@@ -76,7 +76,7 @@ static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
                      0);
     assert_int_equal(hccn_hier_cost_pods(&pl, pod, &view), 0);
     args.view = &view;
-    hccn_sched_t *s = al->build(&args);
+    hccn_sched_t *s = hccn_hier_algo_build(al, &args);
     assert_non_null(s);
     double t = test_engine_time(topo, s, world, NULL);
     hccn_sched_free(s);
@@ -497,6 +497,99 @@ static void test_forms_three_levels(void **state)
     }
 }
 
+/* Every composition row (algo_levels.c: any of ring, mesh, hd per level)
+ * on two levels (4 nodes of 4) and three (2 pods of 2 nodes of 4): the
+ * cost model's closed form within 5 % of the engine for allreduce,
+ * reduce-scatter and allgather at 1 and 16 MiB, as for the named rows
+ * (reduce-scatter and allgather with ring or hd in nodes: below);
+ * and a spec leaving a level as NA gets the cheapest row by that form. */
+static void test_compositions(void **state)
+{
+    (void)state;
+    const int quick = getenv("HCCN_TEST_QUICK") != NULL;
+    static const uint64_t sizes[] = {MIB, 16 * MIB};
+    const char *const *lv = hccn_hier_level_algos();
+    for (int three = 0; three < 2; three++) {
+        char *json = three ? NULL : cluster_json(4);
+        char buf[1024];
+        if (three)
+            snprintf(buf, sizeof(buf),
+                     "{\"version\": 1, \"node_types\": [{\"count\": 4,"
+                     " \"npu\": {\"count\": 4, \"arena_MiB\": 1,"
+                     " \"reduce_bw_GBps\": 200}, \"fabric\": {\"type\":"
+                     " \"mesh\", \"bw_GBps\": 56, \"lat_us\": 1.5},"
+                     " \"nics\": {\"count\": 4, \"bw_GBps\": 25,"
+                     " \"lat_us\": 2}}], \"network\": {\"type\":"
+                     " \"leaf_spine\", \"lat_us\": 1, \"nodes_per_leaf\": 2,"
+                     " \"oversubscription\": 2}}");
+        hccn_sim_topo_t *t = load_text(three ? buf : json,
+                                       three ? "pods-2x2x4" : "leafspine-4x4");
+        int p = t->nnpus, *world = identity(p, 0);
+        hccn_cost_place_t pl = {t, world};
+        int rows = 0;
+        for (const char *const *x = lv; *x; x++)
+            for (const char *const *y = lv; *y; y++)
+                for (const char *const *z = three ? lv : NULL;
+                     !three || *z; z = three ? z + 1 : NULL) {
+                    const hccn_algo_t *al =
+                        hccn_hier_levels_row(*x, *y, three ? *z : NULL);
+                    assert_non_null(al);
+                    rows++;
+                    for (int c = 0; c <= HCCN_COLL_ALLGATHER; c++)
+                        for (size_t k = 0; k < 2; k++) {
+                            if (quick && (k == 1 || c != 0))
+                                continue;
+                            uint64_t n = sizes[k] / 4;
+                            hccn_coll_args_t a = {
+                                .coll = (hccn_coll_t)c, .nranks = p,
+                                .count = c ? n / (uint64_t)p : n, .esize = 4};
+                            double ref = reference(al, &a, t, world);
+                            double m = hccn_hier_cost(al, &a, &pl,
+                                                      HCCN_COST_MODEL, NULL);
+                            /* Reduce-scatter and allgather with ring or
+                             * hd inside nodes: the form prices each node's
+                             * instance alone; in the engine their steps
+                             * interleave and end sooner (as for hier_rr):
+                             * an upper bound, within 25 %. */
+                            int bound = c != 0 && strcmp(*x, "mesh") != 0;
+                            double lo = 0.95 * ref,
+                                   hi = (bound ? 1.25 : 1.05) * ref;
+                            if (!(m >= lo && m <= hi))
+                                fail_msg("%s %s %llu B on %d ranks: engine "
+                                         "%.3f us, model %.3f us",
+                                         al->name, hccn_coll_name(a.coll),
+                                         (unsigned long long)sizes[k], p,
+                                         ref * 1e6, m * 1e6);
+                        }
+                    if (!three)
+                        break;
+                }
+        assert_int_equal(rows, three ? 27 : 9);
+        /* level0 given, level1 NA: the cheapest of the three. */
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
+                              .count = MIB / 4, .esize = 4};
+        hccn_hier_select_in_t in = {t, world, "level0:hd", NULL};
+        char why[512];
+        const hccn_algo_t *got = hccn_hier_select(&a, &in, why, sizeof(why),
+                                                  NULL, 0);
+        assert_non_null(got);
+        const hccn_algo_t *best = NULL;
+        double bt = INFINITY;
+        for (const char *const *y = lv; *y; y++) {
+            const hccn_algo_t *al = hccn_hier_levels_row("hd", *y, NULL);
+            double m = hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, NULL);
+            if (m < bt) {
+                bt = m;
+                best = al;
+            }
+        }
+        assert_string_equal(got->name, best->name);
+        hccn_sim_topo_free(t);
+        free(world);
+        free(json);
+    }
+}
+
 /* 1024 NPUs: every candidate is priced from its closed form (no schedule
  * is built), the figures are positive, and a hierarchical algorithm wins
  * a large allreduce. */
@@ -548,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_predictions_within_5_percent),
         cmocka_unit_test(test_forms_at_64_ranks),
         cmocka_unit_test(test_forms_three_levels),
+        cmocka_unit_test(test_compositions),
         cmocka_unit_test(test_1024_npus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,14 +27,16 @@ typedef struct {
     const char *name;
     int nodes, npus, per_leaf;      /* per_leaf 0: one network switch */
     const char *algos[3];
+    int levels;                     /* and every composition of so many
+                                       levels (algo_levels.c), or 0 */
 } cluster_t;
 
 static const cluster_t clusters[] = {
-    {"2x8", 2, 8, 0, {"hier", "hier_rr", "hier_mh"}},
-    {"4x4", 4, 4, 0, {"hier", "hier_rr", "hier_mh"}},
-    {"3x4", 3, 4, 0, {"hier", "hier_rr", NULL}},
-    {"2 pods x 2x4", 4, 4, 2, {"hier3", "hier", NULL}},
-    {"4 pods x 2x2", 8, 2, 2, {"hier3", "hier3_hd", NULL}},
+    {"2x8", 2, 8, 0, {"hier", "hier_rr", "hier_mh"}, 0},
+    {"4x4", 4, 4, 0, {"hier", "hier_rr", "hier_mh"}, 2},
+    {"3x4", 3, 4, 0, {"hier", "hier_rr", NULL}, 0},
+    {"2 pods x 2x4", 4, 4, 2, {"hier3", "hier", NULL}, 3},
+    {"4 pods x 2x2", 8, 2, 2, {"hier3", "hier3_hd", NULL}, 0},
 };
 
 static hccn_sim_topo_t *load(const cluster_t *c)
@@ -78,6 +80,43 @@ static void nic_bytes(const hccn_sim_topo_t *t, hccn_sim_engine_t *eng,
     }
 }
 
+/* Checks algorithm al's NIC bytes for reduce-scatter, allgather and
+ * allreduce on cluster c (t, view). */
+static void check_algo(const cluster_t *c, const hccn_sim_topo_t *t,
+                       const hccn_hier_view_t *view, const hccn_algo_t *al)
+{
+    static const hccn_coll_t colls[] = {HCCN_COLL_REDUCE_SCATTER,
+                                        HCCN_COLL_ALLGATHER,
+                                        HCCN_COLL_ALLREDUCE};
+    const double N = c->nodes;
+    int p = t->nnpus;
+    for (int ci = 0; ci < 3; ci++) {
+        /* Whole blocks at every level, and no allreduce tail. */
+        uint64_t count = (uint64_t)p * 96;
+        hccn_coll_args_t a = {.coll = colls[ci], .nranks = p,
+                              .count = count, .esize = 4, .view = view};
+        hccn_sched_t *s = hccn_hier_algo_build(al, &a);
+        assert_non_null(s);
+        hccn_sim_engine_t *eng = NULL;
+        test_engine_time(t, s, NULL, &eng);
+        double S = (double)count * 4 *
+                   (colls[ci] == HCCN_COLL_ALLREDUCE ? 2.0 : (double)p);
+        double want = (N - 1) / N * S;
+        for (int n = 0; n < c->nodes; n++) {
+            double out, in;
+            nic_bytes(t, eng, n, &out, &in);
+            if (out != want || in != want)
+                fail_msg("%s %s %s node %d: %.0f B out, %.0f B in, "
+                         "want %.0f", c->name, al->name,
+                         hccn_coll_name(colls[ci]), n, out, in, want);
+        }
+        print_message("%-14s %-20s %-15s %.0f B per node each way\n",
+                      c->name, s->algo, hccn_coll_name(colls[ci]), want);
+        hccn_sim_engine_destroy(eng);
+        hccn_sched_free(s);
+    }
+}
+
 static void check_cluster(const cluster_t *c)
 {
     hccn_sim_topo_t *t = load(c);
@@ -91,38 +130,24 @@ static void check_cluster(const cluster_t *c)
     hccn_hier_view_t view;
     assert_int_equal(hccn_hier_cost_view(&pl, p, node, local, &view), 0);
     assert_int_equal(hccn_hier_cost_pods(&pl, pod, &view), 0);
-    static const hccn_coll_t colls[] = {HCCN_COLL_REDUCE_SCATTER,
-                                        HCCN_COLL_ALLGATHER,
-                                        HCCN_COLL_ALLREDUCE};
-    const double N = c->nodes;
-    for (int ai = 0; ai < 3 && c->algos[ai] != NULL; ai++)
-        for (int ci = 0; ci < 3; ci++) {
-            /* Whole blocks at every level, and no allreduce tail. */
-            uint64_t count = (uint64_t)p * 96;
-            hccn_coll_args_t a = {.coll = colls[ci], .nranks = p,
-                                  .count = count, .esize = 4, .view = &view};
-            const hccn_algo_t *al = hccn_hier_algo_find(c->algos[ai]);
-            assert_non_null(al);
-            hccn_sched_t *s = al->build(&a);
-            assert_non_null(s);
-            hccn_sim_engine_t *eng = NULL;
-            test_engine_time(t, s, NULL, &eng);
-            double S = (double)count * 4 *
-                       (colls[ci] == HCCN_COLL_ALLREDUCE ? 2.0 : (double)p);
-            double want = (N - 1) / N * S;
-            for (int n = 0; n < c->nodes; n++) {
-                double out, in;
-                nic_bytes(t, eng, n, &out, &in);
-                if (out != want || in != want)
-                    fail_msg("%s %s %s node %d: %.0f B out, %.0f B in, "
-                             "want %.0f", c->name, al->name,
-                             hccn_coll_name(colls[ci]), n, out, in, want);
+    for (int ai = 0; ai < 3 && c->algos[ai] != NULL; ai++) {
+        const hccn_algo_t *al = hccn_hier_algo_find(c->algos[ai]);
+        assert_non_null(al);
+        check_algo(c, t, &view, al);
+    }
+    /* Every composition: its groups here are powers of two, so hd does
+     * not fold extra ranks in. */
+    const char *const *lv = hccn_hier_level_algos();
+    for (const char *const *x = lv; c->levels && *x; x++)
+        for (const char *const *y = lv; *y; y++)
+            for (const char *const *z = lv; *z; z++) {
+                const hccn_algo_t *al = hccn_hier_levels_row(
+                    *x, *y, c->levels == 3 ? *z : NULL);
+                assert_non_null(al);
+                check_algo(c, t, &view, al);
+                if (c->levels == 2)
+                    break;
             }
-            print_message("%-14s %-9s %-15s %.0f B per node each way\n",
-                          c->name, s->algo, hccn_coll_name(colls[ci]), want);
-            hccn_sim_engine_destroy(eng);
-            hccn_sched_free(s);
-        }
     free(world);
     free(node);
     free(local);
