@@ -90,6 +90,7 @@ hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
         cl->capfaults = cap;
     }
     cl->faults[cl->nfaults++] = sf;
+    hccn_rt_plans_clear(cl->world);   /* made under the old fault plan */
     return HCCN_OK;
 }
 
@@ -102,6 +103,7 @@ hccn_status_t hccn_cluster_clear_faults(hccn_cluster_t *cl)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_clear_faults: the cluster is running");
     cl->nfaults = cl->nfile_faults;
+    hccn_rt_plans_clear(cl->world);
     return HCCN_OK;
 }
 

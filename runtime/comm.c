@@ -9,7 +9,6 @@
 #include "hierarchy/cost.h"
 #include "runtime/rt.h"
 
-#define CACHE_MAX 128
 
 static void comm_free_handles(rt_comm_t *c)
 {
@@ -174,17 +173,8 @@ void hccn_rt_comm_free(rt_comm_t *c)
     hccn_rt_pairs_clear(c);
     free(c->moves.bufs);
     free(c->moves.moves);
-    while (c->plans != NULL) {
-        rt_plan_t *p = c->plans;
-        c->plans = p->next;
-        free(p->steps);
-        free(p);
-    }
-    for (int i = 0; i < c->ncache; i++) {
-        hccn_sched_free(c->cache[i].sched);
-        free(c->cache[i].v);
-    }
-    free(c->cache);
+    hccn_rt_plans_clear(c);
+    free(c->entries);
     comm_free_handles(c);
     free(c->world);
     free(c->node);
@@ -192,23 +182,6 @@ void hccn_rt_comm_free(rt_comm_t *c)
     free(c->pod);
     pthread_mutex_destroy(&c->lock);
     free(c);
-}
-
-/* The v-arrays of a (hccn_coll_args_t order: vcounts, vrcounts,
- * vsdispls, vrdispls); NULL where a has none. */
-static void v_arrays(const hccn_coll_args_t *a, const uint64_t *arr[4])
-{
-    arr[0] = a->vcounts;
-    arr[1] = a->vrcounts;
-    arr[2] = a->vsdispls;
-    arr[3] = a->vrdispls;
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v;
-    h *= 1099511628211ULL;
-    return h ^ (h >> 31);
 }
 
 static int pick_spec_equal(const rt_pick_t *p, const char *spec)
@@ -253,159 +226,6 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
     if (spec != NULL)
         strcpy(p->spec, spec);
     return p;
-}
-
-/* A hash of everything a schedule's builder reads (a first filter only:
- * same_key decides). */
-static uint64_t sched_key(const hccn_coll_args_t *a, const hccn_algo_t *algo)
-{
-    uint64_t h = 1469598103934665603ULL;
-    uint64_t parts[] = {(uint64_t)a->coll, a->count, (uint64_t)a->esize,
-                        (uint64_t)(int64_t)a->root, a->chunk_bytes,
-                        (uint64_t)(uintptr_t)algo, (uint64_t)a->me};
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        h = mix(h, parts[i]);
-    const uint64_t *arr[4];
-    v_arrays(a, arr);
-    for (int k = 0; k < 4; k++)
-        for (int r = 0; arr[k] != NULL && r < a->nranks; r++)
-            h = mix(h, arr[k][r] + (uint64_t)k);
-    return h;
-}
-
-/* 1 if entry e was built from exactly a and algo. */
-static int same_key(const rt_sched_entry_t *e, uint64_t hash,
-                    const hccn_coll_args_t *a, const hccn_algo_t *algo)
-{
-    const hccn_coll_args_t *b = &e->args;
-    if (e->hash != hash || e->algo != algo || b->coll != a->coll ||
-        b->nranks != a->nranks || b->count != a->count ||
-        b->esize != a->esize || b->root != a->root ||
-        b->chunk_bytes != a->chunk_bytes || b->me != a->me)
-        return 0;
-    const uint64_t *x[4], *y[4];
-    v_arrays(a, x);
-    v_arrays(b, y);
-    size_t n = (size_t)a->nranks * sizeof(uint64_t);
-    for (int k = 0; k < 4; k++)
-        if ((x[k] == NULL) != (y[k] == NULL) ||
-            (x[k] != NULL && memcmp(x[k], y[k], n) != 0))
-            return 0;
-    return 1;
-}
-
-/* Fills e with sched and a copy of a (its arrays copied into e->v);
- * -1 on no memory. */
-static int entry_make(rt_sched_entry_t *e, uint64_t hash,
-                      const hccn_coll_args_t *a, const hccn_algo_t *algo,
-                      hccn_sched_t *sched)
-{
-    const uint64_t *arr[4];
-    uint64_t **dst[4] = {(uint64_t **)&e->args.vcounts,
-                         (uint64_t **)&e->args.vrcounts,
-                         (uint64_t **)&e->args.vsdispls,
-                         (uint64_t **)&e->args.vrdispls};
-    size_t n = (size_t)a->nranks, used = 0;
-    v_arrays(a, arr);
-    int narr = 0;
-    for (int k = 0; k < 4; k++)
-        narr += arr[k] != NULL;
-    *e = (rt_sched_entry_t){hash, *a, algo, NULL, sched};
-    e->args.view = NULL;
-    if (narr == 0)
-        return 0;
-    e->v = malloc((size_t)narr * n * sizeof(uint64_t));
-    if (e->v == NULL)
-        return -1;
-    for (int k = 0; k < 4; k++) {
-        if (arr[k] == NULL)
-            continue;
-        memcpy(e->v + used, arr[k], n * sizeof(uint64_t));
-        *dst[k] = e->v + used;
-        used += n;
-    }
-    return 0;
-}
-
-/* The cached schedule for (a, algo), or NULL (lock held). */
-static const hccn_sched_t *cache_find(rt_comm_t *c, uint64_t key,
-                                      const hccn_coll_args_t *a,
-                                      const hccn_algo_t *algo)
-{
-    for (int i = 0; i < c->ncache; i++)
-        if (same_key(&c->cache[i], key, a, algo))
-            return c->cache[i].sched;
-    return NULL;
-}
-
-/* Builds and checks the schedule of algo for a; NULL with the last error
- * set. */
-static hccn_sched_t *sched_build(const hccn_coll_args_t *a,
-                                 const hccn_algo_t *algo)
-{
-    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
-    char why[256];
-    if (s == NULL) {
-        hccn_rt_error(HCCN_ERR_UNSUPPORTED,
-                      "%s: algorithm '%s' does not support %d ranks, count "
-                      "%llu",
-                      hccn_coll_name(a->coll), algo->name, a->nranks,
-                      (unsigned long long)a->count);
-        return NULL;
-    }
-    if (hccn_sched_validate(s, why, sizeof(why)) != 0) {
-        hccn_rt_error(HCCN_ERR_INTERNAL, "%s: algorithm '%s' built an invalid "
-                      "schedule: %s",
-                      hccn_coll_name(a->coll), algo->name, why);
-        hccn_sched_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
-                                       const hccn_algo_t *algo, int *owned)
-{
-    *owned = 0;
-    uint64_t key = sched_key(a, algo);
-    const hccn_sched_t *found;
-    pthread_mutex_lock(&c->lock);
-    found = cache_find(c, key, a, algo);
-    pthread_mutex_unlock(&c->lock);
-    if (found != NULL)
-        return found;
-
-    hccn_sched_t *s = sched_build(a, algo);
-    if (s == NULL)
-        return NULL;
-    pthread_mutex_lock(&c->lock);
-    /* Another rank may have built the same one meanwhile. */
-    found = cache_find(c, key, a, algo);
-    if (found == NULL && c->ncache == c->capcache && c->capcache < CACHE_MAX) {
-        int cap = c->capcache ? 2 * c->capcache : 16;
-        rt_sched_entry_t *n = realloc(c->cache, (size_t)cap * sizeof(*n));
-        if (n != NULL) {
-            c->cache = n;
-            c->capcache = cap;
-        }
-    }
-    if (found == NULL && c->ncache < c->capcache &&
-        entry_make(&c->cache[c->ncache], key, a, algo, s) == 0) {
-        c->ncache++;
-        found = s;
-        s = NULL;
-    }
-    pthread_mutex_unlock(&c->lock);
-    if (s != NULL) {
-        if (found != NULL) {
-            hccn_sched_free(s);
-        } else {
-            /* The cache is full: the caller owns this one. */
-            *owned = 1;
-            found = s;
-        }
-    }
-    return found;
 }
 
 /* --------------------------------------------------------- public queries */

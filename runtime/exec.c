@@ -92,7 +92,7 @@ void hccn_rt_rank_tasks(const hccn_sched_rank_t *rk, const hccn_sim_npu_t *npu,
 static rt_part_t *part_reuse(const rt_op_t *op, rt_pick_t *pick,
                              const uintptr_t bufs[3])
 {
-    if (pick == NULL || pick->sched != op->sched)
+    if (pick == NULL || pick->entry == NULL || pick->entry != op->entry)
         return NULL;
     rt_part_t *p = &pick->part;
     if (p->tasks == NULL || p->compress != op->compress ||
@@ -109,7 +109,7 @@ static rt_part_t *part_reuse(const rt_op_t *op, rt_pick_t *pick,
 static rt_part_t *part_keep(const rt_op_t *op, rt_pick_t *pick,
                             const uintptr_t bufs[3], hccn_sim_task_t *tasks)
 {
-    if (pick == NULL || pick->sched != op->sched)
+    if (pick == NULL || pick->entry == NULL || pick->entry != op->entry)
         return NULL;
     rt_part_t *p = &pick->part;
     free(p->tasks);
@@ -234,9 +234,13 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     if (hccn_coll_is_v(a->coll))
         op->fp.count = call->fp_extra;
     op->count = a->count;
-    op->sched = call->pick != NULL ? call->pick->sched : NULL;
-    if (op->sched == NULL)
-        op->sched = hccn_rt_comm_sched(comm->sh, a, algo, &op->sched_owned);
+    /* The rank's pick brings the entry; else the communicator's cache. */
+    op->entry = call->pick != NULL ? call->pick->entry : NULL;
+    hccn_sched_t *own = NULL;
+    if (op->entry == NULL)
+        op->entry = hccn_rt_plan_entry(comm->sh, a, algo, &own);
+    op->sched = op->entry != NULL ? op->entry->sched : own;
+    op->sched_owned = own != NULL;
     if (op->sched == NULL) {
         free(op->vmem);
         free(op);
@@ -246,8 +250,8 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->fp.algo = op->sched->algo;
     const hccn_sched_rank_t *rk = &op->sched->ranks[comm->rank];
     rt_pick_t *pick = op->sched_owned ? NULL : call->pick;
-    if (pick != NULL && pick->sched != op->sched) {
-        pick->sched = op->sched;
+    if (pick != NULL && pick->entry != op->entry) {
+        pick->entry = op->entry;
         pick->moves = rank_moves(rk);
     }
     op->nsteps = rk->nsteps;

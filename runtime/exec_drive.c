@@ -13,58 +13,22 @@
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
-/* Plans (rt_plan_t) are kept per communicator for up to this many
- * schedules; beyond, calls are driven step by step as before. */
-#define RT_PLANS_MAX 32
-
-/* The schedule every rank of slot s runs and its compression, when a plan
- * can describe the call: one schedule for all (a cached one: its address
- * stays its own) and one compression (a plan made without it may fuse
+/* The plan-cache entry every rank of slot s runs and its compression,
+ * when a plan can describe the call: one entry for all (plans are kept in
+ * it: plan_cache.c) and one compression (a plan made without it may fuse
  * receives with reductions, which a compressed call must not: its bytes
- * are rounded on the way). 0 if not. */
-static int plan_key(const rt_slot_t *s, int size, const hccn_sched_t **sched,
+ * are rounded on the way). 0 if not. Plans are never changed or dropped
+ * while a call is in flight, so a driver reads one without a lock. */
+static int plan_key(const rt_slot_t *s, int size, const rt_entry_t **entry,
                     int *compress)
 {
-    *sched = s->ops[0]->sched;
+    *entry = s->ops[0]->entry;
     *compress = s->ops[0]->compress;
     for (int r = 0; r < size; r++)
-        if (s->ops[r]->sched != *sched || s->ops[r]->sched_owned ||
+        if (s->ops[r]->entry != *entry || *entry == NULL ||
             s->ops[r]->compress != *compress)
             return 0;
     return 1;
-}
-
-/* The plan kept for sched and compress, or NULL; *room: whether another
- * could be kept (else a recording would be made in vain). */
-static const rt_plan_t *plan_find(rt_comm_t *c, const hccn_sched_t *sched,
-                                  int compress, int *room)
-{
-    pthread_mutex_lock(&c->lock);
-    const rt_plan_t *p = c->plans;
-    while (p != NULL && (p->sched != sched || p->compress != compress))
-        p = p->next;
-    *room = c->nplans < RT_PLANS_MAX;
-    pthread_mutex_unlock(&c->lock);
-    return p;
-}
-
-/* Keeps a complete recording (plans are never changed or dropped before
- * the communicator is freed, so a driver may read one without a lock);
- * frees it if the table filled meanwhile. */
-static void plan_keep(rt_comm_t *c, rt_plan_t *p)
-{
-    pthread_mutex_lock(&c->lock);
-    if (c->nplans < RT_PLANS_MAX) {
-        p->next = c->plans;
-        c->plans = p;
-        c->nplans++;
-        p = NULL;
-    }
-    pthread_mutex_unlock(&c->lock);
-    if (p != NULL) {
-        free(p->steps);
-        free(p);
-    }
 }
 
 /* c's moves for plan p and the call at s, worked out again unless they
@@ -153,22 +117,20 @@ static void drive(rt_op_t *me)
     atomic_fetch_add_explicit(&c->cl->ndriven, 1, memory_order_relaxed);
     for (int r = 0; r < c->size; r++)
         s->ops[r]->driven = 1;
-    const hccn_sched_t *sched;
+    const rt_entry_t *entry;
     int compress, room = 0;
-    int keyed = plan_key(s, c->size, &sched, &compress);
-    const rt_plan_t *plan = keyed ? plan_find(c, sched, compress, &room)
-                                  : NULL;
+    int keyed = plan_key(s, c->size, &entry, &compress);
+    const rt_plan_t *plan =
+        keyed ? hccn_rt_plan_find(c, entry, compress, &room) : NULL;
     if (plan != NULL) {
         plan_run(s, c->size, plan);
     } else {
         s->rec = room ? calloc(1, sizeof(*s->rec)) : NULL;
-        if (s->rec != NULL) {
-            s->rec->sched = sched;
+        if (s->rec != NULL)
             s->rec->compress = compress;
-        }
         int all = run_all(s, c->size);
         if (s->rec != NULL && all && !s->rec->failed) {
-            plan_keep(c, s->rec);
+            hccn_rt_plan_keep(c, entry, s->rec);
         } else if (s->rec != NULL) {
             free(s->rec->steps);
             free(s->rec);

@@ -196,7 +196,6 @@ typedef struct {
 } rt_plan_step_t;
 
 typedef struct rt_plan {
-    const hccn_sched_t *sched;    /* every rank's (a cached one) */
     int compress;                 /* the calls' HCCN_COMPRESS_* */
     int failed;                   /* no memory while recording */
     uint32_t n, cap;
@@ -262,16 +261,22 @@ typedef struct {
     hccn_status_t status;         /* set by the receiver on a size mismatch */
 } rt_box_ent_t;
 
-/* A cached schedule and everything its builder read: the arguments
- * (view aside: it is the communicator's), with copies of the v-arrays in
- * v, and the algorithm. hash is only a first filter. */
+/* One entry of a communicator's plan cache (plan_cache.c): one kind of
+ * call worked out once. Its key is everything the schedule's builder
+ * read: the arguments (view aside: it is the communicator's; v-arrays
+ * copied into v) and the algorithm selected for them; hash is only a
+ * first filter. It holds the schedule and the orders in which drivers
+ * moved its bytes (exec_drive.c), one per compression. Everything but
+ * plans is fixed once the entry is published; plans only grows, under
+ * the communicator's lock. Entries live until hccn_rt_plans_clear. */
 typedef struct {
     uint64_t hash;
     hccn_coll_args_t args;
     const hccn_algo_t *algo;
     uint64_t *v;
     hccn_sched_t *sched;
-} rt_sched_entry_t;
+    rt_plan_t *plans;
+} rt_entry_t;
 
 #define RT_SPLITS 4
 
@@ -295,12 +300,11 @@ struct rt_comm {
     hccn_hier_view_t view;
     pthread_mutex_t lock;
     rt_slot_t slots[RT_SLOTS];
-    rt_plan_t *plans;             /* under lock; kept until freed */
-    int nplans;
+    int nplans;                   /* plans kept in entries (under lock) */
     rt_moves_t moves;             /* the last driver's; drivers of a
                                      communicator run one at a time */
-    rt_sched_entry_t *cache;      /* under lock */
-    int ncache, capcache;
+    rt_entry_t **entries;         /* the plan cache (under lock) */
+    int nentries, capentries;
     rt_pair_t *pairs;             /* point-to-point pairs used (pairs.c;
                                      under lock) */
     size_t npairs, cappairs;
@@ -342,8 +346,8 @@ typedef struct {
     size_t esize;
     char spec[RT_PICK_SPEC];      /* the spec it was chosen under */
     const hccn_algo_t *algo;
-    const hccn_sched_t *sched;    /* the communicator's cached one, or NULL */
-    uint64_t moves;               /* bytes this rank's steps of sched move */
+    const rt_entry_t *entry;      /* its plan-cache entry, or NULL */
+    uint64_t moves;               /* bytes this rank's steps move */
     rt_part_t part;               /* this rank's tasks for sched */
 } rt_pick_t;
 
@@ -382,11 +386,30 @@ void hccn_rt_comm_free(rt_comm_t *c);
 /* Forgets every collective and message in flight (between runs). */
 void hccn_rt_comm_reset(rt_comm_t *c);
 
-/* The schedule for args and algorithm, cached per communicator (at most
- * 128); past that a fresh one is built and *owned set: the caller frees it.
- * Returns NULL with the last error set when it cannot be built. */
-const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
-                                       const hccn_algo_t *algo, int *owned);
+/* ------------------------------------------- plan cache (plan_cache.c) */
+
+/* The plan-cache entry of c for args and algorithm, made (schedule built
+ * and checked) on a miss. When the cache is full (128 entries) it returns
+ * NULL with *owned a schedule built for this call alone, which the caller
+ * frees; NULL with *owned NULL and the last error set when the schedule
+ * cannot be built. */
+const rt_entry_t *hccn_rt_plan_entry(rt_comm_t *c, const hccn_coll_args_t *a,
+                                     const hccn_algo_t *algo,
+                                     hccn_sched_t **owned);
+
+/* The driver's order kept in e for compress, or NULL; *room: whether
+ * another could be kept. */
+const rt_plan_t *hccn_rt_plan_find(rt_comm_t *c, const rt_entry_t *e,
+                                   int compress, int *room);
+
+/* Keeps a complete recording p in e (frees it when there is no room). */
+void hccn_rt_plan_keep(rt_comm_t *c, const rt_entry_t *e, rt_plan_t *p);
+
+/* The one invalidation: forgets every entry of c with its plans, every
+ * member's remembered selections and the driver's worked-out moves. Called
+ * when what they were made from changes (the cluster's fault plan) and
+ * when c is freed; never with a call of c in flight. */
+void hccn_rt_plans_clear(rt_comm_t *c);
 
 /* The rank's remembered selection for args under spec (NULL: none), or
  * NULL when it has none. */
@@ -456,7 +479,8 @@ struct hccn_future {
     uint64_t seq;
     rt_slot_t *slot;
     const hccn_sched_t *sched;
-    int sched_owned;
+    const rt_entry_t *entry;      /* sched's plan-cache entry, or NULL */
+    int sched_owned;              /* sched is this op's own (no entry) */
     char *bufs[3];
     char *scratch;
     size_t scratch_len;           /* its allocated size */

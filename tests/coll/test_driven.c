@@ -316,6 +316,96 @@ static void test_plans_and_compression(void **state)
     }
 }
 
+/* The plan cache (runtime/plan_cache.c): one entry per kind of call,
+ * made once for all ranks and kept across runs; a change of the fault
+ * plan empties it (its one invalidation rule), and the next run makes it
+ * again with the same bytes, in the times of a fresh cluster with that
+ * fault. Two allreduces and an allgather of CNT int32 per run. */
+typedef struct {
+    int32_t ar[NR][CNT], ag[NR][NR * CNT];
+    double ends[NR][3];
+} pc_prog_t;
+
+static hccn_status_t pc_rank_fn(hccn_ctx_t *ctx, void *arg)
+{
+    pc_prog_t *p = arg;
+    int r = hccn_rank(ctx);
+    hccn_comm_t *w = hccn_comm_world(ctx);
+    int32_t *sb, *rb;
+    hccn_status_t rc;
+    if ((rc = hccn_malloc(ctx, CNT * sizeof(int32_t), (void **)&sb)) != HCCN_OK ||
+        (rc = hccn_malloc(ctx, NR * CNT * sizeof(int32_t), (void **)&rb)) !=
+            HCCN_OK)
+        return rc;
+    for (int i = 0; i < CNT; i++)
+        sb[i] = input(r, (size_t)i);
+    for (int k = 0; k < 2 && rc == HCCN_OK; k++) {
+        rc = hccn_allreduce(w, sb, rb, CNT, HCCN_INT32, HCCN_SUM);
+        p->ends[r][k] = hccn_time(ctx);
+    }
+    memcpy(p->ar[r], rb, sizeof(p->ar[r]));
+    if (rc == HCCN_OK)
+        rc = hccn_allgather(w, sb, rb, CNT, HCCN_INT32);
+    p->ends[r][2] = hccn_time(ctx);
+    memcpy(p->ag[r], rb, sizeof(p->ag[r]));
+    return rc;
+}
+
+static void pc_check_sums(const pc_prog_t *p)
+{
+    for (int r = 0; r < NR; r++)
+        for (int i = 0; i < CNT; i++) {
+            int32_t want = 0;
+            for (int q = 0; q < NR; q++) {
+                want += input(q, (size_t)i);
+                assert_int_equal(p->ag[r][q * CNT + i], input(q, (size_t)i));
+            }
+            assert_int_equal(p->ar[r][i], want);
+        }
+}
+
+static void test_plan_cache(void **state)
+{
+    (void)state;
+    static pc_prog_t a, b, c;
+    hccn_cluster_t *cl, *fresh;
+    hccn_fault_t slow = {.struct_size = sizeof(slow),
+                         .kind = HCCN_FAULT_NPU_SLOW, .npu = 3, .factor = 4};
+    assert_int_equal(hccn_cluster_create(test_path("configs/default.json"),
+                                         NULL, &cl), HCCN_OK);
+    rt_comm_t *w = cl->world;
+    assert_int_equal(hccn_cluster_run(cl, pc_rank_fn, &a, NULL), HCCN_OK);
+    pc_check_sums(&a);
+    assert_int_equal(w->nentries, 2);   /* the allreduce, the allgather */
+    for (int i = 0; i < w->nentries; i++)
+        assert_non_null(w->entries[i]->sched);
+    int plans = w->nplans;
+    assert_true(plans >= 1);            /* small calls are driven */
+    assert_int_equal(hccn_cluster_run(cl, pc_rank_fn, &b, NULL), HCCN_OK);
+    assert_int_equal(w->nentries, 2);   /* found again, not made again */
+    assert_int_equal(w->nplans, plans);
+    assert_memory_equal(&a, &b, sizeof(a));
+
+    assert_int_equal(hccn_cluster_add_fault(cl, &slow), HCCN_OK);
+    assert_int_equal(w->nentries, 0);
+    assert_int_equal(w->nplans, 0);
+    assert_int_equal(hccn_cluster_run(cl, pc_rank_fn, &b, NULL), HCCN_OK);
+    assert_int_equal(w->nentries, 2);
+    assert_memory_equal(a.ar, b.ar, sizeof(a.ar));
+    assert_memory_equal(a.ag, b.ag, sizeof(a.ag));
+    assert_true(b.ends[3][2] > a.ends[3][2]);   /* the slow NPU shows */
+
+    assert_int_equal(hccn_cluster_create(test_path("configs/default.json"),
+                                         NULL, &fresh), HCCN_OK);
+    assert_int_equal(hccn_cluster_add_fault(fresh, &slow), HCCN_OK);
+    assert_int_equal(hccn_cluster_run(fresh, pc_rank_fn, &c, NULL), HCCN_OK);
+    assert_memory_equal(&b, &c, sizeof(b));
+    assert_int_equal(hccn_cluster_clear_faults(cl), HCCN_OK);
+    assert_int_equal(w->nentries, 0);
+    hccn_cluster_destroy(fresh);
+    hccn_cluster_destroy(cl);
+}
+
 /* Only calls within the limit are driven, also when a call repeats (a
  * rank remembers what its steps move with the schedule): small and large
  * allreduces alternate three times under a 4 KiB limit; each rank moves
@@ -441,6 +531,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moves),
+        cmocka_unit_test(test_plan_cache),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_plans_and_compression),
         cmocka_unit_test(test_async_in_flight),
