@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "device_sim/fail.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
 
@@ -101,6 +102,23 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name)
     for (const hccn_algo_t *a = algos; a->name != NULL; a++)
         if (strcmp(a->name, name) == 0)
             return a;
+    return NULL;
+}
+
+hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
+                              const hccn_coll_args_t *a)
+{
+    hccn_sim_fail_clear();
+    hccn_sched_t *s = algo->build(a);
+    if (s != NULL)
+        return s;
+    if (hccn_sim_fail_status() != HCCN_OK)
+        hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),
+                              algo->name);
+    else
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%s: algorithm '%s' does not "
+                      "support %d ranks, count %llu", hccn_coll_name(a->coll),
+                      algo->name, a->nranks, (unsigned long long)a->count);
     return NULL;
 }
 

@@ -128,6 +128,13 @@ const hccn_algo_t *hccn_hier_algos(void);
 /* Looks an algorithm up by name; NULL if unknown. */
 const hccn_algo_t *hccn_hier_algo_find(const char *name);
 
+/* algo's schedule for a, or NULL with the failure recorded (device_sim/
+ * fail.h): HCCN_ERR_UNSUPPORTED when algo cannot run a, else what its
+ * builder found (HCCN_ERR_NOMEM naming the allocation), after the
+ * collective and the algorithm. */
+hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
+                              const hccn_coll_args_t *a);
+
 const char *hccn_coll_name(hccn_coll_t coll);
 
 /* What phase `phase` (hccn_step_t.phase) of a schedule named algo does
