@@ -43,6 +43,11 @@ hccn_status_t hccn_sim_fail_status(void)
     return fail_status;
 }
 
+const char *hccn_sim_nomem_msg(void)
+{
+    return fail_status == HCCN_ERR_NOMEM ? fail_msg : "out of memory";
+}
+
 const char *hccn_sim_fail_msg(void)
 {
     return fail_msg;

@@ -36,6 +36,11 @@ hccn_status_t hccn_sim_fail_context(const char *fmt, ...)
 /* The status of the calling thread's recorded failure; HCCN_OK if none. */
 hccn_status_t hccn_sim_fail_status(void);
 
+/* For a message about a failed allocation: the recorded one when the
+ * recorded failure is HCCN_ERR_NOMEM (it names what), else "out of memory"
+ * (an allocation outside the library: json-c's). */
+const char *hccn_sim_nomem_msg(void);
+
 /* The calling thread's message ("" if none). */
 const char *hccn_sim_fail_msg(void);
 

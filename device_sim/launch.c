@@ -78,7 +78,7 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     if (th == NULL || la == NULL) {
         rc = HCCN_ERR_NOMEM;
         if (why != NULL && len > 0)
-            snprintf(why, len, "no memory for %d thread records", n);
+            snprintf(why, len, "%s", hccn_sim_fail_msg());
         goto out_free;
     }
     if (bind && hwloc_topology_init(&topo) == 0) {
@@ -95,15 +95,18 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     int started = 0;
     for (; started < n; started++) {
         la[started] = (launch_arg_t){started, fn, arg, topo, ncores, &gate};
-        int e = hccn_sim_reserve(HCCN_RESOURCE_THREAD, 0, "an NPU") != HCCN_OK
-                    ? EAGAIN
-                    : pthread_create(&th[started], &attr, thread_main,
-                                     &la[started]);
+        int refused = hccn_sim_reserve(HCCN_RESOURCE_THREAD, 0, "an NPU") !=
+                      HCCN_OK;
+        int e = refused ? EAGAIN
+                        : pthread_create(&th[started], &attr, thread_main,
+                                         &la[started]);
         if (e != 0) {
             rc = HCCN_ERR_NOMEM;
             if (why != NULL && len > 0)
-                snprintf(why, len, "thread %d of %d: %s", started, n,
-                         strerror(e));
+                snprintf(why, len, "thread %d of %d: %s%s", started, n,
+                         refused ? hccn_sim_fail_msg()
+                                 : "out of memory: no host thread: ",
+                         refused ? "" : strerror(e));
             break;
         }
     }

@@ -187,7 +187,7 @@ static hccn_status_t read_file(const char *path, char **text, size_t *len,
         else
             hccn_sim_topo_errf(err, errlen, path, "%s", too_large
                                ? "larger than the 64 MiB a topology file "
-                                 "may have" : "out of memory");
+                                 "may have" : hccn_sim_nomem_msg());
         return failed ? HCCN_ERR_IO
                : too_large ? HCCN_ERR_TOPOLOGY : HCCN_ERR_NOMEM;
     }
@@ -271,7 +271,7 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
     if (st != HCCN_OK) {
         hccn_sim_topo_free(t);
         hccn_sim_topo_errf(err, errlen, source, "%s",
-                           st == HCCN_ERR_NOMEM ? "out of memory"
+                           st == HCCN_ERR_NOMEM ? hccn_sim_nomem_msg()
                                                 : "internal error building "
                                                   "the graph");
         return st;

@@ -132,7 +132,7 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
         return -1;
     fold_t f = {topo, link_map, hccn_sim_calloc((size_t)topo->nlinks, 1), why, len};
     if (f.set == NULL)
-        return refuse(why, len, "out of memory");
+        return refuse(why, len, "%s", hccn_sim_nomem_msg());
     for (int l = 0; l < topo->nlinks; l++)
         link_map[l] = l;
     int rc = 0;
