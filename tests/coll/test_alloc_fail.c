@@ -17,6 +17,8 @@
  *
  * The requests of a run come from 4 NPU threads, so which one is the Nth
  * changes from run to run; the sweep checks whatever one it hits.
+ * HCCN_SWEEP_TRACE=1 prints the stack of each refused request, each run's
+ * rank statuses, and the stacks of blocks left behind.
  * cmocka asserts are not thread-safe: rank functions only record.
  */
 #include <setjmp.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <execinfo.h>
+#include <malloc.h>
 #include <pthread.h>
 
 #include "hccn/hccn.h"
@@ -89,13 +92,14 @@ static void track_add(void *p)
     pthread_mutex_unlock(&track_lock);
 }
 
-static void track_move(void *from, void *to)
+/* from is an address only (the block may be gone): never read. */
+static void track_move(uintptr_t from, void *to)
 {
-    if (from == NULL || getenv("HCCN_SWEEP_TRACE") == NULL)
+    if (from == 0 || getenv("HCCN_SWEEP_TRACE") == NULL)
         return;
     pthread_mutex_lock(&track_lock);
     for (int i = 0; i < TRACK_MAX; i++)
-        if (track[i].p == from) {
+        if ((uintptr_t)track[i].p == from) {
             track[i].p = to;
             break;
         }
@@ -134,9 +138,14 @@ static void *t_calloc(size_t n, size_t s, void *u)
 static void *t_realloc(void *p, size_t n, void *u)
 {
     (void)u;
-    void *q = refuse() ? NULL : realloc(p, n);
-    if (q != NULL)
-        track_move(p, q);
+    /* By hand, so that the block's tracking moves before it is freed. */
+    void *q = refuse() ? NULL : malloc(n);
+    if (q == NULL)
+        return NULL;
+    size_t had = malloc_usable_size(p);
+    memcpy(q, p, had < n ? had : n);
+    track_move((uintptr_t)p, q);
+    free(p);
     return q;
 }
 
@@ -145,7 +154,7 @@ static void t_free(void *p, void *u)
     (void)u;
     if (p != NULL)
         atomic_fetch_sub(&live, 1);
-    track_move(p, NULL);
+    track_move((uintptr_t)p, NULL);
     free(p);
 }
 
@@ -277,11 +286,14 @@ static hccn_status_t run_group(hccn_ctx_t *ctx, hccn_comm_t *w, int r,
     hccn_status_t rc = hccn_group_start(ctx);
     if (rc != HCCN_OK)
         return rc;
+    /* After a failed call the next call would replace its message (valid
+     * until the next hccn call): the group is closed at once. Its end's
+     * error, when there is one, comes last and is the one returned. */
     hccn_status_t rc1 = hccn_allgather(w, sb, rb, CNT, HCCN_INT32);
-    hccn_status_t rc2 = hccn_broadcast(w, sb, rb + NR * CNT, CNT, HCCN_INT32,
-                                       1);
-    /* The group is closed whatever failed; its end's error (and message)
-     * comes last, so it is the one to return when there is one. */
+    hccn_status_t rc2 =
+        rc1 != HCCN_OK ? rc1
+                       : hccn_broadcast(w, sb, rb + NR * CNT, CNT, HCCN_INT32,
+                                        1);
     hccn_status_t rc3 = hccn_group_end(ctx);
     rc = rc3 != HCCN_OK ? rc3 : rc1 != HCCN_OK ? rc1 : rc2;
     if (rc != HCCN_OK)
