@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/arena.h"
+#include "device_sim/fail.h"
 
 static size_t round_up(size_t n)
 {
@@ -19,7 +21,7 @@ static int ext_insert(hccn_sim_extent_t **arr, size_t *n, size_t *cap,
 {
     if (*n == *cap) {
         size_t nc = *cap ? 2 * *cap : 16;
-        hccn_sim_extent_t *p = realloc(*arr, nc * sizeof(*p));
+        hccn_sim_extent_t *p = hccn_sim_realloc(*arr, nc * sizeof(*p));
         if (p == NULL)
             return -1;
         *arr = p;
@@ -55,10 +57,14 @@ hccn_status_t hccn_sim_arena_init(hccn_sim_arena_t *a, size_t size)
 {
     memset(a, 0, sizeof(*a));
     size = round_up(size);
+    if (hccn_sim_reserve(HCCN_RESOURCE_MAPPING, size, "an NPU's arena") !=
+        HCCN_OK)
+        return HCCN_ERR_NOMEM;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-        return HCCN_ERR_NOMEM;
+        return hccn_sim_fail(HCCN_ERR_NOMEM, "out of memory: cannot map %zu "
+                             "bytes for an NPU's arena", size);
     a->base = p;
     a->size = size;
     pthread_mutex_init(&a->lock, NULL);
@@ -71,8 +77,8 @@ void hccn_sim_arena_fini(hccn_sim_arena_t *a)
     if (a->base == NULL)
         return;
     munmap(a->base, a->size);
-    free(a->free_list);
-    free(a->used);
+    hccn_sim_free(a->free_list);
+    hccn_sim_free(a->used);
     pthread_mutex_destroy(&a->lock);
     memset(a, 0, sizeof(*a));
 }

@@ -9,6 +9,7 @@
 #include <hwloc.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/arena.h"
 
 int hccn_sim_numa_pick(int rank, int ncores, const int *core_node, int nnodes)
@@ -23,7 +24,7 @@ int hccn_sim_numa_pick(int rank, int ncores, const int *core_node, int nnodes)
  * (-1 when it has none); NULL on no memory. */
 static int *core_nodes(hwloc_topology_t topo, int ncores, int nnodes)
 {
-    int *map = malloc((size_t)ncores * sizeof(*map));
+    int *map = hccn_sim_malloc((size_t)ncores * sizeof(*map));
     if (map == NULL)
         return NULL;
     for (int c = 0; c < ncores; c++) {
@@ -76,7 +77,7 @@ int hccn_sim_arena_place(hccn_sim_arena_t *arenas, int n)
             int *map = core_nodes(topo, ncores, nnodes);
             if (map != NULL)
                 bound = bind_all(topo, arenas, n, map, ncores, nnodes);
-            free(map);
+            hccn_sim_free(map);
         }
     }
     hwloc_topology_destroy(topo);

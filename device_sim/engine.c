@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 #include "device_sim/trace.h"
 
@@ -39,7 +40,7 @@ static int heap_insert(hccn_sim_engine_t *eng, event_t ev)
 {
     if (eng->nheap == eng->capheap) {
         size_t cap = eng->capheap ? 2 * eng->capheap : 256;
-        event_t *h = realloc(eng->heap, cap * sizeof(*h));
+        event_t *h = hccn_sim_realloc(eng->heap, cap * sizeof(*h));
         if (h == NULL)
             return -1;
         eng->heap = h;
@@ -203,7 +204,12 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     if (eng->rec != NULL)
         hccn_sim_replay_flow(eng, send, 0);
     hccn_sim_flow_advance(eng, when);
-    hccn_sim_flow_start(eng, send, recv);
+    if (hccn_sim_flow_start(eng, send, recv) != 0) {
+        /* No memory for the flow: both sides fail with the cause. */
+        send->state = recv->state = T_READY;
+        hccn_sim_batch_fail(eng, t->batch, HCCN_ERR_NOMEM, HCCN_ERR_NOMEM,
+                            hccn_sim_fail_msg());
+    }
 }
 
 

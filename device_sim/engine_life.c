@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 #include "device_sim/trace.h"
 /* ------------------------------------------------------------ lifetime --- */
@@ -30,8 +31,8 @@ static void drop_all(hccn_sim_engine_t *eng)
         while (eng->joins[h] != NULL) {
             ejoin_t *j = eng->joins[h];
             eng->joins[h] = j->next;
-            free(j->members);
-            free(j);
+            hccn_sim_free(j->members);
+            hccn_sim_free(j);
         }
     hccn_sim_flow_reset(eng);
 }
@@ -66,16 +67,16 @@ int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
 {
     hccn_sim_fault_t *copy = NULL;
     hccn_sim_fplan_t fp;
-    if (n > 0 && (copy = malloc((size_t)n * sizeof(*copy))) == NULL)
+    if (n > 0 && (copy = hccn_sim_malloc((size_t)n * sizeof(*copy))) == NULL)
         return -1;
     if (hccn_sim_fplan_build(&fp, faults, n, eng->ndev) != 0) {
-        free(copy);
+        hccn_sim_free(copy);
         return -1;
     }
     if (n > 0)
         memcpy(copy, faults, (size_t)n * sizeof(*copy));
     pthread_mutex_lock(&eng->lock);
-    free(eng->faults);
+    hccn_sim_free(eng->faults);
     hccn_sim_fplan_free(&eng->fplan);
     eng->faults = copy;
     eng->nfaults = n;
@@ -108,28 +109,28 @@ hccn_status_t hccn_sim_batch_status(hccn_sim_engine_t *eng,
 hccn_sim_engine_t *hccn_sim_engine_create(const hccn_sim_topo_t *topo,
                                           double timeout_s)
 {
-    hccn_sim_engine_t *eng = calloc(1, sizeof(*eng));
+    hccn_sim_engine_t *eng = hccn_sim_calloc(1, sizeof(*eng));
     if (eng == NULL)
         return NULL;
     eng->topo = topo;
     eng->timeout_s = timeout_s > 0.0 ? timeout_s : 300.0;
     eng->ndev = eng->nlive = topo->nnpus;
     eng->nmatch_buckets = MATCH_BUCKETS;
-    eng->match = calloc(MATCH_BUCKETS, sizeof(*eng->match));
-    eng->joins = calloc(JOIN_BUCKETS, sizeof(*eng->joins));
-    eng->devs = calloc((size_t)eng->ndev, sizeof(*eng->devs));
-    eng->hz = malloc((2 * (size_t)eng->ndev + 1) * sizeof(int));
+    eng->match = hccn_sim_calloc(MATCH_BUCKETS, sizeof(*eng->match));
+    eng->joins = hccn_sim_calloc(JOIN_BUCKETS, sizeof(*eng->joins));
+    eng->devs = hccn_sim_calloc((size_t)eng->ndev, sizeof(*eng->devs));
+    eng->hz = hccn_sim_malloc((2 * (size_t)eng->ndev + 1) * sizeof(int));
     eng->hz_pos = eng->hz != NULL ? eng->hz + eng->ndev : NULL;
     hccn_sim_lock_init(&eng->lock);
     if (eng->match == NULL || eng->joins == NULL || eng->devs == NULL ||
         eng->hz == NULL || hccn_sim_flow_init(eng) != 0) {
         hccn_sim_flow_free(eng);
-        free(eng->hz);
-        free(eng->match);
-        free(eng->joins);
-        free(eng->devs);
+        hccn_sim_free(eng->hz);
+        hccn_sim_free(eng->match);
+        hccn_sim_free(eng->joins);
+        hccn_sim_free(eng->devs);
         pthread_mutex_destroy(&eng->lock);
-        free(eng);
+        hccn_sim_free(eng);
         return NULL;
     }
     pthread_condattr_t attr;
@@ -153,17 +154,17 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     for (int i = 0; i < eng->ndev; i++)
         pthread_cond_destroy(&eng->devs[i].cv);
     hccn_sim_flow_free(eng);
-    free(eng->heap);
-    free(eng->faults);
+    hccn_sim_free(eng->heap);
+    hccn_sim_free(eng->faults);
     hccn_sim_fplan_free(&eng->fplan);
-    free(eng->fold_rep);
-    free(eng->fold_link);
-    free(eng->match);
-    free(eng->joins);
-    free(eng->devs);
-    free(eng->hz);
+    hccn_sim_free(eng->fold_rep);
+    hccn_sim_free(eng->fold_link);
+    hccn_sim_free(eng->match);
+    hccn_sim_free(eng->joins);
+    hccn_sim_free(eng->devs);
+    hccn_sim_free(eng->hz);
     pthread_mutex_destroy(&eng->lock);
-    free(eng);
+    hccn_sim_free(eng);
 }
 
 int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
@@ -177,19 +178,19 @@ int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
         for (int d = live; d < eng->ndev; d++)
             if (rep[d] < 0 || rep[d] >= live)
                 return -1;
-        r = malloc(nd * sizeof(*r));
-        l = malloc(nl * sizeof(*l));
+        r = hccn_sim_malloc(nd * sizeof(*r));
+        l = hccn_sim_malloc(nl * sizeof(*l));
         if (r == NULL || l == NULL) {
-            free(r);
-            free(l);
+            hccn_sim_free(r);
+            hccn_sim_free(l);
             return -1;
         }
         memcpy(r, rep, nd * sizeof(*r));
         memcpy(l, link_map, nl * sizeof(*l));
     }
     pthread_mutex_lock(&eng->lock);
-    free(eng->fold_rep);
-    free(eng->fold_link);
+    hccn_sim_free(eng->fold_rep);
+    hccn_sim_free(eng->fold_link);
     eng->fold_rep = r;
     eng->fold_link = l;
     eng->nlive = live;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 #include "device_sim/trace.h"
 
@@ -39,7 +40,7 @@ static int key_eq(const hccn_sim_key_t *x, const hccn_sim_key_t *y)
 static void match_grow(hccn_sim_engine_t *eng)
 {
     size_t n = 2 * eng->nmatch_buckets;
-    etask_t **m = calloc(n, sizeof(*m));
+    etask_t **m = hccn_sim_calloc(n, sizeof(*m));
     if (m == NULL)
         return;
     for (size_t b = 0; b < eng->nmatch_buckets; b++)
@@ -50,7 +51,7 @@ static void match_grow(hccn_sim_engine_t *eng)
             t->hash_next = m[h];
             m[h] = t;
         }
-    free(eng->match);
+    hccn_sim_free(eng->match);
     eng->match = m;
     eng->nmatch_buckets = n;
 }
@@ -96,7 +97,7 @@ void hccn_sim_match_half(hccn_sim_engine_t *eng, etask_t *t)
  * lean mode (pool.c), else malloc. */
 void *hccn_sim_batch_mem(const hccn_sim_batch_t *b, size_t n)
 {
-    return b->pool != NULL ? hccn_sim_pool_alloc(b->pool, n) : malloc(n);
+    return b->pool != NULL ? hccn_sim_pool_alloc(b->pool, n) : hccn_sim_malloc(n);
 }
 
 static void batch_drop_tasks(hccn_sim_batch_t *b)
@@ -105,8 +106,8 @@ static void batch_drop_tasks(hccn_sim_batch_t *b)
         hccn_sim_pool_free(b->pool, b->tasks);
         hccn_sim_pool_free(b->pool, b->succ);
     } else {
-        free(b->tasks);
-        free(b->succ);
+        hccn_sim_free(b->tasks);
+        hccn_sim_free(b->succ);
     }
     b->tasks = NULL;
     b->succ = NULL;
@@ -122,7 +123,7 @@ void hccn_sim_batch_free(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         b->all_next->all_prev = b->all_prev;
     hccn_sim_replay_unhollow(eng, b);
     batch_drop_tasks(b);
-    free(b);
+    hccn_sim_free(b);
 }
 
 static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
@@ -153,10 +154,10 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
         if (replayed == 0)
             gate_start(eng, j->members[i], j->tmax);
         else
-            hccn_sim_batch_fail(eng, j->members[i], HCCN_ERR_NOMEM, HCCN_ERR_NOMEM,
-                       "out of memory building a recorded call's tasks");
-    free(j->members);
-    free(j);
+            hccn_sim_batch_fail(eng, j->members[i], HCCN_ERR_NOMEM,
+                                HCCN_ERR_NOMEM, hccn_sim_fail_msg());
+    hccn_sim_free(j->members);
+    hccn_sim_free(j);
 }
 
 static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
@@ -341,14 +342,14 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
                                          sizeof(etask_t));
     b->succ = hccn_sim_batch_mem(b, (ndeps > 0 ? ndeps : 1) *
                                         sizeof(uint32_t));
-    uint32_t *lists = malloc((2 * (size_t)n + 1) * sizeof(uint32_t));
+    uint32_t *lists = hccn_sim_malloc((2 * (size_t)n + 1) * sizeof(uint32_t));
     if (b->tasks == NULL || b->succ == NULL || lists == NULL) {
-        free(lists);
+        hccn_sim_free(lists);
         return -1;
     }
     uint32_t *nsucc = lists, *succ_off = lists + n;
     if (hccn_sim_succ_lists(tasks, n, deps, nsucc, succ_off, b->succ) != 0) {
-        free(lists);
+        hccn_sim_free(lists);
         return -2;
     }
     for (int i = 0; i < n; i++)
@@ -359,7 +360,7 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
                                 .npending = tasks[i].ndeps,
                                 .succ_off = succ_off[i], .nsucc = nsucc[i],
                                 .batch = b};
-    free(lists);
+    hccn_sim_free(lists);
     return 0;
 }
 
@@ -371,12 +372,12 @@ static ejoin_t *join_get(hccn_sim_engine_t *eng, hccn_sim_key_t key, int count)
     for (ejoin_t *j = eng->joins[h]; j != NULL; j = j->next)
         if (key_eq(&j->key, &key))
             return j;
-    ejoin_t *j = calloc(1, sizeof(*j));
+    ejoin_t *j = hccn_sim_calloc(1, sizeof(*j));
     if (j == NULL)
         return NULL;
-    j->members = calloc((size_t)count, sizeof(*j->members));
+    j->members = hccn_sim_calloc((size_t)count, sizeof(*j->members));
     if (j->members == NULL) {
-        free(j);
+        hccn_sim_free(j);
         return NULL;
     }
     j->key = key;
@@ -428,7 +429,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_key_t *join, int count,
                               int sole, hccn_sim_replay_hint_t *hint)
 {
-    hccn_sim_batch_t *b = calloc(1, sizeof(*b));
+    hccn_sim_batch_t *b = hccn_sim_calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
     b->dev = dev;
@@ -447,7 +448,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
         if ((tasks == NULL && ntasks > 0) ||
             batch_build(b, tasks, ntasks, deps) != 0) {
             batch_drop_tasks(b);
-            free(b);
+            hccn_sim_free(b);
             return NULL;
         }
         pthread_mutex_lock(&eng->lock);
@@ -456,7 +457,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
         hccn_sim_replay_unhollow(eng, b);
         pthread_mutex_unlock(&eng->lock);
         batch_drop_tasks(b);
-        free(b);
+        hccn_sim_free(b);
         return NULL;
     }
     edev_t *d = &eng->devs[dev];

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/fault_plan.h"
 
 typedef struct {
@@ -27,10 +28,10 @@ static int slow_cmp(const void *a, const void *b)
 
 void hccn_sim_fplan_free(hccn_sim_fplan_t *fp)
 {
-    free(fp->fail_at);
-    free(fp->first);
-    free(fp->at);
-    free(fp->factor);
+    hccn_sim_free(fp->fail_at);
+    hccn_sim_free(fp->first);
+    hccn_sim_free(fp->at);
+    hccn_sim_free(fp->factor);
     *fp = (hccn_sim_fplan_t){0};
 }
 
@@ -40,12 +41,12 @@ static int index_slow(hccn_sim_fplan_t *fp, const hccn_sim_fault_t *f, int n)
     int nslow = 0;
     for (int i = 0; i < n; i++)
         nslow += f[i].kind == HCCN_SIM_FAULT_NPU_SLOW;
-    slow_t *s = malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(*s));
-    fp->first = calloc((size_t)fp->ndev + 1, sizeof(int));
-    fp->at = malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(double));
-    fp->factor = malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(double));
+    slow_t *s = hccn_sim_malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(*s));
+    fp->first = hccn_sim_calloc((size_t)fp->ndev + 1, sizeof(int));
+    fp->at = hccn_sim_malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(double));
+    fp->factor = hccn_sim_malloc((size_t)(nslow > 0 ? nslow : 1) * sizeof(double));
     if (s == NULL || fp->first == NULL || fp->at == NULL || fp->factor == NULL) {
-        free(s);
+        hccn_sim_free(s);
         return -1;
     }
     int k = 0;
@@ -60,7 +61,7 @@ static int index_slow(hccn_sim_fplan_t *fp, const hccn_sim_fault_t *f, int n)
     }
     for (int d = 0; d < fp->ndev; d++)
         fp->first[d + 1] += fp->first[d];
-    free(s);
+    hccn_sim_free(s);
     return 0;
 }
 
@@ -68,7 +69,7 @@ int hccn_sim_fplan_build(hccn_sim_fplan_t *fp, const hccn_sim_fault_t *f,
                          int n, int ndev)
 {
     *fp = (hccn_sim_fplan_t){.ndev = ndev};
-    fp->fail_at = malloc((size_t)(ndev > 0 ? ndev : 1) * sizeof(double));
+    fp->fail_at = hccn_sim_malloc((size_t)(ndev > 0 ? ndev : 1) * sizeof(double));
     if (fp->fail_at == NULL || index_slow(fp, f, n) != 0) {
         hccn_sim_fplan_free(fp);
         return -1;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 #include "device_sim/trace.h"
 
@@ -44,23 +45,23 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 {
     int n = eng->topo->nlinks;
     size_t m = (size_t)(n > 0 ? n : 1);
-    eng->link_flows = calloc(m, sizeof(*eng->link_flows));
-    eng->link_capflows = calloc(m, sizeof(int));
-    eng->link_since = calloc(m, sizeof(double));
-    eng->link_mark = calloc(m, sizeof(unsigned));
-    eng->queue = calloc(m, sizeof(int));
+    eng->link_flows = hccn_sim_calloc(m, sizeof(*eng->link_flows));
+    eng->link_capflows = hccn_sim_calloc(m, sizeof(int));
+    eng->link_since = hccn_sim_calloc(m, sizeof(double));
+    eng->link_mark = hccn_sim_calloc(m, sizeof(unsigned));
+    eng->queue = hccn_sim_calloc(m, sizeof(int));
     if (!eng->link_flows || !eng->link_capflows || !eng->link_since ||
         !eng->link_mark || !eng->queue)
         return -1;
-    eng->link_cap = calloc(m, sizeof(double));
-    eng->link_cnt = calloc(m, sizeof(int));
-    eng->touched = calloc(m, sizeof(int));
-    eng->link_pos = calloc(m, sizeof(int));
-    eng->link_order = calloc(m, sizeof(*eng->link_order));
-    eng->link_bytes = calloc(m, sizeof(double));
-    eng->link_busy = calloc(m, sizeof(double));
-    eng->link_active = calloc(m, sizeof(int));
-    eng->link_factor = calloc(m, sizeof(double));
+    eng->link_cap = hccn_sim_calloc(m, sizeof(double));
+    eng->link_cnt = hccn_sim_calloc(m, sizeof(int));
+    eng->touched = hccn_sim_calloc(m, sizeof(int));
+    eng->link_pos = hccn_sim_calloc(m, sizeof(int));
+    eng->link_order = hccn_sim_calloc(m, sizeof(*eng->link_order));
+    eng->link_bytes = hccn_sim_calloc(m, sizeof(double));
+    eng->link_busy = hccn_sim_calloc(m, sizeof(double));
+    eng->link_active = hccn_sim_calloc(m, sizeof(int));
+    eng->link_factor = hccn_sim_calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
         !eng->link_pos || !eng->link_order ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
@@ -74,7 +75,7 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
 {
     for (int i = 0; i < eng->nflows; i++)
-        free(eng->flows[i]);
+        hccn_sim_free(eng->flows[i]);
     eng->nflows = 0;
     eng->now = 0.0;
     size_t n = (size_t)eng->topo->nlinks;
@@ -87,26 +88,28 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
 
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)
 {
-    if (eng->link_bytes != NULL)
-        hccn_sim_flow_reset(eng);
-    free(eng->flows);
-    free(eng->link_cap);
-    free(eng->link_cnt);
-    free(eng->touched);
-    free(eng->link_pos);
-    free(eng->link_order);
-    free(eng->link_bytes);
-    free(eng->link_busy);
-    free(eng->link_active);
-    free(eng->link_factor);
+    /* Not hccn_sim_flow_reset: after a failed init some arrays are NULL. */
+    for (int i = 0; i < eng->nflows; i++)
+        hccn_sim_free(eng->flows[i]);
+    eng->nflows = 0;
+    hccn_sim_free(eng->flows);
+    hccn_sim_free(eng->link_cap);
+    hccn_sim_free(eng->link_cnt);
+    hccn_sim_free(eng->touched);
+    hccn_sim_free(eng->link_pos);
+    hccn_sim_free(eng->link_order);
+    hccn_sim_free(eng->link_bytes);
+    hccn_sim_free(eng->link_busy);
+    hccn_sim_free(eng->link_active);
+    hccn_sim_free(eng->link_factor);
     for (int l = 0; eng->link_flows != NULL && l < eng->topo->nlinks; l++)
-        free(eng->link_flows[l]);
-    free(eng->link_flows);
-    free(eng->link_capflows);
-    free(eng->link_since);
-    free(eng->link_mark);
-    free(eng->queue);
-    free(eng->comp);
+        hccn_sim_free(eng->link_flows[l]);
+    hccn_sim_free(eng->link_flows);
+    hccn_sim_free(eng->link_capflows);
+    hccn_sim_free(eng->link_since);
+    hccn_sim_free(eng->link_mark);
+    hccn_sim_free(eng->queue);
+    hccn_sim_free(eng->comp);
 }
 
 /* f now crosses its links: counted on each, listed on each; a link that
@@ -117,7 +120,7 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
         int l = f->links[k];
         if (eng->link_active[l] == eng->link_capflows[l]) {
             int cap = eng->link_capflows[l] ? 2 * eng->link_capflows[l] : 4;
-            flow_t **a = realloc(eng->link_flows[l], (size_t)cap * sizeof(*a));
+            flow_t **a = hccn_sim_realloc(eng->link_flows[l], (size_t)cap * sizeof(*a));
             if (a == NULL)
                 return -1;
             eng->link_flows[l] = a;
@@ -296,11 +299,11 @@ static void comp_refill(hccn_sim_engine_t *eng)
 static int flows_grow(hccn_sim_engine_t *eng)
 {
     int cap = eng->capflows ? 2 * eng->capflows : 64;
-    flow_t **a = realloc(eng->flows, (size_t)cap * sizeof(*a));
+    flow_t **a = hccn_sim_realloc(eng->flows, (size_t)cap * sizeof(*a));
     if (a == NULL)
         return -1;
     eng->flows = a;
-    a = realloc(eng->comp, (size_t)cap * sizeof(*a));
+    a = hccn_sim_realloc(eng->comp, (size_t)cap * sizeof(*a));
     if (a == NULL)
         return -1;
     eng->comp = a;
@@ -312,7 +315,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
 {
     if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
         return -1;
-    flow_t *f = calloc(1, sizeof(*f));
+    flow_t *f = hccn_sim_calloc(1, sizeof(*f));
     if (f == NULL)
         return -1;
     f->send = send;
@@ -325,7 +328,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->rate = INFINITY;   /* no finite link: drains at once */
     f->drain = eng->now;
     if (flow_route(eng, f) != 0) {
-        free(f);
+        hccn_sim_free(f);
         return -1;
     }
     hccn_sim_drain_push(eng, f);
@@ -369,7 +372,7 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
         links_remove(eng, f);
         comp_seed(eng, f);
         done(eng, f);
-        free(f);
+        hccn_sim_free(f);
     }
     comp_refill(eng);
 }
@@ -388,7 +391,7 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
         flow_remove(eng, f);
         comp_begin(eng);
         comp_seed(eng, f);
-        free(f);
+        hccn_sim_free(f);
         comp_refill(eng);
         return;
     }
@@ -453,7 +456,7 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
         }
         flow_remove(eng, f);
         failed(eng, f);
-        free(f);
+        hccn_sim_free(f);
     }
     flow_rates(eng);
 }

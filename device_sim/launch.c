@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/launch.h"
 
 /* The start line: threads wait at it until every thread exists (go 1) or
@@ -70,14 +71,14 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     launch_gate_t gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                           0};
     hccn_status_t rc = HCCN_OK;
-    pthread_t *th = calloc((size_t)n, sizeof(*th));
-    launch_arg_t *la = calloc((size_t)n, sizeof(*la));
+    pthread_t *th = hccn_sim_calloc((size_t)n, sizeof(*th));
+    launch_arg_t *la = hccn_sim_calloc((size_t)n, sizeof(*la));
     hwloc_topology_t topo = NULL;
     int ncores = 0;
     if (th == NULL || la == NULL) {
         rc = HCCN_ERR_NOMEM;
         if (why != NULL && len > 0)
-            snprintf(why, len, "no memory for %d thread records", n);
+            snprintf(why, len, "%s", hccn_sim_fail_msg());
         goto out_free;
     }
     if (bind && hwloc_topology_init(&topo) == 0) {
@@ -94,12 +95,18 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     int started = 0;
     for (; started < n; started++) {
         la[started] = (launch_arg_t){started, fn, arg, topo, ncores, &gate};
-        int e = pthread_create(&th[started], &attr, thread_main, &la[started]);
+        int refused = hccn_sim_reserve(HCCN_RESOURCE_THREAD, 0, "an NPU") !=
+                      HCCN_OK;
+        int e = refused ? EAGAIN
+                        : pthread_create(&th[started], &attr, thread_main,
+                                         &la[started]);
         if (e != 0) {
             rc = HCCN_ERR_NOMEM;
             if (why != NULL && len > 0)
-                snprintf(why, len, "thread %d of %d: %s", started, n,
-                         strerror(e));
+                snprintf(why, len, "thread %d of %d: %s%s", started, n,
+                         refused ? hccn_sim_fail_msg()
+                                 : "out of memory: no host thread: ",
+                         refused ? "" : strerror(e));
             break;
         }
     }
@@ -110,8 +117,8 @@ hccn_status_t hccn_sim_launch(int n, hccn_sim_thread_fn fn, void *arg,
     if (topo != NULL)
         hwloc_topology_destroy(topo);
 out_free:
-    free(th);
-    free(la);
+    hccn_sim_free(th);
+    hccn_sim_free(la);
     pthread_mutex_destroy(&gate.lock);
     pthread_cond_destroy(&gate.cond);
     return rc;

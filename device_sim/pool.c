@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/pool.h"
 
 /* Under AddressSanitizer a freed piece, and the part of a chunk not handed
@@ -61,7 +62,7 @@ static size_t round_up(size_t n)
 
 hccn_sim_pool_t *hccn_sim_pool_create(void)
 {
-    hccn_sim_pool_t *p = calloc(1, sizeof(*p));
+    hccn_sim_pool_t *p = hccn_sim_calloc(1, sizeof(*p));
     if (p != NULL)
         pthread_mutex_init(&p->lock, NULL);
     return p;
@@ -80,7 +81,7 @@ void hccn_sim_pool_destroy(hccn_sim_pool_t *p)
         munmap(c, c->size);
     }
     pthread_mutex_destroy(&p->lock);
-    free(p);
+    hccn_sim_free(p);
 }
 
 /* A chunk with room for need bytes past its header: a spare one, else a
@@ -95,6 +96,9 @@ static chunk_t *chunk_get(hccn_sim_pool_t *p, size_t need)
         }
     size_t size = round_up(sizeof(chunk_t)) + need;
     size = size < CHUNK ? CHUNK : (size + CHUNK - 1) / CHUNK * CHUNK;
+    if (hccn_sim_reserve(HCCN_RESOURCE_MAPPING, size, "a chunk of the "
+                         "engine's task pool") != HCCN_OK)
+        return NULL;
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)

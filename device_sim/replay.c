@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 
 /* Recordings hold at most this many tasks in all (about 50 bytes a task
@@ -86,20 +87,20 @@ static void rec_free(hccn_sim_replay_rec_t *r)
 {
     if (r == NULL)
         return;
-    free(r->off);
-    free(r->soff);
-    free(r->tasks);
-    free(r->succ);
-    free(r->end);
-    free(r->local_free);
-    free(r->tbegin);
-    free(r->tend);
-    free(r->link);
-    free(r->dbytes);
-    free(r->dbusy);
-    free(r->snap_bytes);
-    free(r->snap_busy);
-    free(r);
+    hccn_sim_free(r->off);
+    hccn_sim_free(r->soff);
+    hccn_sim_free(r->tasks);
+    hccn_sim_free(r->succ);
+    hccn_sim_free(r->end);
+    hccn_sim_free(r->local_free);
+    hccn_sim_free(r->tbegin);
+    hccn_sim_free(r->tend);
+    hccn_sim_free(r->link);
+    hccn_sim_free(r->dbytes);
+    hccn_sim_free(r->dbusy);
+    hccn_sim_free(r->snap_bytes);
+    hccn_sim_free(r->snap_busy);
+    hccn_sim_free(r);
 }
 
 static rtask_t rtask_of(const etask_t *t)
@@ -220,7 +221,7 @@ static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
 static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
                       int ndev, long ntasks, double t, hccn_sim_key_t key)
 {
-    hccn_sim_replay_rec_t *r = calloc(1, sizeof(*r));
+    hccn_sim_replay_rec_t *r = hccn_sim_calloc(1, sizeof(*r));
     if (r == NULL)
         return;
     int nl = eng->topo->nlinks;
@@ -229,17 +230,17 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
         ns += nsucc_of(by[d]);
     r->ndev = ndev;
     r->ntasks = ntasks;
-    r->off = malloc(((size_t)ndev + 1) * sizeof(*r->off));
-    r->soff = malloc(((size_t)ndev + 1) * sizeof(*r->soff));
-    r->tasks = malloc(((size_t)ntasks + 1) * sizeof(*r->tasks));
-    r->succ = malloc(((size_t)ns + 1) * sizeof(*r->succ));
-    r->end = malloc((size_t)ndev * sizeof(*r->end));
-    r->local_free = malloc((size_t)ndev * sizeof(*r->local_free));
-    r->snap_bytes = malloc(((size_t)nl + 1) * sizeof(double));
-    r->snap_busy = malloc(((size_t)nl + 1) * sizeof(double));
+    r->off = hccn_sim_malloc(((size_t)ndev + 1) * sizeof(*r->off));
+    r->soff = hccn_sim_malloc(((size_t)ndev + 1) * sizeof(*r->soff));
+    r->tasks = hccn_sim_malloc(((size_t)ntasks + 1) * sizeof(*r->tasks));
+    r->succ = hccn_sim_malloc(((size_t)ns + 1) * sizeof(*r->succ));
+    r->end = hccn_sim_malloc((size_t)ndev * sizeof(*r->end));
+    r->local_free = hccn_sim_malloc((size_t)ndev * sizeof(*r->local_free));
+    r->snap_bytes = hccn_sim_malloc(((size_t)nl + 1) * sizeof(double));
+    r->snap_busy = hccn_sim_malloc(((size_t)nl + 1) * sizeof(double));
     if (!eng->lean) {
-        r->tbegin = malloc(((size_t)ntasks + 1) * sizeof(double));
-        r->tend = malloc(((size_t)ntasks + 1) * sizeof(double));
+        r->tbegin = hccn_sim_malloc(((size_t)ntasks + 1) * sizeof(double));
+        r->tend = hccn_sim_malloc(((size_t)ntasks + 1) * sizeof(double));
     }
     if (r->off == NULL || r->soff == NULL || r->tasks == NULL ||
         r->succ == NULL || r->end == NULL || r->local_free == NULL ||
@@ -303,9 +304,9 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
         used += eng->link_bytes[l] != r->snap_bytes[l] ||
                 eng->link_busy[l] != r->snap_busy[l];
     }
-    r->link = malloc(((size_t)used + 1) * sizeof(*r->link));
-    r->dbytes = malloc(((size_t)used + 1) * sizeof(double));
-    r->dbusy = malloc(((size_t)used + 1) * sizeof(double));
+    r->link = hccn_sim_malloc(((size_t)used + 1) * sizeof(*r->link));
+    r->dbytes = hccn_sim_malloc(((size_t)used + 1) * sizeof(double));
+    r->dbusy = hccn_sim_malloc(((size_t)used + 1) * sizeof(double));
     if (r->link == NULL || r->dbytes == NULL || r->dbusy == NULL) {
         rec_free(r);
         return;
@@ -318,8 +319,8 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
             r->dbusy[r->nlinks] = eng->link_busy[l] - r->snap_busy[l];
             r->nlinks++;
         }
-    free(r->snap_bytes);
-    free(r->snap_busy);
+    hccn_sim_free(r->snap_bytes);
+    hccn_sim_free(r->snap_busy);
     r->snap_bytes = r->snap_busy = NULL;
     /* Replaces the oldest, and more while the recordings would hold more
      * than REPLAY_MAX tasks in all. */
@@ -379,7 +380,7 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
 int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
                          int count, double t, hccn_sim_key_t key)
 {
-    hccn_sim_batch_t **by = calloc((size_t)count, sizeof(*by));
+    hccn_sim_batch_t **by = hccn_sim_calloc((size_t)count, sizeof(*by));
     if (by == NULL)
         return 0;
     long n = eligible(eng, m, count, t, by);
@@ -392,7 +393,7 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
             same = by[d]->hollow == r;
         if (same) {
             rec_apply(eng, r, by, t);
-            free(by);
+            hccn_sim_free(by);
             return 1;
         }
     }
@@ -410,14 +411,14 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     if (rc == 0 && built)
         n = eligible(eng, m, count, t, by);
     if (rc != 0 || n < 0) {
-        free(by);
+        hccn_sim_free(by);
         return rc;
     }
     for (int i = 0; i < HCCN_SIM_REPLAYS; i++) {
         const hccn_sim_replay_rec_t *r = eng->replays[i];
         if (r != NULL && rec_matches(r, by, n, eng->lean)) {
             rec_apply(eng, r, by, t);
-            free(by);
+            hccn_sim_free(by);
             return 1;
         }
     }
@@ -427,7 +428,7 @@ int hccn_sim_replay_join(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
         record &= !by[d]->no_record;
     if (record)
         rec_begin(eng, by, count, n, t, key);
-    free(by);
+    hccn_sim_free(by);
     return 0;
 }
 
@@ -482,13 +483,13 @@ hccn_sim_replay_rec_t *hccn_sim_replay_find(hccn_sim_engine_t *eng, int dev,
                                                   !eng->lean))
             continue;
         if (scratch == NULL &&
-            (scratch = malloc((2 * (size_t)n + ndeps + 1) *
+            (scratch = hccn_sim_malloc((2 * (size_t)n + ndeps + 1) *
                               sizeof(uint32_t))) == NULL)
             return NULL;
         if (part_matches(r, dev, tasks, n, deps, join, scratch))
             found = r;
     }
-    free(scratch);
+    hccn_sim_free(scratch);
     if (found != NULL)
         found->refs++;
     return found;

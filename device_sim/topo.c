@@ -4,6 +4,7 @@
  * build the graph (topo_build.c). A file argument goes through
  * topo_find.c first (config names). Also the error formatter and the free.
  */
+#include "device_sim/alloc.h"
 #include "device_sim/topo_internal.h"
 
 #include <errno.h>
@@ -31,7 +32,7 @@ void hccn_sim_topo_errf(char *err, size_t errlen, const char *prefix,
 
 char *hccn_sim_topo_strndup(const char *s, size_t n)
 {
-    char *d = malloc(n + 1);
+    char *d = hccn_sim_malloc(n + 1);
     if (d != NULL) {
         memcpy(d, s, n);
         d[n] = '\0';
@@ -164,7 +165,7 @@ static hccn_status_t read_file(const char *path, char **text, size_t *len,
             char *nbuf = NULL;
             if (cap > HCCN_SIM_MAX_FILE_BYTES)
                 too_large = 1;
-            else if ((nbuf = realloc(buf, (cap ? 2 * cap : 65536) + 1)) == NULL)
+            else if ((nbuf = hccn_sim_realloc(buf, (cap ? 2 * cap : 65536) + 1)) == NULL)
                 nomem = 1;
             if (nbuf == NULL)
                 break;
@@ -179,14 +180,14 @@ static hccn_status_t read_file(const char *path, char **text, size_t *len,
     int failed = ferror(f), saved = errno;
     fclose(f);
     if (failed || too_large || nomem) {
-        free(buf);
+        hccn_sim_free(buf);
         if (failed)
             hccn_sim_topo_errf(err, errlen, path, "cannot read: %s",
                                strerror(saved));
         else
             hccn_sim_topo_errf(err, errlen, path, "%s", too_large
                                ? "larger than the 64 MiB a topology file "
-                                 "may have" : "out of memory");
+                                 "may have" : hccn_sim_nomem_msg());
         return failed ? HCCN_ERR_IO
                : too_large ? HCCN_ERR_TOPOLOGY : HCCN_ERR_NOMEM;
     }
@@ -224,7 +225,7 @@ hccn_status_t hccn_sim_topo_load_file(const char *path, hccn_sim_topo_t **out,
         st = read_file(file, &text, &len, err, errlen);
     if (st == HCCN_OK)
         st = load_text(text, len, file, out, err, errlen);
-    free(text);
+    hccn_sim_free(text);
     return st;
 }
 
@@ -270,7 +271,7 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
     if (st != HCCN_OK) {
         hccn_sim_topo_free(t);
         hccn_sim_topo_errf(err, errlen, source, "%s",
-                           st == HCCN_ERR_NOMEM ? "out of memory"
+                           st == HCCN_ERR_NOMEM ? hccn_sim_nomem_msg()
                                                 : "internal error building "
                                                   "the graph");
         return st;
@@ -285,19 +286,19 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
         return;
     hccn_sim_topo_priv_t *p = topo->priv;
     if (p != NULL) {
-        free(p->npu);
-        free(p->nics);
-        free(p->node);
-        free(p->groups);
-        free(p->leaves);
-        free(p);
+        hccn_sim_free(p->npu);
+        hccn_sim_free(p->nics);
+        hccn_sim_free(p->node);
+        hccn_sim_free(p->groups);
+        hccn_sim_free(p->leaves);
+        hccn_sim_free(p);
     }
-    free(topo->nodes);
-    free(topo->npus);
-    free(topo->devs);
-    free(topo->links);
-    free(topo->name);
-    free(topo->source);
-    free(topo->faults);
-    free(topo);
+    hccn_sim_free(topo->nodes);
+    hccn_sim_free(topo->npus);
+    hccn_sim_free(topo->devs);
+    hccn_sim_free(topo->links);
+    hccn_sim_free(topo->name);
+    hccn_sim_free(topo->source);
+    hccn_sim_free(topo->faults);
+    hccn_sim_free(topo);
 }

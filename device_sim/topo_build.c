@@ -10,6 +10,7 @@
  *            its NIC <-> network links (NIC order); then leaf <-> spine.
  * Sizes are counted first, so every array is allocated once.
  */
+#include "device_sim/alloc.h"
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
@@ -295,7 +296,7 @@ static void build_network(bctx_t *b)
 /* calloc that never returns NULL for a zero count (so NULL means failure). */
 static void *alloc(long long n, size_t size)
 {
-    return calloc(n > 0 ? (size_t)n : 1, size);
+    return hccn_sim_calloc(n > 0 ? (size_t)n : 1, size);
 }
 
 static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
@@ -327,12 +328,12 @@ static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
 hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
                                   hccn_sim_topo_t **out)
 {
-    hccn_sim_topo_t *t = calloc(1, sizeof(*t));
-    hccn_sim_topo_priv_t *p = calloc(1, sizeof(*p));
+    hccn_sim_topo_t *t = hccn_sim_calloc(1, sizeof(*t));
+    hccn_sim_topo_priv_t *p = hccn_sim_calloc(1, sizeof(*p));
     *out = NULL;
     if (t == NULL || p == NULL) {
-        free(t);
-        free(p);
+        hccn_sim_free(t);
+        hccn_sim_free(p);
         return HCCN_ERR_NOMEM;
     }
     t->priv = p;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/topo_internal.h"
 
 static const struct {
@@ -86,8 +87,8 @@ static int link_cmp(const void *a, const void *b)
 static int index_build(name_index_t *ix, const hccn_sim_topo_t *topo)
 {
     ix->topo = topo;
-    ix->devs = malloc((size_t)topo->ndevs * sizeof(*ix->devs));
-    ix->links = malloc((size_t)(topo->nlinks > 0 ? topo->nlinks : 1) *
+    ix->devs = hccn_sim_malloc((size_t)topo->ndevs * sizeof(*ix->devs));
+    ix->links = hccn_sim_malloc((size_t)(topo->nlinks > 0 ? topo->nlinks : 1) *
                        sizeof(*ix->links));
     if (ix->devs == NULL || ix->links == NULL)
         return -1;
@@ -102,8 +103,8 @@ static int index_build(name_index_t *ix, const hccn_sim_topo_t *topo)
 
 static void index_free(name_index_t *ix)
 {
-    free(ix->devs);
-    free(ix->links);
+    hccn_sim_free(ix->devs);
+    hccn_sim_free(ix->links);
 }
 
 /* The device named by the n bytes at name, or -1. */
@@ -153,7 +154,7 @@ static int index_link(const name_index_t *ix, const char *name)
 
 hccn_sim_link_index_t *hccn_sim_link_index_new(const hccn_sim_topo_t *topo)
 {
-    name_index_t *ix = calloc(1, sizeof(*ix));
+    name_index_t *ix = hccn_sim_calloc(1, sizeof(*ix));
     if (ix != NULL && index_build(ix, topo) != 0) {
         hccn_sim_link_index_free(ix);
         return NULL;
@@ -171,7 +172,7 @@ void hccn_sim_link_index_free(hccn_sim_link_index_t *ix)
     if (ix == NULL)
         return;
     index_free(ix);
-    free(ix);
+    hccn_sim_free(ix);
 }
 
 static hccn_status_t parse_fault(hccn_sim_jctx_t *c, json_object *v,
@@ -247,7 +248,7 @@ hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,
     if (n == 0)
         return HCCN_OK;
     name_index_t ix = {0};
-    topo->faults = calloc(n, sizeof(*topo->faults));
+    topo->faults = hccn_sim_calloc(n, sizeof(*topo->faults));
     if (topo->faults == NULL || index_build(&ix, topo) != 0) {
         index_free(&ix);
         return hccn_sim_jnomem(&c);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/topo.h"
 
 static int refuse(char *why, size_t len, const char *fmt, ...)
@@ -129,15 +130,15 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
 {
     if (check_nodes(topo, why, len) != 0)
         return -1;
-    fold_t f = {topo, link_map, calloc((size_t)topo->nlinks, 1), why, len};
+    fold_t f = {topo, link_map, hccn_sim_calloc((size_t)topo->nlinks, 1), why, len};
     if (f.set == NULL)
-        return refuse(why, len, "out of memory");
+        return refuse(why, len, "%s", hccn_sim_nomem_msg());
     for (int l = 0; l < topo->nlinks; l++)
         link_map[l] = l;
     int rc = 0;
     for (int n = 1; n < topo->nnodes && rc == 0; n++)
         rc = map_node(&f, n);
-    free(f.set);
+    hccn_sim_free(f.set);
     if (rc != 0)
         return -1;
     for (int r = 0; r < topo->nnpus; r++)

@@ -3,6 +3,7 @@
  * that know the JSON path of the value they read and report a broken rule as
  * one line "<source>: <json path>: <rule>" (topo_internal.h, "JSON access").
  */
+#include "device_sim/fail.h"
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
@@ -77,7 +78,8 @@ hccn_status_t hccn_sim_jfail_key(hccn_sim_jctx_t *c, const char *key,
 
 hccn_status_t hccn_sim_jnomem(hccn_sim_jctx_t *c)
 {
-    hccn_sim_topo_errf(c->err, c->errlen, c->source, "out of memory");
+    hccn_sim_topo_errf(c->err, c->errlen, c->source, "%s",
+                       hccn_sim_nomem_msg());
     return HCCN_ERR_NOMEM;
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_sim/fail.h"
 #include "device_sim/topo.h"
 
 #define PATH_DEPTH_MAX 32
@@ -224,13 +225,13 @@ hccn_status_t hccn_sim_topo_override(json_object *doc, const char *assignment,
     int ok;
     json_object *value = parse_value(eq + 1, &ok);
     if (!ok) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: %s", path, hccn_sim_nomem_msg());
         return HCCN_ERR_NOMEM;
     }
     hccn_status_t rc = store(doc, segs, n, value, err, errlen);
     if (rc != HCCN_OK)
         json_object_put(value);
     if (rc == HCCN_ERR_NOMEM)
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: %s", path, hccn_sim_nomem_msg());
     return rc;
 }

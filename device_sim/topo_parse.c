@@ -7,6 +7,7 @@
  * then unknown keys, then the keys in the order the format lists them), so a
  * file with several errors always reports the same one.
  */
+#include "device_sim/alloc.h"
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
@@ -168,7 +169,7 @@ static hccn_status_t parse_groups(jctx_t *c, json_object *f,
     size_t ng = json_object_array_length(arr);
     if (ng == 0)
         return hccn_sim_jfail_key(c, "groups", "must not be empty");
-    t->group_of = malloc((size_t)t->nnpus * sizeof(int));
+    t->group_of = hccn_sim_malloc((size_t)t->nnpus * sizeof(int));
     if (t->group_of == NULL)
         return hccn_sim_jnomem(c);
     for (int j = 0; j < t->nnpus; j++)
@@ -285,10 +286,10 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
 static hccn_status_t nic_alloc(jctx_t *c, hccn_sim_type_spec_t *t, int n)
 {
     t->nnics = n;
-    t->nic_of = malloc((size_t)t->nnpus * sizeof(int));
-    t->nic_bw = calloc((size_t)n, sizeof(double));
-    t->nic_lat = calloc((size_t)n, sizeof(double));
-    t->nic_attach_bw = calloc((size_t)n, sizeof(double));
+    t->nic_of = hccn_sim_malloc((size_t)t->nnpus * sizeof(int));
+    t->nic_bw = hccn_sim_calloc((size_t)n, sizeof(double));
+    t->nic_lat = hccn_sim_calloc((size_t)n, sizeof(double));
+    t->nic_attach_bw = hccn_sim_calloc((size_t)n, sizeof(double));
     if (!t->nic_of || !t->nic_bw || !t->nic_lat || !t->nic_attach_bw)
         return hccn_sim_jnomem(c);
     for (int j = 0; j < t->nnpus; j++)
@@ -626,7 +627,7 @@ static hccn_status_t parse_types(jctx_t *c, json_object *doc,
     if (n > HCCN_SIM_MAX_NPUS)
         return hccn_sim_jfail_key(c, "node_types", "has more than %d entries",
                                   HCCN_SIM_MAX_NPUS);
-    spec->types = calloc(n, sizeof(*spec->types));
+    spec->types = hccn_sim_calloc(n, sizeof(*spec->types));
     if (spec->types == NULL)
         return hccn_sim_jnomem(c);
     spec->ntypes = (int)n;
@@ -713,13 +714,13 @@ void hccn_sim_spec_free(hccn_sim_spec_t *spec)
 {
     for (int i = 0; i < spec->ntypes; i++) {
         hccn_sim_type_spec_t *t = &spec->types[i];
-        free(t->group_of);
-        free(t->nic_of);
-        free(t->nic_bw);
-        free(t->nic_lat);
-        free(t->nic_attach_bw);
+        hccn_sim_free(t->group_of);
+        hccn_sim_free(t->nic_of);
+        hccn_sim_free(t->nic_bw);
+        hccn_sim_free(t->nic_lat);
+        hccn_sim_free(t->nic_attach_bw);
     }
-    free(spec->types);
-    free(spec->name);
+    hccn_sim_free(spec->types);
+    hccn_sim_free(spec->name);
     memset(spec, 0, sizeof(*spec));
 }

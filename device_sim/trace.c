@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 #include "device_sim/trace_internal.h"
 
@@ -19,7 +20,7 @@ void *hccn_sim_trace_grow(void *p, size_t *cap, size_t need, size_t size)
     size_t c = *cap ? *cap : 64;
     while (c < need)
         c *= 2;
-    void *q = realloc(p, c * size);
+    void *q = hccn_sim_realloc(p, c * size);
     if (q != NULL)
         *cap = c;
     return q;
@@ -28,7 +29,7 @@ void *hccn_sim_trace_grow(void *p, size_t *cap, size_t need, size_t size)
 
 hccn_sim_trace_t *hccn_sim_trace_create(void)
 {
-    hccn_sim_trace_t *tr = calloc(1, sizeof(*tr));
+    hccn_sim_trace_t *tr = hccn_sim_calloc(1, sizeof(*tr));
     if (tr != NULL)
         pthread_mutex_init(&tr->lock, NULL);
     return tr;
@@ -36,13 +37,13 @@ hccn_sim_trace_t *hccn_sim_trace_create(void)
 
 static void links_free(hccn_sim_trace_t *tr)
 {
-    free(tr->track_of);
-    free(tr->bw);
-    free(tr->rate);
-    free(tr->since);
-    free(tr->sum);
-    free(tr->listed);
-    free(tr->touched);
+    hccn_sim_free(tr->track_of);
+    hccn_sim_free(tr->bw);
+    hccn_sim_free(tr->rate);
+    hccn_sim_free(tr->since);
+    hccn_sim_free(tr->sum);
+    hccn_sim_free(tr->listed);
+    hccn_sim_free(tr->touched);
     tr->track_of = tr->listed = tr->touched = NULL;
     tr->bw = tr->rate = tr->since = tr->sum = NULL;
     tr->nlinks = 0;
@@ -53,17 +54,17 @@ void hccn_sim_trace_destroy(hccn_sim_trace_t *tr)
     if (tr == NULL)
         return;
     for (size_t i = 0; i < tr->nslices; i++) {
-        free(tr->slices[i].name);
-        free(tr->slices[i].args);
+        hccn_sim_free(tr->slices[i].name);
+        hccn_sim_free(tr->slices[i].args);
     }
-    free(tr->slices);
-    free(tr->next_op);
-    free(tr->devname);
-    free(tr->tracks);
-    free(tr->segs);
+    hccn_sim_free(tr->slices);
+    hccn_sim_free(tr->next_op);
+    hccn_sim_free(tr->devname);
+    hccn_sim_free(tr->tracks);
+    hccn_sim_free(tr->segs);
     links_free(tr);
     pthread_mutex_destroy(&tr->lock);
-    free(tr);
+    hccn_sim_free(tr);
 }
 
 /* --------------------------------------------------------- link segments */
@@ -187,8 +188,8 @@ static int names_learn(hccn_sim_trace_t *tr, const hccn_sim_topo_t *topo)
     int n = topo->nnpus;
     pthread_mutex_lock(&tr->lock);
     if (n > tr->ndevs) {
-        void *names = realloc(tr->devname, (size_t)n * sizeof(*tr->devname));
-        uint64_t *ops = realloc(tr->next_op, (size_t)n * sizeof(*ops));
+        void *names = hccn_sim_realloc(tr->devname, (size_t)n * sizeof(*tr->devname));
+        uint64_t *ops = hccn_sim_realloc(tr->next_op, (size_t)n * sizeof(*ops));
         if (names != NULL)
             tr->devname = names;
         if (ops != NULL)
@@ -210,13 +211,13 @@ static int names_learn(hccn_sim_trace_t *tr, const hccn_sim_topo_t *topo)
 static int links_attach(hccn_sim_trace_t *tr, const hccn_sim_topo_t *topo)
 {
     size_t m = (size_t)(topo->nlinks > 0 ? topo->nlinks : 1);
-    tr->track_of = calloc(m, sizeof(int));
-    tr->bw = calloc(m, sizeof(double));
-    tr->rate = calloc(m, sizeof(double));
-    tr->since = calloc(m, sizeof(double));
-    tr->sum = calloc(m, sizeof(double));
-    tr->listed = calloc(m, sizeof(int));
-    tr->touched = calloc(m, sizeof(int));
+    tr->track_of = hccn_sim_calloc(m, sizeof(int));
+    tr->bw = hccn_sim_calloc(m, sizeof(double));
+    tr->rate = hccn_sim_calloc(m, sizeof(double));
+    tr->since = hccn_sim_calloc(m, sizeof(double));
+    tr->sum = hccn_sim_calloc(m, sizeof(double));
+    tr->listed = hccn_sim_calloc(m, sizeof(int));
+    tr->touched = hccn_sim_calloc(m, sizeof(int));
     if (!tr->track_of || !tr->bw || !tr->rate || !tr->since || !tr->sum ||
         !tr->listed || !tr->touched)
         return -1;
@@ -266,7 +267,7 @@ hccn_sim_trace_t *hccn_sim_engine_trace(const hccn_sim_engine_t *eng)
 
 static char *dup_or_null(const char *s)
 {
-    return s != NULL ? strdup(s) : NULL;
+    return s != NULL ? hccn_sim_strdup(s) : NULL;
 }
 
 int hccn_sim_trace_record(hccn_sim_trace_t *tr, int dev,
@@ -293,8 +294,8 @@ int hccn_sim_trace_record(hccn_sim_trace_t *tr, int dev,
                        .args = dup_or_null(in->args)};
         if (o->name == NULL || (in->args != NULL && o->args == NULL)) {
             for (int j = 0; j <= i; j++) {
-                free(s[tr->nslices + (size_t)j].name);
-                free(s[tr->nslices + (size_t)j].args);
+                hccn_sim_free(s[tr->nslices + (size_t)j].name);
+                hccn_sim_free(s[tr->nslices + (size_t)j].args);
             }
             ok = 0;
         }

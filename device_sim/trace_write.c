@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/trace_internal.h"
 
 static int64_t to_ps(double t)
@@ -62,7 +63,7 @@ static int lanes_assign(slice_t *s, size_t n)
         int l = 0;
         for (;; l++) {
             if (l == nlanes) {
-                lane_t *nl = realloc(lanes, (size_t)(l + 1) * sizeof(*nl));
+                lane_t *nl = hccn_sim_realloc(lanes, (size_t)(l + 1) * sizeof(*nl));
                 if (nl == NULL) {
                     rc = -1;
                     break;
@@ -92,8 +93,8 @@ static int lanes_assign(slice_t *s, size_t n)
         s[i].lane = l;
     }
     for (int l = 0; l < nlanes; l++)
-        free(lanes[l].top);
-    free(lanes);
+        hccn_sim_free(lanes[l].top);
+    hccn_sim_free(lanes);
     return rc == 0 ? nlanes : -1;
 }
 

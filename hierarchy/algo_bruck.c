@@ -28,6 +28,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 /* The steps of the previous round of one rank that the next round waits
@@ -52,8 +53,8 @@ static int bruck_init(bruck_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
     g->p = a->nranks;
     g->b = a->count * a->esize;
     size_t p = (size_t)g->p;
-    g->sets = g->prev = calloc(2 * p, sizeof(prev_t));
-    g->mem = calloc(2 * p * (p + 1), sizeof(uint32_t));
+    g->sets = g->prev = hccn_sim_calloc(2 * p, sizeof(prev_t));
+    g->mem = hccn_sim_calloc(2 * p * (p + 1), sizeof(uint32_t));
     if (g->prev == NULL || g->mem == NULL)
         return -1;
     g->cur = g->prev + p;
@@ -64,8 +65,8 @@ static int bruck_init(bruck_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
 
 static void bruck_free(bruck_t *g)
 {
-    free(g->sets);
-    free(g->mem);
+    hccn_sim_free(g->sets);
+    hccn_sim_free(g->mem);
 }
 
 static void next_round(bruck_t *g)
@@ -140,7 +141,7 @@ static void ag_step_rank(bruck_t *g, int from, int to, int c,
 static int build_allgather(bruck_t *g)
 {
     const int p = g->p;
-    uint32_t *last = calloc((size_t)p, sizeof(uint32_t));
+    uint32_t *last = hccn_sim_calloc((size_t)p, sizeof(uint32_t));
     if (last == NULL)
         return -1;
     own_blocks(g, 0);
@@ -151,7 +152,7 @@ static int build_allgather(bruck_t *g)
         close_sends(g, last);
         next_round(g);
     }
-    free(last);
+    hccn_sim_free(last);
     return 0;
 }
 
@@ -193,7 +194,7 @@ static void a2a_step_rank(bruck_t *g, int from, int k, uint32_t *last_send)
 static int build_alltoall(bruck_t *g)
 {
     const int p = g->p;
-    uint32_t *last = calloc((size_t)p, sizeof(uint32_t));
+    uint32_t *last = hccn_sim_calloc((size_t)p, sizeof(uint32_t));
     if (last == NULL)
         return -1;
     if (p > 3) /* some position has two bits set */
@@ -205,7 +206,7 @@ static int build_alltoall(bruck_t *g)
         close_sends(g, last);
         next_round(g);
     }
-    free(last);
+    hccn_sim_free(last);
     return 0;
 }
 

@@ -28,6 +28,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 enum { PHASE_FOLD = 1, PHASE_RS = 2, PHASE_AG = 3, PHASE_UNFOLD = 4 };
@@ -89,8 +90,8 @@ static int hd_init(hd_t *h, hccn_sched_t *s, const hccn_coll_args_t *a)
     h->extra = h->p - h->pp;
     h->levels = hccn_hier_log2(h->pp);
     h->b = a->count * a->esize;
-    h->mem = calloc(2 * NDEP * (size_t)h->pp, sizeof(uint32_t));
-    h->nprev = calloc(2 * (size_t)h->pp, sizeof(uint32_t));
+    h->mem = hccn_sim_calloc(2 * NDEP * (size_t)h->pp, sizeof(uint32_t));
+    h->nprev = hccn_sim_calloc(2 * (size_t)h->pp, sizeof(uint32_t));
     if (h->mem == NULL || h->nprev == NULL)
         return -1;
     h->prev = h->mem;
@@ -101,8 +102,8 @@ static int hd_init(hd_t *h, hccn_sched_t *s, const hccn_coll_args_t *a)
 
 static void hd_free(hd_t *h)
 {
-    free(h->mem);
-    free(h->nprev);
+    hccn_sim_free(h->mem);
+    hccn_sim_free(h->nprev);
 }
 
 /* Adds step x of virtual v to the exchange being built (SEND first). */

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -75,8 +76,8 @@ typedef struct {
 /* 1 if every node of v has a distinct local index 0..size-1 per rank. */
 static int places_ok(const hccn_hier_view_t *v, const int *size)
 {
-    int *first = calloc((size_t)v->nnodes + 1, sizeof(int));
-    unsigned char *seen = calloc((size_t)v->nranks + 1, 1);
+    int *first = hccn_sim_calloc((size_t)v->nnodes + 1, sizeof(int));
+    unsigned char *seen = hccn_sim_calloc((size_t)v->nranks + 1, 1);
     int ok = first != NULL && seen != NULL;
     for (int n = 0; ok && n < v->nnodes; n++)
         first[n + 1] = first[n] + size[n];
@@ -86,8 +87,8 @@ static int places_ok(const hccn_hier_view_t *v, const int *size)
         if (ok)
             seen[first[nd] + l] = 1;
     }
-    free(first);
-    free(seen);
+    hccn_sim_free(first);
+    hccn_sim_free(seen);
     return ok;
 }
 
@@ -100,7 +101,7 @@ static int shape(const hccn_coll_args_t *a, int *L)
     if (v == NULL || v->nranks != a->nranks || v->nnodes < 2 ||
         v->node == NULL || v->local == NULL)
         return -1;
-    int *size = calloc((size_t)v->nnodes, sizeof(int));
+    int *size = hccn_sim_calloc((size_t)v->nnodes, sizeof(int));
     if (size == NULL)
         return -1;
     int rc = 1;
@@ -119,7 +120,7 @@ static int shape(const hccn_coll_args_t *a, int *L)
     for (int n = 1; n < v->nnodes && rc > 0; n++)
         if (size[n] != size[0])
             rc = 0;
-    free(size);
+    hccn_sim_free(size);
     if (rc > 0 && *L == 1)
         rc = -1;
     return rc;
@@ -143,7 +144,7 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
     h->L = L;
     h->spec = (hccn_hier_levels_t){.k = 2, .n = {L, h->N},
                                    .algo = {v->l0, v->l1}, .name = v->sched};
-    h->at = malloc((size_t)a->nranks * sizeof(int));
+    h->at = hccn_sim_malloc((size_t)a->nranks * sizeof(int));
     if (h->at == NULL)
         return -1;
     for (int r = 0; r < a->nranks; r++)
@@ -154,7 +155,7 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
 static void hier_free(hier_t *h)
 {
     hccn_hier_levels_fini(&h->lv);
-    free(h->at);
+    hccn_sim_free(h->at);
 }
 
 /* The ranks of node n (by local index), or of level-1 group l (by node). */
@@ -298,10 +299,10 @@ static hccn_sched_t *fallback(const hccn_coll_args_t *a)
     const hccn_hier_view_t *v = a->view;
     int p = a->nranks, whole = a->coll != HCCN_COLL_REDUCE_SCATTER &&
                                a->coll != HCCN_COLL_ALLGATHER;
-    int *order = malloc((size_t)p * sizeof(int));
+    int *order = hccn_sim_malloc((size_t)p * sizeof(int));
     hccn_sched_t *s = hccn_sched_new(p, "hier(ring)");
     if (order == NULL || s == NULL) {
-        free(order);
+        hccn_sim_free(order);
         return hccn_hier_finish(s, -1);
     }
     int n = 0, sub_root = a->root;
@@ -321,7 +322,7 @@ static hccn_sched_t *fallback(const hccn_coll_args_t *a)
     hccn_sched_t *sub = ring != NULL ? ring->build(&sa) : NULL;
     int rc = hccn_sched_compose(s, sub, &how, NULL);
     hccn_sched_free(sub);
-    free(order);
+    hccn_sim_free(order);
     return hccn_hier_finish(s, rc);
 }
 

@@ -36,6 +36,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -66,10 +67,10 @@ typedef struct {
 static int shape3(const hccn_hier_view_t *v, shape3_t *sh)
 {
     int N = v->nnodes, rc = 1;
-    int *size = calloc((size_t)N, sizeof(int));
-    int *npod = calloc((size_t)N, sizeof(int));
-    int *pnodes = calloc((size_t)(v->npods > 0 ? v->npods : 1), sizeof(int));
-    sh->pos = malloc((size_t)N * sizeof(int));
+    int *size = hccn_sim_calloc((size_t)N, sizeof(int));
+    int *npod = hccn_sim_calloc((size_t)N, sizeof(int));
+    int *pnodes = hccn_sim_calloc((size_t)(v->npods > 0 ? v->npods : 1), sizeof(int));
+    sh->pos = hccn_sim_malloc((size_t)N * sizeof(int));
     if (!size || !npod || !pnodes || !sh->pos) {
         rc = -1;
         goto out;
@@ -101,9 +102,9 @@ static int shape3(const hccn_hier_view_t *v, shape3_t *sh)
     sh->M = rc > 0 ? pnodes[0] : 0;
     sh->L = rc > 0 ? size[0] : 0;
 out:
-    free(size);
-    free(npod);
-    free(pnodes);
+    hccn_sim_free(size);
+    hccn_sim_free(npod);
+    hccn_sim_free(pnodes);
     return rc;
 }
 
@@ -122,7 +123,7 @@ static int pod_major(const hccn_hier_view_t *v, const shape3_t *sh)
 static hccn_sched_t *pods_as_nodes(const hccn_coll_args_t *a)
 {
     const hccn_hier_view_t *v = a->view;
-    int *mem = calloc(2 * (size_t)a->nranks + (size_t)v->npods, sizeof(int));
+    int *mem = hccn_sim_calloc(2 * (size_t)a->nranks + (size_t)v->npods, sizeof(int));
     if (mem == NULL)
         return NULL;
     int *local = mem + a->nranks, *seen = mem + 2 * a->nranks;
@@ -135,7 +136,7 @@ static hccn_sched_t *pods_as_nodes(const hccn_coll_args_t *a)
     sa.view = &pv;
     sa.fold_rep = NULL;         /* pods are not nodes: built whole */
     hccn_sched_t *s = hccn_hier_hier_build(&sa);
-    free(mem);
+    hccn_sim_free(mem);
     return s;
 }
 
@@ -150,7 +151,7 @@ static const unsigned AR_RS_AG = 1u << HCCN_COLL_ALLREDUCE |
 static int *places(const hccn_coll_args_t *a, const shape3_t *sh)
 {
     const hccn_hier_view_t *vw = a->view;
-    int *at = malloc((size_t)a->nranks * sizeof(int));
+    int *at = hccn_sim_malloc((size_t)a->nranks * sizeof(int));
     for (int r = 0; at != NULL && r < a->nranks; r++)
         at[r] = -1;
     for (int r = 0; at != NULL && r < a->nranks; r++)
@@ -158,7 +159,7 @@ static int *places(const hccn_coll_args_t *a, const shape3_t *sh)
            vw->local[r]] = r;
     for (int r = 0; at != NULL && r < a->nranks; r++)
         if (at[r] < 0) {
-            free(at);   /* two ranks in one place: not a placement */
+            hccn_sim_free(at);   /* two ranks in one place: not a placement */
             return NULL;
         }
     return at;
@@ -182,7 +183,7 @@ static hccn_sched_t *build3(const hccn_coll_args_t *a, const variant3_t *v,
         rc = hccn_hier_levels_rs_ag(&h);
     if (at != NULL)
         hccn_hier_levels_fini(&h);
-    free(at);
+    hccn_sim_free(at);
     return hccn_hier_finish(s, rc);
 }
 
@@ -191,7 +192,7 @@ static hccn_sched_t *two_levels(const hccn_coll_args_t *a,
                                 const variant3_t *v)
 {
     const hccn_algo_t *row = hccn_hier_levels_row(v->l[0], v->l[1], NULL);
-    return row != NULL ? hccn_hier_algo_build(row, a) : NULL;
+    return row != NULL ? hccn_hier_build(row, a) : NULL;
 }
 
 static hccn_sched_t *build(const hccn_coll_args_t *a, const variant3_t *v)
@@ -212,7 +213,7 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant3_t *v)
         s = pods_as_nodes(a);
     else if (even >= 0)
         s = two_levels(a, v);
-    free(sh.pos);
+    hccn_sim_free(sh.pos);
     return s;
 }
 

@@ -14,7 +14,7 @@
  * others (select.c).
  *
  * A row's builder and closed form are the named rows' own, given the
- * levels through args->levels (hccn_hier_algo_build sets them), so a
+ * levels through args->levels (hccn_hier_build sets them), so a
  * combination builds exactly the steps, and costs exactly what, a named
  * row with those levels would.
  */
@@ -130,12 +130,4 @@ const hccn_algo_t *hccn_hier_levels_row(const char *level0,
             return &combos[i].row;
     }
     return NULL;
-}
-
-hccn_sched_t *hccn_hier_algo_build(const hccn_algo_t *algo,
-                                   const hccn_coll_args_t *args)
-{
-    hccn_coll_args_t a = *args;
-    a.levels = hccn_hier_algo_levels(algo);
-    return algo->build(&a);
 }

@@ -21,6 +21,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 enum { PHASE_GATHER = 1, PHASE_RELEASE = 2 };
@@ -75,7 +76,7 @@ static int build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     const int p = s->nranks;
     uint64_t b = a->count * a->esize;
-    uint32_t *mem = calloc(4 * (size_t)p, sizeof(uint32_t));
+    uint32_t *mem = hccn_sim_calloc(4 * (size_t)p, sizeof(uint32_t));
     if (mem == NULL)
         return -1;
     uint32_t *prev = mem, *cur = mem + 2 * (size_t)p;
@@ -105,7 +106,7 @@ static int build_alltoall(hccn_sched_t *s, const hccn_coll_args_t *a)
         prev = cur;
         cur = t;
     }
-    free(mem);
+    hccn_sim_free(mem);
     return 0;
 }
 

@@ -24,6 +24,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
@@ -87,11 +88,11 @@ static uint32_t reduce_to(hccn_sched_t *s, int j, uint64_t src_off,
 static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     const int p = a->nranks;
-    uint32_t *sent = calloc((size_t)p * (size_t)p, sizeof(uint32_t));
-    uint32_t *done = calloc((size_t)p, sizeof(uint32_t));
+    uint32_t *sent = hccn_sim_calloc((size_t)p * (size_t)p, sizeof(uint32_t));
+    uint32_t *done = hccn_sim_calloc((size_t)p, sizeof(uint32_t));
     if (sent == NULL || done == NULL) {
-        free(sent);
-        free(done);
+        hccn_sim_free(sent);
+        hccn_sim_free(done);
         return -1;
     }
     s->scratch_bytes = (size_t)((uint64_t)(p - 2) * block(a, 0).len);
@@ -113,8 +114,8 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
         }
     }
     hccn_hier_stamp(s, PHASE_GATHER);
-    free(sent);
-    free(done);
+    hccn_sim_free(sent);
+    hccn_sim_free(done);
     return 0;
 }
 

@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 
@@ -47,7 +48,7 @@ static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
     g->a = a;
     g->p = a->nranks;
     g->nprev = 0;
-    g->mem = calloc(4 * (size_t)g->p, sizeof(uint32_t));
+    g->mem = hccn_sim_calloc(4 * (size_t)g->p, sizeof(uint32_t));
     if (g->mem == NULL)
         return -1;
     g->prev = g->mem;
@@ -204,7 +205,7 @@ static int build_v(hccn_sched_t *s, const hccn_coll_args_t *a)
         build_allgatherv(&g);
     else
         build_reduce_scatterv(&g);
-    free(g.mem);
+    hccn_sim_free(g.mem);
     return 0;
 }
 
@@ -222,7 +223,7 @@ static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
     const int p = a->nranks;
     uint64_t n = a->count * a->esize;
     uint64_t c = hccn_hier_chunk(a, HCCN_RING_CHUNK);
-    uint32_t *last_send = calloc(2 * (size_t)p, sizeof(uint32_t));
+    uint32_t *last_send = hccn_sim_calloc(2 * (size_t)p, sizeof(uint32_t));
     if (last_send == NULL)
         return -1;
     uint32_t *last_recv = last_send + p;
@@ -243,7 +244,7 @@ static int build_chain(hccn_sched_t *s, const hccn_coll_args_t *a, int first,
                             &last_recv[i + 1]);
         }
     }
-    free(last_send);
+    hccn_sim_free(last_send);
     hccn_hier_stamp(s, PHASE_CHAIN);
     return 0;
 }
@@ -322,7 +323,7 @@ hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
         rc = ring_init(&g, s, args);
         if (rc == 0)
             build_rounds(&g);
-        free(g.mem);
+        hccn_sim_free(g.mem);
     }
     return hccn_hier_finish(s, rc);
 }

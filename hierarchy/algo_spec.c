@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_spec.h"
 
 /* HCCL's names, and what each runs here: the first row of the list that
@@ -367,11 +368,11 @@ int hccn_hier_spec_get(hccn_spec_cache_t *cache, const char *spec,
             strcmp(cache->slot[i].text, spec) == 0)
             slot = i;
     if (slot < 0) {
-        char *text = strdup(spec);
+        char *text = hccn_sim_strdup(spec);
         if (text == NULL)   /* no memory: answer, but keep nothing */
             return hccn_hier_spec_parse(spec, out, why, len);
         slot = (int)(cache->next++ % HCCN_SPEC_CACHE_SLOTS);
-        free(cache->slot[slot].text);
+        hccn_sim_free(cache->slot[slot].text);
         cache->slot[slot].text = text;
         cache->slot[slot].rc = hccn_hier_spec_parse(
             spec, &cache->slot[slot].spec, cache->slot[slot].why,
@@ -386,7 +387,7 @@ int hccn_hier_spec_get(hccn_spec_cache_t *cache, const char *spec,
 void hccn_hier_spec_cache_clear(hccn_spec_cache_t *cache)
 {
     for (int i = 0; i < HCCN_SPEC_CACHE_SLOTS; i++)
-        free(cache->slot[i].text);
+        hccn_sim_free(cache->slot[i].text);
     memset(cache, 0, sizeof(*cache));
 }
 

@@ -21,6 +21,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 #include "hierarchy/levels.h"
@@ -49,9 +50,9 @@ hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args)
     if (!hccn_hier_args_ok(args, TORUS_COLLS) || X == 0)
         return NULL;
     hccn_sched_t *s = hccn_sched_new(args->nranks, "torus2d");
-    int *at = malloc((size_t)args->nranks * sizeof(int));
+    int *at = hccn_sim_malloc((size_t)args->nranks * sizeof(int));
     if (s == NULL || at == NULL || args->count == 0) {
-        free(at);
+        hccn_sim_free(at);
         return hccn_hier_finish(s, at == NULL);
     }
     for (int r = 0; r < args->nranks; r++)
@@ -68,7 +69,7 @@ hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args)
                  ? hccn_hier_levels_allreduce(&h, TORUS_CHUNK)
                  : hccn_hier_levels_rs_ag(&h);
     hccn_hier_levels_fini(&h);
-    free(at);
+    hccn_sim_free(at);
     return hccn_hier_finish(s, rc);
 }
 
@@ -79,7 +80,7 @@ double hccn_hier_cm_torus(hccn_cm_t *m, const hccn_cm_team_t *t,
     int p = a->nranks, X = p >= 4 ? row_length(p) : 0;
     if (X == 0 || !(TORUS_COLLS & 1u << a->coll) || t->ngroups != 1)
         return HCCN_COST_NONE;
-    int *node = malloc(2 * (size_t)p * sizeof(int));
+    int *node = hccn_sim_malloc(2 * (size_t)p * sizeof(int));
     if (node == NULL) {
         m->failed = 1;
         return HCCN_COST_NONE;
@@ -92,6 +93,6 @@ double hccn_hier_cm_torus(hccn_cm_t *m, const hccn_cm_team_t *t,
     hccn_coll_args_t g = *a;
     g.view = &grid;
     double time = hccn_hier_cm_hier_rr(m, t, &g);
-    free(node);
+    hccn_sim_free(node);
     return time;
 }

@@ -27,6 +27,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 
 
@@ -141,9 +142,9 @@ static void tree_order(tree_t *t)
 static int tree_init(tree_t *t, int p)
 {
     t->p = p;
-    t->node = calloc((size_t)p, sizeof(*t->node));
-    t->order = calloc(2 * (size_t)p, sizeof(int));
-    t->acc = calloc(7 * (size_t)p, sizeof(uint32_t));
+    t->node = hccn_sim_calloc((size_t)p, sizeof(*t->node));
+    t->order = hccn_sim_calloc(2 * (size_t)p, sizeof(int));
+    t->acc = hccn_sim_calloc(7 * (size_t)p, sizeof(uint32_t));
     if (t->node == NULL || t->order == NULL || t->acc == NULL)
         return -1;
     t->dist = t->order + p;
@@ -157,9 +158,9 @@ static int tree_init(tree_t *t, int p)
 
 static void tree_free(tree_t *t)
 {
-    free(t->node);
-    free(t->order);
-    free(t->acc);
+    hccn_sim_free(t->node);
+    hccn_sim_free(t->order);
+    hccn_sim_free(t->acc);
 }
 
 /* ------------------------------------------------------------ chunks --- */
@@ -282,7 +283,7 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
 static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     tree_t ta, tb;
-    uint32_t *mark = calloc((size_t)a->nranks, sizeof(uint32_t));
+    uint32_t *mark = hccn_sim_calloc((size_t)a->nranks, sizeof(uint32_t));
     int rc = tree_init(&ta, a->nranks) | tree_init(&tb, a->nranks);
     if (rc == 0 && mark != NULL) {
         const int p = a->nranks;
@@ -308,14 +309,14 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     }
     tree_free(&ta);
     tree_free(&tb);
-    free(mark);
+    hccn_sim_free(mark);
     return rc != 0 || mark == NULL ? -1 : 0;
 }
 
 static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     tree_t t;
-    uint32_t *mark = calloc((size_t)a->nranks, sizeof(uint32_t));
+    uint32_t *mark = hccn_sim_calloc((size_t)a->nranks, sizeof(uint32_t));
     int rc = tree_init(&t, a->nranks);
     if (rc == 0 && mark != NULL) {
         uint64_t n = a->count * a->esize;
@@ -334,7 +335,7 @@ static int build_rooted(hccn_sched_t *s, const hccn_coll_args_t *a)
         }
     }
     tree_free(&t);
-    free(mark);
+    hccn_sim_free(mark);
     return rc != 0 || mark == NULL ? -1 : 0;
 }
 

@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "device_sim/fail.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
 
@@ -105,6 +106,25 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name)
         if (strcmp(a->name, name) == 0)
             return a;
     return hccn_hier_combo_find(name);
+}
+
+hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
+                              const hccn_coll_args_t *a)
+{
+    hccn_coll_args_t args = *a;
+    args.levels = hccn_hier_algo_levels(algo);
+    hccn_sim_fail_clear();
+    hccn_sched_t *s = algo->build(&args);
+    if (s != NULL)
+        return s;
+    if (hccn_sim_fail_status() != HCCN_OK)
+        hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),
+                              algo->name);
+    else
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%s: algorithm '%s' does not "
+                      "support %d ranks, count %llu", hccn_coll_name(a->coll),
+                      algo->name, a->nranks, (unsigned long long)a->count);
+    return NULL;
 }
 
 const char *hccn_coll_name(hccn_coll_t coll)

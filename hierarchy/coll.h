@@ -84,7 +84,7 @@ typedef struct {
     const uint64_t *vsdispls, *vrdispls;
     int me;                 /* ALLTOALLV: the rank whose view is built */
     /* Hierarchical rows made of any flat algorithm per level
-     * (algo_levels.c): the row's choice, set by hccn_hier_algo_build and
+     * (algo_levels.c): the row's choice, set by hccn_hier_build and
      * the cost model from the row; NULL for every other row. */
     const struct hccn_level_choice *levels;
 } hccn_coll_args_t;
@@ -141,11 +141,13 @@ const hccn_algo_t *hccn_hier_algos(void);
  * compositions (algo_levels.c); NULL if unknown. */
 const hccn_algo_t *hccn_hier_algo_find(const char *name);
 
-/* Builds algo's schedule for args: the one way to run a row's builder
- * (a composition row gets its levels through args->levels). NULL when
- * the algorithm does not apply (or on no memory). */
-hccn_sched_t *hccn_hier_algo_build(const hccn_algo_t *algo,
-                                   const hccn_coll_args_t *args);
+/* algo's schedule for a: the one way to run a row's builder (a
+ * composition row gets its levels through a->levels). NULL with the
+ * failure recorded (device_sim/fail.h): HCCN_ERR_UNSUPPORTED when algo
+ * cannot run a, else what its builder found (HCCN_ERR_NOMEM naming the
+ * allocation), after the collective and the algorithm. */
+hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
+                              const hccn_coll_args_t *a);
 
 /* The level choice of a composition row, NULL for any other row. */
 const hccn_level_choice_t *hccn_hier_algo_levels(const hccn_algo_t *algo);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine.h"
 #include "hierarchy/cost_internal.h"
 
@@ -14,11 +15,11 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
                         int *local, hccn_hier_view_t *view)
 {
     const hccn_sim_topo_t *topo = pl->topo;
-    int *map = malloc((size_t)topo->nnodes * sizeof(int));
-    int *count = calloc((size_t)topo->nnodes, sizeof(int));
+    int *map = hccn_sim_malloc((size_t)topo->nnodes * sizeof(int));
+    int *count = hccn_sim_calloc((size_t)topo->nnodes, sizeof(int));
     if (map == NULL || count == NULL) {
-        free(map);
-        free(count);
+        hccn_sim_free(map);
+        hccn_sim_free(count);
         return -1;
     }
     for (int n = 0; n < topo->nnodes; n++)
@@ -32,8 +33,8 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
         local[r] = count[wn]++;
     }
     *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0};
-    free(map);
-    free(count);
+    hccn_sim_free(map);
+    hccn_sim_free(count);
     return 0;
 }
 
@@ -50,7 +51,7 @@ int hccn_hier_cost_pods(const hccn_cost_place_t *pl, int *pod,
         if (topo->nodes[n].leaf >= nleaves)
             nleaves = topo->nodes[n].leaf + 1;
     }
-    int *map = malloc((size_t)(nleaves > 0 ? nleaves : 1) * sizeof(int));
+    int *map = hccn_sim_malloc((size_t)(nleaves > 0 ? nleaves : 1) * sizeof(int));
     if (map == NULL)
         return -1;
     for (int l = 0; l < nleaves; l++)
@@ -62,7 +63,7 @@ int hccn_hier_cost_pods(const hccn_cost_place_t *pl, int *pod,
             map[leaf] = npods++;
         pod[r] = map[leaf];
     }
-    free(map);
+    hccn_sim_free(map);
     view->pod = pod;
     view->npods = npods;
     return 0;
@@ -94,8 +95,8 @@ double hccn_hier_cost_engine(const hccn_sched_t *s,
     for (int r = 0; r < s->nranks; r++)
         if (s->ranks[r].nsteps > most)
             most = s->ranks[r].nsteps;
-    hccn_sim_task_t *tasks = malloc(most * sizeof(*tasks));
-    hccn_sim_batch_t **b = calloc((size_t)s->nranks, sizeof(*b));
+    hccn_sim_task_t *tasks = hccn_sim_malloc(most * sizeof(*tasks));
+    hccn_sim_batch_t **b = hccn_sim_calloc((size_t)s->nranks, sizeof(*b));
     hccn_sim_engine_t *eng = hccn_sim_engine_create(pl->topo, 0.0);
     double t = HCCN_COST_NONE;
     if (tasks == NULL || b == NULL || eng == NULL)
@@ -118,8 +119,8 @@ double hccn_hier_cost_engine(const hccn_sched_t *s,
     }
 out_free:
     hccn_sim_engine_destroy(eng);  /* frees the batches too */
-    free(b);
-    free(tasks);
+    hccn_sim_free(b);
+    hccn_sim_free(tasks);
     return t;
 }
 
@@ -178,12 +179,12 @@ void hccn_hier_cost_levels(const hccn_cost_place_t *pl, int nranks,
                            hccn_cost_levels_t *lv)
 {
     size_t n = (size_t)(nranks > 0 ? nranks : 1);
-    int *mem = malloc((4 * n + 2) * sizeof(int));
+    int *mem = hccn_sim_malloc((4 * n + 2) * sizeof(int));
     memset(lv, 0, sizeof(*lv));
     hccn_hier_view_t v;
     if (mem == NULL ||
         hccn_hier_cost_view(pl, nranks, mem, mem + n, &v) != 0) {
-        free(mem);
+        hccn_sim_free(mem);
         return;
     }
     int *at = mem + 2 * n, *first = mem + 3 * n;
@@ -206,7 +207,7 @@ void hccn_hier_cost_levels(const hccn_cost_place_t *pl, int nranks,
     for (int r = 0; r < nranks; r++)
         at[first[v.node[r]] + v.local[r]] = r;
     level_pairs(pl, &v, at, first, lv);
-    free(mem);
+    hccn_sim_free(mem);
 }
 
 /* -------------------------------------------------------------- models --- */
@@ -222,7 +223,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
 {
     hccn_cost_levels_t lv;
     hccn_cm_t m;
-    int *ident = malloc((size_t)a->nranks * sizeof(int));
+    int *ident = hccn_sim_malloc((size_t)a->nranks * sizeof(int));
     double t = HCCN_COST_NONE;
     hccn_hier_cost_levels(pl, a->nranks, &lv);
     if (hccn_hier_cm_init(&m, pl, a->nranks) != 0 || ident == NULL ||
@@ -244,7 +245,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = HCCN_COST_NONE;
 out:
     hccn_hier_cm_free(&m);
-    free(ident);
+    hccn_sim_free(ident);
     return t;
 }
 
@@ -273,7 +274,7 @@ static double run_engine(const hccn_algo_t *algo, const hccn_coll_args_t *a,
                          const hccn_cost_place_t *pl, int limit)
 {
     double t = HCCN_COST_NONE;
-    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
+    hccn_sched_t *s = hccn_hier_build(algo, a);
     if (s != NULL && limit && engine_work(s) > HCCN_COST_ENGINE_MAX_WORK)
         t = TOO_BIG;
     else if (s != NULL)
@@ -315,12 +316,12 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
     hccn_hier_view_t view;
     int *mem = NULL;
     if (args.view == NULL) {   /* hierarchical algorithms need one */
-        mem = malloc(3 * (size_t)a->nranks * sizeof(int));
+        mem = hccn_sim_malloc(3 * (size_t)a->nranks * sizeof(int));
         if (mem == NULL ||
             hccn_hier_cost_view(pl, a->nranks, mem, mem + a->nranks,
                                 &view) != 0 ||
             hccn_hier_cost_pods(pl, mem + 2 * a->nranks, &view) != 0) {
-            free(mem);
+            hccn_sim_free(mem);
             return HCCN_COST_NONE;
         }
         args.view = &view;
@@ -328,6 +329,6 @@ double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,
     double t = predict(algo, fn, &args, pl, mode, &used);
     if (engine_used != NULL)
         *engine_used = used;
-    free(mem);
+    hccn_sim_free(mem);
     return t;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/cost_internal.h"
 
 int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
@@ -15,11 +16,11 @@ int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
     memset(m, 0, sizeof(*m));
     m->pl = pl;
     m->p = nranks;
-    m->x = malloc((size_t)nranks * HCCN_CM_SAMPLE * sizeof(*m->x));
-    m->cnt = calloc(nl, sizeof(int));
-    m->end = malloc(nl * sizeof(int));
-    m->touched = malloc(nl * sizeof(int));
-    m->load = calloc(nl, sizeof(double));
+    m->x = hccn_sim_malloc((size_t)nranks * HCCN_CM_SAMPLE * sizeof(*m->x));
+    m->cnt = hccn_sim_calloc(nl, sizeof(int));
+    m->end = hccn_sim_malloc(nl * sizeof(int));
+    m->touched = hccn_sim_malloc(nl * sizeof(int));
+    m->load = hccn_sim_calloc(nl, sizeof(double));
     if (!m->x || !m->cnt || !m->end || !m->touched || !m->load)
         return -1;
     return 0;
@@ -27,12 +28,12 @@ int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
 
 void hccn_hier_cm_free(hccn_cm_t *m)
 {
-    free(m->x);
-    free(m->cnt);
-    free(m->end);
-    free(m->touched);
-    free(m->load);
-    free(m->sz);
+    hccn_sim_free(m->x);
+    hccn_sim_free(m->cnt);
+    hccn_sim_free(m->end);
+    hccn_sim_free(m->touched);
+    hccn_sim_free(m->load);
+    hccn_sim_free(m->sz);
     memset(m, 0, sizeof(*m));
 }
 
@@ -91,7 +92,7 @@ static int group_sizes(hccn_cm_t *m, const hccn_cm_xf_t *x, size_t n)
     double lat;
     size_t need = n * HCCN_SIM_ROUTE_MAX, pos = 0;
     if (need > m->capsz) {
-        double *sz = realloc(m->sz, need * sizeof(double));
+        double *sz = hccn_sim_realloc(m->sz, need * sizeof(double));
         if (sz == NULL) {
             m->failed = 1;
             return 0;
@@ -318,10 +319,10 @@ double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
                              const int *off, const hccn_cm_chunks_t *ck,
                              const double *r)
 {
-    double *w = malloc(4 * (size_t)(h > 0 ? h : 1) * sizeof(double));
+    double *w = hccn_sim_malloc(4 * (size_t)(h > 0 ? h : 1) * sizeof(double));
     if (w == NULL || h < 1) {
         m->failed |= w == NULL;
-        free(w);
+        hccn_sim_free(w);
         return 0.0;
     }
     double *rr = w + 3 * (size_t)h, lat = 0.0;
@@ -335,6 +336,6 @@ double hccn_hier_cm_pipeline(hccn_cm_t *m, hccn_cm_xf_t *x, int h,
         rr[i] = r != NULL ? r[i] : 0.0;
     }
     double shop = flow_shop(&pp, w), step = lockstep(&pp);
-    free(w);
+    hccn_sim_free(w);
     return lat + (step < shop ? step : shop);
 }

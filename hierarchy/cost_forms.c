@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
@@ -75,7 +76,7 @@ typedef struct {
 
 static int clocks_init(hccn_cm_t *m, clocks_t *c)
 {
-    c->ready = calloc(2 * (size_t)m->p, sizeof(double));
+    c->ready = hccn_sim_calloc(2 * (size_t)m->p, sizeof(double));
     c->next = c->ready + m->p;
     m->failed |= c->ready == NULL;
     return c->ready != NULL ? 0 : -1;
@@ -86,7 +87,7 @@ static double clocks_end(hccn_cm_t *m, clocks_t *c)
     double end = 0.0;
     for (int r = 0; r < m->p; r++)
         end = hccn_hier_cm_max(end, c->ready[r]);
-    free(c->ready);
+    hccn_sim_free(c->ready);
     return end;
 }
 
@@ -137,7 +138,7 @@ hccn_cm_chunks_t hccn_hier_cm_chunks(const hccn_coll_args_t *a, uint64_t n,
 double hccn_hier_cm_staged(hccn_cm_t *m, int h, const int *size,
                            const hccn_cm_chunks_t *ck, const double *r)
 {
-    int *off = malloc(((size_t)h + 1) * sizeof(int));
+    int *off = hccn_sim_malloc(((size_t)h + 1) * sizeof(int));
     if (off == NULL) {
         m->failed = 1;
         return 0.0;
@@ -146,7 +147,7 @@ double hccn_hier_cm_staged(hccn_cm_t *m, int h, const int *size,
     for (int i = 0; i < h; i++)
         off[i + 1] = off[i] + size[i];
     double t = hccn_hier_cm_pipeline(m, m->x, h, off, ck, r);
-    free(off);
+    hccn_sim_free(off);
     return t;
 }
 
@@ -156,8 +157,8 @@ static double chain(hccn_cm_t *m, const hccn_cm_team_t *t,
 {
     hccn_cm_chunks_t ck = hccn_hier_cm_chunks(a, whole(a), HCCN_RING_CHUNK);
     int h = t->size - 1, w = t->ngroups;
-    int *size = malloc((size_t)h * sizeof(int));
-    double *r = malloc((size_t)h * sizeof(double)), time = 0.0;
+    int *size = hccn_sim_malloc((size_t)h * sizeof(int));
+    double *r = hccn_sim_malloc((size_t)h * sizeof(double)), time = 0.0;
     if (size != NULL && r != NULL) {
         for (int i = 0; i < h; i++) {
             size[i] = w;
@@ -171,8 +172,8 @@ static double chain(hccn_cm_t *m, const hccn_cm_team_t *t,
     } else {
         m->failed = 1;
     }
-    free(size);
-    free(r);
+    hccn_sim_free(size);
+    hccn_sim_free(r);
     return time;
 }
 
@@ -244,7 +245,7 @@ static double reduce_chain(const hccn_cm_t *m, const hccn_cm_team_t *t,
 static double mesh_allreduce(hccn_cm_t *m, const hccn_cm_team_t *t,
                              const hccn_coll_args_t *a, const int *ks, int ns)
 {
-    double *done = calloc((size_t)m->p, sizeof(double));
+    double *done = hccn_sim_calloc((size_t)m->p, sizeof(double));
     if (done == NULL) {
         m->failed = 1;
         return 0.0;
@@ -256,7 +257,7 @@ static double mesh_allreduce(hccn_cm_t *m, const hccn_cm_team_t *t,
                 reduce_chain(m, t, ks, ns, g, j);
     size_t n = all_pairs(m, t, a, ks, ns, 0, 1, 0);
     double end = slowest(m->x, n, done);
-    free(done);
+    hccn_sim_free(done);
     return end;
 }
 
@@ -440,7 +441,7 @@ double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
     uint64_t b = whole(a);
     if (!ag && a->coll != HCCN_COLL_ALLTOALL)
         return HCCN_COST_NONE;
-    double *start = calloc(2 * (size_t)m->p, sizeof(double)), end = 0.0;
+    double *start = hccn_sim_calloc(2 * (size_t)m->p, sizeof(double)), end = 0.0;
     if (start == NULL) {
         m->failed = 1;
         return 0.0;
@@ -467,7 +468,7 @@ double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
         for (size_t i = 0; i < (size_t)m->p; i++)
             end = hccn_hier_cm_max(end, start[i] = next[i]);
     }
-    free(start);
+    hccn_sim_free(start);
     return hccn_hier_cm_max(end, copy_time(m, b));
 }
 

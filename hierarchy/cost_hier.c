@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
@@ -31,7 +32,7 @@ static int hier_shape(hccn_cm_t *m, const hccn_coll_args_t *a, hier_t *h)
     int p = a->nranks, *size;
     if (v == NULL || v->nranks != p || v->nnodes < 2)
         return -1;
-    if ((size = calloc((size_t)v->nnodes, sizeof(int))) == NULL) {
+    if ((size = hccn_sim_calloc((size_t)v->nnodes, sizeof(int))) == NULL) {
         m->failed = 1;
         return -1;
     }
@@ -42,12 +43,12 @@ static int hier_shape(hccn_cm_t *m, const hccn_coll_args_t *a, hier_t *h)
         even &= size[n] == size[0];
     h->N = v->nnodes;
     h->L = size[0];
-    free(size);
+    hccn_sim_free(size);
     if (!even)
         return 0;
     if (h->L < 2)
         return -1;
-    h->at = malloc(2 * (size_t)p * sizeof(int));
+    h->at = hccn_sim_malloc(2 * (size_t)p * sizeof(int));
     if (h->at == NULL) {
         m->failed = 1;
         return -1;
@@ -135,7 +136,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
         p2[i] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q, 0);
         p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
     }
-    double *e2k = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    double *e2k = hccn_sim_malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
     if (e2k == NULL) {
         m->failed = 1;
         return 0.0;
@@ -151,7 +152,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     e3 = e1;
     for (uint64_t k = 0; k < K; k++)
         e3 = hccn_hier_cm_max(e3, e2k[k]) + p3[k + 1 == K];
-    free(e2k);
+    hccn_sim_free(e2k);
     if (tail > 0)
         e3 = hccn_hier_cm_max(e3, e2) +
              level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
@@ -198,7 +199,7 @@ static double hier_fallback(hccn_cm_t *m, const hccn_coll_args_t *a)
     const hccn_hier_view_t *v = a->view;
     int p = a->nranks, n = 0, whole_msg = a->coll != HCCN_COLL_REDUCE_SCATTER &&
                                            a->coll != HCCN_COLL_ALLGATHER;
-    int *order = malloc((size_t)p * sizeof(int));
+    int *order = hccn_sim_malloc((size_t)p * sizeof(int));
     hccn_coll_args_t sub = *a;
     if (order == NULL) {
         m->failed = 1;
@@ -213,7 +214,7 @@ static double hier_fallback(hccn_cm_t *m, const hccn_coll_args_t *a)
             }
     hccn_cm_team_t line = {1, p, order};
     double t = hccn_hier_cm_ring(m, &line, &sub);
-    free(order);
+    hccn_sim_free(order);
     return t;
 }
 
@@ -246,7 +247,7 @@ static double hier_form(hccn_cm_t *m, const hccn_cm_team_t *t,
                instances(m, &h, 1, &h.inter, a, 1);
     else if (shape > 0)
         time = hier_rooted(m, &h, a);
-    free(h.at);
+    hccn_sim_free(h.at);
     return time;
 }
 

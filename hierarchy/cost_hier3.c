@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
@@ -28,9 +29,9 @@ typedef struct {
 static int h3_shape(const hccn_hier_view_t *v, h3_t *h)
 {
     int N = v->nnodes, p = v->nranks, rc = v->pod != NULL && v->npods > 1;
-    int *cnt = calloc((size_t)N + (size_t)v->npods + 1, sizeof(int));
-    int *pos = malloc(((size_t)N + 1) * sizeof(int));
-    int *npod = malloc(((size_t)N + 1) * sizeof(int));
+    int *cnt = hccn_sim_calloc((size_t)N + (size_t)v->npods + 1, sizeof(int));
+    int *pos = hccn_sim_malloc(((size_t)N + 1) * sizeof(int));
+    int *npod = hccn_sim_malloc(((size_t)N + 1) * sizeof(int));
     if (cnt == NULL || pos == NULL || npod == NULL) {
         rc = -1;
         goto out;
@@ -55,7 +56,7 @@ static int h3_shape(const hccn_hier_view_t *v, h3_t *h)
         h->L = cnt[0];
         rc = h->M > 1 && h->L > 1;
     }
-    if (rc > 0 && (h->mem = malloc(3 * (size_t)p * sizeof(int))) == NULL)
+    if (rc > 0 && (h->mem = hccn_sim_malloc(3 * (size_t)p * sizeof(int))) == NULL)
         rc = -1;
     for (int r = 0; rc > 0 && r < p; r++) {
         int q = v->pod[r], m = pos[v->node[r]], l = v->local[r];
@@ -69,9 +70,9 @@ static int h3_shape(const hccn_hier_view_t *v, h3_t *h)
         h->t[2] = (hccn_cm_team_t){h->M * h->L, h->P, h->mem + 2 * p};
     }
 out:
-    free(cnt);
-    free(pos);
-    free(npod);
+    hccn_sim_free(cnt);
+    hccn_sim_free(pos);
+    hccn_sim_free(npod);
     return rc;
 }
 
@@ -156,7 +157,7 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
     for (int i = 0; i < 2 && K > 0; i++)
         ph[i] = chunk_phases(m, h, a, (i == 0 ? ce : main - (K - 1) * ce) /
                                           (uint64_t)h->L);
-    double *g = malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    double *g = hccn_sim_malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
     if (g == NULL) {
         m->failed = 1;
         return 0.0;
@@ -187,7 +188,7 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
         e1 = shared_end(hccn_hier_cm_max(e1, g[k]), p[3], e2, f);
         e0 = hccn_hier_cm_max(e0, e1) + p[4];
     }
-    free(g);
+    hccn_sim_free(g);
     if (tail > 0) {
         e0 += level(m, h, 0, a, HCCN_COLL_ALLREDUCE, tail);
         e1 = hccn_hier_cm_max(e0, e1) +
@@ -212,7 +213,7 @@ static double pods_as_nodes(hccn_cm_t *m, const hccn_cm_team_t *t,
                             const hccn_coll_args_t *a)
 {
     const hccn_hier_view_t *v = a->view;
-    int *mem = calloc(2 * (size_t)a->nranks + (size_t)v->npods, sizeof(int));
+    int *mem = hccn_sim_calloc(2 * (size_t)a->nranks + (size_t)v->npods, sizeof(int));
     if (mem == NULL) {
         m->failed = 1;
         return 0.0;
@@ -226,7 +227,7 @@ static double pods_as_nodes(hccn_cm_t *m, const hccn_cm_team_t *t,
     hccn_coll_args_t sa = *a;
     sa.view = &pv;
     double time = hccn_hier_cm_hier(m, t, &sa);
-    free(mem);
+    hccn_sim_free(mem);
     return time;
 }
 
@@ -236,12 +237,12 @@ static int one_per_node_pods(const hccn_hier_view_t *v)
 {
     if (v->pod == NULL || v->npods < 2 || v->nnodes != v->nranks)
         return 0;
-    int *cnt = calloc((size_t)v->npods, sizeof(int)), ok = cnt != NULL;
+    int *cnt = hccn_sim_calloc((size_t)v->npods, sizeof(int)), ok = cnt != NULL;
     for (int r = 0; ok && r < v->nranks; r++)
         cnt[v->pod[r]]++;
     for (int q = 0; ok && q < v->npods; q++)
         ok = cnt[q] == cnt[0] && cnt[0] > 1;
-    free(cnt);
+    hccn_sim_free(cnt);
     return ok;
 }
 
@@ -293,7 +294,7 @@ static double h3_form(hccn_cm_t *m, const hccn_cm_team_t *t,
     } else {
         time = two_levels(m, t, a, h.algo);
     }
-    free(h.mem);
+    hccn_sim_free(h.mem);
     return time;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
@@ -65,7 +66,7 @@ static void tree_levels(tree_t *t)
 static int tree_new(tree_t *t, int p)
 {
     t->p = p;
-    t->parent = malloc(3 * (size_t)p * sizeof(int));
+    t->parent = hccn_sim_malloc(3 * (size_t)p * sizeof(int));
     t->depth = t->parent + p;
     t->height = t->depth + p;
     for (int u = 0; t->parent != NULL && u < p; u++)
@@ -150,7 +151,7 @@ static int tsim_level(const tsim_t *ts, int s, int down)
  * chunk's, level by level. */
 static void tsim_prices(tsim_t *ts, int up, int down)
 {
-    int *list = malloc((size_t)ts->nslots * sizeof(int));
+    int *list = hccn_sim_malloc((size_t)ts->nslots * sizeof(int));
     if (list == NULL) {
         ts->m->failed = 1;
         return;
@@ -171,7 +172,7 @@ static void tsim_prices(tsim_t *ts, int up, int down)
                 break;   /* levels are contiguous */
         }
     }
-    free(list);
+    hccn_sim_free(list);
 }
 
 /* Up: every slot, children first, reduces its children's chunk j (one
@@ -225,8 +226,8 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
     memset(ts, 0, sizeof(*ts));
     *ts = (tsim_t){.m = m, .t = t, .trees = trees, .nt = nt, .p = p,
                    .nslots = n};
-    ts->order_up = malloc(4 * (size_t)n * sizeof(int));
-    ts->lat = calloc(11 * (size_t)n + (size_t)m->p, sizeof(double));
+    ts->order_up = hccn_sim_malloc(4 * (size_t)n * sizeof(int));
+    ts->lat = hccn_sim_calloc(11 * (size_t)n + (size_t)m->p, sizeof(double));
     if (ts->order_up == NULL || ts->lat == NULL) {
         m->failed = 1;
         return -1;
@@ -267,8 +268,8 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
 
 static void tsim_free(tsim_t *ts)
 {
-    free(ts->order_up);
-    free(ts->lat);
+    hccn_sim_free(ts->order_up);
+    hccn_sim_free(ts->lat);
 }
 
 /* The time the trees take to move the chunks of ck up (reduced) and/or
@@ -330,13 +331,13 @@ static int tree_stage(hccn_cm_t *m, const hccn_cm_team_t *t,
 static int tree_reductions(const tree_t *trees, int nt, int lvl)
 {
     int most = 0, p = trees[0].p;
-    int *cnt = calloc((size_t)p, sizeof(int));
+    int *cnt = hccn_sim_calloc((size_t)p, sizeof(int));
     for (int k = 0; cnt != NULL && k < nt; k++)
         for (int u = 0; u < p; u++)
             if (trees[k].parent[u] >= 0 && trees[k].height[u] == lvl &&
                 ++cnt[trees[k].parent[u]] > most)
                 most = cnt[trees[k].parent[u]];
-    free(cnt);
+    hccn_sim_free(cnt);
     return cnt != NULL ? most : 2;
 }
 
@@ -352,8 +353,8 @@ static double tree_pipeline(hccn_cm_t *m, const hccn_cm_team_t *t,
         for (int u = 0; u < t->size; u++)
             if (trees[k].depth[u] > levels)
                 levels = trees[k].depth[u];
-    int *size = malloc(2 * (size_t)levels * sizeof(int) + 1);
-    double *r = malloc(2 * (size_t)levels * sizeof(double) + 1), time = 0.0;
+    int *size = hccn_sim_malloc(2 * (size_t)levels * sizeof(int) + 1);
+    double *r = hccn_sim_malloc(2 * (size_t)levels * sizeof(double) + 1), time = 0.0;
     size_t at = 0;
     if (size == NULL || r == NULL) {
         m->failed = 1;
@@ -371,8 +372,8 @@ static double tree_pipeline(hccn_cm_t *m, const hccn_cm_team_t *t,
     }
     time = hccn_hier_cm_staged(m, h, size, ck, r);
 out:
-    free(size);
-    free(r);
+    hccn_sim_free(size);
+    hccn_sim_free(r);
     return time;
 }
 
@@ -424,7 +425,7 @@ double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
             time = hccn_hier_cm_max(time, (double)(a->count * a->esize) * m->m);
     }
 out:
-    free(tr[0].parent);
-    free(tr[1].parent);
+    hccn_sim_free(tr[0].parent);
+    hccn_sim_free(tr[1].parent);
     return time;
 }

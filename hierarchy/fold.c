@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/fold.h"
 
 typedef struct {
@@ -104,9 +105,9 @@ static int rep_init(fck_t *c, int r0, hccn_sched_tasks_fn *tasks, void *arg)
     while (cap < 2 * n)
         cap *= 2;
     p->mask = cap - 1;
-    p->t = malloc(((size_t)n + 1) * sizeof(*p->t));
-    p->tab = calloc(cap, sizeof(*p->tab));
-    p->ord = malloc(((size_t)n + 1) * sizeof(*p->ord));
+    p->t = hccn_sim_malloc(((size_t)n + 1) * sizeof(*p->t));
+    p->tab = hccn_sim_calloc(cap, sizeof(*p->tab));
+    p->ord = hccn_sim_malloc(((size_t)n + 1) * sizeof(*p->ord));
     if (p->t == NULL || p->tab == NULL || p->ord == NULL)
         return -1;
     tasks(arg, r0, p->t);
@@ -133,9 +134,9 @@ static int rep_init(fck_t *c, int r0, hccn_sched_tasks_fn *tasks, void *arg)
 
 static void rep_free(rep_t *p)
 {
-    free(p->t);
-    free(p->tab);
-    free(p->ord);
+    hccn_sim_free(p->t);
+    hccn_sim_free(p->tab);
+    hccn_sim_free(p->ord);
 }
 
 /* Whether rank r's steps are its copy's in the same order. */
@@ -169,7 +170,7 @@ static int map_rank(fck_t *c, int r)
     int r0 = c->rep[r];
     const rep_t *p = &c->reps[r0];
     const hccn_sched_rank_t *rk = &c->s->ranks[r];
-    uint32_t n = rk->nsteps, *m = malloc(((size_t)n + 1) * sizeof(*m));
+    uint32_t n = rk->nsteps, *m = hccn_sim_malloc(((size_t)n + 1) * sizeof(*m));
     if (m == NULL)
         return -1;
     c->map[r] = m;
@@ -245,8 +246,8 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out)
 void hccn_sched_fold_free(hccn_sched_fold_t *f)
 {
     for (int r = 0; f->recv_key != NULL && r < f->nrep; r++)
-        free(f->recv_key[r]);
-    free(f->recv_key);
+        hccn_sim_free(f->recv_key[r]);
+    hccn_sim_free(f->recv_key);
     f->recv_key = NULL;
     f->nrep = 0;
 }
@@ -260,18 +261,18 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     for (int r = 0; r < n; r++)
         if (s->ranks[r].nsteps > most)
             most = s->ranks[r].nsteps;
-    fck_t c = {s, npus, rep, calloc((size_t)nrep, sizeof(rep_t)),
-               calloc((size_t)n, sizeof(uint32_t *)),
-               malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
-    uint64_t **pair = calloc((size_t)nrep, sizeof(*pair));
-    *f = (hccn_sched_fold_t){nrep, calloc((size_t)nrep, sizeof(uint64_t *))};
+    fck_t c = {s, npus, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
+               hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
+               hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
+    uint64_t **pair = hccn_sim_calloc((size_t)nrep, sizeof(*pair));
+    *f = (hccn_sched_fold_t){nrep, hccn_sim_calloc((size_t)nrep, sizeof(uint64_t *))};
     if (c.reps == NULL || c.map == NULL || c.t == NULL || pair == NULL ||
         f->recv_key == NULL)
         rc = -1;
     for (int r = 0; r < nrep && rc == 0; r++) {
         size_t m = (size_t)s->ranks[r].nsteps + 1;
-        pair[r] = calloc(m, sizeof(**pair));
-        f->recv_key[r] = calloc(m, sizeof(**f->recv_key));
+        pair[r] = hccn_sim_calloc(m, sizeof(**pair));
+        f->recv_key[r] = hccn_sim_calloc(m, sizeof(**f->recv_key));
         if (pair[r] == NULL || f->recv_key[r] == NULL ||
             rep_init(&c, r, tasks, arg) != 0)
             rc = -1;
@@ -293,14 +294,14 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
         if (c.reps != NULL)
             rep_free(&c.reps[r]);
         if (pair != NULL)
-            free(pair[r]);
+            hccn_sim_free(pair[r]);
     }
     for (int r = 0; c.map != NULL && r < n; r++)
-        free(c.map[r]);
-    free(c.reps);
-    free(c.map);
-    free(c.t);
-    free(pair);
+        hccn_sim_free(c.map[r]);
+    hccn_sim_free(c.reps);
+    hccn_sim_free(c.map);
+    hccn_sim_free(c.t);
+    hccn_sim_free(pair);
     if (rc != 0)
         hccn_sched_fold_free(f);
     return rc;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/levels.h"
 
 /* A place's stride at level i: the product of the group sizes below. */
@@ -28,7 +29,7 @@ int hccn_hier_levels_init(hccn_hier_comp_t *h, hccn_sched_t *s,
     h->at = at;
     for (int i = 0; i < lv->k; i++)
         most = lv->n[i] > most ? lv->n[i] : most;
-    h->grp = malloc((size_t)most * sizeof(int));
+    h->grp = hccn_sim_malloc((size_t)most * sizeof(int));
     h->tmp = hccn_frontier_new(a->nranks);
     h->one = hccn_frontier_new(a->nranks);
     int ok = h->grp != NULL && h->tmp != NULL && h->one != NULL;
@@ -50,8 +51,8 @@ void hccn_hier_levels_fini(hccn_hier_comp_t *h)
         hccn_frontier_free(h->f[i]);
     hccn_frontier_free(h->tmp);
     hccn_frontier_free(h->one);
-    free(h->keep);
-    free(h->grp);
+    hccn_sim_free(h->keep);
+    hccn_sim_free(h->grp);
 }
 
 int hccn_hier_levels_fold(hccn_hier_comp_t *h)
@@ -65,7 +66,7 @@ int hccn_hier_levels_fold(hccn_hier_comp_t *h)
         if ((x < n0) != (r < a->fold_nrep) || a->fold_rep[r] != h->at[x % n0])
             return 0;
     }
-    h->keep = malloc((size_t)a->nranks);
+    h->keep = hccn_sim_malloc((size_t)a->nranks);
     if (h->keep == NULL)
         return -1;
     for (int x = 0; x < a->nranks; x++)
@@ -134,9 +135,9 @@ static const hccn_sched_fold_t *outer_fold(hccn_hier_comp_t *h,
     if (h->memo[i].folds == 0) {
         /* Members in node order, each its own node and its own rank. */
         int n = sub->nranks;
-        hccn_sim_npu_t *npus = calloc((size_t)n, sizeof(*npus));
-        int *world = calloc((size_t)n, sizeof(int));
-        int *rep = calloc((size_t)n, sizeof(int));
+        hccn_sim_npu_t *npus = hccn_sim_calloc((size_t)n, sizeof(*npus));
+        int *world = hccn_sim_calloc((size_t)n, sizeof(int));
+        int *rep = hccn_sim_calloc((size_t)n, sizeof(int));
         int rc = -1;
         if (npus != NULL && world != NULL && rep != NULL) {
             for (int j = 0; j < n; j++) {
@@ -150,9 +151,9 @@ static const hccn_sched_fold_t *outer_fold(hccn_hier_comp_t *h,
                                        &h->memo[i].fold, NULL, 0);
         }
         h->memo[i].folds = rc == 0 ? 1 : -1;
-        free(npus);
-        free(world);
-        free(rep);
+        hccn_sim_free(npus);
+        hccn_sim_free(world);
+        hccn_sim_free(rep);
     }
     return h->memo[i].folds > 0 ? &h->memo[i].fold : NULL;
 }

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -145,8 +146,8 @@ static void reserve(hccn_hier_comp_t *h, const ar_t *c, uint64_t K, uint64_t t)
 {
     const size_t e = h->a->esize;
     int n = h->a->nranks;
-    uint64_t *st = calloc(2 * (size_t)n, sizeof(*st)), *dp = st + n, xf = 0;
-    uint32_t *room = calloc(2 * (size_t)n, sizeof(*room));
+    uint64_t *st = hccn_sim_calloc(2 * (size_t)n, sizeof(*st)), *dp = st + n, xf = 0;
+    uint32_t *room = hccn_sim_calloc(2 * (size_t)n, sizeof(*room));
     static const hccn_coll_t kind[3] = {HCCN_COLL_REDUCE_SCATTER,
                                         HCCN_COLL_ALLGATHER,
                                         HCCN_COLL_ALLREDUCE};
@@ -177,8 +178,8 @@ static void reserve(hccn_hier_comp_t *h, const ar_t *c, uint64_t K, uint64_t t)
     }
     if (ok)
         hccn_sched_reserve(h->s, room, room + n, (uint32_t)xf);
-    free(st);
-    free(room);
+    hccn_sim_free(st);
+    hccn_sim_free(room);
 }
 
 int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
@@ -201,7 +202,7 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     for (int i = 1; i < c.top; i++)
         c.blk[i] = c.blk[i - 1] / (uint64_t)h->lv->n[i];
     scratch(h, &c, t);
-    hccn_frontier_t **ftop = calloc(K + 1, sizeof(*ftop));
+    hccn_frontier_t **ftop = hccn_sim_calloc(K + 1, sizeof(*ftop));
     if (ftop == NULL)
         return -1;
     if (h->keep == NULL)
@@ -227,6 +228,6 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
         tail(h, &c, main * e, t);
     for (uint64_t k = 0; k < K; k++)
         hccn_frontier_free(ftop[k]);
-    free(ftop);
+    hccn_sim_free(ftop);
     return h->s->failed ? -1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/sched.h"
 
 static int in_slab(const hccn_sched_t *s, const void *p)
@@ -22,11 +23,11 @@ static int resize(hccn_sched_t *s, void *pp, uint32_t *cap, uint32_t n,
     void **p = pp;
     void *q;
     if (in_slab(s, *p)) {
-        q = malloc((size_t)n * elem);
+        q = hccn_sim_malloc((size_t)n * elem);
         if (q != NULL)
             memcpy(q, *p, (size_t)*cap * elem);
     } else {
-        q = realloc(*p, (size_t)n * elem);
+        q = hccn_sim_realloc(*p, (size_t)n * elem);
     }
     if (q == NULL)
         return -1;
@@ -50,21 +51,21 @@ static int grow(hccn_sched_t *s, void *p, uint32_t *cap, uint32_t need,
 static void free_array(const hccn_sched_t *s, void *p)
 {
     if (!in_slab(s, p))
-        free(p);
+        hccn_sim_free(p);
 }
 
 hccn_sched_t *hccn_sched_new(int nranks, const char *algo)
 {
     if (nranks <= 0)
         return NULL;
-    hccn_sched_t *s = calloc(1, sizeof(*s));
+    hccn_sched_t *s = hccn_sim_calloc(1, sizeof(*s));
     if (s == NULL)
         return NULL;
     s->nranks = nranks;
     snprintf(s->algo, sizeof(s->algo), "%s", algo ? algo : "");
-    s->ranks = calloc((size_t)nranks, sizeof(*s->ranks));
+    s->ranks = hccn_sim_calloc((size_t)nranks, sizeof(*s->ranks));
     if (s->ranks == NULL) {
-        free(s);
+        hccn_sim_free(s);
         return NULL;
     }
     return s;
@@ -78,12 +79,12 @@ void hccn_sched_free(hccn_sched_t *s)
         free_array(s, s->ranks[r].steps);
         free_array(s, s->ranks[r].deps);
     }
-    free(s->ranks);
+    hccn_sim_free(s->ranks);
     free_array(s, s->xfer_send);
     free_array(s, s->xfer_recv);
     if (s->slab != NULL)
         munmap(s->slab, s->slab_len);
-    free(s);
+    hccn_sim_free(s);
 }
 
 uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,

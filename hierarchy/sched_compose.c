@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/compose.h"
 
 #define ELIDED UINT32_MAX
@@ -17,7 +18,7 @@ static int set_reserve(hccn_stepset_t *s, uint32_t need)
     uint32_t cap = s->cap ? s->cap : 8;
     while (cap < need)
         cap *= 2;
-    uint32_t *v = realloc(s->idx, cap * sizeof(*v));
+    uint32_t *v = hccn_sim_realloc(s->idx, cap * sizeof(*v));
     if (v == NULL)
         return -1;
     s->idx = v;
@@ -58,12 +59,12 @@ hccn_frontier_t *hccn_frontier_new(int nranks)
 {
     if (nranks <= 0)
         return NULL;
-    hccn_frontier_t *f = calloc(1, sizeof(*f));
+    hccn_frontier_t *f = hccn_sim_calloc(1, sizeof(*f));
     if (f == NULL)
         return NULL;
-    f->rank = calloc((size_t)nranks, sizeof(*f->rank));
+    f->rank = hccn_sim_calloc((size_t)nranks, sizeof(*f->rank));
     if (f->rank == NULL) {
-        free(f);
+        hccn_sim_free(f);
         return NULL;
     }
     f->nranks = nranks;
@@ -75,9 +76,9 @@ void hccn_frontier_free(hccn_frontier_t *f)
     if (f == NULL)
         return;
     for (int r = 0; r < f->nranks; r++)
-        free(f->rank[r].idx);
-    free(f->rank);
-    free(f);
+        hccn_sim_free(f->rank[r].idx);
+    hccn_sim_free(f->rank);
+    hccn_sim_free(f);
 }
 
 int hccn_frontier_copy(hccn_frontier_t *dst, const hccn_frontier_t *src)
@@ -135,20 +136,20 @@ static void work_free(rank_work_t *w)
 {
     if (w->res != NULL)
         for (uint32_t i = 0; i < w->n; i++)
-            free(w->res[i].idx);
-    free(w->map);
-    free(w->res);
-    free(w->succ);
-    free(w->deps.idx);
+            hccn_sim_free(w->res[i].idx);
+    hccn_sim_free(w->map);
+    hccn_sim_free(w->res);
+    hccn_sim_free(w->succ);
+    hccn_sim_free(w->deps.idx);
 }
 
 static int work_init(rank_work_t *w, uint32_t n)
 {
     memset(w, 0, sizeof(*w));
     w->n = n;
-    w->map = calloc(n + 1, sizeof(*w->map));
-    w->res = calloc(n + 1, sizeof(*w->res));
-    w->succ = calloc(n + 1, 1);
+    w->map = hccn_sim_calloc(n + 1, sizeof(*w->map));
+    w->res = hccn_sim_calloc(n + 1, sizeof(*w->res));
+    w->succ = hccn_sim_calloc(n + 1, 1);
     return w->map && w->res && w->succ ? 0 : -1;
 }
 
@@ -370,7 +371,7 @@ int hccn_sched_compose(hccn_sched_t *dst, const hccn_sched_t *sub,
         dst->failed = 1;
         return -1;
     }
-    hccn_stepset_t *out = calloc((size_t)sub->nranks, sizeof(*out));
+    hccn_stepset_t *out = hccn_sim_calloc((size_t)sub->nranks, sizeof(*out));
     uint64_t scratch = 0;
     int rc = out != NULL ? compose_ranks(dst, sub, how, out, &scratch) : -1;
     if (rc == 0) {
@@ -392,8 +393,8 @@ int hccn_sched_compose(hccn_sched_t *dst, const hccn_sched_t *sub,
         rc = set_add_all(dstset, out[i].idx, out[i].n);
     }
     for (int i = 0; out != NULL && i < sub->nranks; i++)
-        free(out[i].idx);
-    free(out);
+        hccn_sim_free(out[i].idx);
+    hccn_sim_free(out);
     if (rc != 0)
         dst->failed = 1;
     return rc;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_spec.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
@@ -116,18 +117,18 @@ static int slot_matches(const slot_t *s, const slot_t *key)
 static int slot_store(slot_t *victim, const slot_t *key)
 {
     size_t n = (size_t)key->nranks;
-    int *world = malloc(n * sizeof(int));
-    uint64_t *vc = key->vcounts ? malloc(n * sizeof(uint64_t)) : NULL;
+    int *world = hccn_sim_malloc(n * sizeof(int));
+    uint64_t *vc = key->vcounts ? hccn_sim_malloc(n * sizeof(uint64_t)) : NULL;
     if (world == NULL || (key->vcounts != NULL && vc == NULL)) {
-        free(world);
-        free(vc);
+        hccn_sim_free(world);
+        hccn_sim_free(vc);
         return -1;
     }
     memcpy(world, key->world, n * sizeof(int));
     if (vc != NULL)
         memcpy(vc, key->vcounts, n * sizeof(uint64_t));
-    free(victim->world);
-    free(victim->vcounts);
+    hccn_sim_free(victim->world);
+    hccn_sim_free(victim->vcounts);
     *victim = *key;
     victim->world = world;
     victim->vcounts = vc;
@@ -203,9 +204,9 @@ static void predict_all(const hccn_coll_args_t *a,
 
 hccn_hier_cache_t *hccn_hier_cache_new(void)
 {
-    hccn_hier_cache_t *c = calloc(1, sizeof(*c));
+    hccn_hier_cache_t *c = hccn_sim_calloc(1, sizeof(*c));
     if (c != NULL && pthread_mutex_init(&c->lock, NULL) != 0) {
-        free(c);
+        hccn_sim_free(c);
         c = NULL;
     }
     return c;
@@ -216,12 +217,12 @@ void hccn_hier_cache_free(hccn_hier_cache_t *c)
     if (c == NULL)
         return;
     for (int i = 0; i < CACHE_SLOTS; i++) {
-        free(c->slot[i].world);
-        free(c->slot[i].vcounts);
+        hccn_sim_free(c->slot[i].world);
+        hccn_sim_free(c->slot[i].vcounts);
     }
     hccn_hier_spec_cache_clear(&c->specs);
     pthread_mutex_destroy(&c->lock);
-    free(c);
+    hccn_sim_free(c);
 }
 
 /* The parsed override of in, through its cache when it has one. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/trace.h"
 #include "runtime/predict.h"
 #include "runtime/rt.h"
@@ -114,13 +115,12 @@ static hccn_status_t cluster_arenas(hccn_cluster_t *cl)
     for (int r = 0; r < cl->nranks; r++) {
         size_t bytes = topo->npus[r].arena_bytes;
         if (hccn_sim_arena_init(&cl->arenas[r], bytes) != HCCN_OK)
-            return hccn_rt_error(HCCN_ERR_NOMEM,
-                                 "%s: cannot map the %zu-byte arena of NPU %d "
-                                 "of %d (%llu MiB mapped before it; the "
-                                 "process's address-space limit, ulimit -v, "
-                                 "or vm.max_map_count)",
-                                 topo->source, bytes, r, cl->nranks,
-                                 (unsigned long long)(mapped >> 20));
+            return hccn_sim_fail_context(
+                "%s: cannot map the %zu-byte arena of NPU %d of %d (%llu MiB "
+                "mapped before it; the process's address-space limit, ulimit "
+                "-v, or vm.max_map_count)",
+                topo->source, bytes, r, cl->nranks,
+                (unsigned long long)(mapped >> 20));
         mapped += bytes;
         cl->ctxs[r].cl = cl;
         cl->ctxs[r].rank = r;
@@ -141,7 +141,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         hccn_sim_topo_free(topo);
         return rc;
     }
-    hccn_cluster_t *cl = calloc(1, sizeof(*cl));
+    hccn_cluster_t *cl = hccn_sim_calloc(1, sizeof(*cl));
     if (cl == NULL)
         goto fail_nomem;
     cl->topo = topo;
@@ -157,8 +157,8 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
                                       ? opts->drive_bytes : 0);
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
-    cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
-    cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
+    cl->arenas = hccn_sim_calloc((size_t)cl->nranks, sizeof(*cl->arenas));
+    cl->ctxs = hccn_sim_calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL ||
         hccn_rt_cluster_register(cl) != 0)
         goto fail_nomem;
@@ -175,7 +175,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
                         "NUMA nodes", bound);
     }
     if (topo->nfaults > 0) {
-        cl->faults = malloc((size_t)topo->nfaults * sizeof(*cl->faults));
+        cl->faults = hccn_sim_malloc((size_t)topo->nfaults * sizeof(*cl->faults));
         if (cl->faults == NULL)
             goto fail_destroy;
         memcpy(cl->faults, topo->faults, (size_t)topo->nfaults * sizeof(*cl->faults));
@@ -186,13 +186,13 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     if (cl->eng == NULL || cl->select_cache == NULL)
         goto fail_destroy;
     hccn_sim_engine_set_wake(cl->eng, engine_wake, cl);
-    int *ranks = malloc((size_t)cl->nranks * sizeof(int));
+    int *ranks = hccn_sim_malloc((size_t)cl->nranks * sizeof(int));
     if (ranks == NULL)
         goto fail_destroy;
     for (int r = 0; r < cl->nranks; r++)
         ranks[r] = r;
     cl->world = hccn_rt_comm_new(cl, cl->nranks, ranks);
-    free(ranks);
+    hccn_sim_free(ranks);
     if (cl->world == NULL)
         goto fail_destroy;
     for (int r = 0; r < cl->nranks; r++)
@@ -203,19 +203,19 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
 
 fail_destroy:
     /* Written first: the cluster owns topo, and destroy frees it. */
-    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
-                       "cluster of %d NPUs", topo->source, cl->nranks);
+    rc = hccn_sim_fail_context("%s: creating a cluster of %d NPUs",
+                               topo->source, cl->nranks);
     hccn_cluster_destroy(cl);
     return rc;
 fail_nomem:
-    rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
-                       "cluster of %d NPUs", topo->source, topo->nnpus);
+    rc = hccn_sim_fail_context("%s: creating a cluster of %d NPUs",
+                               topo->source, topo->nnpus);
     if (cl != NULL) {
-        free(cl->arenas);
-        free(cl->ctxs);
+        hccn_sim_free(cl->arenas);
+        hccn_sim_free(cl->ctxs);
         pthread_mutex_destroy(&cl->comms_lock);
         pthread_mutex_destroy(&cl->state_lock);
-        free(cl);
+        hccn_sim_free(cl);
     }
     hccn_sim_topo_free(topo);
     return rc;
@@ -284,14 +284,14 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
         for (int r = 0; r < cl->nranks; r++)
             if (cl->ctxs[r].cl != NULL)
                 pthread_mutex_destroy(&cl->ctxs[r].cur_lock);
-    free(cl->arenas);
-    free(cl->ctxs);
-    free(cl->faults);
+    hccn_sim_free(cl->arenas);
+    hccn_sim_free(cl->ctxs);
+    hccn_sim_free(cl->faults);
     hccn_sim_link_index_free(cl->links);
     hccn_sim_topo_free(cl->topo);
     pthread_mutex_destroy(&cl->comms_lock);
     pthread_mutex_destroy(&cl->state_lock);
-    free(cl);
+    hccn_sim_free(cl);
 }
 
 int hccn_cluster_size(const hccn_cluster_t *cl)
@@ -331,6 +331,15 @@ static void rank_main(int rank, void *arg)
     cl->status[rank] = st;
 }
 
+/* How surely a rank's status is the run's cause: 2 its own failure, 1 a
+ * wait that never ended, 0 a peer's failure passed on. */
+static int cause_rank(hccn_status_t st)
+{
+    if (st == HCCN_ERR_REMOTE || st == HCCN_ERR_ABORTED)
+        return 0;
+    return st == HCCN_ERR_TIMEOUT ? 1 : 2;
+}
+
 hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_t *rank_status)
 {
@@ -343,15 +352,15 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "hccn_cluster_run: the cluster is already running");
-    hccn_status_t *st = calloc((size_t)cl->nranks, sizeof(*st));
+    hccn_status_t *st = hccn_sim_calloc((size_t)cl->nranks, sizeof(*st));
     if (st == NULL) {
         atomic_store(&cl->running, 0);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
+        return hccn_sim_fail_context("hccn_cluster_run");
     }
     if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0) {
-        free(st);
+        hccn_sim_free(st);
         atomic_store(&cl->running, 0);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
+        return hccn_sim_fail_context("hccn_cluster_run");
     }
     hccn_sim_engine_reset(cl->eng);
     hccn_rt_comm_reset(cl->world);
@@ -383,16 +392,13 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                       cl->nranks, why);
     } else {
         /* Report the root cause: the lowest rank that failed on its own,
-         * not one that failed because a peer did (REMOTE, ABORTED). */
+         * not one that failed because a peer did (REMOTE, ABORTED), nor one
+         * left waiting (TIMEOUT) for a peer that returned on an error. */
         int pick = -1;
-        for (int r = 0; r < cl->nranks; r++) {
-            if (st[r] == HCCN_OK)
-                continue;
-            int consequence = st[r] == HCCN_ERR_REMOTE || st[r] == HCCN_ERR_ABORTED;
-            if (pick < 0 || (!consequence && (st[pick] == HCCN_ERR_REMOTE ||
-                                              st[pick] == HCCN_ERR_ABORTED)))
+        for (int r = 0; r < cl->nranks; r++)
+            if (st[r] != HCCN_OK &&
+                (pick < 0 || cause_rank(st[r]) > cause_rank(st[pick])))
                 pick = r;
-        }
         hccn_rt_error_clear();
         if (pick >= 0)
             rc = hccn_rt_error(st[pick], "rank %d returned %s: %s", pick,
@@ -410,7 +416,7 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     hccn_rt_free_subcomms(cl);
     if (rank_status != NULL)
         memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));
-    free(st);
+    hccn_sim_free(st);
     cl->status = NULL;
     atomic_store(&cl->running, 0);
     return rc;

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
@@ -29,7 +30,7 @@ static hccn_status_t fault_check(hccn_cluster_t *cl, const hccn_fault_t *f,
         /* An index, so that n faults cost O(n log n), not n link scans. */
         if (cl->links == NULL && f->link != NULL &&
             (cl->links = hccn_sim_link_index_new(cl->topo)) == NULL)
-            return hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory", fn);
+            return hccn_sim_fail_context("%s", fn);
         if (f->link == NULL ||
             (out->link = hccn_sim_link_index_find(cl->links, f->link)) < 0)
             return hccn_rt_error(HCCN_ERR_INVALID,
@@ -82,10 +83,9 @@ hccn_status_t hccn_cluster_add_fault(hccn_cluster_t *cl, const hccn_fault_t *f)
         return rc;
     if (cl->nfaults == cl->capfaults) {
         int cap = cl->capfaults > 0 ? 2 * cl->capfaults : cl->nfaults + 16;
-        hccn_sim_fault_t *n = realloc(cl->faults, (size_t)cap * sizeof(*n));
+        hccn_sim_fault_t *n = hccn_sim_realloc(cl->faults, (size_t)cap * sizeof(*n));
         if (n == NULL)
-            return hccn_rt_error(HCCN_ERR_NOMEM,
-                                 "hccn_cluster_add_fault: out of memory");
+            return hccn_sim_fail_context("hccn_cluster_add_fault");
         cl->faults = n;
         cl->capfaults = cap;
     }

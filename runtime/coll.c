@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/fail.h"
 #include "hierarchy/select.h"
 #include "runtime/rt.h"
 
@@ -189,8 +190,12 @@ hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 comm->ctx->cl->select_cache};
     char why[256], report[1024];
     int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
+    hccn_sim_fail_clear();
     *algo = hccn_hier_select(a, &in, why, sizeof(why), log ? report : NULL,
                              sizeof(report));
+    if (*algo == NULL && hccn_sim_fail_status() == HCCN_ERR_NOMEM)
+        return hccn_sim_fail_context("%s: rank %d: algorithm selection",
+                                     name, comm->ctx->rank);
     if (*algo == NULL) {
         /* A known algorithm that lacks this collective is unsupported; a
          * spec that names nothing, or breaks the grammar, is invalid. */

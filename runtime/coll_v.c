@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 #define V_LIMIT ((uint64_t)1 << 62)   /* bytes any block may reach */
@@ -346,10 +347,10 @@ static hccn_status_t check_call(const vcall_t *c, hccn_comm_t *comm,
     hccn_status_t rc = check_scalars(c, rank);
     if (rc != HCCN_OK)
         return rc;
-    vblk_t *blk = malloc(3 * (size_t)n * sizeof(*blk));
-    p->v = malloc(4 * (size_t)n * sizeof(uint64_t));
+    vblk_t *blk = hccn_sim_malloc(3 * (size_t)n * sizeof(*blk));
+    p->v = hccn_sim_malloc(4 * (size_t)n * sizeof(uint64_t));
     if (blk == NULL || p->v == NULL) {
-        rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
+        rc = hccn_sim_fail_context("%s: rank %d",
                            c->name, rank);
         goto out;
     }
@@ -358,9 +359,9 @@ static hccn_status_t check_call(const vcall_t *c, hccn_comm_t *comm,
         (rc = check_blocks(c, comm, sb, rb, blk + 2 * n)) == HCCN_OK)
         fill_post(c, comm, sb, rb, p);
 out:
-    free(blk);
+    hccn_sim_free(blk);
     if (rc != HCCN_OK) {
-        free(p->v);
+        hccn_sim_free(p->v);
         p->v = NULL;
     }
     return rc;
@@ -385,7 +386,7 @@ static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
         return rc;
     if ((rc = hccn_rt_coll_pick(comm, &p.a, NULL, c->name, &algo)) !=
         HCCN_OK) {
-        free(p.v);
+        hccn_sim_free(p.v);
         return rc;
     }
     p.call.blocking = blocking;

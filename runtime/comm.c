@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/cost.h"
 #include "runtime/rt.h"
 
@@ -23,12 +24,12 @@ static void comm_free_handles(rt_comm_t *c)
             continue;
         if (h->token != NULL)
             hccn_rt_handle_free(h->token, why);
-        free(h->algo_spec);
-        free(h->scratch);
+        hccn_sim_free(h->algo_spec);
+        hccn_sim_free(h->scratch);
         hccn_rt_picks_clear(h);
-        free(h);
+        hccn_sim_free(h);
     }
-    free(c->handles);
+    hccn_sim_free(c->handles);
     c->handles = NULL;
 }
 
@@ -56,18 +57,18 @@ static hccn_status_t comm_token(hccn_comm_t *h)
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
 {
-    rt_comm_t *c = calloc(1, sizeof(*c));
+    rt_comm_t *c = hccn_sim_calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
     c->cl = cl;
     c->size = size;
     c->uid = atomic_fetch_add(&cl->next_comm_uid, 1) + 1;
     hccn_sim_lock_init(&c->lock);
-    c->world = malloc((size_t)size * sizeof(int));
-    c->node = malloc((size_t)size * sizeof(int));
-    c->local = malloc((size_t)size * sizeof(int));
-    c->pod = malloc((size_t)size * sizeof(int));
-    c->handles = calloc((size_t)size, sizeof(*c->handles));
+    c->world = hccn_sim_malloc((size_t)size * sizeof(int));
+    c->node = hccn_sim_malloc((size_t)size * sizeof(int));
+    c->local = hccn_sim_malloc((size_t)size * sizeof(int));
+    c->pod = hccn_sim_malloc((size_t)size * sizeof(int));
+    c->handles = hccn_sim_calloc((size_t)size, sizeof(*c->handles));
     if (!c->world || !c->node || !c->local || !c->pod || !c->handles)
         goto fail;
     memcpy(c->world, world, (size_t)size * sizeof(int));
@@ -75,25 +76,25 @@ rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)
         goto fail;
     for (int i = 0; i < RT_SPLITS; i++) {
         rt_split_t *sp = &c->splits[i];
-        sp->color = calloc((size_t)size, sizeof(int));
-        sp->key = calloc((size_t)size, sizeof(int));
-        sp->result = calloc((size_t)size, sizeof(rt_comm_t *));
+        sp->color = hccn_sim_calloc((size_t)size, sizeof(int));
+        sp->key = hccn_sim_calloc((size_t)size, sizeof(int));
+        sp->result = hccn_sim_calloc((size_t)size, sizeof(rt_comm_t *));
         if (sp->color == NULL || sp->key == NULL || sp->result == NULL)
             goto fail;
     }
     for (int i = 0; i < RT_SLOTS; i++) {
-        c->slots[i].fp = calloc((size_t)size, sizeof(rt_fp_t));
-        c->slots[i].bufs = calloc((size_t)size * 3, sizeof(char *));
-        c->slots[i].here = calloc((size_t)size, 1);
-        c->slots[i].scheds = calloc((size_t)size, sizeof(hccn_sched_t *));
-        c->slots[i].ops = calloc((size_t)size, sizeof(rt_op_t *));
+        c->slots[i].fp = hccn_sim_calloc((size_t)size, sizeof(rt_fp_t));
+        c->slots[i].bufs = hccn_sim_calloc((size_t)size * 3, sizeof(char *));
+        c->slots[i].here = hccn_sim_calloc((size_t)size, 1);
+        c->slots[i].scheds = hccn_sim_calloc((size_t)size, sizeof(hccn_sched_t *));
+        c->slots[i].ops = hccn_sim_calloc((size_t)size, sizeof(rt_op_t *));
         if (c->slots[i].fp == NULL || c->slots[i].bufs == NULL ||
             c->slots[i].here == NULL || c->slots[i].scheds == NULL ||
             c->slots[i].ops == NULL)
             goto fail;
     }
     for (int r = 0; r < size; r++) {
-        hccn_comm_t *h = calloc(1, sizeof(*h));
+        hccn_comm_t *h = hccn_sim_calloc(1, sizeof(*h));
         if (h == NULL)
             goto fail;
         c->handles[r] = h;
@@ -118,7 +119,7 @@ void hccn_rt_slot_clear(rt_comm_t *c, rt_slot_t *s)
     s->status = HCCN_OK;
     s->msg[0] = '\0';
     s->nxfers = 0;
-    free((void *)s->xstate);
+    hccn_sim_free((void *)s->xstate);
     s->xstate = NULL;
     memset(s->here, 0, (size_t)c->size);
     memset(s->scheds, 0, (size_t)c->size * sizeof(*s->scheds));
@@ -144,7 +145,7 @@ void hccn_rt_comm_reset(rt_comm_t *c)
         h->data_seq = 0;
         h->pending = 0;
         h->compress = HCCN_COMPRESS_NONE;
-        free(h->algo_spec);
+        hccn_sim_free(h->algo_spec);
         h->algo_spec = NULL;
         hccn_rt_picks_clear(h);
     }
@@ -158,30 +159,30 @@ void hccn_rt_comm_free(rt_comm_t *c)
     if (c == NULL)
         return;
     for (int i = 0; i < RT_SLOTS; i++) {
-        free((void *)c->slots[i].xstate);
-        free(c->slots[i].fp);
-        free(c->slots[i].bufs);
-        free(c->slots[i].here);
-        free(c->slots[i].scheds);
-        free(c->slots[i].ops);
+        hccn_sim_free((void *)c->slots[i].xstate);
+        hccn_sim_free(c->slots[i].fp);
+        hccn_sim_free(c->slots[i].bufs);
+        hccn_sim_free(c->slots[i].here);
+        hccn_sim_free(c->slots[i].scheds);
+        hccn_sim_free(c->slots[i].ops);
     }
     for (int i = 0; i < RT_SPLITS; i++) {
-        free(c->splits[i].color);
-        free(c->splits[i].key);
-        free(c->splits[i].result);
+        hccn_sim_free(c->splits[i].color);
+        hccn_sim_free(c->splits[i].key);
+        hccn_sim_free(c->splits[i].result);
     }
     hccn_rt_pairs_clear(c);
-    free(c->moves.bufs);
-    free(c->moves.moves);
+    hccn_sim_free(c->moves.bufs);
+    hccn_sim_free(c->moves.moves);
     hccn_rt_plans_clear(c);
-    free(c->entries);
+    hccn_sim_free(c->entries);
     comm_free_handles(c);
-    free(c->world);
-    free(c->node);
-    free(c->local);
-    free(c->pod);
+    hccn_sim_free(c->world);
+    hccn_sim_free(c->node);
+    hccn_sim_free(c->local);
+    hccn_sim_free(c->pod);
     pthread_mutex_destroy(&c->lock);
-    free(c);
+    hccn_sim_free(c);
 }
 
 static int pick_spec_equal(const rt_pick_t *p, const char *spec)
@@ -207,7 +208,7 @@ rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
 void hccn_rt_picks_clear(hccn_comm_t *comm)
 {
     for (int i = 0; i < RT_PICKS; i++)
-        free(comm->picks[i].part.tasks);
+        hccn_sim_free(comm->picks[i].part.tasks);
     memset(comm->picks, 0, sizeof(comm->picks));
     comm->next_pick = 0;
 }
@@ -219,7 +220,7 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
         return NULL;
     rt_pick_t *p = &comm->picks[comm->next_pick];
     comm->next_pick = (comm->next_pick + 1) % RT_PICKS;
-    free(p->part.tasks);
+    hccn_sim_free(p->part.tasks);
     *p = (rt_pick_t){.used = 1, .coll = (int)a->coll, .root = a->root,
                      .has_spec = spec != NULL, .count = a->count,
                      .esize = a->esize, .algo = algo};
@@ -235,8 +236,8 @@ hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
     if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
         return NULL;
     if (ctx->world->token == NULL && comm_token(ctx->world) != HCCN_OK) {
-        hccn_rt_error(HCCN_ERR_NOMEM, "hccn_comm_world: rank %d: out of "
-                      "memory for its handle", ctx->rank);
+        hccn_sim_fail_context("hccn_comm_world: rank %d: its handle",
+                              ctx->rank);
         return NULL;
     }
     return ctx->world->token;

@@ -28,6 +28,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
@@ -112,7 +113,7 @@ static rt_part_t *part_keep(const rt_op_t *op, rt_pick_t *pick,
     if (pick == NULL || pick->entry == NULL || pick->entry != op->entry)
         return NULL;
     rt_part_t *p = &pick->part;
-    free(p->tasks);
+    hccn_sim_free(p->tasks);
     *p = (rt_part_t){.tasks = tasks, .ntasks = op->nsteps,
                      .compress = op->compress};
     memcpy(p->bufs, bufs, sizeof(p->bufs));
@@ -135,7 +136,7 @@ static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
     rt_part_t *part = part_reuse(op, pick, bufs);
     hccn_sim_task_t *tasks = part != NULL ? part->tasks : NULL;
     if (tasks == NULL) {
-        tasks = malloc((rk->nsteps + 1) * sizeof(*tasks));
+        tasks = hccn_sim_malloc((rk->nsteps + 1) * sizeof(*tasks));
         if (tasks == NULL)
             return HCCN_ERR_NOMEM;
         hccn_rt_rank_tasks(rk, &cl->topo->npus[op->ctx->rank], c->world,
@@ -152,7 +153,7 @@ static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
                                      comm->stream_tail, join, c->size, sole,
                                      part != NULL ? &part->hint : NULL);
     if (part == NULL)
-        free(tasks);
+        hccn_sim_free(tasks);
     if (op->batch == NULL)
         return HCCN_ERR_NOMEM;
     if (comm->stream_tail != NULL)
@@ -185,7 +186,7 @@ static void scratch_take(rt_op_t *op, size_t bytes)
         comm->scratch = NULL;
         return;
     }
-    op->scratch = malloc(bytes);
+    op->scratch = hccn_sim_malloc(bytes);
     op->scratch_len = bytes;
 }
 
@@ -194,15 +195,25 @@ void hccn_rt_scratch_give_back(rt_op_t *op)
 {
     hccn_comm_t *comm = op->comm;
     if (op->scratch == NULL || comm == NULL) {
-        free(op->scratch);
+        hccn_sim_free(op->scratch);
     } else if (comm->scratch == NULL || comm->scratch_bytes < op->scratch_len) {
-        free(comm->scratch);
+        hccn_sim_free(comm->scratch);
         comm->scratch = op->scratch;
         comm->scratch_bytes = op->scratch_len;
     } else {
-        free(op->scratch);
+        hccn_sim_free(op->scratch);
     }
     op->scratch = NULL;
+}
+
+/* A rank that could not post an operation on comm for want of memory
+ * breaks comm with that error: its peers may be in the operation already,
+ * and its next calls on comm would pair with the wrong ones of theirs. */
+static hccn_status_t post_failed(hccn_comm_t *comm, hccn_status_t rc)
+{
+    if (rc == HCCN_ERR_NOMEM)
+        hccn_rt_comm_break(comm->sh, rc, hccn_sim_fail_msg());
+    return rc;
 }
 
 hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
@@ -211,11 +222,11 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
 {
     hccn_ctx_t *ctx = comm->ctx;
     const char *name = hccn_rt_fp_name(call->fp_kind);
-    rt_op_t *op = calloc(1, sizeof(*op));
+    rt_op_t *op = hccn_sim_calloc(1, sizeof(*op));
     if (op == NULL) {
-        free(call->vmem);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             name, ctx->rank);
+        hccn_sim_free(call->vmem);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d",
+                             name, ctx->rank));
     }
     op->kind = RT_OP_COLL;
     op->vmem = call->vmem;
@@ -242,9 +253,9 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     op->sched = op->entry != NULL ? op->entry->sched : own;
     op->sched_owned = own != NULL;
     if (op->sched == NULL) {
-        free(op->vmem);
-        free(op);
-        return HCCN_ERR_UNSUPPORTED;
+        hccn_sim_free(op->vmem);
+        hccn_sim_free(op);
+        return post_failed(comm, hccn_sim_failed("hccn_rt_coll_post"));
     }
     op->fp.compress = call->compress;
     op->fp.algo = op->sched->algo;
@@ -256,7 +267,7 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     }
     op->nsteps = rk->nsteps;
     op->moves = pick != NULL ? pick->moves : rank_moves(rk);
-    op->step_state = calloc(op->nsteps + 1, 1);
+    op->step_state = hccn_sim_calloc(op->nsteps + 1, 1);
     if (op->sched->scratch_bytes > 0)
         scratch_take(op, op->sched->scratch_bytes);
     op->bufs[HCCN_BUF_SEND] = (char *)call->sendbuf;
@@ -266,16 +277,16 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
         (op->sched->scratch_bytes > 0 && op->scratch == NULL)) {
         op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             name, ctx->rank);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d",
+                             name, ctx->rank));
     }
     op->seq = comm->coll_seq++;
     hccn_status_t rc = post_steps(op, call->pick, call->blocking);
     if (rc != HCCN_OK) {
         op->waited = 1;   /* never counted as pending */
         hccn_rt_op_free(op);
-        return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
-                             ctx->rank);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d", name,
+                             ctx->rank));
     }
     op->t_call = hccn_sim_batch_posted(op->batch);
     list_append(ctx, op);
@@ -290,10 +301,10 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
 {
     hccn_ctx_t *ctx = comm->ctx;
     rt_comm_t *c = comm->sh;
-    rt_op_t *op = calloc(1, sizeof(*op));
+    rt_op_t *op = hccn_sim_calloc(1, sizeof(*op));
     if (op == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             is_send ? "send" : "recv", ctx->rank);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d",
+                             is_send ? "send" : "recv", ctx->rank));
     op->kind = is_send ? RT_OP_SEND : RT_OP_RECV;
     op->ctx = ctx;
     op->comm = comm;
@@ -303,9 +314,9 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
     int src = is_send ? comm->rank : peer, dst = is_send ? peer : comm->rank;
     op->ent = hccn_rt_pair_next(c, src, dst, is_send, &op->pseq);
     if (op->ent == NULL) {
-        free(op);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             is_send ? "send" : "recv", ctx->rank);
+        hccn_sim_free(op);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d",
+                             is_send ? "send" : "recv", ctx->rank));
     }
     hccn_sim_task_t t = {
         .kind = is_send ? HCCN_SIM_TASK_SEND : HCCN_SIM_TASK_RECV,
@@ -315,9 +326,9 @@ hccn_status_t hccn_rt_p2p_post(hccn_comm_t *comm, int is_send, void *buf,
                 op->pseq}};
     op->batch = hccn_sim_post(ctx->cl->eng, ctx->rank, &t, 1, NULL, NULL);
     if (op->batch == NULL) {
-        free(op);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             is_send ? "send" : "recv", ctx->rank);
+        hccn_sim_free(op);
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d",
+                             is_send ? "send" : "recv", ctx->rank));
     }
     op->t_call = hccn_sim_batch_posted(op->batch);
     list_append(ctx, op);

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
@@ -230,7 +231,7 @@ static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused)
         return;
     if (p->n == p->cap) {
         uint32_t cap = p->cap ? 2 * p->cap : 256;
-        rt_plan_step_t *n = realloc(p->steps, cap * sizeof(*n));
+        rt_plan_step_t *n = hccn_sim_realloc(p->steps, cap * sizeof(*n));
         if (n == NULL) {
             p->failed = 1;
             return;

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
@@ -44,9 +45,9 @@ static const rt_moves_t *moves_for(rt_comm_t *c, rt_slot_t *s,
     if (mv->plan == p && memcmp(mv->bufs, s->bufs, nb * sizeof(*s->bufs)) == 0)
         return mv;
     mv->plan = NULL;
-    if (mv->bufs == NULL && (mv->bufs = malloc(nb * sizeof(*mv->bufs))) == NULL)
+    if (mv->bufs == NULL && (mv->bufs = hccn_sim_malloc(nb * sizeof(*mv->bufs))) == NULL)
         return NULL;
-    rt_move_t *m = realloc(mv->moves, (p->n + 1) * sizeof(*m));
+    rt_move_t *m = hccn_sim_realloc(mv->moves, (p->n + 1) * sizeof(*m));
     if (m == NULL)
         return NULL;
     mv->moves = m;
@@ -125,15 +126,15 @@ static void drive(rt_op_t *me)
     if (plan != NULL) {
         plan_run(s, c->size, plan);
     } else {
-        s->rec = room ? calloc(1, sizeof(*s->rec)) : NULL;
+        s->rec = room ? hccn_sim_calloc(1, sizeof(*s->rec)) : NULL;
         if (s->rec != NULL)
             s->rec->compress = compress;
         int all = run_all(s, c->size);
         if (s->rec != NULL && all && !s->rec->failed) {
             hccn_rt_plan_keep(c, entry, s->rec);
         } else if (s->rec != NULL) {
-            free(s->rec->steps);
-            free(s->rec);
+            hccn_sim_free(s->rec->steps);
+            hccn_sim_free(s->rec);
         }
         s->rec = NULL;
     }

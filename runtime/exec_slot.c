@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
@@ -27,10 +28,11 @@ static void slot_check(rt_comm_t *c, rt_slot_t *s)
         s->status = HCCN_ERR_MISMATCH;   /* slot_arrive breaks the comm */
         return;
     }
-    s->xstate = calloc(s->nxfers + 1, sizeof(*s->xstate));
+    s->xstate = hccn_sim_calloc(s->nxfers + 1, sizeof(*s->xstate));
     if (s->xstate == NULL) {
         s->status = HCCN_ERR_NOMEM;
-        snprintf(s->msg, sizeof(s->msg), "out of memory at a rendezvous");
+        snprintf(s->msg, sizeof(s->msg), "at the rendezvous: %s",
+                 hccn_sim_fail_msg());
     }
 }
 

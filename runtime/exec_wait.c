@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/kernels.h"
 #include "runtime/rt.h"
 
@@ -206,11 +207,11 @@ void hccn_rt_op_free(rt_op_t *op)
         hccn_sim_batch_release(op->ctx->cl->eng, op->batch);
     if (op->sched_owned)
         hccn_sched_free((hccn_sched_t *)op->sched);
-    free(op->vmem);
+    hccn_sim_free(op->vmem);
     hccn_rt_scratch_give_back(op);
-    free(op->step_state);
-    free(op->fuse);
-    free(op);
+    hccn_sim_free(op->step_state);
+    hccn_sim_free(op->fuse);
+    hccn_sim_free(op);
 }
 
 void hccn_rt_drain(hccn_ctx_t *ctx)

@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 /* 1 if step st reads SCRATCH (as a source, or as a REDUCE's destination,
@@ -72,7 +73,7 @@ static int pair_all(const hccn_sched_rank_t *rk, uint32_t *partner)
 
 uint32_t *hccn_rt_fuse_plan(const hccn_sched_rank_t *rk)
 {
-    uint32_t *partner = malloc((rk->nsteps + 1) * sizeof(*partner));
+    uint32_t *partner = hccn_sim_malloc((rk->nsteps + 1) * sizeof(*partner));
     int any = 0;
     if (partner == NULL)
         return NULL;
@@ -82,7 +83,7 @@ uint32_t *hccn_rt_fuse_plan(const hccn_sched_rank_t *rk)
         for (uint32_t i = 0; i < rk->nsteps && !any; i++)
             any = partner[i] != UINT32_MAX;
     if (!any) {
-        free(partner);
+        hccn_sim_free(partner);
         return NULL;
     }
     return partner;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 hccn_status_t hccn_group_start(hccn_ctx_t *ctx)
@@ -28,16 +29,14 @@ hccn_status_t hccn_rt_complete(rt_op_t *op)
     }
     if (ctx->ngroup == ctx->capgroup) {
         int cap = ctx->capgroup ? 2 * ctx->capgroup : 16;
-        rt_op_t **g = realloc(ctx->group_ops, (size_t)cap * sizeof(*g));
+        rt_op_t **g = hccn_sim_realloc(ctx->group_ops, (size_t)cap * sizeof(*g));
         if (g == NULL) {
             hccn_status_t rc = hccn_rt_op_wait(op);
             hccn_rt_op_free(op);
             return rc != HCCN_OK ? rc
-                                 : hccn_rt_error(HCCN_ERR_NOMEM,
-                                                 "rank %d: out of memory in "
-                                                 "a group (the call was "
-                                                 "completed at once)",
-                                                 ctx->rank);
+                                 : hccn_sim_fail_context(
+                                       "rank %d: in a group (the call was "
+                                       "completed at once)", ctx->rank);
         }
         ctx->group_ops = g;
         ctx->capgroup = cap;
@@ -79,7 +78,7 @@ int hccn_rt_group_forget(hccn_ctx_t *ctx)
     int n = ctx->ngroup;
     for (int i = 0; i < ctx->ngroup; i++)
         hccn_rt_op_free(ctx->group_ops[i]);
-    free(ctx->group_ops);
+    hccn_sim_free(ctx->group_ops);
     ctx->group_ops = NULL;
     ctx->ngroup = ctx->capgroup = ctx->group_depth = 0;
     return n;

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 #define CHUNK_BITS 12
@@ -84,11 +85,12 @@ static int slot_take(uint32_t *idx)
         return -1;
     uint32_t c = nslots >> CHUNK_BITS;
     if (atomic_load_explicit(&chunks[c], memory_order_relaxed) == NULL) {
-        slot_t *n = calloc(CHUNK, sizeof(*n));
+        slot_t *n = hccn_sim_calloc(CHUNK, sizeof(*n));
         if (n == NULL)
             return -1;
         for (uint32_t k = 0; k < CHUNK; k++)
             atomic_init(&n[k].gen, 1);
+        hccn_sim_alloc_keep(n);   /* the table outlives every cluster */
         atomic_store_explicit(&chunks[c], n, memory_order_release);
     }
     *idx = nslots++;
@@ -321,7 +323,7 @@ int hccn_rt_cluster_register(const hccn_cluster_t *cl)
     if (nclusters == capclusters) {
         int cap = capclusters ? 2 * capclusters : 8;
         const hccn_cluster_t **n =
-            realloc(clusters, (size_t)cap * sizeof(*n));
+            hccn_sim_realloc(clusters, (size_t)cap * sizeof(*n));
         if (n == NULL)
             rc = -1;
         else {
@@ -345,7 +347,7 @@ int hccn_rt_cluster_forget(const hccn_cluster_t *cl)
             found = 1;
         }
     if (nclusters == 0) {
-        free(clusters);
+        hccn_sim_free(clusters);
         clusters = NULL;
         capclusters = 0;
     }

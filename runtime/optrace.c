@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/trace.h"
 #include "hccn/hccn_sim.h"
 #include "runtime/rt.h"
@@ -42,18 +43,18 @@ typedef struct {
 static int group_alloc(group_t *g, uint32_t nsteps)
 {
     size_t m = (size_t)nsteps + PHASES + 1;
-    g->s = calloc(m, sizeof(*g->s));
-    g->args = calloc(m, sizeof(*g->args));
-    g->names = calloc(PHASES, sizeof(*g->names));
+    g->s = hccn_sim_calloc(m, sizeof(*g->s));
+    g->args = hccn_sim_calloc(m, sizeof(*g->args));
+    g->names = hccn_sim_calloc(PHASES, sizeof(*g->names));
     g->n = 0;
     return g->s != NULL && g->args != NULL && g->names != NULL ? 0 : -1;
 }
 
 static void group_free(group_t *g)
 {
-    free(g->s);
-    free(g->args);
-    free(g->names);
+    hccn_sim_free(g->s);
+    hccn_sim_free(g->args);
+    hccn_sim_free(g->names);
 }
 
 /* Gives each phase the rank's steps use a slice, in phase order after

@@ -6,6 +6,7 @@
  * sides have posted it (at the later of the two clocks) and is not ordered
  * after other operations of the communicator, as MPI's isend/irecv.
  */
+#include "device_sim/fail.h"
 #include "runtime/rt.h"
 
 static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
@@ -109,10 +110,9 @@ hccn_status_t hccn_rt_future_publish(hccn_future_t **fut)
         *fut = NULL;
         hccn_rt_op_wait(op);
         hccn_rt_op_free(op);
-        return hccn_rt_error(HCCN_ERR_NOMEM,
-                             "rank %d: %s: out of memory for its future (the "
-                             "call was completed at once)",
-                             ctx->rank, in.name);
+        return hccn_sim_fail_context("rank %d: %s: its future (the call "
+                                     "was completed at once)",
+                                     ctx->rank, in.name);
     }
     op->fnext = ctx->futures;
     if (ctx->futures != NULL)

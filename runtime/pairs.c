@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 struct rt_pair {
@@ -46,13 +47,13 @@ static rt_pair_t *pair_slot(rt_pair_t *tab, size_t cap, uint64_t key)
 static int pairs_grow(rt_comm_t *c)
 {
     size_t cap = c->cappairs ? 2 * c->cappairs : 16;
-    rt_pair_t *tab = calloc(cap, sizeof(*tab));
+    rt_pair_t *tab = hccn_sim_calloc(cap, sizeof(*tab));
     if (tab == NULL)
         return -1;
     for (size_t i = 0; i < c->cappairs; i++)
         if (c->pairs[i].key != 0)
             *pair_slot(tab, cap, c->pairs[i].key) = c->pairs[i];
-    free(c->pairs);
+    hccn_sim_free(c->pairs);
     c->pairs = tab;
     c->cappairs = cap;
     return 0;
@@ -71,7 +72,7 @@ static rt_pair_t *pair_get(rt_comm_t *c, int src, int dst)
         if (pairs_grow(c) != 0)
             return NULL;
     }
-    rt_box_ent_t *box = calloc(RT_BOX_DEPTH, sizeof(*box));
+    rt_box_ent_t *box = hccn_sim_calloc(RT_BOX_DEPTH, sizeof(*box));
     if (box == NULL)
         return NULL;
     p = pair_slot(c->pairs, c->cappairs, key);
@@ -97,8 +98,8 @@ rt_box_ent_t *hccn_rt_pair_next(rt_comm_t *c, int src, int dst, int is_send,
 void hccn_rt_pairs_clear(rt_comm_t *c)
 {
     for (size_t i = 0; i < c->cappairs; i++)
-        free(c->pairs[i].box);
-    free(c->pairs);
+        hccn_sim_free(c->pairs[i].box);
+    hccn_sim_free(c->pairs);
     c->pairs = NULL;
     c->cappairs = c->npairs = 0;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "runtime/rt.h"
 
 #define ENTRIES_MAX 128   /* beyond: a schedule per call, freed with it */
@@ -89,7 +90,7 @@ static rt_entry_t *entry_make(uint64_t hash, const hccn_coll_args_t *a,
     int narr = 0;
     for (int k = 0; k < 4; k++)
         narr += arr[k] != NULL;
-    rt_entry_t *e = calloc(1, sizeof(*e));
+    rt_entry_t *e = hccn_sim_calloc(1, sizeof(*e));
     if (e == NULL)
         return NULL;
     *e = (rt_entry_t){hash, *a, algo, NULL, sched, NULL};
@@ -97,8 +98,8 @@ static rt_entry_t *entry_make(uint64_t hash, const hccn_coll_args_t *a,
     e->args.levels = NULL;   /* the algorithm's, given again when built */
     if (narr == 0)
         return e;
-    if ((e->v = malloc((size_t)narr * n * sizeof(uint64_t))) == NULL) {
-        free(e);
+    if ((e->v = hccn_sim_malloc((size_t)narr * n * sizeof(uint64_t))) == NULL) {
+        hccn_sim_free(e);
         return NULL;
     }
     uint64_t **dst[4] = {(uint64_t **)&e->args.vcounts,
@@ -134,7 +135,7 @@ static const rt_entry_t *publish(rt_comm_t *c, uint64_t key,
 {
     if (c->nentries == c->capentries && c->capentries < ENTRIES_MAX) {
         int cap = c->capentries ? 2 * c->capentries : 16;
-        rt_entry_t **n = realloc(c->entries, (size_t)cap * sizeof(*n));
+        rt_entry_t **n = hccn_sim_realloc(c->entries, (size_t)cap * sizeof(*n));
         if (n == NULL)
             return NULL;
         c->entries = n;
@@ -153,16 +154,10 @@ static const rt_entry_t *publish(rt_comm_t *c, uint64_t key,
 static hccn_sched_t *sched_build(const hccn_coll_args_t *a,
                                  const hccn_algo_t *algo)
 {
-    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
+    hccn_sched_t *s = hccn_hier_build(algo, a);
     char why[256];
-    if (s == NULL) {
-        hccn_rt_error(HCCN_ERR_UNSUPPORTED,
-                      "%s: algorithm '%s' does not support %d ranks, count "
-                      "%llu",
-                      hccn_coll_name(a->coll), algo->name, a->nranks,
-                      (unsigned long long)a->count);
+    if (s == NULL)
         return NULL;
-    }
     if (hccn_sched_validate(s, why, sizeof(why)) != 0) {
         hccn_rt_error(HCCN_ERR_INTERNAL, "%s: algorithm '%s' built an invalid "
                       "schedule: %s",
@@ -224,8 +219,8 @@ void hccn_rt_plan_keep(rt_comm_t *c, const rt_entry_t *e, rt_plan_t *p)
     }
     pthread_mutex_unlock(&c->lock);
     if (p != NULL) {
-        free(p->steps);
-        free(p);
+        hccn_sim_free(p->steps);
+        hccn_sim_free(p);
     }
 }
 
@@ -236,12 +231,12 @@ void hccn_rt_plans_clear(rt_comm_t *c)
         while (e->plans != NULL) {
             rt_plan_t *p = e->plans;
             e->plans = p->next;
-            free(p->steps);
-            free(p);
+            hccn_sim_free(p->steps);
+            hccn_sim_free(p);
         }
         hccn_sched_free(e->sched);
-        free(e->v);
-        free(e);
+        hccn_sim_free(e->v);
+        hccn_sim_free(e);
     }
     c->nentries = 0;
     c->nplans = 0;

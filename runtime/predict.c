@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "device_sim/engine.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
@@ -137,7 +138,7 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
     int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
                                 check_tasks, p, &p->fold, why, sizeof(why));
     if (rc < 0)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     if (rc > 0) {
         p->unfold = 1;
         snprintf(p->why, sizeof(p->why), "call %d (%s): %s", i,
@@ -179,14 +180,14 @@ static hccn_status_t folded_keys(pred_t *p, int i)
     const hccn_sched_t *s = p->sched;
     hccn_sched_fold_free(&p->fold);
     p->fold.nrep = p->nrun;
-    p->fold.recv_key = calloc((size_t)p->nrun, sizeof(*p->fold.recv_key));
+    p->fold.recv_key = hccn_sim_calloc((size_t)p->nrun, sizeof(*p->fold.recv_key));
     if (p->fold.recv_key == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     for (int r = 0; r < p->nrun; r++) {
         const hccn_sched_rank_t *rk = &s->ranks[r];
-        p->fold.recv_key[r] = calloc((size_t)rk->nsteps + 1, sizeof(uint64_t));
+        p->fold.recv_key[r] = hccn_sim_calloc((size_t)rk->nsteps + 1, sizeof(uint64_t));
         if (p->fold.recv_key[r] == NULL)
-            return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+            return hccn_sim_fail_context("predict");
         for (uint32_t k = 0; k < rk->nsteps; k++) {
             if (!folded_pairs(p, r, k))
                 return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: "
@@ -248,12 +249,9 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         b.fold_rep = p->rep;
         b.fold_nrep = p->nrun;
     }
-    p->sched = hccn_hier_algo_build(algo, &b);
+    p->sched = hccn_hier_build(algo, &b);
     if (p->sched == NULL)
-        return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "predict: call %d: %s: "
-                             "algorithm '%s' does not support %d ranks, "
-                             "count %llu", i, hccn_coll_name(c->coll),
-                             algo->name, p->n, (unsigned long long)c->count);
+        return hccn_sim_fail_context("predict: call %d", i);
     if (p->sched->folded) {
         p->built_folded++;
         return folded_keys(p, i);
@@ -281,11 +279,11 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
     for (int r = 0; r < p->nrun; r++) {
         const hccn_sched_rank_t *rk = &p->sched->ranks[r];
         if (rk->nsteps > p->captasks) {
-            free(p->tasks);
+            hccn_sim_free(p->tasks);
             p->captasks = rk->nsteps;
-            p->tasks = malloc(p->captasks * sizeof(*p->tasks));
+            p->tasks = hccn_sim_malloc(p->captasks * sizeof(*p->tasks));
             if (p->tasks == NULL)
-                return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+                return hccn_sim_fail_context("predict");
         }
         /* Nothing changes the engine between this question and the post. */
         int hollow = hccn_sim_hint_stands(p->eng, &p->hints[r]);
@@ -296,7 +294,7 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
             p->eng, r, hollow ? NULL : p->tasks, (int)rk->nsteps, rk->deps,
             p->tail[r], join, p->nrun, 1, &p->hints[r]);
         if (b == NULL)
-            return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+            return hccn_sim_fail_context("predict");
         hccn_sim_batch_release(p->eng, p->tail[r]);
         p->tail[r] = b;
     }
@@ -305,8 +303,8 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
 
 static void pred_unfold(pred_t *p)
 {
-    free(p->rep);
-    free(p->link_map);
+    hccn_sim_free(p->rep);
+    hccn_sim_free(p->link_map);
     p->rep = p->link_map = NULL;
     hccn_sched_fold_free(&p->fold);
     p->unfold = 0;
@@ -322,14 +320,14 @@ static hccn_status_t pred_engine(pred_t *p)
     p->hinted = NULL;
     p->eng = hccn_sim_engine_create(p->topo, 0.0);
     if (p->eng == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     /* Only batch ends are read: tasks go as their batch completes. */
     hccn_sim_engine_set_lean(p->eng, 1);
     /* The file's faults, replayed as a cluster run replays them. */
     if (hccn_sim_engine_set_faults(p->eng, p->topo->faults,
                                    p->topo->nfaults) != 0 ||
         hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map) != 0)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     hccn_sim_engine_reset(p->eng);
     p->nrun = p->rep != NULL ? p->topo->nodes[0].nnpus : p->n;
     for (int r = p->nrun; r < p->n; r++)
@@ -341,11 +339,11 @@ static hccn_status_t pred_engine(pred_t *p)
  * they are built). */
 static hccn_status_t pred_fold(pred_t *p)
 {
-    p->rep = malloc((size_t)p->n * sizeof(*p->rep));
-    p->link_map = malloc(((size_t)p->topo->nlinks + 1) *
+    p->rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->rep));
+    p->link_map = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
                          sizeof(*p->link_map));
     if (p->rep == NULL || p->link_map == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     if (hccn_sim_topo_fold(p->topo, p->rep, p->link_map, p->why,
                            sizeof(p->why)) != 0)
         pred_unfold(p);
@@ -358,14 +356,14 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
     memset(p, 0, sizeof(*p));
     p->topo = topo;
     p->n = topo->nnpus;
-    p->world = malloc((size_t)p->n * sizeof(int));
-    p->node_local = malloc(3 * (size_t)p->n * sizeof(int));
-    p->tail = calloc((size_t)p->n, sizeof(*p->tail));
-    p->hints = calloc((size_t)p->n, sizeof(*p->hints));
+    p->world = hccn_sim_malloc((size_t)p->n * sizeof(int));
+    p->node_local = hccn_sim_malloc(3 * (size_t)p->n * sizeof(int));
+    p->tail = hccn_sim_calloc((size_t)p->n, sizeof(*p->tail));
+    p->hints = hccn_sim_calloc((size_t)p->n, sizeof(*p->hints));
     p->select_cache = hccn_hier_cache_new();
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
         p->hints == NULL || p->select_cache == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
     if (rc == HCCN_OK)
@@ -378,7 +376,7 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
     if (hccn_hier_cost_view(&pl, p->n, p->node_local, p->node_local + p->n,
                             &p->view) != 0 ||
         hccn_hier_cost_pods(&pl, p->node_local + 2 * p->n, &p->view) != 0)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        return hccn_sim_fail_context("predict");
     return HCCN_OK;
 }
 
@@ -387,11 +385,11 @@ static void pred_free(pred_t *p)
     hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
     hccn_sched_free(p->sched);
     pred_unfold(p);
-    free(p->tasks);
-    free(p->hints);
-    free(p->tail);
-    free(p->node_local);
-    free(p->world);
+    hccn_sim_free(p->tasks);
+    hccn_sim_free(p->hints);
+    hccn_sim_free(p->tail);
+    hccn_sim_free(p->node_local);
+    hccn_sim_free(p->world);
     hccn_hier_cache_free(p->select_cache);
 }
 
@@ -424,11 +422,11 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
 {
     int k = p->nrun;
     hccn_sim_batch_t **all = NULL;
-    int *devs = malloc((size_t)k * sizeof(int));
+    int *devs = hccn_sim_malloc((size_t)k * sizeof(int));
     hccn_status_t rc = HCCN_OK;
-    if (devs == NULL || (ncalls > 0 && (all = calloc((size_t)ncalls * k,
+    if (devs == NULL || (ncalls > 0 && (all = hccn_sim_calloc((size_t)ncalls * k,
                                                      sizeof(*all))) == NULL))
-        rc = hccn_rt_error(HCCN_ERR_NOMEM, "predict: out of memory");
+        rc = hccn_sim_fail_context("predict");
     for (int r = 0; rc == HCCN_OK && r < k; r++)
         devs[r] = r;
     for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
@@ -451,7 +449,7 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
         if (rc == HCCN_OK)
             hccn_sim_wait_begin_many(p->eng, devs, p->tail, k);
     }
-    free(devs);
+    hccn_sim_free(devs);
     if (rc == HCCN_OK && !p->unfold) {
         hccn_sim_finish_all(p->eng);
         for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
@@ -470,7 +468,7 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
                 rc = call_status(p, all + (size_t)i * k, &calls[i], i);
         }
     }
-    free(all);
+    hccn_sim_free(all);
     return rc;
 }
 

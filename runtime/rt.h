@@ -289,6 +289,7 @@ typedef struct {
     rt_comm_t **result;           /* per comm rank: its new comm or NULL */
     int built;
     hccn_status_t status;
+    char msg[256];                /* why it failed, as found by the builder */
 } rt_split_t;
 
 struct rt_comm {

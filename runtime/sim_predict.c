@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hccn/hccn_sim.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
@@ -54,9 +55,9 @@ hccn_status_t hccn_predict(const hccn_topo_t *topo, const hccn_call_t *calls,
     if (o != NULL && o->struct_size < sizeof(*o))
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_predict: opts."
                              "struct_size must be sizeof(hccn_predict_opts_t)");
-    hccn_rt_pcall_t *pc = malloc((size_t)ncalls * sizeof(*pc));
+    hccn_rt_pcall_t *pc = hccn_sim_malloc((size_t)ncalls * sizeof(*pc));
     if (pc == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_predict: no memory");
+        return hccn_sim_fail_context("hccn_predict");
     hccn_status_t rc = HCCN_OK;
     for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
         const hccn_call_t *c = &calls[i];
@@ -76,7 +77,7 @@ hccn_status_t hccn_predict(const hccn_topo_t *topo, const hccn_call_t *calls,
         o->folded = po.folded;
         snprintf(o->why, sizeof(o->why), "%s", po.folded ? "" : po.why);
     }
-    free(pc);
+    hccn_sim_free(pc);
     return rc;
 }
 
@@ -94,17 +95,17 @@ static hccn_status_t place_make(const hccn_topo_t *topo, int n, place_t *p)
                              "%s: %d NPUs: predictions take at most %d "
                              "(docs/topology.md, Limits)",
                              topo->source, n, HCCN_MAX_TIMING_NPUS);
-    p->mem = malloc(4 * (size_t)n * sizeof(int));
+    p->mem = hccn_sim_malloc(4 * (size_t)n * sizeof(int));
     if (p->mem == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "no memory for %d ranks", n);
+        return hccn_sim_fail_context("%s: %d ranks", topo->source, n);
     for (int r = 0; r < n; r++)
         p->mem[r] = r;
     p->pl = (hccn_cost_place_t){topo, p->mem};
     if (hccn_hier_cost_view(&p->pl, n, p->mem + n, p->mem + 2 * n,
                             &p->view) != 0 ||
         hccn_hier_cost_pods(&p->pl, p->mem + 3 * n, &p->view) != 0) {
-        free(p->mem);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "no memory for %d ranks", n);
+        hccn_sim_free(p->mem);
+        return hccn_sim_fail_context("%s: %d ranks", topo->source, n);
     }
     return HCCN_OK;
 }
@@ -131,11 +132,9 @@ static hccn_status_t choice_fill(const hccn_algo_t *algo,
         snprintf(out->schedule, sizeof(out->schedule), "%s", sched_name);
         return HCCN_OK;
     }
-    hccn_sched_t *s = hccn_hier_algo_build(algo, a);
+    hccn_sched_t *s = hccn_hier_build(algo, a);
     if (s == NULL)
-        return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "%s: algorithm '%s' "
-                             "cannot run these arguments",
-                             hccn_coll_name(a->coll), algo->name);
+        return hccn_sim_failed("hccn_predict");
     snprintf(out->schedule, sizeof(out->schedule), "%s", s->algo);
     hccn_sched_free(s);
     return HCCN_OK;
@@ -147,8 +146,12 @@ static hccn_status_t choose(const hccn_coll_args_t *a,
                             const char *sched_name, hccn_choice_t *out)
 {
     char why[256], report[1024];
+    hccn_sim_fail_clear();
     const hccn_algo_t *algo = hccn_hier_select(a, in, why, sizeof(why),
                                                report, sizeof(report));
+    if (algo == NULL && hccn_sim_fail_status() == HCCN_ERR_NOMEM)
+        return hccn_sim_fail_context("%s: algorithm selection",
+                                     hccn_coll_name(a->coll));
     if (algo == NULL)
         return hccn_rt_error(hccn_hier_algo_find(in->spec) != NULL
                                  ? HCCN_ERR_UNSUPPORTED : HCCN_ERR_INVALID,
@@ -175,7 +178,7 @@ hccn_status_t hccn_predict_choice(const hccn_topo_t *topo,
                                 call->algo && *call->algo ? call->algo : NULL,
                                 NULL};
     rc = choose(&a, &in, NULL, out);
-    free(p.mem);
+    hccn_sim_free(p.mem);
     return rc;
 }
 
@@ -267,6 +270,6 @@ hccn_status_t hccn_predict_algo(const hccn_topo_t *topo,
                    : HCCN_COST_NONE;
     if (by_engine != NULL)
         *by_engine = engine;
-    free(p.mem);
+    hccn_sim_free(p.mem);
     return HCCN_OK;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hccn/hccn_sim.h"
 #include "runtime/rt.h"
 
@@ -81,7 +82,7 @@ static int push(void **v, int *n, int *cap, const void *item, size_t size)
 {
     if (*n == *cap) {
         int c = *cap ? 2 * *cap : 64;
-        void *nv = realloc(*v, (size_t)c * size);
+        void *nv = hccn_sim_realloc(*v, (size_t)c * size);
         if (nv == NULL)
             return -1;
         *v = nv;
@@ -96,9 +97,8 @@ hccn_status_t hccn_summary_mark(hccn_ctx_t *ctx)
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_summary_mark", ctx);
     if (rc0 != HCCN_OK)
         return rc0;
-    if (ctx->sum == NULL && (ctx->sum = calloc(1, sizeof(*ctx->sum))) == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_summary_mark: rank %d: "
-                             "no memory", ctx->rank);
+    if (ctx->sum == NULL && (ctx->sum = hccn_sim_calloc(1, sizeof(*ctx->sum))) == NULL)
+        return hccn_sim_fail_context("hccn_summary_mark: rank %d", ctx->rank);
     ctx->sum->since = hccn_time(ctx);
     ctx->sum->nops = ctx->sum->ncmp = 0;
     return HCCN_OK;
@@ -134,9 +134,9 @@ void hccn_rt_summary_compute(hccn_ctx_t *ctx, double t0, double t1)
 void hccn_rt_summary_end(hccn_ctx_t *ctx)
 {
     if (ctx->sum != NULL) {
-        free(ctx->sum->ops);
-        free(ctx->sum->cmp);
-        free(ctx->sum);
+        hccn_sim_free(ctx->sum->ops);
+        hccn_sim_free(ctx->sum->cmp);
+        hccn_sim_free(ctx->sum);
         ctx->sum = NULL;
     }
     ctx->mark = HCCN_MARK_USER;
@@ -203,10 +203,9 @@ hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm, int kind,
     if (s == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_summary: rank %d: no "
                              "hccn_summary_mark in this run", ctx->rank);
-    span_t *v = malloc(((size_t)s->nops + (size_t)s->ncmp + 1) * sizeof(*v));
+    span_t *v = hccn_sim_malloc(((size_t)s->nops + (size_t)s->ncmp + 1) * sizeof(*v));
     if (v == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_summary: rank %d: no "
-                             "memory", ctx->rank);
+        return hccn_sim_fail_context("hccn_summary: rank %d", ctx->rank);
     size_t size = out->struct_size;
     memset(out, 0, sizeof(*out));
     out->struct_size = size;
@@ -227,6 +226,6 @@ hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm, int kind,
     out->exposed_s = out->comm_s - out->hidden_s;
     out->since_s = s->since;
     out->until_s = hccn_time(ctx);
-    free(v);
+    hccn_sim_free(v);
     return HCCN_OK;
 }

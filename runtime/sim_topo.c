@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hccn/hccn_sim.h"
 #include "hierarchy/cost.h"
 #include "runtime/rt.h"
@@ -299,9 +300,9 @@ hccn_status_t hccn_topo_levels(const hccn_topo_t *t, int nranks,
     if (t == NULL || nranks < 1 || nranks > t->nnpus)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_topo_levels: %d ranks "
                              "on %d NPUs", nranks, t ? t->nnpus : 0);
-    int *mem = malloc(6 * (size_t)nranks * sizeof(int));
+    int *mem = hccn_sim_malloc(6 * (size_t)nranks * sizeof(int));
     if (mem == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_topo_levels: no memory");
+        return hccn_sim_fail_context("hccn_topo_levels");
     int *world = mem + 5 * nranks;
     for (int r = 0; r < nranks; r++)
         world[r] = r;
@@ -319,6 +320,6 @@ hccn_status_t hccn_topo_levels(const hccn_topo_t *t, int nranks,
     }
     lv->reduce_Bps = cl.reduce_bw;
     pods(&pl, nranks, mem, lv);
-    free(mem);
+    hccn_sim_free(mem);
     return HCCN_OK;
 }

@@ -11,6 +11,7 @@
 
 #include "device_sim/trace.h"
 #include "hccn/hccn_sim.h"
+#include "device_sim/fail.h"
 #include "runtime/rt.h"
 
 static pthread_mutex_t env_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,8 +25,7 @@ hccn_status_t hccn_trace_create(hccn_trace_t **out)
                              "NULL");
     *out = hccn_sim_trace_create();
     return *out != NULL ? HCCN_OK
-                        : hccn_rt_error(HCCN_ERR_NOMEM, "hccn_trace_create: "
-                                        "no memory");
+                        : hccn_sim_fail_context("hccn_trace_create");
 }
 
 void hccn_trace_destroy(hccn_trace_t *tr)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/select.h"
 #include "runtime/rt.h"
 
@@ -60,8 +61,8 @@ static void sort_members(int *m, int n, const int *key)
 static hccn_status_t split_build(rt_comm_t *c, rt_split_t *rec)
 {
     hccn_cluster_t *cl = c->cl;
-    int *members = malloc((size_t)c->size * sizeof(int));
-    int *world = malloc((size_t)c->size * sizeof(int));
+    int *members = hccn_sim_malloc((size_t)c->size * sizeof(int));
+    int *world = hccn_sim_malloc((size_t)c->size * sizeof(int));
     hccn_status_t rc = HCCN_OK;
     if (members == NULL || world == NULL) {
         rc = HCCN_ERR_NOMEM;
@@ -93,8 +94,10 @@ static hccn_status_t split_build(rt_comm_t *c, rt_split_t *rec)
             rec->result[members[i]] = nc;
     }
 out:
-    free(members);
-    free(world);
+    if (rc != HCCN_OK)
+        snprintf(rec->msg, sizeof(rec->msg), "%s", hccn_sim_fail_msg());
+    hccn_sim_free(members);
+    hccn_sim_free(world);
     return rc;
 }
 
@@ -175,8 +178,8 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
     for (int q = 0; q < c->size; q++)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[q]].bell);
     if (rc != HCCN_OK)
-        return hccn_rt_error(rc, "%s: rank %d: out of memory", name,
-                             comm->ctx->rank);
+        return hccn_rt_error(rc, "%s: rank %d: %s", name, comm->ctx->rank,
+                             rec->msg);
     return HCCN_OK;
 }
 
@@ -292,9 +295,9 @@ hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
     if (rc != HCCN_OK)
         return rc;
     char *copy = NULL;
-    if (spec != NULL && (copy = strdup(spec)) == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_comm_set_algo: out of memory");
-    free(comm->algo_spec);
+    if (spec != NULL && (copy = hccn_sim_strdup(spec)) == NULL)
+        return hccn_sim_fail_context("hccn_comm_set_algo");
+    hccn_sim_free(comm->algo_spec);
     comm->algo_spec = copy;
     return HCCN_OK;
 }

@@ -1,12 +1,12 @@
 /*
- * Status codes, their names and messages, and the per-thread last error.
+ * Status codes, their names and messages, and the per-thread last error
+ * (kept by device_sim/fail.c, where every layer records its failures).
  */
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "device_sim/fail.h"
 #include "runtime/rt.h"
-
-static _Thread_local char last_error[RT_ERR_MAX];
 
 const char *hccn_status_name(hccn_status_t status)
 {
@@ -34,25 +34,19 @@ const char *hccn_strerror(hccn_status_t status)
 
 const char *hccn_last_error(void)
 {
-    return last_error;
+    return hccn_sim_fail_msg();
 }
 
 hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    hccn_sim_vfail(status, fmt, ap);
     va_end(ap);
-    /* What came from a file or a caller (a path, a link name) may hold
-     * control characters: a terminal must not act on them. The report's
-     * own line breaks and indents stay. */
-    for (char *c = last_error; *c != '\0'; c++)
-        if (((unsigned char)*c < 0x20 && *c != '\n') || *c == 0x7f)
-            *c = '?';
     return status;
 }
 
 void hccn_rt_error_clear(void)
 {
-    last_error[0] = '\0';
+    hccn_sim_fail_clear();
 }

@@ -313,6 +313,32 @@ HCCN_API hccn_status_t hccn_future_free(hccn_future_t *fut);
 HCCN_API hccn_status_t hccn_group_start(hccn_ctx_t *ctx);
 HCCN_API hccn_status_t hccn_group_end(hccn_ctx_t *ctx);
 
+/* ------------------------------------------------------------------------ */
+/* The library's allocator (docs/api.md, "Allocator"). Every heap allocation
+ * of hccn goes through malloc_fn/calloc_fn/realloc_fn/free_fn (each gets
+ * user); before hccn maps device memory (an arena) or starts a host thread
+ * it asks reserve_fn, which refuses with nonzero (NULL: always granted). A
+ * refused or failed request ends as HCCN_ERR_NOMEM naming what and where. */
+typedef enum {
+    HCCN_RESOURCE_MAPPING,   /* bytes of device memory (an arena, a pool) */
+    HCCN_RESOURCE_THREAD,    /* a host thread (an NPU's); bytes: 0 */
+} hccn_resource_t;
+
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_allocator_t), for growth */
+    void *(*malloc_fn)(size_t bytes, void *user);
+    void *(*calloc_fn)(size_t n, size_t size, void *user);
+    void *(*realloc_fn)(void *ptr, size_t bytes, void *user);
+    void (*free_fn)(void *ptr, void *user);
+    int (*reserve_fn)(hccn_resource_t kind, size_t bytes, void *user);
+    void *user;
+} hccn_allocator_t;
+
+/* Sets the allocator (NULL: libc's). Only while the library holds no
+ * memory (no cluster, topology, trace or prediction alive), else
+ * HCCN_ERR_INVALID naming how many blocks are live; not thread-safe. */
+HCCN_API hccn_status_t hccn_set_allocator(const hccn_allocator_t *a);
+
 #ifdef __cplusplus
 }
 #endif

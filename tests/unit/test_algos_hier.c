@@ -197,7 +197,7 @@ static const char *run_case(const hccn_algo_t *al, const hccn_coll_args_t *a,
 {
     static char algo[48];
     const char *name = case_name(al->name, a, shape, inplace);
-    hccn_sched_t *s = hccn_hier_algo_build(al, a);
+    hccn_sched_t *s = hccn_hier_build(al, a);
     if (s == NULL)
         return NULL;
     hccn_coll_args_t fixed = as_fixed(a);

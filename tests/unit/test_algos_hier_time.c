@@ -344,7 +344,7 @@ static void test_time_flat(void **state)
                                               .count = counts[ci],
                                               .esize = 4, .root = p / 2,
                                               .chunk_bytes = chunks[k]};
-                        hccn_sched_t *s = hccn_hier_algo_build(al, &a);
+                        hccn_sched_t *s = hccn_hier_build(al, &a);
                         assert_non_null(s);
                         for (size_t i = 0; i < 4; i++) {
                             int exact;
@@ -456,7 +456,7 @@ static void test_time_hier(void **state)
                             continue;
                         if (k == 2 && counts[ci] > 100003)
                             continue; /* 1024 chunks: too slow */
-                        hccn_sched_t *s = hccn_hier_algo_build(al, &a);
+                        hccn_sched_t *s = hccn_hier_build(al, &a);
                         assert_non_null(s);
                         for (size_t i = 0; i < 4; i++) {
                             const tm_t *t = &flat_params[i];
@@ -587,7 +587,7 @@ static void test_time_hier_engine(void **state)
                                           .count = counts[ci], .esize = 4,
                                           .root = N * L - 2, .view = &w.v,
                                           .chunk_bytes = 1 << 16};
-                    hccn_sched_t *s = hccn_hier_algo_build(al, &a);
+                    hccn_sched_t *s = hccn_hier_build(al, &a);
                     assert_non_null(s);
                     double got = test_engine_time(topo, s, NULL, NULL);
                     double want = hier_time(&t, al->name, &a, N, L);

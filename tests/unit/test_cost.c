@@ -76,7 +76,7 @@ static double reference(const hccn_algo_t *al, const hccn_coll_args_t *a,
                      0);
     assert_int_equal(hccn_hier_cost_pods(&pl, pod, &view), 0);
     args.view = &view;
-    hccn_sched_t *s = hccn_hier_algo_build(al, &args);
+    hccn_sched_t *s = hccn_hier_build(al, &args);
     assert_non_null(s);
     double t = test_engine_time(topo, s, world, NULL);
     hccn_sched_free(s);

@@ -95,7 +95,7 @@ static void check_algo(const cluster_t *c, const hccn_sim_topo_t *t,
         uint64_t count = (uint64_t)p * 96;
         hccn_coll_args_t a = {.coll = colls[ci], .nranks = p,
                               .count = count, .esize = 4, .view = view};
-        hccn_sched_t *s = hccn_hier_algo_build(al, &a);
+        hccn_sched_t *s = hccn_hier_build(al, &a);
         assert_non_null(s);
         hccn_sim_engine_t *eng = NULL;
         test_engine_time(t, s, NULL, &eng);
