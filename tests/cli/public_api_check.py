@@ -9,6 +9,9 @@ Usage: public_api_check.py SOURCE_DIR LIBHCCN_SO
    public headers ("hccn/...") and their own ("tools/...", or a header
    beside the file).
 3. Every library function the Python binding calls is exported.
+4. The library (device_sim/, hierarchy/, runtime/) allocates only through
+   device_sim/alloc.h (hccn_sim_malloc, ...), so that hccn_set_allocator
+   sees every block and the allocation-failure sweep reaches every site.
 Prints one line per problem and exits 1 if there is any.
 """
 import glob
@@ -73,6 +76,27 @@ for path in glob.glob(os.path.join(src, "python", "hccn", "*.py")):
 for name in sorted(used - exported):
     problems.append("python/hccn uses %s, which %s does not export"
                     % (name, os.path.basename(lib)))
+
+CALL = re.compile(r"(?<![\w.>])(malloc|calloc|realloc|strdup|free)\s*\(")
+
+
+def blank(m):
+    """A comment or string as spaces, its newlines kept (line numbers)."""
+    return re.sub(r"[^\n]", " ", m.group(0))
+
+
+for layer in ("device_sim", "hierarchy", "runtime"):
+    for path in sorted(glob.glob(os.path.join(src, layer, "*.c"))):
+        if path.endswith(os.path.join("device_sim", "alloc.c")):
+            continue   # the wrappers themselves
+        text = re.sub(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', blank,
+                      open(path).read(), flags=re.S)
+        for m in CALL.finditer(text):
+            no = text.count("\n", 0, m.start()) + 1
+            problems.append("%s:%d: calls %s(): the library allocates through "
+                            "device_sim/alloc.h (hccn_sim_%s)"
+                            % (os.path.relpath(path, src), no, m.group(1),
+                               m.group(1)))
 
 for p in problems:
     print(p)
