@@ -15,6 +15,7 @@
 
 #include "device_sim/arena.h"
 #include "device_sim/engine.h"
+#include "device_sim/fail.h"
 #include "device_sim/launch.h"
 #include "device_sim/topo.h"
 #include "hccn/hccn.h"
@@ -40,9 +41,9 @@ typedef struct hccn_future rt_op_t;   /* an operation is its future */
 
 /* ----------------------------------------------------------------- errors */
 
-/* Sets the calling thread's last-error message and returns status. */
-hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Sets the calling thread's last-error message and returns status: the
+ * library's one way to fail (device_sim/fail.h), by the runtime's name. */
+#define hccn_rt_error hccn_sim_fail
 void hccn_rt_error_clear(void);
 
 /* ---------------------------------------------------------------- handles */

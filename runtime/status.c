@@ -2,7 +2,6 @@
  * Status codes, their names and messages, and the per-thread last error
  * (kept by device_sim/fail.c, where every layer records its failures).
  */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "device_sim/fail.h"
@@ -37,14 +36,6 @@ const char *hccn_last_error(void)
     return hccn_sim_fail_msg();
 }
 
-hccn_status_t hccn_rt_error(hccn_status_t status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    hccn_sim_vfail(status, fmt, ap);
-    va_end(ap);
-    return status;
-}
 
 void hccn_rt_error_clear(void)
 {
