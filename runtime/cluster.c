@@ -383,14 +383,18 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                       cl->nranks, why);
     } else {
         /* Report the root cause: the lowest rank that failed on its own,
-         * not one that failed because a peer did (REMOTE, ABORTED). */
+         * not one that failed because a peer did (REMOTE, ABORTED,
+         * REVOKED). */
         int pick = -1;
         for (int r = 0; r < cl->nranks; r++) {
             if (st[r] == HCCN_OK)
                 continue;
-            int consequence = st[r] == HCCN_ERR_REMOTE || st[r] == HCCN_ERR_ABORTED;
+            int consequence = st[r] == HCCN_ERR_REMOTE ||
+                              st[r] == HCCN_ERR_ABORTED ||
+                              st[r] == HCCN_ERR_REVOKED;
             if (pick < 0 || (!consequence && (st[pick] == HCCN_ERR_REMOTE ||
-                                              st[pick] == HCCN_ERR_ABORTED)))
+                                              st[pick] == HCCN_ERR_ABORTED ||
+                                              st[pick] == HCCN_ERR_REVOKED)))
                 pick = r;
         }
         hccn_rt_error_clear();

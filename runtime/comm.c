@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hierarchy/cost.h"
+#include "runtime/recover.h"
 #include "runtime/rt.h"
 
 #define CACHE_MAX 128
@@ -151,7 +152,10 @@ void hccn_rt_comm_reset(rt_comm_t *c)
     }
     atomic_store(&c->broken, 0);
     atomic_store(&c->aborted, 0);
+    atomic_store(&c->revoked, 0);
     c->broken_msg[0] = '\0';
+    hccn_rt_ft_free(c->ft);
+    c->ft = NULL;
 }
 
 void hccn_rt_comm_free(rt_comm_t *c)
@@ -185,6 +189,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
         free(c->cache[i].v);
     }
     free(c->cache);
+    hccn_rt_ft_free(c->ft);
     comm_free_handles(c);
     free(c->world);
     free(c->node);
@@ -471,6 +476,8 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "%s: rank %d: the communicator was destroyed", fn,
                              comm->ctx->rank);
+    if (atomic_load(&c->revoked))
+        return hccn_rt_ft_revoked_error(fn, comm);
     if (atomic_load(&c->aborted))
         return hccn_rt_error(HCCN_ERR_ABORTED,
                              "%s: rank %d: communicator %llu was aborted", fn,

@@ -166,6 +166,8 @@ struct hccn_cluster {
     hccn_rank_fn fn;
     void *arg;
     hccn_status_t *status;
+    double ft_detect_s, ft_init_s; /* recovery costs (runtime/recover.c) */
+    int ft_set;                   /* 0: the defaults */
 };
 
 /* ------------------------------------------------------------ communicator */
@@ -309,6 +311,10 @@ struct rt_comm {
                                      that left, abort) */
     char broken_msg[RT_ERR_MAX];  /* its message (first one, under lock) */
     _Atomic int aborted;          /* hccn_comm_abort was called */
+    _Atomic int revoked;          /* hccn_comm_revoke was called (aborted
+                                     is set too; runtime/recover.c) */
+    struct rt_ft *ft;             /* recovery rendezvous, or NULL (under
+                                     lock; runtime/recover.c) */
     hccn_comm_t **handles;        /* per comm rank */
     int live_handles;             /* members not destroyed (under lock) */
     rt_split_t splits[RT_SPLITS]; /* comm_split rendezvous, by split seq */
