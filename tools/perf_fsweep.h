@@ -180,6 +180,7 @@ static int sweep_faults(cli_t *cli)
         json_object_put(cases[i].faults);
     }
     free(cases);
+    links_clear(&cli->links);
     return isnan(base.busbw) ? 1 : 0;
 }
 
