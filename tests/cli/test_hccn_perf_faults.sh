@@ -3,7 +3,7 @@
 # --fault in short form and as JSON give the same run, a slowed NIC lowers
 # busbw, a bad fault is exit 2 naming it; --sweep-faults lists every NIC
 # (NPU) once, most harmful first, the same with data and timing only, and
-# a failed NPU makes the collective fail.
+# a failed NPU makes the collective fail; scripts/plot_faults.py draws it.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 # shellcheck source=common.sh
 . "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
@@ -54,5 +54,14 @@ awk 'NR > 1 && $3 >= base { bad = 1 } NR == 1 { base = $3 } END { exit bad }' \
 sweep npu --sweep-faults npu --no-data
 [ "$(grep -c ' fails$' "$tmp/npu")" -eq 16 ] ||
     fail "npu sweep: not every failed NPU fails the allreduce: $(cat "$tmp/npu.full")"
+
+# The plot script reads the table (and draws it where matplotlib is).
+/usr/bin/python3 "$HCCN_SOURCE_DIR/scripts/plot_faults.py" "$tmp/nic.full" \
+    "$tmp/nic.png" >"$tmp/plot" 2>&1 || fail "plot_faults: $(cat "$tmp/plot")"
+if grep -q "cases plotted" "$tmp/plot"; then
+    [ -s "$tmp/nic.png" ] || fail "plot_faults: no PNG"
+fi
+/usr/bin/python3 "$HCCN_SOURCE_DIR/scripts/plot_faults.py" "$tmp/none" \
+    "$tmp/none.png" 2>/dev/null && fail "plot_faults: a table that is not a sweep's was accepted"
 
 finish "ok"
