@@ -144,6 +144,44 @@ hccn_status_t hccn_comm_failed(hccn_comm_t *comm, int *ranks, int max, int *n)
     return HCCN_OK;
 }
 
+/* 1 if c has an open grow of tag that waits for world rank me. */
+static int grow_wants(rt_comm_t *c, int me, uint64_t tag)
+{
+    int yes = 0;
+    pthread_mutex_lock(&c->lock);
+    rt_ft_t *ft = c->ft;
+    if (ft != NULL && ft->open && !ft->final && ft->kind == RT_FT_GROW &&
+        ft->tag == tag)
+        for (int i = ft->nmem; i < ft->np && !yes; i++)
+            yes = ft->who[i] == me && ft->state[i] == RT_FT_NONE;
+    pthread_mutex_unlock(&c->lock);
+    return yes;
+}
+
+rt_comm_t *hccn_rt_ft_find_grow(hccn_cluster_t *cl, int me, uint64_t tag)
+{
+    /* Communicators live until the run ends: the list's head is taken
+     * under its lock, each is then looked at under its own (a split
+     * takes them in that order). */
+    if (grow_wants(cl->world, me, tag))
+        return cl->world;
+    pthread_mutex_lock(&cl->comms_lock);
+    rt_comm_t *c = cl->subcomms;
+    pthread_mutex_unlock(&cl->comms_lock);
+    for (; c != NULL; c = c->next_sub)
+        if (grow_wants(c, me, tag))
+            return c;
+    return NULL;
+}
+
+uint64_t hccn_rt_ft_tag(int kind, const int *ranks, int n)
+{
+    uint64_t tag = 1469598103934665603ULL ^ (uint64_t)kind;
+    for (int i = 0; i < n; i++)
+        tag = (tag ^ (uint64_t)ranks[i]) * 1099511628211ULL;
+    return tag;
+}
+
 /* Checks a grow's list: n ranks of the cluster, none twice, none a
  * member of c (c NULL: only the first two). */
 static hccn_status_t grow_list_check(const char *fn, hccn_ctx_t *ctx,

@@ -72,6 +72,29 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
  * NULL (ranks waiting for one poll it). */
 rt_comm_t *hccn_rt_ft_find_grow(hccn_cluster_t *cl, int me, uint64_t tag);
 
+/* Moves ctx's clock on to t, recorded in the trace as a stretch named
+ * name (nothing when the clock is there already). */
+void hccn_rt_ft_clock_to(hccn_ctx_t *ctx, double t, const char *name);
+
+/* The votes' exchange of one round: a Bruck allgather of (flag, idx) over
+ * rc, in device memory of ctx's arena; *and_out becomes the AND of every
+ * flag received. */
+hccn_status_t hccn_rt_ft_vote(hccn_ctx_t *ctx, rt_comm_t *rc, int idx,
+                              int flag, int *and_out);
+
+/* The members of round communicator rc meet in the engine: every clock
+ * becomes the latest of theirs (the time of the round's decision). */
+hccn_status_t hccn_rt_ft_round_sync(hccn_ctx_t *ctx, rt_comm_t *rc,
+                                    const char *fn);
+
+/* The gate of grow call seq on c for participant i: comm rank 0 meets each
+ * of the n joiners (who cannot know the record before), then every
+ * participant meets at once, all in the engine; a participant that
+ * returned without arriving ends it with HCCN_ERR_REMOTE. */
+hccn_status_t hccn_rt_ft_grow_gate(hccn_ctx_t *ctx, rt_comm_t *c, int i,
+                                   uint64_t seq, uint64_t tag, int n,
+                                   const char *fn);
+
 /* A joiner of a grow (index j in its list of tag) and comm rank 0 of the
  * grown communicator meet in simulated time: the engine holds the joiner
  * until rank 0 has arrived (its clock becomes the later of the two). */

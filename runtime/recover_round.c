@@ -4,9 +4,9 @@
  * Steps of one participant: arrive (or, with its NPU failed, leave with
  * HCCN_ERR_FAULT at once); wait until every participant is settled; then
  * per round: move its clock to the round's detection time, exchange votes
- * (a Bruck allgather of 8 bytes each on the round's communicator: its
- * time is the real links'), report; the last to report decides: done, a
- * new round without the members that failed by then, or an error for all.
+ * and meet the others at the latest end (runtime/recover_time.c), report;
+ * the last to report decides: done, a new round without the members that
+ * failed by then, or an error for all.
  *
  * Determinism: who is alive is a matter of simulated clocks and the fault
  * plan, never of which thread got where first: a participant that arrives
@@ -18,10 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device_sim/trace.h"
 #include "runtime/recover.h"
-
-#define VOTE_INTS 2   /* a vote: the flag and the participant's index */
 
 /* ------------------------------------------------------------ the record */
 
@@ -197,8 +194,11 @@ static int round_moved(void *arg)
 static void ring_participants(rt_comm_t *c, rt_ft_t *ft)
 {
     hccn_rt_progressed(&c->cl->ctxs[0]);
+    /* Under the lock: the next call may be opening the record. */
+    pthread_mutex_lock(&c->lock);
     for (int i = 0; i < ft->np; i++)
         hccn_sim_bell_ring(&c->cl->ctxs[ft->who[i]].bell);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Ends the call for everyone with status (lock held). */
@@ -281,117 +281,6 @@ static void round_decide(rt_comm_t *c, rt_ft_t *ft)
 
 /* ------------------------------------------------------- one participant */
 
-/* Moves ctx's clock on to t, recorded in the trace as a stretch named
- * name (nothing when the clock is there already). */
-static void clock_to(hccn_ctx_t *ctx, double t, const char *name)
-{
-    hccn_sim_engine_t *eng = ctx->cl->eng;
-    double t0 = hccn_sim_clock(eng, ctx->rank);
-    if (!(t > t0))
-        return;
-    hccn_sim_advance(eng, ctx->rank, t - t0);
-    hccn_sim_trace_t *tr = hccn_sim_engine_trace(eng);
-    if (tr == NULL)
-        return;
-    char args[64];
-    snprintf(args, sizeof(args), "\"seconds\":%.17g", t - t0);
-    hccn_sim_trace_slice_t s = {.depth = HCCN_SIM_TRACE_OP, .parent = -1,
-                                .begin = t0, .end = t, .name = name,
-                                .args = args};
-    hccn_sim_trace_record(tr, ctx->rank, &s, 1);
-}
-
-typedef struct {
-    hccn_sim_engine_t *eng;
-    hccn_sim_batch_t *b;
-    rt_comm_t *c;                 /* the record's (a grow gate), or NULL */
-} join_wait_t;
-
-static int join_done(void *arg)
-{
-    join_wait_t *w = arg;
-    return hccn_sim_batch_done(w->eng, w->b);
-}
-
-/* A participant of a grow gate that returned without arriving. */
-static int join_gone(void *arg, int *who)
-{
-    join_wait_t *w = arg;
-    if (w->c == NULL)
-        return 0;
-    int gone = 0;
-    pthread_mutex_lock(&w->c->lock);
-    rt_ft_t *ft = w->c->ft;
-    for (int i = 0; i < ft->np && !gone; i++)
-        if (ft->state[i] == RT_FT_NONE &&
-            atomic_load(&w->c->cl->ctxs[ft->who[i]].finished)) {
-            gone = 1;
-            *who = i;
-        }
-    pthread_mutex_unlock(&w->c->lock);
-    return gone;
-}
-
-/* Posts an empty batch of ctx's NPU joined with count - 1 others under
- * key, and waits in the engine until it starts: every joiner's clock
- * becomes the latest of theirs (no simulated time passes otherwise, and
- * a rank waiting here holds nobody's time back). gone_c: the record
- * whose participants' leaving ends the wait (NULL: none). */
-static hccn_status_t clock_join(hccn_ctx_t *ctx, hccn_sim_key_t key,
-                                int count, rt_comm_t *gone_c, const char *fn)
-{
-    hccn_sim_engine_t *eng = ctx->cl->eng;
-    hccn_sim_batch_t *b =
-        hccn_sim_post_joined(eng, ctx->rank, NULL, 0, NULL, NULL, key, count, 0);
-    if (b == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             fn, ctx->rank);
-    hccn_sim_wait_begin(eng, ctx->rank, b);
-    join_wait_t w = {eng, b, gone_c};
-    atomic_store(&ctx->time_wait, 1);
-    hccn_status_t rc = hccn_rt_block(ctx, NULL, join_done, join_gone, &w, fn);
-    atomic_store(&ctx->time_wait, 0);
-    if (rc != HCCN_OK) {
-        hccn_sim_batch_abandon(eng, ctx->rank, b);
-    } else {
-        hccn_sim_wait_finish(eng, ctx->rank, b);
-        char why[160];
-        rc = hccn_sim_batch_status(eng, b, why, sizeof(why));
-        if (rc != HCCN_OK)
-            rc = hccn_rt_error(rc, "%s: rank %d: %s", fn, ctx->rank, why);
-    }
-    hccn_sim_batch_release(eng, b);
-    return rc;
-}
-
-/* The votes' exchange of one round: a Bruck allgather of (flag, index)
- * over rc; *and_out becomes the AND of every flag received. */
-static hccn_status_t vote(hccn_ctx_t *ctx, rt_comm_t *rc, int idx, int flag,
-                          int *and_out)
-{
-    int m = rc->size, pos = 0;
-    while (pos < m && rc->world[pos] != ctx->rank)
-        pos++;
-    int32_t *buf;
-    size_t bytes = (size_t)(m + 1) * VOTE_INTS * sizeof(int32_t);
-    hccn_sim_arena_t *a = &ctx->cl->arenas[ctx->rank];
-    if (pos == m || hccn_sim_arena_alloc(a, bytes, (void **)&buf) != HCCN_OK)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "rank %d: no device memory for "
-                             "%zu bytes of votes", ctx->rank, bytes);
-    buf[0] = flag;
-    buf[1] = idx;
-    hccn_coll_opts_t o = {sizeof(o), -1, "bruck"};
-    hccn_status_t st = hccn_allgather_opts(rc->handles[pos]->token, buf,
-                                           buf + VOTE_INTS, VOTE_INTS,
-                                           HCCN_INT32, &o, NULL);
-    int v = ~0;
-    for (int j = 0; st == HCCN_OK && j < m; j++)
-        v &= buf[VOTE_INTS * (j + 1)];
-    *and_out = v;
-    hccn_sim_arena_free(a, buf);
-    return st;
-}
-
 /* Registers participant i of ft (lock held); HCCN_OK, or why not. */
 static hccn_status_t arrive(rt_comm_t *c, rt_ft_t *ft, int i, int kind,
                             uint64_t tag, const int *ranks, int n,
@@ -416,29 +305,6 @@ static hccn_status_t arrive(rt_comm_t *c, rt_ft_t *ft, int i, int kind,
     return HCCN_OK;
 }
 
-hccn_status_t hccn_rt_ft_pair_join(hccn_ctx_t *ctx, uint64_t tag, int j,
-                                   const char *fn)
-{
-    hccn_sim_key_t key = {tag, UINT64_MAX - 3, (uint64_t)j};
-    return clock_join(ctx, key, 2, NULL, fn);
-}
-
-/* The gate of a grow for participant i: comm rank 0 meets each joiner
- * (who cannot know the record before), then every participant meets at
- * once, all in the engine. */
-static hccn_status_t grow_gate(hccn_ctx_t *ctx, rt_comm_t *c, rt_ft_t *ft,
-                               int i, uint64_t seq, uint64_t tag, int n,
-                               const char *fn)
-{
-    hccn_status_t rc = HCCN_OK;
-    for (int j = 0; i == 0 && j < n && rc == HCCN_OK; j++)
-        rc = hccn_rt_ft_pair_join(ctx, tag, j, fn);
-    if (rc != HCCN_OK)
-        return rc;
-    hccn_sim_key_t key = {c->uid, UINT64_MAX - 4 - seq, UINT64_MAX};
-    return clock_join(ctx, key, ft->np, c, fn);
-}
-
 /* Runs the rounds in which participant i takes part; *and_out is the
  * last round's AND. Returns 1 if it failed in one (it is dead). */
 static int rounds(hccn_ctx_t *ctx, rt_comm_t *c, rt_ft_t *ft, int i,
@@ -453,12 +319,11 @@ static int rounds(hccn_ctx_t *ctx, rt_comm_t *c, rt_ft_t *ft, int i,
         pthread_mutex_unlock(&c->lock);
         if (fin || !alive)
             return !alive;
-        clock_to(ctx, tdet, "failure_detect");
-        hccn_status_t st = vote(ctx, rc, i, flag, and_out);
+        hccn_rt_ft_clock_to(ctx, tdet, "failure_detect");
+        hccn_status_t st = hccn_rt_ft_vote(ctx, rc, i, flag, and_out);
         /* Every member of the round learns its outcome at the latest end:
          * the simulated time of the decision. */
-        hccn_sim_key_t key = {rc->uid, UINT64_MAX, UINT64_MAX};
-        hccn_status_t sync = clock_join(ctx, key, rc->size, NULL, fn);
+        hccn_status_t sync = hccn_rt_ft_round_sync(ctx, rc, fn);
         if (st == HCCN_OK && sync != HCCN_OK)
             st = sync;
         pthread_mutex_lock(&c->lock);
@@ -472,7 +337,7 @@ static int rounds(hccn_ctx_t *ctx, rt_comm_t *c, rt_ft_t *ft, int i,
             round_decide(c, ft);
         pthread_mutex_unlock(&c->lock);
         ring_participants(c, ft);
-        ft_wait_t w = {c, ft, ft->seq, r};
+        ft_wait_t w = {c, ft, 0, r};
         if (hccn_rt_block(ctx, NULL, round_moved, NULL, &w, fn) != HCCN_OK)
             return 1;
     }
@@ -506,14 +371,6 @@ static hccn_comm_t *token_of(rt_comm_t *nc, int me)
     return NULL;
 }
 
-static uint64_t list_tag(int kind, const int *ranks, int n)
-{
-    uint64_t tag = 1469598103934665603ULL ^ (uint64_t)kind;
-    for (int i = 0; i < n; i++)
-        tag = (tag ^ (uint64_t)ranks[i]) * 1099511628211ULL;
-    return tag;
-}
-
 hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
                               hccn_comm_t *comm, int kind, int *flag,
                               const int *ranks, int n, hccn_comm_t **out)
@@ -522,7 +379,7 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
     int i = comm != NULL ? comm->rank : c->size;
     for (int k = 0; comm == NULL && k < n && ranks[k] != ctx->rank; k++)
         i++;
-    uint64_t tag = kind == RT_FT_GROW ? list_tag(kind, ranks, n) : 0;
+    uint64_t tag = kind == RT_FT_GROW ? hccn_rt_ft_tag(kind, ranks, n) : 0;
     pthread_mutex_lock(&c->lock);
     rt_ft_t *ft = ft_get(c);
     uint64_t seq = 0;
@@ -549,7 +406,7 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
         return hccn_rt_error(rc, "%s: rank %d: out of memory", fn, ctx->rank);
     ring_participants(c, ft);
     if (kind == RT_FT_GROW)
-        rc = grow_gate(ctx, c, ft, i, seq, tag, n, fn);
+        rc = hccn_rt_ft_grow_gate(ctx, c, i, seq, tag, n, fn);
     if (rc == HCCN_OK)
         rc = hccn_rt_block(ctx, NULL, all_settled, NULL, &w, fn);
     pthread_mutex_lock(&c->lock);
@@ -576,44 +433,9 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
     if (flag != NULL)
         *flag = and_v;
     if (nc != NULL) {
-        clock_to(ctx, hccn_sim_clock(eng, ctx->rank) + hccn_rt_ft_init_s(ctx->cl),
-                 "comm_init");
+        hccn_rt_ft_clock_to(ctx, hccn_sim_clock(eng, ctx->rank) +
+                                     hccn_rt_ft_init_s(ctx->cl), "comm_init");
         *out = token_of(nc, ctx->rank);
     }
     return HCCN_OK;
-}
-
-/* 1 if c has an open grow of tag that waits for world rank me. */
-static int grow_wants(rt_comm_t *c, int me, uint64_t tag)
-{
-    int yes = 0;
-    pthread_mutex_lock(&c->lock);
-    rt_ft_t *ft = c->ft;
-    if (ft != NULL && ft->open && !ft->final && ft->kind == RT_FT_GROW &&
-        ft->tag == tag)
-        for (int i = ft->nmem; i < ft->np && !yes; i++)
-            yes = ft->who[i] == me && ft->state[i] == RT_FT_NONE;
-    pthread_mutex_unlock(&c->lock);
-    return yes;
-}
-
-rt_comm_t *hccn_rt_ft_find_grow(hccn_cluster_t *cl, int me, uint64_t tag)
-{
-    /* Communicators live until the run ends: the list's head is taken
-     * under its lock, each is then looked at under its own (a split
-     * takes them in that order). */
-    if (grow_wants(cl->world, me, tag))
-        return cl->world;
-    pthread_mutex_lock(&cl->comms_lock);
-    rt_comm_t *c = cl->subcomms;
-    pthread_mutex_unlock(&cl->comms_lock);
-    for (; c != NULL; c = c->next_sub)
-        if (grow_wants(c, me, tag))
-            return c;
-    return NULL;
-}
-
-uint64_t hccn_rt_ft_tag(int kind, const int *ranks, int n)
-{
-    return list_tag(kind, ranks, n);
 }
