@@ -4,7 +4,8 @@
  *   T(p) = sum over k with 2^k < p of (alpha + 8 min(2^k, p - 2^k) / beta),
  * that starts once every failure is detected (failure time + detect_s);
  * a round in which a member fails ends at the failure and is run again
- * without it; a shrink adds init_s. And each stretch is in the trace. */
+ * without it (twice for two failures in two rounds); a shrink adds
+ * init_s. And each stretch is in the trace. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,7 +62,7 @@ static void expect_time(double got, double want, int rank)
 }
 
 typedef struct {
-    int dead;                     /* the NPU that fails, or -1 */
+    int dead, dead2;              /* the NPUs that fail, or -1 */
     int shrink;                   /* shrink (else agree) */
     double compute;               /* seconds before the call */
     double t[P];                  /* clocks after it */
@@ -80,14 +81,15 @@ static hccn_status_t time_rank(hccn_ctx_t *ctx, void *arg)
     r->t[me] = hccn_time(ctx);
     if (nc != NULL)
         hccn_comm_destroy(nc);
-    return me == r->dead ? HCCN_OK : rc;
+    return me == r->dead || me == r->dead2 ? HCCN_OK : rc;
 }
 
 static void run(hccn_cluster_t *cl, time_res_t *r)
 {
     assert_int_equal(hccn_cluster_run(cl, time_rank, r, NULL), HCCN_OK);
     for (int q = 0; q < P; q++)
-        assert_int_equal(r->rc[q], q == r->dead ? HCCN_ERR_FAULT : HCCN_OK);
+        assert_int_equal(r->rc[q], q == r->dead || q == r->dead2
+                                       ? HCCN_ERR_FAULT : HCCN_OK);
 }
 
 /* No failure: one round of 16. */
@@ -95,7 +97,7 @@ static void test_agree_cost(void **state)
 {
     (void)state;
     hccn_cluster_t *cl = make(NULL);
-    time_res_t r = {.dead = -1, .compute = 10e-6};
+    time_res_t r = {.dead = -1, .dead2 = -1, .compute = 10e-6};
     run(cl, &r);
     for (int q = 0; q < P; q++)
         expect_time(r.t[q], 10e-6 + bruck(P), q);
@@ -108,7 +110,7 @@ static void test_shrink_cost(void **state)
 {
     (void)state;
     hccn_cluster_t *cl = make("{\"kind\":\"npu_fail\",\"npu\":3,\"at_us\":20}");
-    time_res_t r = {.dead = 3, .shrink = 1, .compute = 30e-6};
+    time_res_t r = {.dead = 3, .dead2 = -1, .shrink = 1, .compute = 30e-6};
     run(cl, &r);
     for (int q = 0; q < P; q++)
         if (q != 3)
@@ -122,11 +124,30 @@ static void test_agree_failure_cost(void **state)
 {
     (void)state;
     hccn_cluster_t *cl = make("{\"kind\":\"npu_fail\",\"npu\":7,\"at_us\":3}");
-    time_res_t r = {.dead = 7, .compute = 0.0};
+    time_res_t r = {.dead = 7, .dead2 = -1, .compute = 0.0};
     run(cl, &r);
     for (int q = 0; q < P; q++)
         if (q != 7)
             expect_time(r.t[q], 3e-6 + DETECT + bruck(P - 1), q);
+    hccn_cluster_destroy(cl);
+}
+
+/* A second failure in the second round: NPU 9 fails 1 us into it. That
+ * round ends then, and a third, of 14, starts once it is detected. */
+static void test_agree_two_failures_cost(void **state)
+{
+    (void)state;
+    char faults[256];
+    double t9 = 3e-6 + DETECT + 1e-6;
+    snprintf(faults, sizeof(faults),
+             "{\"kind\":\"npu_fail\",\"npu\":7,\"at_us\":3},"
+             "{\"kind\":\"npu_fail\",\"npu\":9,\"at_us\":%.17g}", t9 * 1e6);
+    hccn_cluster_t *cl = make(faults);
+    time_res_t r = {.dead = 7, .dead2 = 9, .compute = 0.0};
+    run(cl, &r);
+    for (int q = 0; q < P; q++)
+        if (q != 7 && q != 9)
+            expect_time(r.t[q], t9 + DETECT + bruck(P - 2), q);
     hccn_cluster_destroy(cl);
 }
 
@@ -138,7 +159,7 @@ static void test_trace(void **state)
     hccn_trace_t *tr = NULL;
     assert_int_equal(hccn_trace_create(&tr), HCCN_OK);
     assert_int_equal(hccn_trace_attach(cl, tr), HCCN_OK);
-    time_res_t r = {.dead = 3, .shrink = 1, .compute = 30e-6};
+    time_res_t r = {.dead = 3, .dead2 = -1, .shrink = 1, .compute = 30e-6};
     run(cl, &r);
     assert_int_equal(hccn_trace_attach(cl, NULL), HCCN_OK);
     char path[] = "/tmp/hccn_recovery_traceXXXXXX";
@@ -163,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_agree_cost),
         cmocka_unit_test(test_shrink_cost),
         cmocka_unit_test(test_agree_failure_cost),
+        cmocka_unit_test(test_agree_two_failures_cost),
         cmocka_unit_test(test_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
