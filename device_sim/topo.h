@@ -109,6 +109,15 @@ struct hccn_sim_topo {
     hccn_sim_fault_t *faults;    /* the file's "faults", in file order */
 };
 
+/* What selection sees of topo under the faults (device_sim/fault_view.c):
+ * a copy whose links and NPUs carry the faults in effect when a run starts
+ * (the rest shared with topo, which must outlive it), or NULL when no
+ * fault changes anything (*nomem set when there was no memory). */
+hccn_sim_topo_t *hccn_sim_topo_fault_view(const hccn_sim_topo_t *topo,
+                                          const hccn_sim_fault_t *faults,
+                                          int n, int *nomem);
+void hccn_sim_topo_fault_view_free(hccn_sim_topo_t *view);
+
 /* The index of the link named "SRC->DST" (device names), or -1. */
 int hccn_sim_topo_find_link(const hccn_sim_topo_t *topo, const char *name);
 

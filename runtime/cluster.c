@@ -275,6 +275,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
         hccn_rt_comm_free(cl->world);
     hccn_sim_engine_destroy(cl->eng);
     hccn_hier_cache_free(cl->select_cache);
+    hccn_rt_sel_free(cl);
     if (cl->arenas != NULL)
         for (int r = 0; r < cl->nranks; r++)
             hccn_sim_arena_fini(&cl->arenas[r]);
@@ -348,7 +349,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         atomic_store(&cl->running, 0);
         return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");
     }
-    if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0) {
+    if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0 ||
+        hccn_rt_sel_prepare(cl) != HCCN_OK) {
         free(st);
         atomic_store(&cl->running, 0);
         return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_run: out of memory");

@@ -168,6 +168,8 @@ struct hccn_cluster {
     hccn_status_t *status;
     double ft_detect_s, ft_init_s; /* recovery costs (runtime/recover.c) */
     int ft_set;                   /* 0: the defaults */
+    hccn_sim_topo_t *sel_topo;    /* what selection sees under this run's */
+    hccn_hier_cache_t *sel_cache; /*   faults, or NULL (fault_select.c) */
 };
 
 /* ------------------------------------------------------------ communicator */
@@ -552,6 +554,14 @@ const char *hccn_rt_fp_name(int kind);
  * held): 0 if the ranks agree, else -1 with s->msg saying who called what
  * (runtime/fingerprint.c). */
 int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s);
+
+/* Selection under the fault plan (runtime/fault_select.c): made at the
+ * start of a run (HCCN_ERR_NOMEM on no memory) and freed with the
+ * cluster; the topology and cache that selection uses in this run. */
+hccn_status_t hccn_rt_sel_prepare(hccn_cluster_t *cl);
+void hccn_rt_sel_free(hccn_cluster_t *cl);
+const hccn_sim_topo_t *hccn_rt_sel_topo(const hccn_cluster_t *cl);
+hccn_hier_cache_t *hccn_rt_sel_cache(const hccn_cluster_t *cl);
 
 /* Frees every sub-communicator (end of a run, cluster destroy). */
 void hccn_rt_free_subcomms(hccn_cluster_t *cl);
