@@ -233,11 +233,15 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t);
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng);
 /* The route a transfer from src to its peer dst takes now: the structural
  * route, or where one of its links is down the alternative route if that
- * is whole (hccn_sim_topo_route_alt); folded, each link is its copy in
- * node 0. Returns the number of links, or -1 with
+ * is whole (hccn_sim_topo_route_alt), else a relay NPU's
+ * (hccn_sim_flow_relay); folded, each link is its copy in node 0. Returns the number of links, or -1 with
  * *down = the downed link of the structural route when neither is whole. */
 int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
                         int *links, double *lat, int *down);
+/* A route from src to dst through a relay NPU whose links are all up
+ * (flow_relay.c): its number of links, or -1 where there is none. */
+int hccn_sim_flow_relay(const hccn_sim_engine_t *eng, int src, int dst,
+                        int *links, double *lat);
 /* Re-routes every flow crossing link l (just gone down) round it, or, with
  * no route left, removes it and calls failed(eng, flow). */
 void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,

@@ -418,7 +418,8 @@ int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
     int alt[HCCN_SIM_ROUTE_MAX];
     double alt_lat;
     int m = hccn_sim_topo_route_alt(eng->topo, src, dst, alt, &alt_lat);
-    if (m <= 0 || route_down(eng, alt, m) >= 0)
+    if ((m <= 0 || route_down(eng, alt, m) >= 0) &&
+        (m = hccn_sim_flow_relay(eng, src, dst, alt, &alt_lat)) <= 0)
         return -1;
     memcpy(links, alt, (size_t)m * sizeof(*links));
     *lat = alt_lat;

@@ -109,6 +109,15 @@ struct hccn_sim_topo {
     hccn_sim_fault_t *faults;    /* the file's "faults", in file order */
 };
 
+/* What selection sees of topo under the faults (device_sim/fault_view.c):
+ * a copy whose links and NPUs carry the faults in effect when a run starts
+ * (the rest shared with topo, which must outlive it), or NULL when no
+ * fault changes anything (*nomem set when there was no memory). */
+hccn_sim_topo_t *hccn_sim_topo_fault_view(const hccn_sim_topo_t *topo,
+                                          const hccn_sim_fault_t *faults,
+                                          int n, int *nomem);
+void hccn_sim_topo_fault_view_free(hccn_sim_topo_t *view);
+
 /* The index of the link named "SRC->DST" (device names), or -1. */
 int hccn_sim_topo_find_link(const hccn_sim_topo_t *topo, const char *name);
 
@@ -168,9 +177,10 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
 /* The other route from NPU a to NPU b where the topology has one that
  * shares no link with hccn_sim_topo_route's: on a ring with links both
  * ways, the longer way round. -1 where there is none (every other fabric
- * and the inter-node network have one structural route: NPUs do not
- * forward, and switches, NICs and the spine are single devices). Used to
- * send traffic around a downed link. */
+ * and the inter-node network have one structural route: switches, NICs
+ * and the spine are single devices). Used to send traffic around a downed
+ * link; where it gives nothing whole, the engine tries a relay NPU
+ * (device_sim/flow_relay.c). */
 int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
                             int *links, double *lat);
 

@@ -275,6 +275,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
         hccn_rt_comm_free(cl->world);
     hccn_sim_engine_destroy(cl->eng);
     hccn_hier_cache_free(cl->select_cache);
+    hccn_rt_sel_free(cl);
     if (cl->arenas != NULL)
         for (int r = 0; r < cl->nranks; r++)
             hccn_sim_arena_fini(&cl->arenas[r]);
@@ -335,7 +336,8 @@ static void rank_main(int rank, void *arg)
  * wait that never ended, 0 a peer's failure passed on. */
 static int cause_rank(hccn_status_t st)
 {
-    if (st == HCCN_ERR_REMOTE || st == HCCN_ERR_ABORTED)
+    if (st == HCCN_ERR_REMOTE || st == HCCN_ERR_ABORTED ||
+        st == HCCN_ERR_REVOKED)
         return 0;
     return st == HCCN_ERR_TIMEOUT ? 1 : 2;
 }
@@ -357,7 +359,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         atomic_store(&cl->running, 0);
         return hccn_sim_fail_context("hccn_cluster_run");
     }
-    if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0) {
+    if (hccn_sim_engine_set_faults(cl->eng, cl->faults, cl->nfaults) != 0 ||
+        hccn_rt_sel_prepare(cl) != HCCN_OK) {
         hccn_sim_free(st);
         atomic_store(&cl->running, 0);
         return hccn_sim_fail_context("hccn_cluster_run");
@@ -392,7 +395,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                       cl->nranks, why);
     } else {
         /* Report the root cause: the lowest rank that failed on its own,
-         * not one that failed because a peer did (REMOTE, ABORTED), nor one
+         * not one that failed because a peer did (REMOTE, ABORTED,
+         * REVOKED), nor one
          * left waiting (TIMEOUT) for a peer that returned on an error. */
         int pick = -1;
         for (int r = 0; r < cl->nranks; r++)

@@ -186,8 +186,9 @@ hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 const hccn_algo_t **algo)
 {
     const char *spec = algo_spec(comm, call_spec);
-    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world, spec,
-                                comm->ctx->cl->select_cache};
+    hccn_hier_select_in_t in = {hccn_rt_sel_topo(comm->ctx->cl),
+                                comm->sh->world, spec,
+                                hccn_rt_sel_cache(comm->ctx->cl)};
     char why[256], report[1024];
     int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
     hccn_sim_fail_clear();

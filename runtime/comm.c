@@ -8,6 +8,7 @@
 
 #include "device_sim/alloc.h"
 #include "hierarchy/cost.h"
+#include "runtime/recover.h"
 #include "runtime/rt.h"
 
 
@@ -151,7 +152,10 @@ void hccn_rt_comm_reset(rt_comm_t *c)
     }
     atomic_store(&c->broken, 0);
     atomic_store(&c->aborted, 0);
+    atomic_store(&c->revoked, 0);
     c->broken_msg[0] = '\0';
+    hccn_rt_ft_free(c->ft);
+    c->ft = NULL;
 }
 
 void hccn_rt_comm_free(rt_comm_t *c)
@@ -176,6 +180,7 @@ void hccn_rt_comm_free(rt_comm_t *c)
     hccn_sim_free(c->moves.moves);
     hccn_rt_plans_clear(c);
     hccn_sim_free(c->entries);
+    hccn_rt_ft_free(c->ft);
     comm_free_handles(c);
     hccn_sim_free(c->world);
     hccn_sim_free(c->node);
@@ -292,6 +297,8 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "%s: rank %d: the communicator was destroyed", fn,
                              comm->ctx->rank);
+    if (atomic_load(&c->revoked))
+        return hccn_rt_ft_revoked_error(fn, comm);
     if (atomic_load(&c->aborted))
         return hccn_rt_error(HCCN_ERR_ABORTED,
                              "%s: rank %d: communicator %llu was aborted", fn,

@@ -186,7 +186,7 @@ static hccn_status_t fail(hccn_ctx_t *ctx, rt_comm_t *comm, hccn_status_t rc,
         hccn_rt_state_report(ctx->cl, report, sizeof(report));
     hccn_rt_error(rc, "rank %d: %s: %s; ranks:%s", ctx->rank, what, why,
                   report);
-    if (comm != NULL && rc != HCCN_ERR_ABORTED)
+    if (comm != NULL && rc != HCCN_ERR_ABORTED && rc != HCCN_ERR_REVOKED)
         hccn_rt_comm_break(comm, rc, hccn_last_error());
     return rc;
 }
@@ -242,6 +242,12 @@ static int comm_aborted(rt_comm_t *comm)
 
 static hccn_status_t aborted(hccn_ctx_t *ctx, rt_comm_t *comm, wait_what_t *w)
 {
+    if (atomic_load(&comm->revoked))
+        return hccn_rt_error(HCCN_ERR_REVOKED,
+                             "rank %d: %s: communicator %llu was revoked "
+                             "(hccn_comm_revoke)",
+                             ctx->rank, what_str(w),
+                             (unsigned long long)comm->uid);
     return hccn_rt_error(HCCN_ERR_ABORTED,
                          "rank %d: %s: communicator %llu was aborted",
                          ctx->rank, what_str(w), (unsigned long long)comm->uid);

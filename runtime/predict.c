@@ -33,6 +33,8 @@ typedef struct {
     int n;
     int *world;                 /* identity: rank r is NPU r */
     hccn_hier_cache_t *select_cache;
+    hccn_sim_topo_t *sel_topo;    /* what selection sees under the file's
+                                     faults, or NULL (fault_view.c) */
     hccn_hier_view_t view;
     int *node_local;            /* view's arrays: node, local, pod */
     hccn_sim_engine_t *eng;
@@ -222,7 +224,8 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
     if (c->inplace && !inplace_ok(c->coll))
         return hccn_rt_error(HCCN_ERR_INVALID, "predict: call %d: %s has no "
                              "in-place form", i, hccn_coll_name(c->coll));
-    hccn_hier_select_in_t in = {p->topo, p->world, c->spec, p->select_cache};
+    hccn_hier_select_in_t in = {p->sel_topo ? p->sel_topo : p->topo, p->world,
+                                c->spec, p->select_cache};
     char why[256], report[1024];
     /* HCCN_DEBUG=INFO: the choice of every call, as a run with data logs
      * it on rank 0. */
@@ -361,8 +364,11 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
     p->tail = hccn_sim_calloc((size_t)p->n, sizeof(*p->tail));
     p->hints = hccn_sim_calloc((size_t)p->n, sizeof(*p->hints));
     p->select_cache = hccn_hier_cache_new();
+    int nomem;
+    p->sel_topo = hccn_sim_topo_fault_view(topo, topo->faults, topo->nfaults,
+                                           &nomem);
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
-        p->hints == NULL || p->select_cache == NULL)
+        p->hints == NULL || p->select_cache == NULL || nomem)
         return hccn_sim_fail_context("predict");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
@@ -391,6 +397,7 @@ static void pred_free(pred_t *p)
     hccn_sim_free(p->node_local);
     hccn_sim_free(p->world);
     hccn_hier_cache_free(p->select_cache);
+    hccn_sim_topo_fault_view_free(p->sel_topo);
 }
 
 /* A fault of the plan fails a call, as it does with data: the error of

@@ -167,6 +167,10 @@ struct hccn_cluster {
     hccn_rank_fn fn;
     void *arg;
     hccn_status_t *status;
+    double ft_detect_s, ft_init_s; /* recovery costs (runtime/recover.c) */
+    int ft_set;                   /* 0: the defaults */
+    hccn_sim_topo_t *sel_topo;    /* what selection sees under this run's */
+    hccn_hier_cache_t *sel_cache; /*   faults, or NULL (fault_select.c) */
 };
 
 /* ------------------------------------------------------------ communicator */
@@ -315,6 +319,10 @@ struct rt_comm {
                                      that left, abort) */
     char broken_msg[RT_ERR_MAX];  /* its message (first one, under lock) */
     _Atomic int aborted;          /* hccn_comm_abort was called */
+    _Atomic int revoked;          /* hccn_comm_revoke was called (aborted
+                                     is set too; runtime/recover.c) */
+    struct rt_ft *ft;             /* recovery rendezvous, or NULL (under
+                                     lock; runtime/recover.c) */
     hccn_comm_t **handles;        /* per comm rank */
     int live_handles;             /* members not destroyed (under lock) */
     rt_split_t splits[RT_SPLITS]; /* comm_split rendezvous, by split seq */
@@ -572,6 +580,14 @@ const char *hccn_rt_fp_name(int kind);
  * held): 0 if the ranks agree, else -1 with s->msg saying who called what
  * (runtime/fingerprint.c). */
 int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s);
+
+/* Selection under the fault plan (runtime/fault_select.c): made at the
+ * start of a run (HCCN_ERR_NOMEM on no memory) and freed with the
+ * cluster; the topology and cache that selection uses in this run. */
+hccn_status_t hccn_rt_sel_prepare(hccn_cluster_t *cl);
+void hccn_rt_sel_free(hccn_cluster_t *cl);
+const hccn_sim_topo_t *hccn_rt_sel_topo(const hccn_cluster_t *cl);
+hccn_hier_cache_t *hccn_rt_sel_cache(const hccn_cluster_t *cl);
 
 /* Frees every sub-communicator (end of a run, cluster destroy). */
 void hccn_rt_free_subcomms(hccn_cluster_t *cl);

@@ -174,10 +174,19 @@ hccn_status_t hccn_predict_choice(const hccn_topo_t *topo,
     if ((rc = place_make(topo, n, &p)) != HCCN_OK)
         return rc;
     hccn_coll_args_t a = call_args(call, n, &p);
-    hccn_hier_select_in_t in = {topo, p.mem,
+    int nomem;
+    hccn_sim_topo_t *view = hccn_sim_topo_fault_view(topo, topo->faults,
+                                                     topo->nfaults, &nomem);
+    if (nomem) {
+        hccn_sim_free(p.mem);
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_predict_choice: out of "
+                             "memory");
+    }
+    hccn_hier_select_in_t in = {view != NULL ? view : topo, p.mem,
                                 call->algo && *call->algo ? call->algo : NULL,
                                 NULL};
     rc = choose(&a, &in, NULL, out);
+    hccn_sim_topo_fault_view_free(view);
     hccn_sim_free(p.mem);
     return rc;
 }
@@ -213,9 +222,10 @@ hccn_status_t hccn_comm_last_choice(hccn_comm_t *comm, hccn_choice_t *out)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_comm_last_choice: rank "
                              "%d has posted no collective on this "
                              "communicator", comm->rank);
-    hccn_hier_select_in_t in = {comm->ctx->cl->topo, comm->sh->world,
+    hccn_hier_select_in_t in = {hccn_rt_sel_topo(comm->ctx->cl),
+                                comm->sh->world,
                                 l->spec[0] ? l->spec : NULL,
-                                comm->ctx->cl->select_cache};
+                                hccn_rt_sel_cache(comm->ctx->cl)};
     hccn_status_t rc = choose(&l->args, &in, l->sched, out);
     /* The call ran what it ran, whatever the report says. */
     snprintf(out->algo, sizeof(out->algo), "%s", l->algo->name);

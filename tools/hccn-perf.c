@@ -7,6 +7,7 @@
  *   hccn-perf all -e 1M --set node_types[0].nics.bw_GBps=50
  *   hccn-perf allreduce --sweep network.lat_us=1,2,4 --json out.json
  *   hccn-perf allreduce -b 1M -e 1M -n 1 --trace run.json
+ *   hccn-perf allreduce -e 64M --sweep-faults nic:slow=0.5
  *
  * Exit status: 0 when every checked result is right, 1 when a result is
  * wrong or a run fails, 2 for bad arguments or an invalid topology.
@@ -26,6 +27,7 @@
 #include "tools/perf_links.h"
 #include "tools/perf_report.h"
 #include "tools/perf_topo.h"
+#include "tools/perf_faults.h"
 #include "tools/tool_size.h"
 #include "tools/perf_calls.h"
 #include "tools/perf_args.h"
@@ -297,6 +299,8 @@ static void free_target(target_t *t)
     hccn_topo_free(t->topo);
 }
 
+#include "tools/perf_fsweep.h"
+
 /* Collectives measured out of place only (as nccl-tests' alltoall). */
 static int oop_only(coll_t c)
 {
@@ -493,6 +497,13 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &cli);
     if (rc >= 0)
         goto free_spec;
+    /* Failure what-ifs (--fault, --sweep-faults): tools/perf_faults.h. */
+    if ((rc = faults_prepare(&cli.topo)) != 0)
+        goto free_spec;
+    if (perf_faults.sweep != NULL) {
+        rc = sweep_faults(&cli);
+        goto free_spec;
+    }
     if (cli.o.trace != NULL && hccn_trace_create(&cli.trace) != HCCN_OK) {
         fprintf(stderr, "hccn-perf: --trace: out of memory\n");
         rc = 1;
@@ -553,6 +564,7 @@ int main(int argc, char **argv)
     json_object_put(rep->links);
     links_clear(&cli.links);
 free_spec:
+    faults_free();
     hccn_trace_destroy(cli.trace);
     free_spec(&cli.topo);
     return rc;

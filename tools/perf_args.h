@@ -165,6 +165,13 @@ static void usage(FILE *f)
         "      --no-fold          timing only: simulate every node even where "
         "all\n"
         "                         run alike (slower; same times)\n"
+        "      --fault SPEC       add a fault to the topology's plan "
+        "(repeatable):\n"
+        "                         'KIND TARGET[@AT_US] [FACTOR]' or a "
+        "faults element\n"
+        "      --sweep-faults link|nic|npu[:slow=F]  one member failed at a "
+        "time:\n"
+        "                         busbw at -e, most harmful first\n"
         "Times are simulated microseconds; wall is the simulation's own "
         "time. See docs/perf.md.\n");
 }
@@ -182,7 +189,7 @@ typedef struct {
 static int parse_args(int argc, char **argv, cli_t *cli)
 {
     enum { O_INPLACE = 256, O_SET, O_SWEEP, O_FORMAT, O_JSON, O_CSV,
-           O_NODATA, O_NOFOLD, O_TRACE, O_ALGO };
+           O_NODATA, O_NOFOLD, O_TRACE, O_ALGO, O_FAULT, O_SWEEP_FAULTS };
     static const struct option lo[] = {
         {"topo", 1, 0, 't'}, {"minbytes", 1, 0, 'b'}, {"maxbytes", 1, 0, 'e'},
         {"stepfactor", 1, 0, 'f'}, {"stepbytes", 1, 0, 'i'},
@@ -198,6 +205,7 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         {"json", 1, 0, O_JSON}, {"csv", 1, 0, O_CSV},
         {"trace", 1, 0, O_TRACE},
         {"no-data", 0, 0, O_NODATA}, {"no-fold", 0, 0, O_NOFOLD},
+        {"fault", 1, 0, O_FAULT}, {"sweep-faults", 1, 0, O_SWEEP_FAULTS},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opts_t *o = &cli->o;
     int ch, tmp;
@@ -270,6 +278,8 @@ static int parse_args(int argc, char **argv, cli_t *cli)
         case O_TRACE: o->trace = optarg; break;
         case O_NODATA: o->nodata = 1; break;
         case O_NOFOLD: o->nofold = 1; break;
+        case O_FAULT: bad = faults_add_spec(optarg) != 0; break;
+        case O_SWEEP_FAULTS: perf_faults.sweep = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -51,7 +51,8 @@ extern "C" {
     X(HCCN_ERR_ABORTED, -9, "communicator aborted")                           \
     X(HCCN_ERR_INPROGRESS, -10, "operation still in progress")                \
     X(HCCN_ERR_FAULT, -11, "simulated hardware fault")                        \
-    X(HCCN_ERR_INTERNAL, -12, "internal error")
+    X(HCCN_ERR_INTERNAL, -12, "internal error")                               \
+    X(HCCN_ERR_REVOKED, -13, "communicator revoked")
 
 typedef enum {
 #define HCCN_STATUS_ENUM(name, value, msg) name = value,
@@ -338,6 +339,54 @@ typedef struct {
  * memory (no cluster, topology, trace or prediction alive), else
  * HCCN_ERR_INVALID naming how many blocks are live; not thread-safe. */
 HCCN_API hccn_status_t hccn_set_allocator(const hccn_allocator_t *a);
+
+/* Recovery after a failure (docs/faults.md, "Recovery"), in the manner of
+ * MPI's ULFM. A failed member is one whose NPU failed (fault plan) or that
+ * returned from its function; the others are survivors. */
+
+/* Revokes comm: every pending and later operation on it, of any kind and
+ * on every rank, fails at once with HCCN_ERR_REVOKED. Any member may call
+ * it; agree, shrink and grow still work on a revoked communicator. */
+HCCN_API hccn_status_t hccn_comm_revoke(hccn_comm_t *comm);
+
+/* Fault-tolerant agreement among the survivors of comm: *flag (in: this
+ * rank's value) becomes the bitwise AND of the survivors' values, the same
+ * on every survivor, however many members failed before or during it.
+ * Afterwards hccn_comm_failed lists the failed members. A rank whose NPU
+ * failed gets HCCN_ERR_FAULT. */
+HCCN_API hccn_status_t hccn_comm_agree(hccn_comm_t *comm, int *flag);
+
+/* The comm ranks that the calling rank's last agree/shrink/grow on comm
+ * found failed, in increasing order: up to max of them into ranks (may
+ * be NULL when max is 0), and their number into *n. */
+HCCN_API hccn_status_t hccn_comm_failed(hccn_comm_t *comm, int *ranks,
+                                        int max, int *n);
+
+/* A new communicator of comm's survivors (an agreement on who they are),
+ * in comm's order: survivor i (counting from 0 in comm rank order) is rank
+ * i of *out. Usable at once; comm stays as it was (revoked or not). */
+HCCN_API hccn_status_t hccn_comm_shrink(hccn_comm_t *comm, hccn_comm_t **out);
+
+/* A new communicator of comm's members followed by the n cluster ranks
+ * listed (not members of comm; a spare NPU, say), in list order. Every
+ * member of comm calls it, and each listed rank calls it with comm NULL
+ * and the same list. */
+HCCN_API hccn_status_t hccn_comm_grow(hccn_comm_t *comm, const int *ranks,
+                                      int n, hccn_comm_t **out);
+
+/* What recovery costs in simulated time (docs/faults.md): a failure is
+ * detected detect_s seconds after it happens (a heartbeat timeout; an
+ * agreement cannot start earlier), and making a communicator in
+ * shrink/grow costs init_s seconds after its message rounds. Negative:
+ * keep the current value. Between runs only. */
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_recovery_opts_t) */
+    double detect_s;         /* default 1e-3 */
+    double init_s;           /* default 1e-4 */
+} hccn_recovery_opts_t;
+
+HCCN_API hccn_status_t hccn_cluster_set_recovery(hccn_cluster_t *cluster,
+                                                 const hccn_recovery_opts_t *opts);
 
 #ifdef __cplusplus
 }

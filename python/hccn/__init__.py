@@ -37,9 +37,10 @@ from hccn.dtypes import BFLOAT16, ReduceOp, from_bfloat16, to_bfloat16
 from hccn.errors import (AbortedError, FaultError, HccnError, HccnIOError,
                          HccnTimeoutError, InProgressError, InternalError,
                          InvalidArgumentError, MismatchError,
-                         OutOfMemoryError, RemoteError, TopologyError,
-                         UnsupportedError)
+                         OutOfMemoryError, RemoteError, RevokedError,
+                         TopologyError, UnsupportedError)
 from hccn.group import Group, init, new_group, split_group
+from hccn.recovery import agree, failed_ranks, grow, revoke, shrink
 from hccn.tensor import Tensor, empty, zeros
 
 __all__ = [
@@ -55,7 +56,8 @@ __all__ = [
     "MismatchError", "OutOfMemoryError", "RemoteError", "TopologyError",
     "UnsupportedError", "Group", "init", "new_group", "split_group",
     "Tensor", "empty", "zeros", "all_reduce", "all_gather", "all_to_all",
-    "summary", "summary_mark",
+    "summary", "summary_mark", "RevokedError", "revoke", "agree",
+    "failed_ranks", "shrink", "grow",
 ]
 
 # torch.distributed spellings.

@@ -58,6 +58,13 @@ class CommSummary(ctypes.Structure):
                 ("until_s", ctypes.c_double)]
 
 
+class RecoveryOpts(ctypes.Structure):
+    """hccn_recovery_opts_t."""
+    _fields_ = [("struct_size", ctypes.c_size_t),
+                ("detect_s", ctypes.c_double),
+                ("init_s", ctypes.c_double)]
+
+
 _P, _I, _Z, _D = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_double
 _S = ctypes.c_char_p
 _COLL_OPTS_P = ctypes.POINTER(CollOpts)
@@ -135,6 +142,12 @@ _PROTOTYPES = {
     "hccn_ireduce_scatterv": (_I, [_P, _P, _P, _P, _I, _I, c_void_pp]),
     "hccn_summary_mark": (_I, [_P]),
     "hccn_summary": (_I, [_P, _P, _I, ctypes.POINTER(CommSummary)]),
+    "hccn_comm_revoke": (_I, [_P]),
+    "hccn_comm_agree": (_I, [_P, c_int_p]),
+    "hccn_comm_failed": (_I, [_P, c_int_p, _I, c_int_p]),
+    "hccn_comm_shrink": (_I, [_P, c_void_pp]),
+    "hccn_comm_grow": (_I, [_P, c_int_p, _I, c_void_pp]),
+    "hccn_cluster_set_recovery": (_I, [_P, ctypes.POINTER(RecoveryOpts)]),
 }
 
 

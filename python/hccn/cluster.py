@@ -15,7 +15,7 @@ import traceback
 
 from hccn import _state, dtypes
 from hccn._lib import RANK_FN, ClusterOpts, CommSummary, MemInfo, lib
-from hccn.errors import (ERR_INTERNAL, AbortedError, HccnError,
+from hccn.errors import (ERR_INTERNAL, AbortedError, HccnError, RevokedError,
                          HccnTimeoutError, InvalidArgumentError, RemoteError,
                          check, make_error)
 from hccn.tensor import Tensor
@@ -97,6 +97,18 @@ class Cluster:
             raise make_error(rc, L.last_error())
         return results
 
+    def set_recovery(self, detect_s=None, init_s=None):
+        """What recovery costs in simulated seconds (C
+        hccn_cluster_set_recovery): the failure detection timeout and the
+        set-up of a communicator made by shrink or grow; None keeps the
+        current value."""
+        from hccn._lib import RecoveryOpts
+        opts = RecoveryOpts(ctypes.sizeof(RecoveryOpts),
+                            -1.0 if detect_s is None else float(detect_s),
+                            -1.0 if init_s is None else float(init_s))
+        check(lib().hccn_cluster_set_recovery(self._cl, ctypes.byref(opts)),
+              "hccn_cluster_set_recovery")
+
     def close(self):
         """Destroys the cluster (its device memory goes). Idempotent."""
         if getattr(self, "_cl", None) is not None:
@@ -152,7 +164,7 @@ def _to_host(value):
 def _cause_order(e):
     """0 for an error of the rank's own, 1 for a timeout, 2 for a remote or
     abort error (a consequence of another rank's failure)."""
-    if isinstance(e, (RemoteError, AbortedError)):
+    if isinstance(e, (RemoteError, AbortedError, RevokedError)):
         return 2
     return 1 if isinstance(e, HccnTimeoutError) else 0
 

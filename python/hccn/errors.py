@@ -19,6 +19,7 @@ ERR_ABORTED = -9
 ERR_INPROGRESS = -10
 ERR_FAULT = -11
 ERR_INTERNAL = -12
+ERR_REVOKED = -13
 
 STATUS_NAMES = {
     OK: "HCCN_OK", ERR_INVALID: "HCCN_ERR_INVALID",
@@ -27,7 +28,7 @@ STATUS_NAMES = {
     ERR_REMOTE: "HCCN_ERR_REMOTE", ERR_UNSUPPORTED: "HCCN_ERR_UNSUPPORTED",
     ERR_IO: "HCCN_ERR_IO", ERR_ABORTED: "HCCN_ERR_ABORTED",
     ERR_INPROGRESS: "HCCN_ERR_INPROGRESS", ERR_FAULT: "HCCN_ERR_FAULT",
-    ERR_INTERNAL: "HCCN_ERR_INTERNAL",
+    ERR_INTERNAL: "HCCN_ERR_INTERNAL", ERR_REVOKED: "HCCN_ERR_REVOKED",
 }
 
 
@@ -97,10 +98,16 @@ class InternalError(HccnError):
     status = ERR_INTERNAL
 
 
+class RevokedError(HccnError):
+    """The communicator was revoked (hccn.revoke): shrink it."""
+    status = ERR_REVOKED
+
+
 _BY_STATUS = {cls.status: cls for cls in (
     InvalidArgumentError, OutOfMemoryError, TopologyError, MismatchError,
     HccnTimeoutError, RemoteError, UnsupportedError, HccnIOError,
-    AbortedError, InProgressError, FaultError, InternalError)}
+    AbortedError, InProgressError, FaultError, InternalError,
+    RevokedError)}
 
 
 def error_class(status):

@@ -39,6 +39,12 @@ class ExamplesTest(unittest.TestCase):
                          "configs/laptop-4.json")
         self.assertIn("every rank agrees on the norm", out)
 
+    def test_elastic_sgd(self):
+        out = self.check("elastic_sgd.py", "--step", "2", "--npu", "9")
+        self.assertIn("NPU 9 fails at", out)
+        self.assertIn("global batch 64 -> 60 samples", out)
+        self.assertIn("weights equal the serial reference bit for bit", out)
+
     def test_hierarchical(self):
         out = self.check("hierarchical.py", "--mib", "0.5")
         self.assertIn("results equal numpy (sum over 16 ranks)", out)

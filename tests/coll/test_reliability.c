@@ -254,10 +254,18 @@ static void test_link_faults(void **state)
     assert_int_equal(hccn_cluster_run(cl, send01_rank, &r3, NULL), HCCN_OK);
     assert_memory_equal(&r3.t[1], &r2.t[1], sizeof(double));
 
-    /* Down: the transfer fails on both sides, naming the link. */
+    /* Down, and so are NPU 0's links to the NPUs that could relay
+     * (tests/coll/test_fault_route.c): the transfer fails on both sides,
+     * naming the link. */
     hccn_cluster_clear_faults(cl);
     f.kind = HCCN_FAULT_LINK_DOWN;
     f.at_s = 0.0;
+    const char *relays[] = {"node0.npu0->node0.npu2", "node0.npu0->node0.npu3"};
+    for (int k = 0; k < 2; k++) {
+        hccn_fault_t g = f;
+        g.link = relays[k];
+        assert_int_equal(hccn_cluster_add_fault(cl, &g), HCCN_OK);
+    }
     assert_int_equal(hccn_cluster_add_fault(cl, &f), HCCN_OK);
     res_t r4 = {0};
     assert_int_equal(hccn_cluster_run(cl, send01_rank, &r4, NULL), HCCN_OK);
