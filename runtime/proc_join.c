@@ -3,7 +3,7 @@
  * arena mapping, the rendezvous socket and the handshake.
  *
  * The host (process 0) makes a memfd holding every arena and listens on
- * DIR/hccn.sock. A client connects a control line, says who it is and
+ * DIR/hccn.N.sock (its N-th such cluster). A client connects a control line, says who it is and
  * what it loaded (process rank and count, NPUs, arena bytes), and gets the
  * memfd back (SCM_RIGHTS); once its cluster is built it connects one line
  * per rank it runs. The host's hccn_cluster_create returns when every
@@ -105,12 +105,17 @@ int hccn_rt_proc_world(const rt_proc_t *p)
     return p != NULL ? p->world : 1;
 }
 
+/* The n-th multi-process cluster a process makes listens on (host) or
+ * joins (client) DIR/hccn.n.sock: a program that makes several, as every
+ * process makes them in the same order, never joins an earlier one. */
+static _Atomic int generations;
+
 static int sock_addr(const rt_proc_t *p, struct sockaddr_un *a)
 {
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
-    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.sock",
-                     p->dir);
+    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.%d.sock",
+                     p->dir, p->gen);
     return k > 0 && (size_t)k < sizeof(a->sun_path) ? 0 : -1;
 }
 
@@ -129,7 +134,7 @@ static hccn_status_t host_open(rt_proc_t *p)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
                              "rendezvous directory's path is too long for "
                              "a socket (%zu bytes at most): %s",
-                             sizeof(a.sun_path) - 11, p->dir);
+                             sizeof(a.sun_path) - 20, p->dir);
     if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
         return sys_error(p, "cannot make the rendezvous directory");
     p->region_fd = memfd_create("hccn-arenas", MFD_CLOEXEC);
@@ -250,6 +255,7 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     p->world = cfg->world;
     p->nranks = topo->nnpus;
     p->made_dir = cfg->made_dir;
+    p->gen = atomic_fetch_add(&generations, 1);
     p->timeout_s = timeout_s;
     p->region_fd = p->listen_fd = p->wake[0] = p->wake[1] = -1;
     snprintf(p->dir, sizeof(p->dir), "%s", cfg->dir);
