@@ -16,6 +16,12 @@ perf="$HCCN_BINARY_DIR/hccn-perf"
 topo="$HCCN_SOURCE_DIR/configs/default.json"
 export HCCN_TIMEOUT=120
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
+# Under AddressSanitizer, LeakSanitizer reports Open MPI's own allocations
+# (libmpi's, never freed at MPI_Finalize) when a process exits: the mpirun
+# cases run without leak detection; hccn-launch's keep it.
+if [ -n "${HCCN_TEST_SANITIZE:-}" ]; then
+    mpirun+=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+fi
 
 [ -x "$prog" ] && [ -x "$launch" ] || { echo "FAIL: not built" >&2; exit 1; }
 
@@ -25,9 +31,9 @@ run() {
     local name=$1
     shift
     rm -f "$tmp/out".*
-    if ! timeout 600 "$@" "$prog" "$topo" all "$tmp/out" >"$tmp/err" 2>&1; then
-        fail "$name: exit $?: $(head -c 2000 "$tmp/err")"
-    fi
+    timeout 600 "$@" "$prog" "$topo" all "$tmp/out" >"$tmp/err" 2>&1
+    local rc=$?
+    [ "$rc" -eq 0 ] || fail "$name: exit $rc: $(head -c 2000 "$tmp/err")"
     cat "$tmp/out".* 2>/dev/null | LC_ALL=C sort >"$tmp/$name"
 }
 
