@@ -120,4 +120,41 @@ PY
     grep -q "^1 2 \[2, 3\] \[(10.0, '$t'), (10.0, '$t')\]$" "$tmp/pyb" ||
         fail "python process 1: $(cat "$tmp/pyb")"
 fi
+# Bad layouts: a clear error naming what is wrong, exit 1, no hang.
+# expect_err TEXT ENV...: procs_check with ENV fails saying TEXT.
+expect_err() {
+    local text=$1
+    shift
+    if timeout 60 env "$@" "$prog" "$topo" all >"$tmp/bad" 2>&1; then
+        fail "$*: exit 0"
+    fi
+    grep -qF "$text" "$tmp/bad" || fail "$*: $(cat "$tmp/bad")"
+}
+expect_err "HCCN_PROC_WORLD=2 without HCCN_PROC_RANK" HCCN_PROC_WORLD=2
+expect_err "HCCN_PROC_WORLD=x is not a count" HCCN_PROC_WORLD=x HCCN_PROC_RANK=0
+expect_err "process rank 2 is out of range [0, 2)" HCCN_PROC_WORLD=2 HCCN_PROC_RANK=2
+expect_err "process 1 of 2 has no rendezvous directory" HCCN_PROC_WORLD=2 HCCN_PROC_RANK=1
+expect_err "20 processes for 16 NPUs" HCCN_PROC_WORLD=20 HCCN_PROC_RANK=0 \
+    HCCN_RENDEZVOUS="$tmp/rv20"
+mkdir "$tmp/rv3"
+expect_err "process(es) 1, 2 of 3 did not join within 2 s" HCCN_TIMEOUT=2 \
+    HCCN_PROC_WORLD=3 HCCN_PROC_RANK=0 HCCN_RENDEZVOUS="$tmp/rv3"
+# A client that loaded another topology: both sides say so.
+mkdir "$tmp/rvt"
+HCCN_TIMEOUT=20 HCCN_PROC_WORLD=2 HCCN_PROC_RANK=1 HCCN_RENDEZVOUS="$tmp/rvt" \
+    "$prog" "$HCCN_SOURCE_DIR/configs/laptop-4.json" all >"$tmp/badc" 2>&1 &
+expect_err "process 1 loaded another topology than the host's (4 NPUs" \
+    HCCN_TIMEOUT=20 HCCN_PROC_WORLD=2 HCCN_PROC_RANK=0 HCCN_RENDEZVOUS="$tmp/rvt"
+wait $! && fail "client of another topology: exit 0"
+grep -qF "loaded another topology than the host's" "$tmp/badc" ||
+    fail "client of another topology: $(cat "$tmp/badc")"
+"$launch" >"$tmp/bad" 2>&1
+[ $? -eq 2 ] && grep -q "usage: hccn-launch -n P" "$tmp/bad" ||
+    fail "hccn-launch without arguments: $(cat "$tmp/bad")"
+"$launch" -n 0 true >"$tmp/bad" 2>&1
+[ $? -eq 2 ] || fail "hccn-launch -n 0: not exit 2"
+# shellcheck disable=SC2016
+"$launch" -n 3 sh -c '[ "$HCCN_PROC_RANK" -eq 0 ] || exit 3' >"$tmp/bad" 2>&1
+[ $? -eq 3 ] || fail "hccn-launch: the failure's code is not forwarded"
+
 finish "procs: identical lines for 1 process, hccn-launch -n 2/4/16 and mpirun -np 2/3/4"
