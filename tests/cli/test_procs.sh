@@ -139,6 +139,15 @@ expect_err "20 processes for 16 NPUs" HCCN_PROC_WORLD=20 HCCN_PROC_RANK=0 \
 mkdir "$tmp/rv3"
 expect_err "process(es) 1, 2 of 3 did not join within 2 s" HCCN_TIMEOUT=2 \
     HCCN_PROC_WORLD=3 HCCN_PROC_RANK=0 HCCN_RENDEZVOUS="$tmp/rv3"
+# A client killed while the others join: the host says so at once.
+mkdir "$tmp/rvk"
+HCCN_TIMEOUT=60 HCCN_PROC_WORLD=3 HCCN_PROC_RANK=1 HCCN_RENDEZVOUS="$tmp/rvk" \
+    timeout -s KILL 1 "$prog" "$topo" all >/dev/null 2>&1 &
+t0=$SECONDS
+expect_err "process 1 of 3 went away while joining" HCCN_TIMEOUT=60 \
+    HCCN_PROC_WORLD=3 HCCN_PROC_RANK=0 HCCN_RENDEZVOUS="$tmp/rvk"
+[ $((SECONDS - t0)) -lt 30 ] || fail "a client lost while joining: not seen at once"
+wait
 # A client that loaded another topology: both sides say so.
 mkdir "$tmp/rvt"
 HCCN_TIMEOUT=20 HCCN_PROC_WORLD=2 HCCN_PROC_RANK=1 HCCN_RENDEZVOUS="$tmp/rvt" \
