@@ -77,35 +77,6 @@ static hccn_status_t split_ranks(rt_proc_t *p, const hccn_sim_topo_t *topo)
     return HCCN_OK;
 }
 
-int hccn_rt_proc_owner(const rt_proc_t *p, int rank)
-{
-    int q = 0;
-    while (q + 1 < p->world && p->first[q + 1] <= rank)
-        q++;
-    return q;
-}
-
-int hccn_rt_proc_local(const rt_proc_t *p, int rank)
-{
-    return p == NULL || (rank >= p->first[p->rank] &&
-                         rank < p->first[p->rank + 1]);
-}
-
-int hccn_rt_proc_is_client(const rt_proc_t *p)
-{
-    return p != NULL && p->rank > 0;
-}
-
-int hccn_rt_proc_rank(const rt_proc_t *p)
-{
-    return p != NULL ? p->rank : 0;
-}
-
-int hccn_rt_proc_world(const rt_proc_t *p)
-{
-    return p != NULL ? p->world : 1;
-}
-
 /* The n-th multi-process cluster a process makes listens on (host) or
  * joins (client) DIR/hccn.n.sock: a program that makes several, as every
  * process makes them in the same order, never joins an earlier one. */
@@ -511,25 +482,4 @@ void hccn_rt_proc_close(rt_proc_t *p)
     free(p->rank_fd);
     free(p->first);
     free(p);
-}
-
-int hccn_cluster_proc_rank(const hccn_cluster_t *cl)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_proc_rank", cl) != HCCN_OK)
-        return -1;
-    return hccn_rt_proc_rank(cl->proc);
-}
-
-int hccn_cluster_proc_world(const hccn_cluster_t *cl)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_proc_world", cl) != HCCN_OK)
-        return 0;
-    return hccn_rt_proc_world(cl->proc);
-}
-
-int hccn_cluster_rank_local(const hccn_cluster_t *cl, int rank)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_rank_local", cl) != HCCN_OK)
-        return 0;
-    return rank >= 0 && rank < cl->nranks && hccn_rt_proc_local(cl->proc, rank);
 }

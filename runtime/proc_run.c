@@ -31,6 +31,58 @@ rt_fwd_self_t *hccn_rt_fwd_self(void)
     return self;
 }
 
+/* ------------------------------------------------------ who runs what */
+
+int hccn_rt_proc_owner(const rt_proc_t *p, int rank)
+{
+    int q = 0;
+    while (q + 1 < p->world && p->first[q + 1] <= rank)
+        q++;
+    return q;
+}
+
+int hccn_rt_proc_local(const rt_proc_t *p, int rank)
+{
+    return p == NULL || (rank >= p->first[p->rank] &&
+                         rank < p->first[p->rank + 1]);
+}
+
+int hccn_rt_proc_is_client(const rt_proc_t *p)
+{
+    return p != NULL && p->rank > 0;
+}
+
+int hccn_rt_proc_rank(const rt_proc_t *p)
+{
+    return p != NULL ? p->rank : 0;
+}
+
+int hccn_rt_proc_world(const rt_proc_t *p)
+{
+    return p != NULL ? p->world : 1;
+}
+
+int hccn_cluster_proc_rank(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_rank", cl) != HCCN_OK)
+        return -1;
+    return hccn_rt_proc_rank(cl->proc);
+}
+
+int hccn_cluster_proc_world(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_world", cl) != HCCN_OK)
+        return 0;
+    return hccn_rt_proc_world(cl->proc);
+}
+
+int hccn_cluster_rank_local(const hccn_cluster_t *cl, int rank)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_rank_local", cl) != HCCN_OK)
+        return 0;
+    return rank >= 0 && rank < cl->nranks && hccn_rt_proc_local(cl->proc, rank);
+}
+
 /* ---------------------------------------------------------------- client */
 
 typedef struct {
