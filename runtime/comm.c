@@ -9,6 +9,7 @@
 #include "device_sim/alloc.h"
 #include "hierarchy/cost.h"
 #include "runtime/recover.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 
@@ -238,6 +239,8 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
 
 hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_world(ctx);
     if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
         return NULL;
     if (ctx->world->token == NULL && comm_token(ctx->world) != HCCN_OK) {
@@ -252,6 +255,8 @@ hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
  * and sets the last error. */
 int hccn_comm_rank(const hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_int(RT_FWD_COMM_RANK, comm);
     void *h;
     if (hccn_rt_handle_get("hccn_comm_rank", RT_H_COMM, comm, 0, &h) != HCCN_OK)
         return -1;
@@ -260,6 +265,8 @@ int hccn_comm_rank(const hccn_comm_t *comm)
 
 int hccn_comm_size(const hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_int(RT_FWD_COMM_SIZE, comm);
     void *h;
     if (hccn_rt_handle_get("hccn_comm_size", RT_H_COMM, comm, 0, &h) != HCCN_OK)
         return 0;
@@ -330,6 +337,8 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
 
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_set(RT_FWD_ABORT, comm, 0, NULL);
     /* Any thread may abort (a watchdog, say): no owner check. */
     void *h;
     hccn_status_t rc = hccn_rt_handle_get("hccn_comm_abort", RT_H_COMM, comm,
