@@ -53,6 +53,7 @@ def new_process_group():
     rank thread, run the backend inside one process (used by the tests).
     """
     st = _state.current("hccn.torch.new_process_group")
+    hccn.summary_mark()                   # step() works from the start
     tracker = Tracker(_service.InlineService())
     return ProcessGroupHccn(st.device, st.nranks, tracker, st.world)
 

@@ -125,6 +125,7 @@ def create_world(store, rank, world, pg_options):
     atexit.register(service.close)
     tracker = Tracker(service)
     group = service.call(lambda: service.state.world)
+    service.call(hccn.summary_mark)       # step() works from the start
     _world = ProcessGroupHccn(rank, world, tracker, group)
     return _world
 
