@@ -110,13 +110,17 @@ def create_world(store, rank, world, pg_options):
     """The world process group of this process (init_process_group)."""
     global _world
     topology = topology_of(pg_options)
+    given = getattr(pg_options, "topology", pg_options)
+    if isinstance(pg_options, dict):
+        given = pg_options.get("topology")
+    given = given or os.environ.get("HCCN_TOPOLOGY") or topology
     npus = npu_count(topology)
     if npus != world:
         raise RuntimeError(
             "hccn backend: the world size %d (processes) does not match the "
             "topology %s, which has %d NPUs; one process drives one NPU: "
             "launch %d processes or choose a topology (HCCN_TOPOLOGY or "
-            "pg_options) of %d NPUs" % (world, _describe(topology), npus,
+            "pg_options) of %d NPUs" % (world, _describe(given), npus,
                                         npus, world))
     if _world is not None:
         _world.service.close()
