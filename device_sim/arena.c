@@ -66,11 +66,24 @@ hccn_status_t hccn_sim_arena_init(hccn_sim_arena_t *a, size_t size)
     return a->nfree == 1 ? HCCN_OK : HCCN_ERR_NOMEM;
 }
 
+hccn_status_t hccn_sim_arena_init_at(hccn_sim_arena_t *a, char *base,
+                                     size_t size)
+{
+    memset(a, 0, sizeof(*a));
+    a->base = base;
+    a->size = round_up(size);
+    a->borrowed = 1;
+    pthread_mutex_init(&a->lock, NULL);
+    hccn_sim_arena_clear(a);
+    return a->nfree == 1 ? HCCN_OK : HCCN_ERR_NOMEM;
+}
+
 void hccn_sim_arena_fini(hccn_sim_arena_t *a)
 {
     if (a->base == NULL)
         return;
-    munmap(a->base, a->size);
+    if (!a->borrowed)
+        munmap(a->base, a->size);
     free(a->free_list);
     free(a->used);
     pthread_mutex_destroy(&a->lock);

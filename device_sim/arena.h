@@ -26,11 +26,17 @@ typedef struct {
     hccn_sim_extent_t *used;        /* sorted by offset */
     size_t nused, capused;
     size_t used_bytes;
+    int borrowed;                   /* base is another's mapping */
 } hccn_sim_arena_t;
 
 /* Maps size bytes (reserved lazily; pages appear on first touch). */
 hccn_status_t hccn_sim_arena_init(hccn_sim_arena_t *a, size_t size);
 void hccn_sim_arena_fini(hccn_sim_arena_t *a);
+
+/* As hccn_sim_arena_init on size bytes at base, a mapping the caller owns
+ * (a shared one: runtime/proc.h); fini leaves it mapped. */
+hccn_status_t hccn_sim_arena_init_at(hccn_sim_arena_t *a, char *base,
+                                     size_t size);
 
 /* Frees every allocation at once (between runs). */
 void hccn_sim_arena_clear(hccn_sim_arena_t *a);

@@ -10,6 +10,7 @@
 
 #include "device_sim/trace.h"
 #include "runtime/predict.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
@@ -111,9 +112,17 @@ static hccn_status_t cluster_arenas(hccn_cluster_t *cl)
 {
     const hccn_sim_topo_t *topo = cl->topo;
     uint64_t mapped = 0;
+    char *shared = cl->proc != NULL ? cl->proc->region : NULL;
     for (int r = 0; r < cl->nranks; r++) {
         size_t bytes = topo->npus[r].arena_bytes;
-        if (hccn_sim_arena_init(&cl->arenas[r], bytes) != HCCN_OK)
+        /* Several processes: the arenas are slices of one shared mapping. */
+        hccn_status_t ok =
+            shared != NULL
+                ? hccn_sim_arena_init_at(&cl->arenas[r], shared + mapped, bytes)
+                : hccn_sim_arena_init(&cl->arenas[r], bytes);
+        if (shared != NULL)
+            bytes = hccn_rt_proc_arena_span(topo, r);
+        if (ok != HCCN_OK)
             return hccn_rt_error(HCCN_ERR_NOMEM,
                                  "%s: cannot map the %zu-byte arena of NPU %d "
                                  "of %d (%llu MiB mapped before it; the "
@@ -157,6 +166,13 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
     cl->drive_bytes = drive_bytes(OPT_HAS(opts, drive_bytes)
                                       ? opts->drive_bytes : 0);
     cl->jitter_us = jitter_us(OPT_HAS(opts, jitter_us) ? opts->jitter_us : 0);
+    rt_proc_cfg_t pcfg;
+    char *region;
+    if ((rc = hccn_rt_proc_config(opts, &pcfg)) != HCCN_OK ||
+        (pcfg.world > 1 &&
+         (rc = hccn_rt_proc_open(&pcfg, topo, cl->timeout_s, &cl->proc,
+                                 &region)) != HCCN_OK))
+        goto fail_early;
     cl->arenas = calloc((size_t)cl->nranks, sizeof(*cl->arenas));
     cl->ctxs = calloc((size_t)cl->nranks, sizeof(*cl->ctxs));
     if (cl->arenas == NULL || cl->ctxs == NULL ||
@@ -168,7 +184,7 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         return rc;
     }
     /* Bound threads have a home NUMA node: their arenas go there too. */
-    if (cl->bind_threads) {
+    if (cl->bind_threads && cl->proc == NULL) {
         int bound = hccn_sim_arena_place(cl->arenas, cl->nranks);
         if (bound > 0)
             hccn_rt_log(HCCN_LOG_INFO, "%d arenas bound to their threads' "
@@ -197,7 +213,13 @@ static hccn_status_t cluster_build(hccn_sim_topo_t *topo,
         goto fail_destroy;
     for (int r = 0; r < cl->nranks; r++)
         cl->ctxs[r].world = cl->world->handles[r];
-    hccn_rt_env_trace_attach(cl);   /* HCCN_TRACE=FILE */
+    if (cl->proc != NULL && (rc = hccn_rt_proc_join(cl)) != HCCN_OK) {
+        hccn_cluster_destroy(cl);
+        return rc;
+    }
+    /* HCCN_TRACE=FILE; with several processes the host writes it. */
+    if (!hccn_rt_proc_is_client(cl->proc))
+        hccn_rt_env_trace_attach(cl);
     *out = cl;
     return HCCN_OK;
 
@@ -210,7 +232,9 @@ fail_destroy:
 fail_nomem:
     rc = hccn_rt_error(HCCN_ERR_NOMEM, "%s: out of memory creating a "
                        "cluster of %d NPUs", topo->source, topo->nnpus);
+fail_early:
     if (cl != NULL) {
+        hccn_rt_proc_close(cl->proc);
         free(cl->arenas);
         free(cl->ctxs);
         pthread_mutex_destroy(&cl->comms_lock);
@@ -289,6 +313,7 @@ void hccn_cluster_destroy(hccn_cluster_t *cl)
     free(cl->faults);
     hccn_sim_link_index_free(cl->links);
     hccn_sim_topo_free(cl->topo);
+    hccn_rt_proc_close(cl->proc);
     pthread_mutex_destroy(&cl->comms_lock);
     pthread_mutex_destroy(&cl->state_lock);
     free(cl);
@@ -312,7 +337,10 @@ static void rank_main(int rank, void *arg)
     hccn_ctx_t *ctx = &cl->ctxs[rank];
     hccn_rt_error_clear();
     hccn_rt_set_self(ctx);
-    hccn_status_t st = cl->fn(ctx, cl->arg);
+    /* A rank run by a client process makes the calls it forwards. */
+    hccn_status_t st = hccn_rt_proc_local(cl->proc, rank)
+                           ? cl->fn(ctx, cl->arg)
+                           : hccn_rt_proc_serve(ctx);
     if (st == HCCN_OK && ctx->group_depth > 0)
         st = hccn_rt_error(HCCN_ERR_INVALID,
                            "rank %d returned from its function inside a "
@@ -339,6 +367,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
         return rc0;
     if (fn == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_run: fn is NULL");
+    if (hccn_rt_proc_is_client(cl->proc))
+        return hccn_rt_proc_client_run(cl, fn, arg, rank_status);
     int idle = 0;
     if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
         return hccn_rt_error(HCCN_ERR_INVALID,
@@ -372,6 +402,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     cl->arg = arg;
     cl->status = st;
     char why[160] = "";
+    if (cl->proc != NULL)
+        hccn_rt_proc_run_begin(cl);
     hccn_status_t rc = hccn_sim_launch(cl->nranks, rank_main, cl,
                                        cl->bind_threads, why, sizeof(why));
     if (rc != HCCN_OK) {
@@ -399,6 +431,8 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
                                hccn_status_name(st[pick]),
                                cl->ctxs[pick].errmsg);
     }
+    if (cl->proc != NULL)    /* the clients' runs return the same */
+        hccn_rt_proc_run_end(cl, rc, st);
     /* What the ranks left (futures not freed, a group not ended) and the
      * communicators made during the run end with it; their handles say so
      * if they are used again. */
@@ -453,6 +487,8 @@ hccn_cluster_t *hccn_ctx_cluster(const hccn_ctx_t *ctx)
 
 hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_malloc(ctx, bytes, ptr);
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_malloc", ctx);
     if (rc0 != HCCN_OK)
         return rc0;
@@ -482,6 +518,8 @@ hccn_status_t hccn_malloc(hccn_ctx_t *ctx, size_t bytes, void **ptr)
 
 hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_free(ctx, ptr);
     hccn_status_t rc = hccn_rt_ctx_check("hccn_free", ctx);
     if (rc != HCCN_OK)
         return rc;
@@ -500,6 +538,8 @@ hccn_status_t hccn_free(hccn_ctx_t *ctx, void *ptr)
 
 hccn_status_t hccn_mem_info(hccn_ctx_t *ctx, hccn_mem_info_t *info)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_mem_info(ctx, info);
     hccn_status_t rc = hccn_rt_ctx_check("hccn_mem_info", ctx);
     if (rc != HCCN_OK)
         return rc;
@@ -573,18 +613,24 @@ hccn_status_t hccn_rt_check_buf(hccn_ctx_t *ctx, const void *ptr,
 
 double hccn_time(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_clock(RT_FWD_TIME, ctx);
     return hccn_rt_ctx_query("hccn_time", ctx) == HCCN_OK
                ? hccn_sim_clock(ctx->cl->eng, ctx->rank) : 0.0;
 }
 
 double hccn_last_duration(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_clock(RT_FWD_LAST_DURATION, ctx);
     return hccn_rt_ctx_query("hccn_last_duration", ctx) == HCCN_OK
                ? ctx->last_duration : 0.0;
 }
 
 hccn_status_t hccn_compute(hccn_ctx_t *ctx, double seconds)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_COMPUTE, ctx, seconds, 0);
     hccn_status_t rc = hccn_rt_ctx_check("hccn_compute", ctx);
     if (rc != HCCN_OK)
         return rc;
@@ -643,6 +689,8 @@ static hccn_status_t flops_at(hccn_ctx_t *ctx, const char *fn, double flops,
 
 hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_FLOPS, ctx, flops, 0);
     hccn_status_t rc = hccn_rt_ctx_check("hccn_compute_flops", ctx);
     if (rc != HCCN_OK)
         return rc;
@@ -655,6 +703,8 @@ hccn_status_t hccn_compute_flops(hccn_ctx_t *ctx, double flops)
 hccn_status_t hccn_compute_flops_dtype(hccn_ctx_t *ctx, double flops,
                                        hccn_dtype_t dtype)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_FLOPS_DTYPE, ctx, flops, (int)dtype);
     static const char *const names[HCCN_DTYPE_COUNT] = {
         [HCCN_FP64] = "fp64", [HCCN_FP32] = "fp32", [HCCN_FP16] = "fp16",
         [HCCN_BF16] = "bf16", [HCCN_INT8] = "int8"};

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hierarchy/select.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 typedef struct {
@@ -206,9 +207,23 @@ hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
     return HCCN_OK;
 }
 
+/* On a client process's rank the call goes to the host (runtime/proc.h),
+ * which makes it in the same form. */
+static hccn_status_t forward(const call_t *c, hccn_comm_t *comm, int form,
+                             hccn_future_t **fut)
+{
+    rt_fwd_coll_t f = {.form = form, .coll = (int)c->coll,
+                       .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
+                       .count = c->count, .dtype = c->dtype, .op = c->op,
+                       .root = c->root, .opts = c->opts};
+    return hccn_rt_fwd_coll(comm, &f, fut);
+}
+
 static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                                hccn_future_t **fut)
 {
+    if (hccn_rt_proc_fwd())
+        return forward(c, comm, RT_FORM_POST, fut);
     if (fut != NULL)
         *fut = NULL;
     hccn_status_t rc = check_comm(c, &comm);
@@ -257,6 +272,8 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
  * hccn_group_end. */
 static hccn_status_t coll_run(const call_t *c, hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return forward(c, comm, RT_FORM_BLOCK, NULL);
     hccn_future_t *f;
     call_t b = *c;
     b.blocking = 1;
@@ -275,6 +292,10 @@ static hccn_status_t run_opts(call_t *c, hccn_comm_t *comm,
                               const hccn_coll_opts_t *opts,
                               hccn_future_t **fut)
 {
+    if (hccn_rt_proc_fwd()) {
+        c->opts = opts;
+        return forward(c, comm, RT_FORM_OPTS, fut);
+    }
     if (opts != NULL && opts->struct_size < sizeof(*opts))
         return hccn_rt_error(HCCN_ERR_INVALID,
                              "%s: opts.struct_size must be "

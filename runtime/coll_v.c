@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 #define V_LIMIT ((uint64_t)1 << 62)   /* bytes any block may reach */
@@ -370,6 +371,14 @@ out:
 static hccn_status_t vcall(const vcall_t *c, hccn_comm_t *comm,
                            hccn_future_t **fut, int blocking)
 {
+    if (hccn_rt_proc_fwd()) {   /* a client process's rank (proc.h) */
+        rt_fwd_coll_t f = {
+            .form = blocking ? RT_FORM_BLOCK : RT_FORM_POST,
+            .coll = (int)c->coll, .sendbuf = c->sendbuf,
+            .recvbuf = c->recvbuf, .count = c->sendcount, .dtype = c->dtype,
+            .op = c->op, .v = {c->scounts, c->sdispls, c->rcounts, c->rdispls}};
+        return hccn_rt_fwd_coll(comm, &f, fut);
+    }
     if (fut != NULL)
         *fut = NULL;
     hccn_status_t rc = hccn_rt_comm_resolve(c->name, &comm);

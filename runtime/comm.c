@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hierarchy/cost.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 #define CACHE_MAX 128
@@ -412,6 +413,8 @@ const hccn_sched_t *hccn_rt_comm_sched(rt_comm_t *c, const hccn_coll_args_t *a,
 
 hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_world(ctx);
     if (hccn_rt_ctx_check("hccn_comm_world", ctx) != HCCN_OK)
         return NULL;
     if (ctx->world->token == NULL && comm_token(ctx->world) != HCCN_OK) {
@@ -426,6 +429,8 @@ hccn_comm_t *hccn_comm_world(hccn_ctx_t *ctx)
  * and sets the last error. */
 int hccn_comm_rank(const hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_int(RT_FWD_COMM_RANK, comm);
     void *h;
     if (hccn_rt_handle_get("hccn_comm_rank", RT_H_COMM, comm, 0, &h) != HCCN_OK)
         return -1;
@@ -434,6 +439,8 @@ int hccn_comm_rank(const hccn_comm_t *comm)
 
 int hccn_comm_size(const hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_int(RT_FWD_COMM_SIZE, comm);
     void *h;
     if (hccn_rt_handle_get("hccn_comm_size", RT_H_COMM, comm, 0, &h) != HCCN_OK)
         return 0;
@@ -502,6 +509,8 @@ hccn_status_t hccn_rt_comm_check(const char *fn, hccn_comm_t *comm)
 
 hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_set(RT_FWD_ABORT, comm, 0, NULL);
     /* Any thread may abort (a watchdog, say): no owner check. */
     void *h;
     hccn_status_t rc = hccn_rt_handle_get("hccn_comm_abort", RT_H_COMM, comm,

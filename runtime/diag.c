@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 static double wall_now(void)
@@ -125,6 +126,11 @@ static void rank_state(hccn_ctx_t *x, char *what, size_t len)
         snprintf(what, len, "runs its own code; last completed: %s", last);
     }
     pthread_mutex_unlock(&x->cur_lock);
+}
+
+void hccn_rt_rank_state(hccn_ctx_t *ctx, char *buf, size_t len)
+{
+    rank_state(ctx, buf, len);
 }
 
 void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
@@ -287,6 +293,11 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         int held = w->op != NULL && hccn_rt_op_held(w->op);
         if (!held && comm_aborted(comm))
             return aborted(ctx, comm, w);
+        /* A process of the cluster was lost (runtime/proc.h): the wait
+         * may need its ranks, and they will never come. */
+        const char *lost = held ? NULL : hccn_rt_proc_lost(cl);
+        if (lost != NULL)
+            return fail(ctx, comm, HCCN_ERR_REMOTE, what_str(w), lost);
         if (++idle < yields) {
             sched_yield();
             continue;

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 hccn_status_t hccn_group_start(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_GROUP_START, ctx, 0.0, 0);
     hccn_status_t rc = hccn_rt_ctx_check("hccn_group_start", ctx);
     if (rc != HCCN_OK)
         return rc;
@@ -48,6 +51,8 @@ hccn_status_t hccn_rt_complete(rt_op_t *op)
 
 hccn_status_t hccn_group_end(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_GROUP_END, ctx, 0.0, 0);
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_group_end", ctx);
     if (rc0 != HCCN_OK)
         return rc0;

@@ -6,6 +6,7 @@
  * sides have posted it (at the later of the two clocks) and is not ordered
  * after other operations of the communicator, as MPI's isend/irecv.
  */
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
@@ -55,6 +56,8 @@ static hccn_status_t p2p_post(const char *name, hccn_comm_t *comm, int is_send,
 hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
                         hccn_dtype_t dtype, int peer)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_p2p(comm, 1, 1, buf, count, dtype, peer, NULL);
     hccn_future_t *f = NULL;
     hccn_status_t rc = p2p_post("hccn_send", comm, 1, buf, count, dtype, peer, &f);
     return rc != HCCN_OK ? rc : hccn_rt_complete(f);
@@ -63,6 +66,8 @@ hccn_status_t hccn_send(hccn_comm_t *comm, const void *buf, size_t count,
 hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
                         hccn_dtype_t dtype, int peer)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_p2p(comm, 0, 1, buf, count, dtype, peer, NULL);
     hccn_future_t *f = NULL;
     hccn_status_t rc = p2p_post("hccn_recv", comm, 0, buf, count, dtype, peer, &f);
     return rc != HCCN_OK ? rc : hccn_rt_complete(f);
@@ -71,6 +76,8 @@ hccn_status_t hccn_recv(hccn_comm_t *comm, void *buf, size_t count,
 hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
                          hccn_dtype_t dtype, int peer, hccn_future_t **fut)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_p2p(comm, 1, 0, buf, count, dtype, peer, fut);
     hccn_status_t rc = p2p_post("hccn_isend", comm, 1, buf, count, dtype,
                                 peer, fut);
     return rc != HCCN_OK ? rc : hccn_rt_future_publish(fut);
@@ -79,6 +86,8 @@ hccn_status_t hccn_isend(hccn_comm_t *comm, const void *buf, size_t count,
 hccn_status_t hccn_irecv(hccn_comm_t *comm, void *buf, size_t count,
                          hccn_dtype_t dtype, int peer, hccn_future_t **fut)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_p2p(comm, 0, 0, buf, count, dtype, peer, fut);
     hccn_status_t rc = p2p_post("hccn_irecv", comm, 0, buf, count, dtype,
                                 peer, fut);
     return rc != HCCN_OK ? rc : hccn_rt_future_publish(fut);
@@ -152,6 +161,8 @@ static hccn_status_t future_get(const char *fn, const hccn_future_t *fut,
 
 hccn_status_t hccn_wait(hccn_future_t *fut)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_future(RT_FWD_WAIT, fut, NULL, NULL, NULL);
     rt_op_t *op;
     hccn_status_t rc = future_get("hccn_wait", fut, &op);
     return rc != HCCN_OK ? rc : hccn_rt_op_wait(op);
@@ -172,6 +183,8 @@ static int test_known(void *arg)
 
 hccn_status_t hccn_test(hccn_future_t *fut, int *done)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_future(RT_FWD_TEST, fut, done, NULL, NULL);
     if (fut == NULL || done == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_test: %s is NULL",
                              fut == NULL ? "future" : "done");
@@ -205,6 +218,8 @@ hccn_status_t hccn_test(hccn_future_t *fut, int *done)
 hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
                                 double *end)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_future(RT_FWD_TIMES, fut, NULL, start, end);
     rt_op_t *op;
     hccn_status_t rc = future_get("hccn_future_times", fut, &op);
     if (rc != HCCN_OK)
@@ -223,6 +238,8 @@ hccn_status_t hccn_future_times(const hccn_future_t *fut, double *start,
 
 hccn_status_t hccn_future_free(hccn_future_t *fut)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_future(RT_FWD_FUT_FREE, fut, NULL, NULL, NULL);
     if (fut == NULL)
         return HCCN_OK;
     rt_op_t *op;

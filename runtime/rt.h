@@ -166,6 +166,7 @@ struct hccn_cluster {
     hccn_rank_fn fn;
     void *arg;
     hccn_status_t *status;
+    struct rt_proc *proc;         /* several processes (proc.h), or NULL */
 };
 
 /* ------------------------------------------------------------ communicator */
@@ -672,6 +673,9 @@ void hccn_rt_rank_finished(hccn_ctx_t *ctx);
 
 /* Records the operation the rank waits for (NULL when done waiting). */
 void hccn_rt_set_current(hccn_ctx_t *ctx, rt_op_t *op);
+
+/* The line of ctx's rank in a state report. */
+void hccn_rt_rank_state(hccn_ctx_t *ctx, char *buf, size_t len);
 
 /* Writes one line per rank: what it waits for, or what it did last. */
 void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len);

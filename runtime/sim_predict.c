@@ -12,6 +12,7 @@
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 #include "runtime/predict.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 static int rooted(hccn_coll_t c)
@@ -199,6 +200,8 @@ void hccn_rt_note_post(rt_op_t *op, const hccn_coll_args_t *a,
 
 hccn_status_t hccn_comm_last_choice(hccn_comm_t *comm, hccn_choice_t *out)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_last_choice(comm, out);
     hccn_status_t rc0 = hccn_rt_comm_resolve("hccn_comm_last_choice", &comm);
     if (rc0 != HCCN_OK)
         return rc0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hccn/hccn_sim.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 hccn_status_t hccn_cluster_link_stats(const hccn_cluster_t *cl, int link,
@@ -45,6 +46,8 @@ hccn_status_t hccn_cluster_link_stats(const hccn_cluster_t *cl, int link,
 
 hccn_status_t hccn_mark(hccn_ctx_t *ctx, int mark)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_MARK, ctx, 0.0, mark);
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_mark", ctx);
     if (rc0 != HCCN_OK)
         return rc0;
@@ -93,6 +96,8 @@ static int push(void **v, int *n, int *cap, const void *item, size_t size)
 
 hccn_status_t hccn_summary_mark(hccn_ctx_t *ctx)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_ctx(RT_FWD_SUMMARY_MARK, ctx, 0.0, 0);
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_summary_mark", ctx);
     if (rc0 != HCCN_OK)
         return rc0;
@@ -184,6 +189,8 @@ static double overlap(const span_t *a, int na, const span_t *b, int nb)
 hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm, int kind,
                            hccn_comm_summary_t *out)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_summary(ctx, comm, kind, out);
     void *h = NULL;
     hccn_status_t rc0 = hccn_rt_ctx_check("hccn_summary", ctx);
     if (rc0 == HCCN_OK && comm != NULL)

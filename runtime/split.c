@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hierarchy/select.h"
+#include "runtime/proc.h"
 #include "runtime/rt.h"
 
 /* Resolves the caller's handle *comm and checks its communicator. */
@@ -183,6 +184,8 @@ static hccn_status_t do_split(const char *name, hccn_comm_t *comm, int color,
 hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
                               hccn_comm_t **out)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_new(RT_FWD_SPLIT, comm, color, key, NULL, out);
     hccn_status_t rc = check_handle("hccn_comm_split", &comm);
     if (rc != HCCN_OK)
         return rc;
@@ -201,6 +204,8 @@ hccn_status_t hccn_comm_split(hccn_comm_t *comm, int color, int key,
 hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
                                hccn_comm_t **out)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_new(RT_FWD_CREATE, comm, n, 0, ranks, out);
     hccn_status_t rc = check_handle("hccn_comm_create", &comm);
     if (rc != HCCN_OK)
         return rc;
@@ -240,6 +245,8 @@ hccn_status_t hccn_comm_create(hccn_comm_t *comm, const int *ranks, int n,
 
 hccn_status_t hccn_comm_destroy(hccn_comm_t *comm)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_set(RT_FWD_DESTROY, comm, 0, NULL);
     if (comm == NULL)
         return HCCN_OK;
     void *token = comm;
@@ -288,6 +295,8 @@ void hccn_rt_free_subcomms(hccn_cluster_t *cl)
 
 hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_set(RT_FWD_SET_ALGO, comm, 0, spec);
     hccn_status_t rc = check_handle("hccn_comm_set_algo", &comm);
     if (rc != HCCN_OK)
         return rc;
@@ -301,6 +310,9 @@ hccn_status_t hccn_comm_set_algo(hccn_comm_t *comm, const char *spec)
 
 hccn_status_t hccn_comm_set_compression(hccn_comm_t *comm, int compress)
 {
+    if (hccn_rt_proc_fwd())
+        return hccn_rt_fwd_comm_set(RT_FWD_SET_COMPRESSION, comm, compress,
+                                    NULL);
     hccn_status_t rc = check_handle("hccn_comm_set_compression", &comm);
     if (rc != HCCN_OK)
         return rc;

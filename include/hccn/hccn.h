@@ -125,6 +125,17 @@ typedef struct {
      * Results and simulated times do not change; only wall time grows.
      * 0: HCCN_JITTER_US, else none; < 0: none. */
     int jitter_us;
+    /* One cluster across several processes on this host (docs/
+     * processes.md): this process's rank among proc_world processes and a
+     * rendezvous directory they share. Process 0, the host, runs the
+     * timing engine and every rank's thread; in the others (clients)
+     * hccn_cluster_run runs fn for their own ranks only, and their
+     * ctx/comm/future calls are made on the host. 0 / NULL: from
+     * HCCN_PROC_RANK, HCCN_PROC_WORLD, HCCN_RENDEZVOUS, else Open MPI's
+     * OMPI_COMM_WORLD_RANK/SIZE; proc_world <= 1: this process alone. */
+    int proc_rank;
+    int proc_world;
+    const char *rendezvous;
 } hccn_cluster_opts_t;
 
 /* Creates a cluster from a topology file (path) or a JSON text (json, with
@@ -145,6 +156,19 @@ HCCN_API void hccn_cluster_destroy(hccn_cluster_t *cluster);
 /* Number of simulated NPUs (ranks) and nodes. */
 HCCN_API int hccn_cluster_size(const hccn_cluster_t *cluster);
 HCCN_API int hccn_cluster_nodes(const hccn_cluster_t *cluster);
+
+/* Several processes (docs/processes.md): this process's rank among them
+ * and their count (0 and 1 for a cluster of one process; -1 and 0 for a
+ * pointer that is no live cluster), and whether rank runs its function in
+ * this process (1) or another (0). In a client process (proc_rank > 0)
+ * every call a rank's function makes on its ctx, communicators and futures
+ * is valid (it is made on the host); hccn_cluster_add_fault/clear_faults,
+ * hccn_trace_attach/write and hccn_cluster_link_stats act on the client's
+ * own copy of the cluster, which times nothing: call them in the host.
+ * Handles are used only on their rank's thread (hccn_comm_abort too). */
+HCCN_API int hccn_cluster_proc_rank(const hccn_cluster_t *cluster);
+HCCN_API int hccn_cluster_proc_world(const hccn_cluster_t *cluster);
+HCCN_API int hccn_cluster_rank_local(const hccn_cluster_t *cluster, int rank);
 
 typedef hccn_status_t (*hccn_rank_fn)(hccn_ctx_t *ctx, void *arg);
 

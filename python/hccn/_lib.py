@@ -28,7 +28,10 @@ class ClusterOpts(ctypes.Structure):
                 ("bind_threads", ctypes.c_int),
                 ("timeout_s", ctypes.c_double),
                 ("drive_bytes", ctypes.c_longlong),
-                ("jitter_us", ctypes.c_int)]
+                ("jitter_us", ctypes.c_int),
+                ("proc_rank", ctypes.c_int),
+                ("proc_world", ctypes.c_int),
+                ("rendezvous", ctypes.c_char_p)]
 
 
 class CollOpts(ctypes.Structure):
@@ -76,6 +79,9 @@ _PROTOTYPES = {
     "hccn_cluster_destroy": (None, [_P]),
     "hccn_cluster_size": (_I, [_P]),
     "hccn_cluster_nodes": (_I, [_P]),
+    "hccn_cluster_proc_rank": (_I, [_P]),
+    "hccn_cluster_proc_world": (_I, [_P]),
+    "hccn_cluster_rank_local": (_I, [_P, _I]),
     "hccn_cluster_run": (_I, [_P, RANK_FN, _P, c_int_p]),
     "hccn_rank": (_I, [_P]),
     "hccn_nranks": (_I, [_P]),

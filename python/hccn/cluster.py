@@ -41,13 +41,21 @@ class Cluster:
 
     timeout: wall-clock seconds a rank waits for its peers before
     HCCN_ERR_TIMEOUT (default: HCCN_TIMEOUT or 300). bind_threads: pin NPU
-    threads to host cores."""
+    threads to host cores. proc_rank, proc_world, rendezvous: one cluster
+    across several processes of this host (docs/processes.md; default:
+    HCCN_PROC_RANK, HCCN_PROC_WORLD, HCCN_RENDEZVOUS); run() then calls fn
+    for this process's ranks only (local_ranks)."""
 
     def __init__(self, topology=DEFAULT_TOPOLOGY, timeout=None,
-                 bind_threads=False):
+                 bind_threads=False, proc_rank=0, proc_world=0,
+                 rendezvous=None):
         L = lib()
         opts = ClusterOpts(ctypes.sizeof(ClusterOpts), int(bool(bind_threads)),
                            float(timeout) if timeout else 0.0)
+        opts.proc_rank = int(proc_rank)
+        opts.proc_world = int(proc_world)
+        opts.rendezvous = (os.fsencode(rendezvous) if rendezvous is not None
+                           else None)
         out = ctypes.c_void_p()
         if isinstance(topology, dict):
             text = json.dumps(topology).encode()
@@ -66,10 +74,16 @@ class Cluster:
         self._cl = out
         self.size = L.hccn_cluster_size(out)
         self.nodes = L.hccn_cluster_nodes(out)
+        self.proc_rank = L.hccn_cluster_proc_rank(out)
+        self.proc_world = L.hccn_cluster_proc_world(out)
+        self.local_ranks = [r for r in range(self.size)
+                            if L.hccn_cluster_rank_local(out, r)]
 
     def run(self, fn, args=(), kwargs=None):
-        """Calls fn(*args, **kwargs) on every NPU thread; returns the list
-        of return values by rank (device tensors among them, also inside
+        """Calls fn(*args, **kwargs) on every NPU thread of this process
+        (every NPU, unless the cluster spans processes: local_ranks);
+        returns the list of return values by rank (None for ranks of
+        other processes; device tensors among them, also inside
         lists, tuples and dicts, are copied to the host). Re-raises the
         exception of the failed rank most likely to be the cause (the
         lowest rank with an error of its own, else with a timeout, else

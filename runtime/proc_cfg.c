@@ -1,0 +1,193 @@
+/*
+ * Which process of a multi-process cluster this is (proc.h): from the
+ * cluster options, else the environment (HCCN_PROC_RANK, HCCN_PROC_WORLD,
+ * HCCN_RENDEZVOUS), else Open MPI's (OMPI_COMM_WORLD_RANK/SIZE), in which
+ * case the rendezvous directory, when none is given, is made by process 0
+ * and broadcast with MPI_Bcast (only in a library built with MPI).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/proc.h"
+#include "runtime/rt.h"
+
+#ifdef HCCN_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#define OPT_HAS(opts, field)                                                  \
+    ((opts) != NULL &&                                                        \
+     (opts)->struct_size >= offsetof(hccn_cluster_opts_t, field) +            \
+                                sizeof((opts)->field))
+
+/* An integer environment variable: 1 and *v, 0 when unset, -1 when bad. */
+static int env_int(const char *name, int *v)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || x < 0 || x > INT_MAX)
+        return -1;
+    *v = (int)x;
+    return 1;
+}
+
+static hccn_status_t bad_env(const char *name)
+{
+    return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: %s=%s is "
+                         "not a count (a whole number >= 0)", name,
+                         getenv(name));
+}
+
+/* The process rank and count from the environment; *mpi is set when they
+ * come from Open MPI's. */
+static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
+{
+    int kw = env_int("HCCN_PROC_WORLD", &cfg->world);
+    if (kw < 0)
+        return bad_env("HCCN_PROC_WORLD");
+    if (kw > 0) {
+        int kr = env_int("HCCN_PROC_RANK", &cfg->rank);
+        if (kr < 0 || (kr == 0 && cfg->world > 1))
+            return kr < 0 ? bad_env("HCCN_PROC_RANK")
+                          : hccn_rt_error(HCCN_ERR_INVALID,
+                                          "hccn_cluster_create: "
+                                          "HCCN_PROC_WORLD=%d without "
+                                          "HCCN_PROC_RANK", cfg->world);
+        return HCCN_OK;
+    }
+    int ks = env_int("OMPI_COMM_WORLD_SIZE", &cfg->world);
+    int kr = env_int("OMPI_COMM_WORLD_RANK", &cfg->rank);
+    if (ks < 0 || kr < 0)
+        return bad_env(ks < 0 ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK");
+    *mpi = ks > 0 && kr > 0 ? 1 : ks > 0;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
+                                  rt_proc_cfg_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->world = 1;
+    int mpi = 0;
+    hccn_status_t rc;
+    const char *dir = NULL;
+    if (OPT_HAS(opts, proc_world) && opts->proc_world > 0) {
+        cfg->world = opts->proc_world;
+        cfg->rank = OPT_HAS(opts, proc_rank) ? opts->proc_rank : 0;
+    } else if ((rc = env_layout(cfg, &mpi)) != HCCN_OK) {
+        return rc;
+    }
+    if (cfg->world <= 1) {
+        cfg->world = 1;
+        cfg->rank = 0;
+        return HCCN_OK;
+    }
+    if (cfg->rank < 0 || cfg->rank >= cfg->world)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: process "
+                             "rank %d is out of range [0, %d)", cfg->rank,
+                             cfg->world);
+    if (OPT_HAS(opts, rendezvous) && opts->rendezvous != NULL)
+        dir = opts->rendezvous;
+    else
+        dir = getenv("HCCN_RENDEZVOUS");
+    if (dir != NULL && *dir != '\0') {
+        if (strlen(dir) >= sizeof(cfg->dir))
+            return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
+                                 "rendezvous directory's path is longer "
+                                 "than %zu bytes: %s", sizeof(cfg->dir) - 1,
+                                 dir);
+        snprintf(cfg->dir, sizeof(cfg->dir), "%s", dir);
+        return HCCN_OK;
+    }
+    if (mpi)
+        return hccn_rt_proc_mpi_dir(cfg);
+    return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: process %d "
+                         "of %d has no rendezvous directory: set "
+                         "HCCN_RENDEZVOUS (hccn-launch does) or the "
+                         "option rendezvous", cfg->rank, cfg->world);
+}
+
+#ifdef HCCN_HAVE_MPI
+
+static void mpi_end(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+        MPI_Finalize();
+}
+
+/* MPI, initialised here (then finalised at exit) unless the program did;
+ * hccn calls MPI only from the thread that creates the cluster. */
+static hccn_status_t mpi_ready(void)
+{
+    int init = 0, provided = MPI_THREAD_SINGLE, main_thread = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) !=
+            MPI_SUCCESS)
+            return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: "
+                                 "MPI_Init_thread failed");
+        atexit(mpi_end);
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    MPI_Is_thread_main(&main_thread);
+    if (provided >= MPI_THREAD_SERIALIZED ||
+        (provided == MPI_THREAD_FUNNELED && main_thread))
+        return HCCN_OK;
+    return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "hccn_cluster_create: Open "
+                         "MPI granted thread level %d; hccn needs "
+                         "MPI_THREAD_SERIALIZED (%d), or MPI_THREAD_FUNNELED "
+                         "when the cluster is made on the main thread",
+                         provided, MPI_THREAD_SERIALIZED);
+}
+
+hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg)
+{
+    hccn_status_t rc = mpi_ready();
+    if (rc != HCCN_OK)
+        return rc;
+    int me = 0, n = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    char dir[RT_PROC_DIR_MAX] = "";
+    if (me == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/hccn-mpi-XXXXXX",
+                 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+        if (mkdtemp(dir) == NULL)
+            dir[0] = '\0';   /* broadcast as a failure */
+    }
+    MPI_Bcast(dir, (int)sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (dir[0] == '\0')
+        return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process 0 "
+                             "could not make a rendezvous directory under "
+                             "TMPDIR or /tmp");
+    cfg->rank = me;
+    cfg->world = n;
+    cfg->made_dir = me == 0;
+    snprintf(cfg->dir, sizeof(cfg->dir), "%s", dir);
+    return HCCN_OK;
+}
+
+#else
+
+hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg)
+{
+    return hccn_rt_error(HCCN_ERR_UNSUPPORTED, "hccn_cluster_create: process "
+                         "%d of %d was started by Open MPI, but this libhccn "
+                         "was built without MPI (HCCN_MPI=OFF or Open MPI "
+                         "not found): set HCCN_RENDEZVOUS to a directory "
+                         "every process can reach", cfg->rank, cfg->world);
+}
+
+#endif

@@ -1,0 +1,474 @@
+/*
+ * Setting up a multi-process cluster (proc.h): who is who, the shared
+ * arena mapping, the rendezvous socket and the handshake.
+ *
+ * The host (process 0) makes a memfd holding every arena and listens on
+ * DIR/hccn.sock. A client connects a control line, says who it is and
+ * what it loaded (process rank and count, NPUs, arena bytes), and gets the
+ * memfd back (SCM_RIGHTS); once its cluster is built it connects one line
+ * per rank it runs. The host's hccn_cluster_create returns when every
+ * client has joined, or fails after the timeout naming who did not.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/proc.h"
+#include "runtime/rt.h"
+
+#define PROC_MAGIC 0x6863636e70726f63ull   /* "hccnproc" */
+#define PAGE 4096u
+enum { HELLO_CTRL = 1, HELLO_RANK = 2 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+size_t hccn_rt_proc_arena_span(const hccn_sim_topo_t *topo, int r)
+{
+    return (topo->npus[r].arena_bytes + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
+/* Where rank r's arena starts in the shared mapping. */
+static size_t arena_offset(const hccn_sim_topo_t *topo, int r)
+{
+    size_t off = 0;
+    for (int i = 0; i < r; i++)
+        off += hccn_rt_proc_arena_span(topo, i);
+    return off;
+}
+
+/* The default split: whole nodes in contiguous blocks when there are at
+ * least as many nodes as processes, else contiguous blocks of ranks (one
+ * rank each when the counts are equal). */
+static hccn_status_t split_ranks(rt_proc_t *p, const hccn_sim_topo_t *topo)
+{
+    int n = topo->nnpus, w = p->world, nodes = topo->nnodes;
+    if (w > n)
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "%s: %d processes for %d NPUs: each process "
+                             "needs at least one rank", topo->source, w, n);
+    p->first = calloc((size_t)w + 1, sizeof(int));
+    if (p->first == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_create: out of "
+                             "memory");
+    for (int q = 0; q <= w; q++) {
+        if (w <= nodes) {
+            int node = (int)((long long)q * nodes / w), r = 0;
+            while (r < n && topo->npus[r].node < node)
+                r++;
+            p->first[q] = r;
+        } else {
+            p->first[q] = (int)((long long)q * n / w);
+        }
+    }
+    return HCCN_OK;
+}
+
+int hccn_rt_proc_owner(const rt_proc_t *p, int rank)
+{
+    int q = 0;
+    while (q + 1 < p->world && p->first[q + 1] <= rank)
+        q++;
+    return q;
+}
+
+int hccn_rt_proc_local(const rt_proc_t *p, int rank)
+{
+    return p == NULL || (rank >= p->first[p->rank] &&
+                         rank < p->first[p->rank + 1]);
+}
+
+int hccn_rt_proc_is_client(const rt_proc_t *p)
+{
+    return p != NULL && p->rank > 0;
+}
+
+int hccn_rt_proc_rank(const rt_proc_t *p)
+{
+    return p != NULL ? p->rank : 0;
+}
+
+int hccn_rt_proc_world(const rt_proc_t *p)
+{
+    return p != NULL ? p->world : 1;
+}
+
+static int sock_addr(const rt_proc_t *p, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.sock",
+                     p->dir);
+    return k > 0 && (size_t)k < sizeof(a->sun_path) ? 0 : -1;
+}
+
+static hccn_status_t sys_error(const rt_proc_t *p, const char *what)
+{
+    return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d of "
+                         "%d: %s (rendezvous %s): %s", p->rank, p->world,
+                         what, p->dir, strerror(errno));
+}
+
+/* Host: the shared mapping and the listening socket. */
+static hccn_status_t host_open(rt_proc_t *p)
+{
+    struct sockaddr_un a;
+    if (sock_addr(p, &a) != 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
+                             "rendezvous directory's path is too long for "
+                             "a socket (%zu bytes at most): %s",
+                             sizeof(a.sun_path) - 11, p->dir);
+    if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
+        return sys_error(p, "cannot make the rendezvous directory");
+    p->region_fd = memfd_create("hccn-arenas", MFD_CLOEXEC);
+    if (p->region_fd < 0 || ftruncate(p->region_fd, (off_t)p->region_len) != 0)
+        return sys_error(p, "cannot make the shared arena memory");
+    void *m = mmap(NULL, p->region_len, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_NORESERVE, p->region_fd, 0);
+    if (m == MAP_FAILED)
+        return sys_error(p, "cannot map the shared arena memory");
+    p->region = m;
+    unlink(a.sun_path);   /* a stale one of an earlier run */
+    p->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (p->listen_fd < 0 ||
+        bind(p->listen_fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        listen(p->listen_fd, 4096) != 0)
+        return sys_error(p, "cannot listen on hccn.sock");
+    return HCCN_OK;
+}
+
+/* Client: a line to the host, retried until the host listens. */
+static int connect_host(const rt_proc_t *p)
+{
+    struct sockaddr_un a;
+    if (sock_addr(p, &a) != 0)
+        return -1;
+    double end = now_s() + p->timeout_s;
+    do {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+            return fd;
+        close(fd);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    } while (now_s() < end);
+    return -1;
+}
+
+static int wait_readable(int fd, double timeout_s)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int ms = timeout_s > 2e6 ? 2000000000 : (int)(timeout_s * 1000.0) + 1;
+    return poll(&pf, 1, ms) == 1 ? 0 : -1;
+}
+
+static void hello(rt_wire_t *m, const rt_proc_t *p, int kind, int rank)
+{
+    hccn_rt_wire_reset(m);
+    hccn_rt_wire_u64(m, PROC_MAGIC);
+    hccn_rt_wire_u64(m, (uint64_t)kind);
+    hccn_rt_wire_u64(m, (uint64_t)p->rank);
+    hccn_rt_wire_u64(m, (uint64_t)p->world);
+    hccn_rt_wire_u64(m, (uint64_t)p->nranks);
+    hccn_rt_wire_u64(m, (uint64_t)p->region_len);
+    hccn_rt_wire_u64(m, (uint64_t)rank);
+}
+
+/* Client: the control line's handshake; maps the host's arenas. */
+static hccn_status_t client_open(rt_proc_t *p)
+{
+    rt_wire_t m = {0};
+    int fd = connect_host(p);
+    if (fd < 0) {
+        hccn_status_t rc = sys_error(p, "no host process to connect to");
+        return rc;
+    }
+    p->ctrl[0] = fd;
+    hello(&m, p, HELLO_CTRL, -1);
+    char byte;
+    struct iovec iov = {&byte, 1};
+    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
+                        .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+    int rfd = -1;
+    if (hccn_rt_wire_send(fd, &m) != 0 || wait_readable(fd, p->timeout_s) ||
+        recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != 1 ||
+        hccn_rt_wire_recv(fd, &m) != 0) {
+        hccn_rt_wire_free(&m);
+        return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
+                             "of %d: the host process (rendezvous %s) did "
+                             "not answer within %.0f s", p->rank, p->world,
+                             p->dir, p->timeout_s);
+    }
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    if (c != NULL && c->cmsg_type == SCM_RIGHTS)
+        memcpy(&rfd, CMSG_DATA(c), sizeof(int));
+    hccn_status_t rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
+    const char *msg = hccn_rt_wire_get_str(&m);
+    if (rc != HCCN_OK || rfd < 0) {
+        rc = hccn_rt_error(rc != HCCN_OK ? rc : HCCN_ERR_IO, "%s",
+                           msg != NULL ? msg : "the host sent no arenas");
+        hccn_rt_wire_free(&m);
+        if (rfd >= 0)
+            close(rfd);
+        return rc;
+    }
+    hccn_rt_wire_free(&m);
+    void *r = mmap(NULL, p->region_len, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_NORESERVE, rfd, 0);
+    close(rfd);
+    if (r == MAP_FAILED)
+        return sys_error(p, "cannot map the host's arenas");
+    p->region = r;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
+                                const hccn_sim_topo_t *topo, double timeout_s,
+                                rt_proc_t **out, char **region)
+{
+    *out = NULL;
+    rt_proc_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_create: out of "
+                             "memory");
+    p->rank = cfg->rank;
+    p->world = cfg->world;
+    p->nranks = topo->nnpus;
+    p->made_dir = cfg->made_dir;
+    p->timeout_s = timeout_s;
+    p->region_fd = p->listen_fd = p->wake[0] = p->wake[1] = -1;
+    snprintf(p->dir, sizeof(p->dir), "%s", cfg->dir);
+    p->region_len = arena_offset(topo, topo->nnpus);
+    p->ctrl = malloc((size_t)p->world * sizeof(int));
+    p->rank_fd = malloc((size_t)p->nranks * sizeof(int));
+    hccn_status_t rc = HCCN_ERR_NOMEM;
+    if (p->ctrl == NULL || p->rank_fd == NULL) {
+        hccn_rt_error(rc, "hccn_cluster_create: out of memory");
+        goto fail;
+    }
+    for (int q = 0; q < p->world; q++)
+        p->ctrl[q] = -1;
+    for (int r = 0; r < p->nranks; r++)
+        p->rank_fd[r] = -1;
+    if ((rc = split_ranks(p, topo)) != HCCN_OK)
+        goto fail;
+    rc = p->rank == 0 ? host_open(p) : client_open(p);
+    if (rc != HCCN_OK)
+        goto fail;
+    *out = p;
+    *region = p->region;
+    return HCCN_OK;
+fail:
+    hccn_rt_proc_close(p);
+    return rc;
+}
+
+/* Host: answers a client's control line (with the memfd when all is well). */
+static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
+                                 uint64_t world, uint64_t nranks,
+                                 uint64_t len)
+{
+    char msg[512] = "";
+    if (world != (uint64_t)p->world || q <= 0 || q >= p->world)
+        snprintf(msg, sizeof(msg), "hccn_cluster_create: a process says it "
+                 "is process %d of %llu; the host runs %d processes", q,
+                 (unsigned long long)world, p->world);
+    else if (p->ctrl[q] >= 0)
+        snprintf(msg, sizeof(msg), "hccn_cluster_create: two processes say "
+                 "they are process %d", q);
+    else if (nranks != (uint64_t)p->nranks || len != p->region_len)
+        snprintf(msg, sizeof(msg), "hccn_cluster_create: process %d loaded "
+                 "another topology than the host's (%llu NPUs and %llu "
+                 "arena bytes; the host: %d and %zu)", q,
+                 (unsigned long long)nranks, (unsigned long long)len,
+                 p->nranks, p->region_len);
+    hccn_status_t rc = msg[0] ? HCCN_ERR_INVALID : HCCN_OK;
+    hccn_rt_wire_reset(m);
+    hccn_rt_wire_u64(m, (uint64_t)(int64_t)rc);
+    hccn_rt_wire_str(m, msg);
+    char byte = 0;
+    struct iovec iov = {&byte, 1};
+    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (rc == HCCN_OK) {
+        mh.msg_control = u.b;
+        mh.msg_controllen = sizeof(u.b);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &p->region_fd, sizeof(int));
+    }
+    if (sendmsg(fd, &mh, MSG_NOSIGNAL) != 1 || hccn_rt_wire_send(fd, m) != 0)
+        return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
+                             "went away while joining", q);
+    if (rc != HCCN_OK)
+        return hccn_rt_error(rc, "%s", msg);
+    p->ctrl[q] = fd;
+    return HCCN_OK;
+}
+
+/* Host: one new line; *joined counts the lines expected that came. */
+static hccn_status_t host_accept(rt_proc_t *p, rt_wire_t *m, int *joined)
+{
+    int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return HCCN_OK;
+    if (wait_readable(fd, p->timeout_s) != 0 || hccn_rt_wire_recv(fd, m) != 0 ||
+        hccn_rt_wire_get_u64(m) != PROC_MAGIC) {
+        close(fd);   /* not one of ours: ignored */
+        return HCCN_OK;
+    }
+    uint64_t kind = hccn_rt_wire_get_u64(m);
+    int q = (int)hccn_rt_wire_get_u64(m);
+    uint64_t world = hccn_rt_wire_get_u64(m), nranks = hccn_rt_wire_get_u64(m);
+    uint64_t len = hccn_rt_wire_get_u64(m);
+    int rank = (int)hccn_rt_wire_get_u64(m);
+    if (kind == HELLO_CTRL) {
+        hccn_status_t rc = host_answer(p, fd, m, q, world, nranks, len);
+        if (rc != HCCN_OK)
+            close(fd);
+        else
+            (*joined)++;
+        return rc;
+    }
+    if (rank < 0 || rank >= p->nranks || q <= 0 || q >= p->world ||
+        hccn_rt_proc_owner(p, rank) != q || p->rank_fd[rank] >= 0) {
+        close(fd);
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                             "process %d asks to run rank %d, which is not "
+                             "its own", q, rank);
+    }
+    p->rank_fd[rank] = fd;
+    (*joined)++;
+    return HCCN_OK;
+}
+
+/* The processes that have not joined, for a timeout's message. */
+static void missing(const rt_proc_t *p, char *buf, size_t len)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int q = 1; q < p->world && k + 16 < len; q++) {
+        int in = p->ctrl[q] >= 0;
+        for (int r = p->first[q]; in && r < p->first[q + 1]; r++)
+            in = p->rank_fd[r] >= 0;
+        if (!in)
+            k += (size_t)snprintf(buf + k, len - k, "%s%d", k ? ", " : "", q);
+    }
+}
+
+static hccn_status_t host_join(rt_proc_t *p)
+{
+    rt_wire_t m = {0};
+    int want = (p->world - 1) + (p->nranks - p->first[1]), joined = 0;
+    double end = now_s() + p->timeout_s;
+    hccn_status_t rc = HCCN_OK;
+    while (joined < want && rc == HCCN_OK) {
+        double left = end - now_s();
+        if (left <= 0 || wait_readable(p->listen_fd, left) != 0) {
+            char who[256];
+            missing(p, who, sizeof(who));
+            rc = hccn_rt_error(HCCN_ERR_TIMEOUT, "hccn_cluster_create: "
+                               "process(es) %s of %d did not join within "
+                               "%.0f s (rendezvous %s)", who, p->world,
+                               p->timeout_s, p->dir);
+            break;
+        }
+        rc = host_accept(p, &m, &joined);
+    }
+    hccn_rt_wire_free(&m);
+    struct sockaddr_un a;
+    if (sock_addr(p, &a) == 0)
+        unlink(a.sun_path);
+    close(p->listen_fd);
+    p->listen_fd = -1;
+    return rc;
+}
+
+static hccn_status_t client_join(rt_proc_t *p)
+{
+    rt_wire_t m = {0};
+    hccn_status_t rc = HCCN_OK;
+    for (int r = p->first[p->rank]; r < p->first[p->rank + 1]; r++) {
+        int fd = connect_host(p);
+        hello(&m, p, HELLO_RANK, r);
+        if (fd < 0 || hccn_rt_wire_send(fd, &m) != 0) {
+            if (fd >= 0)
+                close(fd);
+            rc = sys_error(p, "cannot connect a rank's line to the host");
+            break;
+        }
+        p->rank_fd[r] = fd;
+    }
+    hccn_rt_wire_free(&m);
+    return rc;
+}
+
+hccn_status_t hccn_rt_proc_join(hccn_cluster_t *cl)
+{
+    rt_proc_t *p = cl->proc;
+    p->cl = cl;
+    return p->rank == 0 ? host_join(p) : client_join(p);
+}
+
+void hccn_rt_proc_close(rt_proc_t *p)
+{
+    if (p == NULL)
+        return;
+    for (int q = 0; p->ctrl != NULL && q < p->world; q++)
+        if (p->ctrl[q] >= 0)
+            close(p->ctrl[q]);
+    for (int r = 0; p->rank_fd != NULL && r < p->nranks; r++)
+        if (p->rank_fd[r] >= 0)
+            close(p->rank_fd[r]);
+    if (p->listen_fd >= 0)
+        close(p->listen_fd);
+    if (p->region_fd >= 0)
+        close(p->region_fd);
+    if (p->region != NULL)
+        munmap(p->region, p->region_len);
+    if (p->made_dir)
+        rmdir(p->dir);
+    free(p->ctrl);
+    free(p->rank_fd);
+    free(p->first);
+    free(p);
+}
+
+int hccn_cluster_proc_rank(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_rank", cl) != HCCN_OK)
+        return -1;
+    return hccn_rt_proc_rank(cl->proc);
+}
+
+int hccn_cluster_proc_world(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_world", cl) != HCCN_OK)
+        return 0;
+    return hccn_rt_proc_world(cl->proc);
+}
+
+int hccn_cluster_rank_local(const hccn_cluster_t *cl, int rank)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_rank_local", cl) != HCCN_OK)
+        return 0;
+    return rank >= 0 && rank < cl->nranks && hccn_rt_proc_local(cl->proc, rank);
+}

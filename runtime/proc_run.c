@@ -1,0 +1,235 @@
+/*
+ * Runs of a multi-process cluster (proc.h).
+ *
+ * A client runs fn on a thread per rank of its own, each with its line to
+ * the host (its calls are forwarded, proc_client.c); when fn returns, the
+ * rank's status and message go to the host, whose thread for that rank
+ * returns them as its own. The host's run ends as in one process; it then
+ * sends every client the run's status, every rank's status and the
+ * message, which the client's hccn_cluster_run returns.
+ *
+ * While a run lasts, a watcher thread on the host polls the clients'
+ * control lines, on which a client sends nothing: any event is a process
+ * that exited or was killed. Its ranks are then lost: every pending and
+ * later operation of the others fails with HCCN_ERR_REMOTE, naming the
+ * process, its ranks and what each was doing.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/proc.h"
+#include "runtime/rt.h"
+
+static _Thread_local rt_fwd_self_t *self;
+
+rt_fwd_self_t *hccn_rt_fwd_self(void)
+{
+    return self;
+}
+
+/* ---------------------------------------------------------------- client */
+
+typedef struct {
+    hccn_cluster_t *cl;
+    hccn_rank_fn fn;
+    void *arg;
+    rt_fwd_self_t *selves;        /* per local rank */
+} client_job_t;
+
+static void client_rank(int i, void *arg)
+{
+    client_job_t *job = arg;
+    rt_fwd_self_t *s = &job->selves[i];
+    self = s;
+    hccn_rt_error_clear();
+    hccn_status_t st = job->fn(&job->cl->ctxs[s->rank], job->arg);
+    /* The host ends the rank's thread with this status and message. */
+    hccn_rt_wire_reset(&s->req);
+    hccn_rt_wire_u64(&s->req, RT_FWD_END);
+    hccn_rt_wire_u64(&s->req, (uint64_t)(int64_t)st);
+    hccn_rt_wire_str(&s->req, st != HCCN_OK ? hccn_last_error() : "");
+    if (!s->dead)
+        hccn_rt_wire_send(s->fd, &s->req);
+    hccn_rt_wire_free(&s->req);
+    hccn_rt_wire_free(&s->rep);
+    self = NULL;
+}
+
+/* The host's result of the run: status, every rank's, the message. */
+static hccn_status_t client_result(hccn_cluster_t *cl, hccn_status_t *st)
+{
+    rt_proc_t *p = cl->proc;
+    rt_wire_t m = {0};
+    if (hccn_rt_wire_recv(p->ctrl[0], &m) != 0) {
+        hccn_rt_wire_free(&m);
+        for (int r = 0; r < cl->nranks; r++)
+            st[r] = HCCN_ERR_REMOTE;
+        return hccn_rt_error(HCCN_ERR_REMOTE, "hccn_cluster_run: process %d "
+                             "of %d: the host process (process 0) was lost "
+                             "(its connection closed)", p->rank, p->world);
+    }
+    hccn_status_t rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
+    for (int r = 0; r < cl->nranks; r++)
+        st[r] = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
+    const char *msg = hccn_rt_wire_get_str(&m);
+    hccn_rt_error_clear();
+    if (rc != HCCN_OK)
+        hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
+    hccn_rt_wire_free(&m);
+    return rc;
+}
+
+hccn_status_t hccn_rt_proc_client_run(hccn_cluster_t *cl, hccn_rank_fn fn,
+                                      void *arg, hccn_status_t *rank_status)
+{
+    rt_proc_t *p = cl->proc;
+    int first = p->first[p->rank], n = p->first[p->rank + 1] - first;
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&cl->running, &idle, 1))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_cluster_run: the cluster is already running");
+    client_job_t job = {cl, fn, arg, calloc((size_t)n, sizeof(rt_fwd_self_t))};
+    hccn_status_t *st = calloc((size_t)cl->nranks, sizeof(*st));
+    hccn_status_t rc = HCCN_ERR_NOMEM;
+    if (job.selves == NULL || st == NULL) {
+        hccn_rt_error(rc, "hccn_cluster_run: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        job.selves[i] = (rt_fwd_self_t){.p = p, .cl = cl, .rank = first + i,
+                                        .fd = p->rank_fd[first + i]};
+    char why[160] = "";
+    rc = hccn_sim_launch(n, client_rank, &job, cl->bind_threads, why,
+                         sizeof(why));
+    if (rc != HCCN_OK) {
+        /* The host's threads for these ranks wait for calls that will not
+         * come: closing the lines ends them (as a lost process). */
+        for (int i = 0; i < n; i++)
+            shutdown(p->rank_fd[first + i], SHUT_RDWR);
+        hccn_rt_error(rc, "hccn_cluster_run: process %d: cannot start the "
+                      "threads of its %d ranks (%s)", p->rank, n, why);
+        goto out;
+    }
+    rc = client_result(cl, st);
+    if (rank_status != NULL)
+        memcpy(rank_status, st, (size_t)cl->nranks * sizeof(*st));
+out:
+    free(job.selves);
+    free(st);
+    atomic_store(&cl->running, 0);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ host */
+
+const char *hccn_rt_proc_lost(const hccn_cluster_t *cl)
+{
+    rt_proc_t *p = cl->proc;
+    return p != NULL && atomic_load(&p->lost) ? p->lost_msg : NULL;
+}
+
+/* Writes the lost message of process q: its ranks and their states. */
+static void lost_message(rt_proc_t *p, int q)
+{
+    hccn_cluster_t *cl = p->cl;
+    size_t len = sizeof(p->lost_msg), k;
+    int a = p->first[q], b = p->first[q + 1] - 1;
+    k = (size_t)snprintf(p->lost_msg, len, "process %d (ranks %d-%d) was "
+                         "lost (its connection closed: it exited or was "
+                         "killed)", q, a, b);
+    for (int r = a; r <= b && k + 1 < len; r++) {
+        char what[256];
+        hccn_rt_rank_state(&cl->ctxs[r], what, sizeof(what));
+        k += (size_t)snprintf(p->lost_msg + k, len - k, "%s rank %d %s",
+                              r == a ? ":" : ";", r, what);
+    }
+}
+
+/* Breaks every communicator with the lost message and wakes every rank. */
+static void lose(rt_proc_t *p, int q)
+{
+    hccn_cluster_t *cl = p->cl;
+    if (atomic_load(&p->lost))
+        return;   /* the first loss is the cause; the rest follow from it */
+    lost_message(p, q);
+    atomic_store(&p->lost, 1);
+    /* A communicator's lock is taken before comms_lock elsewhere (split):
+     * the list is copied first. Sub-communicators live until the run
+     * ends, after this thread is joined. */
+    hccn_rt_comm_break(cl->world, HCCN_ERR_REMOTE, p->lost_msg);
+    pthread_mutex_lock(&cl->comms_lock);
+    size_t n = 0;
+    for (rt_comm_t *c = cl->subcomms; c != NULL; c = c->next_sub)
+        n++;
+    rt_comm_t **subs = malloc((n ? n : 1) * sizeof(*subs));
+    n = 0;
+    for (rt_comm_t *c = cl->subcomms; subs != NULL && c != NULL;
+         c = c->next_sub)
+        subs[n++] = c;
+    pthread_mutex_unlock(&cl->comms_lock);
+    for (size_t i = 0; i < n; i++)
+        hccn_rt_comm_break(subs[i], HCCN_ERR_REMOTE, p->lost_msg);
+    free(subs);
+    atomic_fetch_add(&cl->epoch, 1);
+    for (int r = 0; r < cl->nranks; r++)
+        hccn_sim_bell_ring(&cl->ctxs[r].bell);
+}
+
+static void *watch(void *arg)
+{
+    rt_proc_t *p = arg;
+    struct pollfd *pf = calloc((size_t)p->world, sizeof(*pf));
+    if (pf == NULL)
+        return NULL;
+    pf[0] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
+    for (int q = 1; q < p->world; q++)
+        pf[q] = (struct pollfd){.fd = p->ctrl[q], .events = POLLIN};
+    while (poll(pf, (nfds_t)p->world, -1) >= 0 && pf[0].revents == 0) {
+        for (int q = 1; q < p->world; q++) {
+            if (pf[q].revents == 0)
+                continue;
+            pf[q].fd = -1;    /* seen once */
+            lose(p, q);
+        }
+    }
+    free(pf);
+    return NULL;
+}
+
+void hccn_rt_proc_run_begin(hccn_cluster_t *cl)
+{
+    rt_proc_t *p = cl->proc;
+    atomic_store(&p->lost, 0);
+    p->lost_msg[0] = '\0';
+    p->watching = pipe(p->wake) == 0 &&
+                  pthread_create(&p->watcher, NULL, watch, p) == 0;
+}
+
+void hccn_rt_proc_run_end(hccn_cluster_t *cl, hccn_status_t rc,
+                          const hccn_status_t *st)
+{
+    rt_proc_t *p = cl->proc;
+    if (p->watching) {
+        char c = 0;
+        if (write(p->wake[1], &c, 1) == 1)
+            pthread_join(p->watcher, NULL);
+        p->watching = 0;
+    }
+    if (p->wake[0] >= 0) {
+        close(p->wake[0]);
+        close(p->wake[1]);
+        p->wake[0] = p->wake[1] = -1;
+    }
+    rt_wire_t m = {0};
+    hccn_rt_wire_u64(&m, (uint64_t)(int64_t)rc);
+    for (int r = 0; r < cl->nranks; r++)
+        hccn_rt_wire_u64(&m, (uint64_t)(int64_t)st[r]);
+    hccn_rt_wire_str(&m, rc != HCCN_OK ? hccn_last_error() : "");
+    for (int q = 1; q < p->world; q++)
+        hccn_rt_wire_send(p->ctrl[q], &m);   /* a lost one: nothing to do */
+    hccn_rt_wire_free(&m);
+}
