@@ -10,6 +10,7 @@ import inspect
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,7 @@ SKIP = ("this hccn build has no multi-process mode (hccn.Cluster takes no "
 
 
 def launch(n, parts, dtypes=("float32",), topology=None, torchrun=False,
-           timeout=600):
+           timeout=300):
     """Runs mp_worker.py in n processes; returns (exit code, stderr text,
     per-rank results or None)."""
     out = tempfile.mkdtemp(prefix="hccn-torch-test-")
@@ -49,14 +50,20 @@ def launch(n, parts, dtypes=("float32",), topology=None, torchrun=False,
                "--nproc_per_node", str(n)] + args
     else:
         cmd = [sys.executable, "-m", "hccn.torch.run", "-n", str(n)] + args
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True,
-                           timeout=timeout)
+        try:
+            stdout, stderr = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)     # the launcher and its ranks
+            stdout, stderr = p.communicate()
+            stderr += "\n(killed after %d s)" % timeout
         files = [os.path.join(out, "rank%d.pt" % r) for r in range(n)]
         got = ([torch.load(f) for f in files]
                if all(os.path.exists(f) for f in files) else None)
-        return p.returncode, p.stdout + p.stderr, got
+        return p.returncode, stdout + stderr, got
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

@@ -171,13 +171,12 @@ def install_new_group_hook(dist):
         return
 
     def new_group(ranks=None, *args, **kwargs):
-        pg = original(ranks, *args, **kwargs)
+        # Before torch's new_group: it ends in a store barrier that the
+        # members reach only once their hccn_comm_create has returned.
         if _world is not None and ranks is not None and \
-                pg is c10d.GroupMember.NON_GROUP_MEMBER and \
-                _uses_hccn(c10d, args, kwargs) and \
-                sorted(ranks) != list(range(_world._size)):
+                _world._rank not in ranks and _uses_hccn(c10d, args, kwargs):
             sub_group(_world, ranks)
-        return pg
+        return original(ranks, *args, **kwargs)
     new_group._hccn_hook = True
     new_group.__doc__ = original.__doc__
     c10d.new_group = new_group
