@@ -46,6 +46,22 @@ class AsyncAndFutures(unittest.TestCase):
             self.assertTrue(torch.equal(res[0], sums[1]))
 
 
+class Coalesced(unittest.TestCase):
+
+    def test_allreduce_coalesced(self):
+        def rank(api, r, n):
+            ts = [data(r, (3,), torch.int16, seed=1),
+                  data(r, (2, 2), torch.int16, seed=2).t()]
+            api.pg.allreduce_coalesced(ts).wait()
+            return ts
+        got = spmd(4, rank)
+        want = [sum(data(q, (3,), torch.int16, seed=1) for q in range(4)),
+                sum(data(q, (2, 2), torch.int16, seed=2) for q in range(4)).t()]
+        for ts in got:
+            for a, b in zip(ts, want):
+                self.assertTrue(torch.equal(a, b))
+
+
 class SubGroups(unittest.TestCase):
 
     def test_sub_group_of_odd_ranks(self):

@@ -134,7 +134,9 @@ class MultiProcess(Base):
         sums = [sum(data(q, (8,), torch.float32, seed=s) for q in range(2))
                 for s in range(3)]
         for g in got:
-            for a, b in zip(g["async"], sums + [sums[1] * 2]):
+            want = sums + [sums[1] * 2, torch.cat([sums[0]] * 2)]
+            self.assertEqual(len(g["async"]), len(want))
+            for a, b in zip(g["async"], want):
                 self.assertTrue(torch.equal(a, b))
 
     def test_4_processes(self):
