@@ -99,6 +99,10 @@ def main():
         else:
             result.update(globals()["part_" + part](r, n))
     torch.save(result, os.path.join(outdir, "rank%d.pt" % r))
+    # Rank 0 holds torch's TCPStore: it must not exit while the others may
+    # still poll it (new_group ends in a store barrier).
+    if "mismatch" not in parts:
+        dist.barrier()
     dist.destroy_process_group()
 
 

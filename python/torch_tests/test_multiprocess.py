@@ -33,7 +33,7 @@ SKIP = ("this hccn build has no multi-process mode (hccn.Cluster takes no "
 
 
 def launch(n, parts, dtypes=("float32",), topology=None, torchrun=False,
-           timeout=300):
+           timeout=300, env_extra=None):
     """Runs mp_worker.py in n processes; returns (exit code, stderr text,
     per-rank results or None)."""
     out = tempfile.mkdtemp(prefix="hccn-torch-test-")
@@ -41,6 +41,7 @@ def launch(n, parts, dtypes=("float32",), topology=None, torchrun=False,
     env["PYTHONPATH"] = os.pathsep.join(
         [HERE, os.path.join(SOURCE, "python"), env.get("PYTHONPATH", "")])
     env.setdefault("HCCN_TIMEOUT", "60")
+    env.update(env_extra or {})
     topo = topology if topology is not None else tsupport.topology(n)
     env["HCCN_TOPOLOGY"] = topo if isinstance(topo, str) else json.dumps(topo)
     args = [WORKER, out, ",".join(parts), ",".join(dtypes)]
@@ -127,7 +128,16 @@ class MultiProcess(Base):
     def test_2_processes(self):
         dtypes = ("float32", "float64", "float16", "bfloat16", "int8",
                   "uint8", "int16", "int32", "int64", "bool")
-        got = self.run_ok(2, ["ops", "async", "times", "ddp"], dtypes)
+        tmp = tempfile.mkdtemp(prefix="hccn-torch-trace-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        trace = os.path.join(tmp, "trace.json")
+        got = self.run_ok(2, ["ops", "async", "times", "ddp"], dtypes,
+                          env_extra={"HCCN_TRACE": trace})
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        for r in range(2):          # both processes' ranks are traced
+            self.assertTrue(any(e.get("name") == "allreduce" and
+                                e.get("tid") == r for e in events))
         self.check_ops(got, 2, dtypes)
         self.check_times(got, 2)
         self.check_ddp(got)

@@ -23,8 +23,14 @@ class _Box:
         self.value = None
         self.error = None
 
-    def result(self):
-        self.done.wait()
+    def result(self, thread=None):
+        """The value (or raises the error); gives up when `thread`, the
+        one that was to fill the box, has ended without doing so."""
+        while not self.done.wait(1.0):
+            if thread is not None and not thread.is_alive() and \
+                    not self.done.is_set():
+                raise RuntimeError("hccn backend: the rank thread has "
+                                   "stopped")
         if self.error is not None:
             raise self.error
         return self.value
@@ -108,7 +114,7 @@ class ThreadService:
                                "(%s)" % (self._error or "closed"))
         box = _Box()
         self._queue.put((fn, args, box))
-        return box.result()
+        return box.result(self._thread)
 
     def close(self):
         """Stops the rank thread (after the calls queued before) and
