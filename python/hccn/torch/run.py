@@ -8,7 +8,8 @@ LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
 MASTER_PORT: a free port on 127.0.0.1), so init_process_group("hccn")
 finds the job through env://. It waits for them, and when one fails it
 stops the others (SIGTERM, then SIGKILL after --grace seconds) and exits
-with the first failure's code (128 + signal for a signal). The child
+with the first failure's code (128 + signal for a signal); SIGINT or
+SIGTERM to the launcher stops them all. The child
 processes run the interpreter that runs the launcher.
 
 This exists because Debian's torchrun (torch 1.13 on Python 3.11) fails at
@@ -108,14 +109,28 @@ def supervise(procs, grace):
         time.sleep(0.05)
 
 
+class _Terminated(Exception):
+    pass
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None):
+    """Launches and supervises; SIGINT or SIGTERM to the launcher stops
+    every process it started."""
     a = parse(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     procs = start(a)
     try:
         return supervise(procs, a.grace)
     except KeyboardInterrupt:
         stop(procs, a.grace)
         return 130
+    except _Terminated:
+        stop(procs, a.grace)
+        return 143
 
 
 if __name__ == "__main__":
