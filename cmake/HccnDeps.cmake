@@ -35,3 +35,22 @@ if(HCCN_TESTS)
     message(FATAL_ERROR "cmocka not found: apt-get install -y libcmocka-dev (or configure with -DHCCN_TESTS=OFF)")
   endif()
 endif()
+
+# Open MPI (Debian openmpi-bin, libopenmpi-dev): a multi-process cluster
+# started by mpirun agrees on its rendezvous directory through MPI
+# (runtime/proc_cfg.c, docs/processes.md). AUTO: when found.
+set(HCCN_MPI AUTO CACHE STRING "Open MPI support: AUTO, ON or OFF")
+set_property(CACHE HCCN_MPI PROPERTY STRINGS AUTO ON OFF)
+set(HCCN_HAVE_MPI OFF)
+if(NOT HCCN_MPI STREQUAL "OFF")
+  find_package(MPI COMPONENTS C QUIET)
+  if(MPI_C_FOUND)
+    set(HCCN_HAVE_MPI ON)
+    target_link_libraries(hccn_deps INTERFACE MPI::MPI_C)
+  elseif(HCCN_MPI STREQUAL "ON")
+    message(FATAL_ERROR "HCCN_MPI=ON but Open MPI was not found: "
+            "apt-get install -y openmpi-bin libopenmpi-dev "
+            "(or configure with -DHCCN_MPI=AUTO or OFF)")
+  endif()
+endif()
+message(STATUS "hccn: Open MPI support (HCCN_MPI=${HCCN_MPI}): ${HCCN_HAVE_MPI}")

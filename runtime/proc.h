@@ -191,6 +191,7 @@ struct rt_proc {
     int nranks;
     char dir[RT_PROC_DIR_MAX];
     int made_dir;                 /* remove dir at the end (host) */
+    int gen;                      /* the process's n-th such cluster */
     int *first;                   /* per process: its first rank;
                                      first[world] = nranks */
     char *region;                 /* every arena, shared */

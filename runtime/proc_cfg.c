@@ -67,7 +67,7 @@ static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
     int kr = env_int("OMPI_COMM_WORLD_RANK", &cfg->rank);
     if (ks < 0 || kr < 0)
         return bad_env(ks < 0 ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK");
-    *mpi = ks > 0 && kr > 0 ? 1 : ks > 0;
+    *mpi = ks > 0;
     return HCCN_OK;
 }
 

@@ -6,6 +6,7 @@
  * (unchanged) and the results. Handles travel as the host's tokens, which
  * the host checks as it checks any; contexts as rank numbers.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,9 @@ static rt_wire_t *begin(int fn)
 }
 
 /* Sends the request, waits for the reply, and makes the host's status and
- * last error the caller's; the reply's results follow in self->rep. */
-static hccn_status_t roundtrip(int fn)
+ * last error the caller's; the reply's results follow in self->rep. name:
+ * the call, for the message when the host is gone. */
+static hccn_status_t roundtrip_as(const char *name)
 {
     rt_fwd_self_t *s = hccn_rt_fwd_self();
     if (!s->dead && (hccn_rt_wire_send(s->fd, &s->req) != 0 ||
@@ -64,13 +66,17 @@ static hccn_status_t roundtrip(int fn)
         hccn_rt_wire_reset(&s->rep);
         return hccn_rt_error(HCCN_ERR_REMOTE, "%s: rank %d (process %d): the "
                              "host process (process 0) was lost: its "
-                             "connection closed", hccn_rt_fwd_name(fn),
-                             s->rank, s->p->rank);
+                             "connection closed", name, s->rank, s->p->rank);
     }
     hccn_status_t rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&s->rep);
     const char *msg = hccn_rt_wire_get_str(&s->rep);
     hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
     return rc;
+}
+
+static hccn_status_t roundtrip(int fn)
+{
+    return roundtrip_as(hccn_rt_fwd_name(fn));
 }
 
 static rt_wire_t *rep(void)
@@ -276,7 +282,10 @@ hccn_status_t hccn_rt_fwd_coll(hccn_comm_t *comm, const rt_fwd_coll_t *c,
     hccn_rt_wire_u64(m, fut != NULL);
     if (v)
         put_varrays(m, c, n);
-    hccn_status_t rc = roundtrip(fn);
+    char name[64];
+    snprintf(name, sizeof(name), "hccn_%s%s", c->form == RT_FORM_POST ? "i" : "",
+             hccn_coll_name((hccn_coll_t)c->coll));
+    hccn_status_t rc = roundtrip_as(name);
     void *tok = get_tok();
     if (fut != NULL)
         *fut = hccn_rt_fwd_self()->dead ? NULL : tok;

@@ -3,11 +3,12 @@
  * arena mapping, the rendezvous socket and the handshake.
  *
  * The host (process 0) makes a memfd holding every arena and listens on
- * DIR/hccn.sock. A client connects a control line, says who it is and
+ * DIR/hccn.N.sock (its N-th such cluster). A client connects a control line, says who it is and
  * what it loaded (process rank and count, NPUs, arena bytes), and gets the
  * memfd back (SCM_RIGHTS); once its cluster is built it connects one line
- * per rank it runs. The host's hccn_cluster_create returns when every
- * client has joined, or fails after the timeout naming who did not.
+ * per rank it runs. hccn_cluster_create returns, in every process, when
+ * every client has joined, or fails after the timeout naming who did not
+ * (or at once when a process dies while the others join).
  */
 #include <errno.h>
 #include <poll.h>
@@ -76,41 +77,17 @@ static hccn_status_t split_ranks(rt_proc_t *p, const hccn_sim_topo_t *topo)
     return HCCN_OK;
 }
 
-int hccn_rt_proc_owner(const rt_proc_t *p, int rank)
-{
-    int q = 0;
-    while (q + 1 < p->world && p->first[q + 1] <= rank)
-        q++;
-    return q;
-}
-
-int hccn_rt_proc_local(const rt_proc_t *p, int rank)
-{
-    return p == NULL || (rank >= p->first[p->rank] &&
-                         rank < p->first[p->rank + 1]);
-}
-
-int hccn_rt_proc_is_client(const rt_proc_t *p)
-{
-    return p != NULL && p->rank > 0;
-}
-
-int hccn_rt_proc_rank(const rt_proc_t *p)
-{
-    return p != NULL ? p->rank : 0;
-}
-
-int hccn_rt_proc_world(const rt_proc_t *p)
-{
-    return p != NULL ? p->world : 1;
-}
+/* The n-th multi-process cluster a process makes listens on (host) or
+ * joins (client) DIR/hccn.n.sock: a program that makes several, as every
+ * process makes them in the same order, never joins an earlier one. */
+static _Atomic int generations;
 
 static int sock_addr(const rt_proc_t *p, struct sockaddr_un *a)
 {
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
-    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.sock",
-                     p->dir);
+    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.%d.sock",
+                     p->dir, p->gen);
     return k > 0 && (size_t)k < sizeof(a->sun_path) ? 0 : -1;
 }
 
@@ -129,7 +106,7 @@ static hccn_status_t host_open(rt_proc_t *p)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
                              "rendezvous directory's path is too long for "
                              "a socket (%zu bytes at most): %s",
-                             sizeof(a.sun_path) - 11, p->dir);
+                             sizeof(a.sun_path) - 20, p->dir);
     if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
         return sys_error(p, "cannot make the rendezvous directory");
     p->region_fd = memfd_create("hccn-arenas", MFD_CLOEXEC);
@@ -250,6 +227,7 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     p->world = cfg->world;
     p->nranks = topo->nnpus;
     p->made_dir = cfg->made_dir;
+    p->gen = atomic_fetch_add(&generations, 1);
     p->timeout_s = timeout_s;
     p->region_fd = p->listen_fd = p->wake[0] = p->wake[1] = -1;
     snprintf(p->dir, sizeof(p->dir), "%s", cfg->dir);
@@ -374,6 +352,29 @@ static void missing(const rt_proc_t *p, char *buf, size_t len)
     }
 }
 
+/* Waits up to left seconds for a new line (0), or for a client that has
+ * joined its control line to go away (1, *gone its process; it sends
+ * nothing there); -1 on timeout. */
+static int wait_join(const rt_proc_t *p, double left, int *gone)
+{
+    struct pollfd *pf = calloc((size_t)p->world, sizeof(*pf));
+    if (pf == NULL)
+        return wait_readable(p->listen_fd, left);
+    pf[0] = (struct pollfd){.fd = p->listen_fd, .events = POLLIN};
+    for (int q = 1; q < p->world; q++)
+        pf[q] = (struct pollfd){.fd = p->ctrl[q], .events = POLLIN};
+    int ms = left > 2e6 ? 2000000000 : (int)(left * 1000.0) + 1;
+    int k = poll(pf, (nfds_t)p->world, ms), rc = k > 0 ? 0 : -1;
+    for (int q = 1; q < p->world && k > 0; q++)
+        if (pf[q].revents != 0) {
+            *gone = q;
+            rc = 1;
+            break;
+        }
+    free(pf);
+    return rc;
+}
+
 static hccn_status_t host_join(rt_proc_t *p)
 {
     rt_wire_t m = {0};
@@ -382,7 +383,14 @@ static hccn_status_t host_join(rt_proc_t *p)
     hccn_status_t rc = HCCN_OK;
     while (joined < want && rc == HCCN_OK) {
         double left = end - now_s();
-        if (left <= 0 || wait_readable(p->listen_fd, left) != 0) {
+        int gone = 0, w = left > 0 ? wait_join(p, left, &gone) : -1;
+        if (w == 1) {
+            rc = hccn_rt_error(HCCN_ERR_REMOTE, "hccn_cluster_create: "
+                               "process %d of %d went away while joining "
+                               "(it exited or was killed)", gone, p->world);
+            break;
+        }
+        if (w != 0) {
             char who[256];
             missing(p, who, sizeof(who));
             rc = hccn_rt_error(HCCN_ERR_TIMEOUT, "hccn_cluster_create: "
@@ -393,6 +401,14 @@ static hccn_status_t host_join(rt_proc_t *p)
         }
         rc = host_accept(p, &m, &joined);
     }
+    /* Every client learns how the join went: its create returns when the
+     * cluster is whole (so a control line that closes while others join
+     * is a process that died), or fails with the host's message. */
+    hccn_rt_wire_reset(&m);
+    hccn_rt_wire_u64(&m, (uint64_t)(int64_t)rc);
+    hccn_rt_wire_str(&m, rc != HCCN_OK ? hccn_last_error() : "");
+    for (int q = 1; q < p->world; q++)
+        hccn_rt_wire_send(p->ctrl[q], &m);   /* -1 (not joined): nothing */
     hccn_rt_wire_free(&m);
     struct sockaddr_un a;
     if (sock_addr(p, &a) == 0)
@@ -416,6 +432,22 @@ static hccn_status_t client_join(rt_proc_t *p)
             break;
         }
         p->rank_fd[r] = fd;
+    }
+    /* The host's word that every process joined (host_join). */
+    if (rc == HCCN_OK) {
+        if (wait_readable(p->ctrl[0], p->timeout_s) != 0 ||
+            hccn_rt_wire_recv(p->ctrl[0], &m) != 0) {
+            rc = hccn_rt_error(HCCN_ERR_TIMEOUT, "hccn_cluster_create: "
+                               "process %d of %d: the host process did not "
+                               "say within %.0f s that every process joined "
+                               "(rendezvous %s)", p->rank, p->world,
+                               p->timeout_s, p->dir);
+        } else {
+            rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
+            const char *msg = hccn_rt_wire_get_str(&m);
+            if (rc != HCCN_OK)
+                hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
+        }
     }
     hccn_rt_wire_free(&m);
     return rc;
@@ -450,25 +482,4 @@ void hccn_rt_proc_close(rt_proc_t *p)
     free(p->rank_fd);
     free(p->first);
     free(p);
-}
-
-int hccn_cluster_proc_rank(const hccn_cluster_t *cl)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_proc_rank", cl) != HCCN_OK)
-        return -1;
-    return hccn_rt_proc_rank(cl->proc);
-}
-
-int hccn_cluster_proc_world(const hccn_cluster_t *cl)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_proc_world", cl) != HCCN_OK)
-        return 0;
-    return hccn_rt_proc_world(cl->proc);
-}
-
-int hccn_cluster_rank_local(const hccn_cluster_t *cl, int rank)
-{
-    if (hccn_rt_cluster_check("hccn_cluster_rank_local", cl) != HCCN_OK)
-        return 0;
-    return rank >= 0 && rank < cl->nranks && hccn_rt_proc_local(cl->proc, rank);
 }

@@ -31,6 +31,58 @@ rt_fwd_self_t *hccn_rt_fwd_self(void)
     return self;
 }
 
+/* ------------------------------------------------------ who runs what */
+
+int hccn_rt_proc_owner(const rt_proc_t *p, int rank)
+{
+    int q = 0;
+    while (q + 1 < p->world && p->first[q + 1] <= rank)
+        q++;
+    return q;
+}
+
+int hccn_rt_proc_local(const rt_proc_t *p, int rank)
+{
+    return p == NULL || (rank >= p->first[p->rank] &&
+                         rank < p->first[p->rank + 1]);
+}
+
+int hccn_rt_proc_is_client(const rt_proc_t *p)
+{
+    return p != NULL && p->rank > 0;
+}
+
+int hccn_rt_proc_rank(const rt_proc_t *p)
+{
+    return p != NULL ? p->rank : 0;
+}
+
+int hccn_rt_proc_world(const rt_proc_t *p)
+{
+    return p != NULL ? p->world : 1;
+}
+
+int hccn_cluster_proc_rank(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_rank", cl) != HCCN_OK)
+        return -1;
+    return hccn_rt_proc_rank(cl->proc);
+}
+
+int hccn_cluster_proc_world(const hccn_cluster_t *cl)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_proc_world", cl) != HCCN_OK)
+        return 0;
+    return hccn_rt_proc_world(cl->proc);
+}
+
+int hccn_cluster_rank_local(const hccn_cluster_t *cl, int rank)
+{
+    if (hccn_rt_cluster_check("hccn_cluster_rank_local", cl) != HCCN_OK)
+        return 0;
+    return rank >= 0 && rank < cl->nranks && hccn_rt_proc_local(cl->proc, rank);
+}
+
 /* ---------------------------------------------------------------- client */
 
 typedef struct {
@@ -132,7 +184,24 @@ const char *hccn_rt_proc_lost(const hccn_cluster_t *cl)
     return p != NULL && atomic_load(&p->lost) ? p->lost_msg : NULL;
 }
 
-/* Writes the lost message of process q: its ranks and their states. */
+/* What a lost rank was doing: the operation its thread waits in, else
+ * that it was between calls. */
+static void lost_state(hccn_ctx_t *x, char *buf, size_t len)
+{
+    pthread_mutex_lock(&x->cur_lock);
+    if (atomic_load(&x->finished)) {
+        snprintf(buf, len, "had returned from its function");
+    } else if (x->cur != NULL) {
+        size_t k = (size_t)snprintf(buf, len, "in ");
+        hccn_rt_op_describe(x->cur, buf + k, len - k);
+    } else {
+        snprintf(buf, len, "between calls");
+    }
+    pthread_mutex_unlock(&x->cur_lock);
+}
+
+/* Writes the lost message of process q: its ranks and what each was in,
+ * ranks alike in a row named once ("ranks 8-15 in allreduce #1 ..."). */
 static void lost_message(rt_proc_t *p, int q)
 {
     hccn_cluster_t *cl = p->cl;
@@ -140,12 +209,22 @@ static void lost_message(rt_proc_t *p, int q)
     int a = p->first[q], b = p->first[q + 1] - 1;
     k = (size_t)snprintf(p->lost_msg, len, "process %d (ranks %d-%d) was "
                          "lost (its connection closed: it exited or was "
-                         "killed)", q, a, b);
-    for (int r = a; r <= b && k + 1 < len; r++) {
-        char what[256];
-        hccn_rt_rank_state(&cl->ctxs[r], what, sizeof(what));
-        k += (size_t)snprintf(p->lost_msg + k, len - k, "%s rank %d %s",
-                              r == a ? ":" : ";", r, what);
+                         "killed):", q, a, b);
+    char cur[160], next[160];
+    lost_state(&cl->ctxs[a], cur, sizeof(cur));
+    for (int r = a, from = a; r <= b && k + 1 < len; r++) {
+        if (r < b)
+            lost_state(&cl->ctxs[r + 1], next, sizeof(next));
+        if (r < b && strcmp(next, cur) == 0)
+            continue;
+        k += (size_t)(from == r
+                          ? snprintf(p->lost_msg + k, len - k, " rank %d %s%s",
+                                     r, cur, r < b ? ";" : "")
+                          : snprintf(p->lost_msg + k, len - k,
+                                     " ranks %d-%d %s%s", from, r, cur,
+                                     r < b ? ";" : ""));
+        from = r + 1;
+        memcpy(cur, next, sizeof(cur));
     }
 }
 

@@ -11,6 +11,7 @@
  * is the first failure's (128 + N for signal N), else 0. SIGINT and
  * SIGTERM are passed on to every process.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +161,23 @@ static int wait_all(const opts_t *o)
     return first;
 }
 
+/* Removes the rendezvous directory and what a failed run left in it. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[600];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d != NULL)
+        closedir(d);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -190,10 +208,7 @@ int main(int argc, char **argv)
         }
     }
     int code = wait_all(&o);
-    char sock[300];
-    snprintf(sock, sizeof(sock), "%s/hccn.sock", dir);
-    unlink(sock);
-    rmdir(dir);
+    remove_dir(dir);
     free(pids);
     if (got_signal && code == 0)
         code = 128 + got_signal;

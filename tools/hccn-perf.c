@@ -63,6 +63,36 @@ static hccn_status_t bufs_agree(hccn_ctx_t *ctx, const run_t *run,
     return *flag ? HCCN_OK : HCCN_ERR_REMOTE;
 }
 
+/* A cluster across processes (docs/processes.md): the ranks of other
+ * processes wrote their start, end and check into those processes' run:
+ * an allgather (the tool's own, like agree's) brings them to every rank.
+ * In one process it is not needed and not made. */
+static hccn_status_t gather_results(hccn_ctx_t *ctx, run_t *run)
+{
+    if (hccn_cluster_proc_world(hccn_ctx_cluster(ctx)) <= 1)
+        return HCCN_OK;
+    int r = hccn_rank(ctx), n = hccn_nranks(ctx);
+    double *v;
+    hccn_status_t rc = hccn_malloc(ctx, (size_t)n * 3 * sizeof(double),
+                                   (void **)&v);
+    if (rc != HCCN_OK)
+        return rc;
+    double *mine = v + 3 * r;
+    mine[0] = run->start[r];
+    mine[1] = run->end[r];
+    mine[2] = (double)run->wrong[r];
+    hccn_mark(ctx, HCCN_MARK_SYNC);
+    rc = hccn_allgather(hccn_comm_world(ctx), mine, v, 3, HCCN_FP64);
+    hccn_mark(ctx, HCCN_MARK_USER);
+    for (int i = 0; i < n && rc == HCCN_OK && r == 0; i++) {
+        run->start[i] = v[3 * i];
+        run->end[i] = v[3 * i + 1];
+        run->wrong[i] = (long)v[3 * i + 2];
+    }
+    hccn_free(ctx, v);
+    return rc;
+}
+
 /* Warm-up, then the timed loop; in place the SEND data is refilled before
  * the last iteration so that the check sees one call's result. */
 static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
@@ -130,6 +160,8 @@ static hccn_status_t rank_fn(hccn_ctx_t *ctx, void *arg)
                                                  b.rb, b.rn, n, r, o->root,
                                                  cnt)
                                    : 0;
+    if (rc == HCCN_OK)
+        rc = gather_results(ctx, run);
 free_bufs:
     bufs_free(ctx, &b);
     hccn_free(ctx, flag);
@@ -534,6 +566,8 @@ int main(int argc, char **argv)
                 rc = run_coll(&cli, c, &wrong);
             }
     }
+    if (perf_client)   /* the host writes them */
+        cli.o.json = cli.o.csv = cli.o.trace = NULL;
     if (rc <= 0 && cli.o.json && write_json(rep, cli.o.json) != 0) {
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.json);
         rc = 1;
@@ -542,7 +576,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.csv);
         rc = 1;
     }
-    if (rc <= 0 && cli.trace &&
+    if (rc <= 0 && cli.trace && cli.o.trace &&
         hccn_trace_write(cli.trace, cli.o.trace) != HCCN_OK) {
         fprintf(stderr, "hccn-perf: cannot write %s\n", cli.o.trace);
         rc = 1;

@@ -127,6 +127,10 @@ static int make_topo(const topo_spec_t *spec, int v, hccn_topo_t **out)
     return 2;
 }
 
+/* Set in a client process of a cluster that spans several processes
+ * (docs/processes.md): the host alone prints and writes files. */
+static int perf_client;
+
 /* Creates the cluster of spec with sweep value number v (-1: no sweep).
  * Returns 0, or 2 with the error printed and *out NULL. */
 static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
@@ -137,6 +141,12 @@ static int make_cluster(const topo_spec_t *spec, int v, hccn_cluster_t **out)
     hccn_status_t st = hccn_cluster_create_edited(spec->path, edits, n, NULL,
                                                   out);
     free(sweep);
+    if (st == HCCN_OK && hccn_cluster_proc_rank(*out) > 0 && !perf_client) {
+        perf_client = 1;
+        fflush(stdout);
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            clearerr(stdout);   /* still a client: it writes no files */
+    }
     if (st == HCCN_OK)
         return 0;
     fprintf(stderr, "hccn-perf: %s\n", hccn_last_error());
