@@ -15,7 +15,7 @@ build=${BUILD_DIR:-$src/build}
 type=${BUILD_TYPE:-Release}
 
 packages=(gcc make cmake pkg-config libhwloc-dev libjson-c-dev libcmocka-dev
-          python3 python3-numpy openmpi-bin libopenmpi-dev)
+          python3 python3-numpy openmpi-bin libopenmpi-dev python3-torch)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

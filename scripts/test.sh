@@ -42,8 +42,9 @@ for san in address thread; do
     # OpenMP threads (only simd loops).
     # The install tests (cli_install, cli_deb) build unsanitised clients
     # against the library, and the docs check runs the Python examples:
-    # they run in the first pass too.
-    skip="cli_python|cli_install|cli_deb|cli_docs"
+    # they run in the first pass too; so do the torch backend's tests
+    # (cli_torch: the same interpreter, with torch).
+    skip="cli_python|cli_install|cli_deb|cli_docs|cli_torch"
     [ "$san" = thread ] && skip="$skip|cli_example_data_parallel"
     HCCN_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 \
         TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
