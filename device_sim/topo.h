@@ -37,6 +37,7 @@ typedef enum {
     HCCN_SIM_FABRIC_SWITCH,
     HCCN_SIM_FABRIC_RING,
     HCCN_SIM_FABRIC_PCIE,
+    HCCN_SIM_FABRIC_LINKS,  /* explicit connection list (topo_links.c) */
 } hccn_sim_fabric_t;
 
 /* Links carry a level: 0 inside a node, 1 between a node and the network,

@@ -37,10 +37,13 @@ long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net)
         links = n == 2 ? 2 : t->bidirectional ? 2 * n : n;
         break;
     case HCCN_SIM_FABRIC_PCIE:   links = 2 * n + 2LL * t->ngroups; break;
+    case HCCN_SIM_FABRIC_LINKS:  links = 2LL * t->nconns; break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
     for (int j = 0; j < t->nnpus && t->nnics > 0; j++)
-        links += t->nic_of[j] >= 0 ? 2 : 0;
+        links += t->nic_of[j] >= 0 && t->nic_group[t->nic_of[j]] < 0 ? 2 : 0;
+    for (int k = 0; k < t->nnics; k++)
+        links += t->nic_group[k] >= 0 ? 2 : 0;
     return links + (has_net ? 2LL * t->nnics : 0);
 }
 
@@ -178,6 +181,27 @@ static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
     b->group += t->ngroups;
 }
 
+/* NICs under a PCIe switch (pcie_group): NIC <-> switch links, in NIC
+ * order. The node's PCIe switches are the devices just before its host
+ * bridge, which is just before its first NIC (build_pcie). */
+static void build_nic_groups(bctx_t *b, const hccn_sim_type_spec_t *t,
+                             int dev0, int g0)
+{
+    int sw0 = dev0 - 1 - t->ngroups;
+    for (int k = 0; k < t->nnics; k++) {
+        hccn_sim_nic_tab_t *nc = &b->p->nics[b->nic + k];
+        int g = t->nic_group[k];
+        nc->group = g < 0 ? -1 : g0 + g;
+        nc->sw_up = nc->sw_down = -1;
+        if (g < 0)
+            continue;
+        nc->sw_down = add_link(b, sw0 + g, dev0 + k, t->nic_attach_bw[k],
+                               0.0, 1);
+        nc->sw_up = add_link(b, dev0 + k, sw0 + g, t->nic_attach_bw[k], 0.0,
+                             1);
+    }
+}
+
 static void build_nics(bctx_t *b, int node, const hccn_sim_node_t *nd,
                        const hccn_sim_type_spec_t *t)
 {
@@ -191,9 +215,12 @@ static void build_nics(bctx_t *b, int node, const hccn_sim_node_t *nd,
         hccn_sim_npu_tab_t *nt = &b->p->npu[r];
         nt->nic = b->nic + k;
         b->t->npus[r].nic = dev0 + k;
+        if (t->nic_group[k] >= 0)
+            continue;
         nt->nic_up = add_link(b, r, dev0 + k, t->nic_attach_bw[k], 0.0, 1);
         nt->nic_down = add_link(b, dev0 + k, r, t->nic_attach_bw[k], 0.0, 1);
     }
+    build_nic_groups(b, t, dev0, b->group - t->ngroups);
     for (int k = 0; k < t->nnics; k++) {
         hccn_sim_nic_tab_t *nc = &b->p->nics[b->nic + k];
         nc->out = nc->in = -1;
@@ -217,6 +244,10 @@ static void build_node(bctx_t *b, int node)
     case HCCN_SIM_FABRIC_SWITCH: build_switch(b, node, nd, t); break;
     case HCCN_SIM_FABRIC_RING:   build_ring(b, nd, t, tab); break;
     case HCCN_SIM_FABRIC_PCIE:   build_pcie(b, node, nd, t, tab); break;
+    case HCCN_SIM_FABRIC_LINKS:
+        hccn_sim_build_links(b->t, &b->nlink, nd, t, tab);
+        tab->pair = b->p->pairs[nd->type];
+        break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
     build_nics(b, node, nd, t);
@@ -298,6 +329,21 @@ static void *alloc(long long n, size_t size)
     return calloc(n > 0 ? (size_t)n : 1, size);
 }
 
+/* The links fabrics' pair tables, owned by the topology. */
+static int copy_pairs(hccn_sim_topo_priv_t *p, const hccn_sim_spec_t *spec)
+{
+    for (int i = 0; i < spec->ntypes; i++) {
+        const hccn_sim_type_spec_t *t = &spec->types[i];
+        if (t->fabric != HCCN_SIM_FABRIC_LINKS)
+            continue;
+        size_t bytes = (size_t)t->nnpus * (size_t)t->nnpus * sizeof(int);
+        if ((p->pairs[i] = malloc(bytes)) == NULL)
+            return 0;
+        memcpy(p->pairs[i], t->pair, bytes);
+    }
+    return 1;
+}
+
 static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
                        const hccn_sim_spec_t *spec)
 {
@@ -320,8 +366,11 @@ static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
     p->node = alloc(t->nnodes, sizeof(*p->node));
     p->groups = alloc(ngroups, sizeof(*p->groups));
     p->leaves = alloc(p->nleaves, sizeof(*p->leaves));
+    p->ntypes = spec->ntypes;
+    p->pairs = alloc(spec->ntypes, sizeof(*p->pairs));
     return t->nodes && t->npus && t->devs && t->links && p->npu && p->nics &&
-           p->node && p->groups && p->leaves;
+           p->node && p->groups && p->leaves && p->pairs &&
+           copy_pairs(p, spec);
 }
 
 hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,

@@ -19,6 +19,7 @@
 #define HCCN_SIM_MAX_LINKS (1 << 24)
 #define HCCN_SIM_MAX_ARENA_MIB 1048576
 #define HCCN_SIM_MAX_FILE_BYTES (64 << 20)
+#define HCCN_SIM_MAX_LINKS_NPUS 256  /* NPUs of a "links" fabric */
 /* Smallest bandwidth (GB/s), peak (TFLOPS) and slow-link factor: beyond
  * them a transfer of the largest size would take an infinite time. */
 #define HCCN_SIM_MIN_GBPS 1e-6
@@ -39,9 +40,16 @@ typedef struct {
     int *group_of;               /* pcie: group of each local NPU */
     double host_bw, host_lat;    /* pcie */
     int p2p;                     /* pcie */
+    int nconns;                  /* links: connections listed */
+    int *conn;                   /* links: a, b, multiplicity per connection */
+    int *pair;                   /* links: n x n; a->b is link base + pair
+                                    (>= 0), or relay r as -(r + 2); -1 for
+                                    a == b (topo_links.c) */
     int nnics;                   /* 0 when "nics" is absent */
     int *nic_of;                 /* local NPU -> NIC, -1 for none */
     double *nic_bw, *nic_lat, *nic_attach_bw; /* per NIC; attach may be inf */
+    int *nic_group;              /* per NIC: the PCIe switch (pcie_group) it
+                                    sits under, -1 when attached to NPUs */
 } hccn_sim_type_spec_t;
 
 typedef enum {
@@ -77,6 +85,9 @@ typedef struct {
 
 typedef struct {
     int out, in;                 /* NIC -> network, network -> NIC */
+    int group;                   /* PCIe switch it sits under (index into
+                                    priv->groups), -1 when attached to NPUs */
+    int sw_up, sw_down;          /* NIC -> its PCIe switch, and back */
 } hccn_sim_nic_tab_t;
 
 typedef struct {
@@ -84,6 +95,7 @@ typedef struct {
                                     forward link i -> i+1 is base + i */
     int back;                    /* ring: link i+1 -> i is back + i; -1 */
     int p2p;                     /* pcie */
+    const int *pair;             /* links: the type's pair table */
 } hccn_sim_node_tab_t;
 
 typedef struct {
@@ -98,6 +110,8 @@ typedef struct {
     hccn_sim_uplink_t *leaves;   /* per leaf */
     int nnics, ngroups, nleaves;
     hccn_sim_net_kind_t net;
+    int ntypes;
+    int **pairs;                 /* per node type: its links pair table */
 } hccn_sim_topo_priv_t;
 
 /* Validates doc and fills spec (zeroed first). On error writes the one-line
@@ -205,6 +219,26 @@ hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
 /* Fails when obj has key: "only allowed <why>". */
 hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
                                const char *key, const char *why);
+
+/* The "links" fabric (topo_links.c). Parses fabric.links of f into t's
+ * connections and pair table (relays chosen), failing at the path. */
+hccn_status_t hccn_sim_parse_links(hccn_sim_jctx_t *c, json_object *f,
+                                   hccn_sim_type_spec_t *t);
+/* Adds node nd's links (2 per connection, in list order, a->b first) at
+ * *nlink and sets tab->base; the caller points tab->pair at a copy of the
+ * type's pair table that topo owns. */
+void hccn_sim_build_links(hccn_sim_topo_t *topo, int *nlink,
+                          const hccn_sim_node_t *nd,
+                          const hccn_sim_type_spec_t *t,
+                          hccn_sim_node_tab_t *tab);
+/* The route from local NPU a to b (a != b) of an n-NPU links node: 1 link,
+ * or 2 through the relay. */
+int hccn_sim_route_links(const hccn_sim_node_tab_t *tab, int n, int a, int b,
+                         int *out);
+/* Bandwidth of the links from local NPUs [0, half) to [half, n). */
+double hccn_sim_links_cut(const hccn_sim_topo_t *topo,
+                          const hccn_sim_node_tab_t *tab,
+                          const hccn_sim_node_t *nd, int half);
 
 /* Parses doc's optional "faults" against the built graph (topo_faults.c). */
 hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,

@@ -18,6 +18,8 @@
 #define MAX_US 1e9
 #define MAX_TFLOPS 1e9
 #define MAX_OVERSUB 1e6
+#define MIN_EFFICIENCY 1e-3
+#define MAX_RAILS 64
 
 typedef hccn_sim_jctx_t jctx_t;
 
@@ -223,28 +225,47 @@ static hccn_status_t parse_pcie(jctx_t *c, json_object *f,
     return HCCN_OK;
 }
 
+/* The optional "efficiency" of o (achievable fraction of the wire rate,
+ * MIN_EFFICIENCY..1, default 1): multiplies *bw and, when given, *bw2, by
+ * it and by mult (a NIC's rails). */
+static hccn_status_t apply_efficiency(jctx_t *c, json_object *o, double *bw,
+                                      double *bw2, int mult)
+{
+    double eff = 1.0;
+    int has = 0;
+    hccn_status_t st = hccn_sim_jnum(c, o, "efficiency", MIN_EFFICIENCY, 0,
+                                     1.0, &eff, &has);
+    if (st)
+        return st;
+    *bw *= eff * mult;
+    if (bw2 != NULL)
+        *bw2 *= eff;
+    return HCCN_OK;
+}
+
 /* fabric.type -> t->fabric. */
 static hccn_status_t parse_fabric_type(jctx_t *c, json_object *f,
                                        hccn_sim_type_spec_t *t)
 {
-    static const char *const names[] = {"mesh", "switch", "ring", "pcie"};
+    static const char *const names[] = {"mesh", "switch", "ring", "pcie",
+                                        "links"};
     static const hccn_sim_fabric_t kinds[] = {
         HCCN_SIM_FABRIC_MESH, HCCN_SIM_FABRIC_SWITCH, HCCN_SIM_FABRIC_RING,
-        HCCN_SIM_FABRIC_PCIE};
+        HCCN_SIM_FABRIC_PCIE, HCCN_SIM_FABRIC_LINKS};
     const char *type = NULL;
     json_object *v;
     hccn_sim_jgot_t got;
     hccn_status_t st = hccn_sim_jstring(c, f, "type", &type, NULL);
     if (st)
         return st;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (strcmp(type, names[k]) == 0) {
             t->fabric = kinds[k];
             return HCCN_OK;
         }
     json_object_object_get_ex(f, "type", &v);
     return hccn_sim_jfail_key(c, "type", "must be one of mesh, switch, ring, "
-                              "pcie (got %s)", hccn_sim_jgot(v, &got));
+                              "pcie, links (got %s)", hccn_sim_jgot(v, &got));
 }
 
 static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
@@ -252,7 +273,7 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
 {
     static const char *const keys[] = {
         "type", "bw_GBps", "lat_us", "bidirectional", "groups",
-        "host_bw_GBps", "host_lat_us", "p2p", NULL};
+        "host_bw_GBps", "host_lat_us", "p2p", "links", "efficiency", NULL};
     static const char *const pcie_only[] = {"groups", "host_bw_GBps",
                                             "host_lat_us", "p2p"};
     hccn_status_t st;
@@ -263,8 +284,11 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
         return st;
     int ring = t->fabric == HCCN_SIM_FABRIC_RING;
     int pcie = t->fabric == HCCN_SIM_FABRIC_PCIE;
-    if (!ring && (st = hccn_sim_jforbid(c, f, "bidirectional",
-                                        "when type is \"ring\"")))
+    int links = t->fabric == HCCN_SIM_FABRIC_LINKS;
+    if ((!ring && (st = hccn_sim_jforbid(c, f, "bidirectional",
+                                         "when type is \"ring\""))) ||
+        (!links && (st = hccn_sim_jforbid(c, f, "links",
+                                          "when type is \"links\""))))
         return st;
     for (int k = 0; k < 4 && !pcie; k++)
         if ((st = hccn_sim_jforbid(c, f, pcie_only[k],
@@ -274,6 +298,10 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
         st = parse_ring(c, f, t);
     else if (pcie)
         st = parse_pcie(c, f, t);
+    else if (links)
+        st = hccn_sim_parse_links(c, f, t);
+    if (st == HCCN_OK)
+        st = apply_efficiency(c, f, &t->fab_bw, &t->host_bw, 1);
     if (t->nnpus == 1)
         t->fabric = HCCN_SIM_FABRIC_NONE;  /* validated, then ignored */
     return st;
@@ -289,11 +317,32 @@ static hccn_status_t nic_alloc(jctx_t *c, hccn_sim_type_spec_t *t, int n)
     t->nic_bw = calloc((size_t)n, sizeof(double));
     t->nic_lat = calloc((size_t)n, sizeof(double));
     t->nic_attach_bw = calloc((size_t)n, sizeof(double));
-    if (!t->nic_of || !t->nic_bw || !t->nic_lat || !t->nic_attach_bw)
+    t->nic_group = malloc((size_t)n * sizeof(int));
+    if (!t->nic_of || !t->nic_bw || !t->nic_lat || !t->nic_attach_bw ||
+        !t->nic_group)
         return hccn_sim_jnomem(c);
+    for (int k = 0; k < n; k++)
+        t->nic_group[k] = -1;
     for (int j = 0; j < t->nnpus; j++)
         t->nic_of[j] = -1;
     return HCCN_OK;
+}
+
+/* NIC k's optional pcie_group: a PCIe switch of a pcie fabric, which the NIC
+ * then hangs off instead of off its NPUs. */
+static hccn_status_t parse_nic_group(jctx_t *c, json_object *o,
+                                     hccn_sim_type_spec_t *t, int k)
+{
+    long long g = 0;
+    int has = 0;
+    if (t->fabric != HCCN_SIM_FABRIC_PCIE)
+        return hccn_sim_jforbid(c, o, "pcie_group",
+                                "when fabric.type is \"pcie\"");
+    hccn_status_t st = hccn_sim_jint(c, o, "pcie_group", 0, t->ngroups - 1,
+                                     &g, &has);
+    if (st == HCCN_OK && has)
+        t->nic_group[k] = (int)g;
+    return st;
 }
 
 /* bw_GBps, lat_us and attach_bw_GBps of NIC k (both forms share them). */
@@ -301,13 +350,16 @@ static hccn_status_t parse_nic_link(jctx_t *c, json_object *o,
                                     hccn_sim_type_spec_t *t, int k)
 {
     int has;
+    long long rails = 1;
     t->nic_attach_bw[k] = INFINITY;
     hccn_status_t st;
     if ((st = get_bw(c, o, "bw_GBps", &t->nic_bw[k], NULL)) ||
         (st = get_lat(c, o, "lat_us", &t->nic_lat[k], NULL)) ||
-        (st = get_bw(c, o, "attach_bw_GBps", &t->nic_attach_bw[k], &has)))
+        (st = get_bw(c, o, "attach_bw_GBps", &t->nic_attach_bw[k], &has)) ||
+        (st = hccn_sim_jint(c, o, "rails", 1, MAX_RAILS, &rails, &has)) ||
+        (st = parse_nic_group(c, o, t, k)))
         return st;
-    return HCCN_OK;
+    return apply_efficiency(c, o, &t->nic_bw[k], NULL, (int)rails);
 }
 
 /* nics[k].npus: NPUs that no earlier NIC serves. */
@@ -337,7 +389,8 @@ static hccn_status_t parse_nic_entry(jctx_t *c, json_object *o,
                                      hccn_sim_type_spec_t *t, int k)
 {
     static const char *const keys[] = {"npus", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", NULL};
+                                       "attach_bw_GBps", "rails",
+                                       "efficiency", "pcie_group", NULL};
     json_object *arr = NULL;
     hccn_status_t st;
     if ((st = need_object(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
@@ -373,7 +426,8 @@ static hccn_status_t parse_nic_block(jctx_t *c, json_object *v,
                                      hccn_sim_type_spec_t *t)
 {
     static const char *const keys[] = {"count", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", NULL};
+                                       "attach_bw_GBps", "rails",
+                                       "efficiency", "pcie_group", NULL};
     long long n = 0;
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, v, keys)) ||
@@ -714,10 +768,13 @@ void hccn_sim_spec_free(hccn_sim_spec_t *spec)
     for (int i = 0; i < spec->ntypes; i++) {
         hccn_sim_type_spec_t *t = &spec->types[i];
         free(t->group_of);
+        free(t->conn);
+        free(t->pair);
         free(t->nic_of);
         free(t->nic_bw);
         free(t->nic_lat);
         free(t->nic_attach_bw);
+        free(t->nic_group);
     }
     free(spec->types);
     free(spec->name);
