@@ -290,6 +290,7 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
         free(p->node);
         free(p->groups);
         free(p->leaves);
+        free(p->upper);
         for (int i = 0; p->pairs != NULL && i < p->ntypes; i++)
             free(p->pairs[i]);
         free(p->pairs);

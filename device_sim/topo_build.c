@@ -49,15 +49,27 @@ long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net)
 
 int hccn_sim_spec_leaves(const hccn_sim_spec_t *spec)
 {
-    if (spec->net.kind != HCCN_SIM_NET_LEAF_SPINE)
+    if (spec->net.kind != HCCN_SIM_NET_LEAF_SPINE &&
+        spec->net.kind != HCCN_SIM_NET_FAT_TREE)
         return 0;
     return (spec->nnodes + spec->net.nodes_per_leaf - 1) /
            spec->net.nodes_per_leaf;
 }
 
+/* Switches of a fat tree above its leaves (0 for other networks). */
+static int tree_upper(const hccn_sim_spec_t *spec)
+{
+    int per[HCCN_SIM_MAX_TIERS];
+    if (spec->net.kind != HCCN_SIM_NET_FAT_TREE)
+        return 0;
+    return hccn_sim_tree_switches(spec, per) - hccn_sim_spec_leaves(spec);
+}
+
 static int net_devices(const hccn_sim_spec_t *spec)
 {
     switch (spec->net.kind) {
+    case HCCN_SIM_NET_FAT_TREE:
+        return hccn_sim_spec_leaves(spec) + tree_upper(spec) + 1;
     case HCCN_SIM_NET_SWITCH:     return 1;
     case HCCN_SIM_NET_LEAF_SPINE: return hccn_sim_spec_leaves(spec) + 1;
     default:                      return 0;
@@ -71,7 +83,7 @@ static void count_graph(const hccn_sim_spec_t *spec, long long *ndevs,
 {
     int has_net = spec->net.kind != HCCN_SIM_NET_NONE;
     *ndevs = spec->nnpus + net_devices(spec);
-    *nlinks = 2LL * hccn_sim_spec_leaves(spec);
+    *nlinks = 2LL * (hccn_sim_spec_leaves(spec) + tree_upper(spec));
     *nnics = *ngroups = 0;
     for (int i = 0; i < spec->ntypes; i++) {
         const hccn_sim_type_spec_t *t = &spec->types[i];
@@ -268,8 +280,9 @@ static void build_npus(bctx_t *b)
             nd->nnpus = t->nnpus;
             nd->type = ti;
             nd->fabric = t->fabric;
-            nd->leaf = spec->net.kind == HCCN_SIM_NET_LEAF_SPINE ? node / per
-                                                                 : -1;
+            nd->leaf = spec->net.kind == HCCN_SIM_NET_LEAF_SPINE ||
+                               spec->net.kind == HCCN_SIM_NET_FAT_TREE
+                           ? node / per : -1;
             for (int j = 0; j < t->nnpus; j++, rank++) {
                 hccn_sim_npu_t *u = &b->t->npus[rank];
                 u->arena_bytes = t->arena_bytes;
@@ -303,10 +316,22 @@ static double leaf_uplink_bw(const bctx_t *b, int leaf)
     return sum / spec->net.oversub;
 }
 
-static void build_network(bctx_t *b)
+/* Returns -1 when out of memory. */
+static int build_network(bctx_t *b)
 {
     const hccn_sim_net_spec_t *net = &b->spec->net;
-    if (net->kind == HCCN_SIM_NET_SWITCH) {
+    if (net->kind == HCCN_SIM_NET_FAT_TREE) {
+        double *bw = calloc((size_t)(b->p->nleaves > 0 ? b->p->nleaves : 1),
+                            sizeof(double));
+        if (bw == NULL)
+            return -1;
+        for (int l = 0; l < b->p->nleaves; l++)
+            bw[l] = leaf_uplink_bw(b, l);   /* oversub is 1: the NICs' sum */
+        int rc = hccn_sim_build_tree(b->t, b->p, b->spec, bw, b->net_base,
+                                     &b->ndev, &b->nlink);
+        free(bw);
+        return rc;
+    } else if (net->kind == HCCN_SIM_NET_SWITCH) {
         add_dev(b, HCCN_SIM_DEV_SWITCH, -1, net->lat, "net");
     } else if (net->kind == HCCN_SIM_NET_LEAF_SPINE) {
         for (int l = 0; l < b->p->nleaves; l++)
@@ -321,12 +346,28 @@ static void build_network(bctx_t *b)
                                             0.0, 2);
         }
     }
+    return 0;
 }
 
 /* calloc that never returns NULL for a zero count (so NULL means failure). */
 static void *alloc(long long n, size_t size)
 {
     return calloc(n > 0 ? (size_t)n : 1, size);
+}
+
+/* A fat tree's tiers, as the router reads them. */
+static void tree_tiers(hccn_sim_topo_priv_t *p, const hccn_sim_spec_t *spec)
+{
+    int per[HCCN_SIM_MAX_TIERS], base = 0;
+    if (spec->net.kind != HCCN_SIM_NET_FAT_TREE)
+        return;
+    hccn_sim_tree_switches(spec, per);
+    p->ntiers = spec->net.ntiers;
+    for (int k = 0; k < p->ntiers; k++) {
+        p->tier_children[k] = spec->net.tier_children[k];
+        p->tier_base[k] = k == 0 ? 0 : base;
+        base += k == 0 ? 0 : per[k];
+    }
 }
 
 /* The links fabrics' pair tables, owned by the topology. */
@@ -366,10 +407,13 @@ static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
     p->node = alloc(t->nnodes, sizeof(*p->node));
     p->groups = alloc(ngroups, sizeof(*p->groups));
     p->leaves = alloc(p->nleaves, sizeof(*p->leaves));
+    p->nupper = tree_upper(spec);
+    p->upper = alloc(p->nupper, sizeof(*p->upper));
+    tree_tiers(p, spec);
     p->ntypes = spec->ntypes;
     p->pairs = alloc(spec->ntypes, sizeof(*p->pairs));
     return t->nodes && t->npus && t->devs && t->links && p->npu && p->nics &&
-           p->node && p->groups && p->leaves && p->pairs &&
+           p->node && p->groups && p->leaves && p->upper && p->pairs &&
            copy_pairs(p, spec);
 }
 
@@ -394,7 +438,10 @@ hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
     build_npus(&b);
     for (int n = 0; n < t->nnodes; n++)
         build_node(&b, n);
-    build_network(&b);
+    if (build_network(&b) != 0) {
+        hccn_sim_topo_free(t);
+        return HCCN_ERR_NOMEM;
+    }
     if (b.ndev != t->ndevs || b.nlink != t->nlinks) {
         hccn_sim_topo_free(t);
         return HCCN_ERR_INTERNAL;

@@ -20,6 +20,7 @@
 #define HCCN_SIM_MAX_ARENA_MIB 1048576
 #define HCCN_SIM_MAX_FILE_BYTES (64 << 20)
 #define HCCN_SIM_MAX_LINKS_NPUS 256  /* NPUs of a "links" fabric */
+#define HCCN_SIM_MAX_TIERS 3         /* tiers of a fat tree below its core */
 /* Smallest bandwidth (GB/s), peak (TFLOPS) and slow-link factor: beyond
  * them a transfer of the largest size would take an infinite time. */
 #define HCCN_SIM_MIN_GBPS 1e-6
@@ -56,13 +57,18 @@ typedef enum {
     HCCN_SIM_NET_NONE,
     HCCN_SIM_NET_SWITCH,
     HCCN_SIM_NET_LEAF_SPINE,
+    HCCN_SIM_NET_FAT_TREE,
 } hccn_sim_net_kind_t;
 
 typedef struct {
     hccn_sim_net_kind_t kind;
     double lat, spine_lat;       /* seconds */
-    int nodes_per_leaf;
+    int nodes_per_leaf;          /* leaf_spine; fat_tree: tier_children[0] */
     double oversub;
+    int ntiers;                  /* fat_tree: levels */
+    int tier_children[HCCN_SIM_MAX_TIERS];
+    double tier_oversub[HCCN_SIM_MAX_TIERS];
+    double tier_lat[HCCN_SIM_MAX_TIERS];  /* seconds */
 } hccn_sim_net_spec_t;
 
 /* A validated file. Owns its strings and arrays (hccn_sim_spec_free). */
@@ -107,7 +113,11 @@ typedef struct {
     hccn_sim_nic_tab_t *nics;    /* per NIC of the cluster */
     hccn_sim_node_tab_t *node;   /* per node */
     hccn_sim_uplink_t *groups;   /* per PCIe switch of the cluster */
-    hccn_sim_uplink_t *leaves;   /* per leaf */
+    hccn_sim_uplink_t *leaves;   /* per leaf (a fat tree's tier 0) */
+    hccn_sim_uplink_t *upper;    /* fat tree: per switch of tiers 1.. */
+    int ntiers, nupper;
+    int tier_base[HCCN_SIM_MAX_TIERS];    /* tier k's first in upper */
+    int tier_children[HCCN_SIM_MAX_TIERS];
     int nnics, ngroups, nleaves;
     hccn_sim_net_kind_t net;
     int ntypes;
@@ -126,7 +136,8 @@ void hccn_sim_spec_free(hccn_sim_spec_t *spec);
  * network when has_net). Used for the link limit and by the builder. */
 long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net);
 
-/* Number of leaves of a leaf/spine network (0 for other networks). */
+/* Number of leaves of a leaf/spine network or fat tree (0 for other
+ * networks). */
 int hccn_sim_spec_leaves(const hccn_sim_spec_t *spec);
 
 /* Builds the graph of a validated spec. Returns HCCN_ERR_NOMEM or HCCN_OK;
@@ -239,6 +250,29 @@ int hccn_sim_route_links(const hccn_sim_node_tab_t *tab, int n, int a, int b,
 double hccn_sim_links_cut(const hccn_sim_topo_t *topo,
                           const hccn_sim_node_tab_t *tab,
                           const hccn_sim_node_t *nd, int half);
+
+/* The "fat_tree" network (topo_tree.c). Parses o's "levels" into net. */
+hccn_status_t hccn_sim_parse_tree(hccn_sim_jctx_t *c, json_object *o,
+                                  hccn_sim_net_spec_t *net);
+/* Switches of each tier (per_tier, ntiers entries) of spec's fat tree;
+ * returns their total. */
+int hccn_sim_tree_switches(const hccn_sim_spec_t *spec, int *per_tier);
+/* Adds the tiers' switches at device *ndev (== dev0; leaves first, the core
+ * last) and their uplinks at *nlink, tier by tier; leaf_bw[l] is what comes
+ * up into leaf l (its NICs). Fills p->leaves and p->upper. Returns -1
+ * when out of memory, else 0. */
+int hccn_sim_build_tree(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
+                         const hccn_sim_spec_t *spec, const double *leaf_bw,
+                         int dev0, int *ndev, int *nlink);
+/* The network links from leaf la up to the common ancestor and down to
+ * leaf lb (none when la == lb); returns their number. */
+int hccn_sim_route_tree(const hccn_sim_topo_priv_t *p, int la, int lb,
+                        int *out);
+/* Bisection through the tree, given per leaf what its first-half nodes can
+ * send (a) and its second-half nodes receive (b); both arrays are used as
+ * scratch. */
+double hccn_sim_tree_bisection(const hccn_sim_topo_t *topo, double *a,
+                               double *b);
 
 /* Parses doc's optional "faults" against the built graph (topo_faults.c). */
 hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,

@@ -517,9 +517,13 @@ static hccn_status_t parse_network_type(jctx_t *c, json_object *o,
         net->kind = HCCN_SIM_NET_LEAF_SPINE;
         return HCCN_OK;
     }
+    if (strcmp(type, "fat_tree") == 0) {
+        net->kind = HCCN_SIM_NET_FAT_TREE;
+        return HCCN_OK;
+    }
     json_object_object_get_ex(o, "type", &v);
-    return hccn_sim_jfail_key(c, "type", "must be one of switch, leaf_spine "
-                              "(got %s)", hccn_sim_jgot(v, &got));
+    return hccn_sim_jfail_key(c, "type", "must be one of switch, leaf_spine, "
+                              "fat_tree (got %s)", hccn_sim_jgot(v, &got));
 }
 
 static hccn_status_t parse_network(jctx_t *c, json_object *o,
@@ -527,7 +531,7 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
 {
     static const char *const keys[] = {"type", "lat_us", "nodes_per_leaf",
                                        "oversubscription", "spine_lat_us",
-                                       NULL};
+                                       "levels", NULL};
     static const char *const leaf_only[] = {"nodes_per_leaf",
                                             "oversubscription",
                                             "spine_lat_us"};
@@ -540,10 +544,15 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
         return st;
     net->oversub = 1.0;
     net->spine_lat = net->lat;
-    if (net->kind == HCCN_SIM_NET_SWITCH) {
+    if (net->kind != HCCN_SIM_NET_FAT_TREE &&
+        (st = hccn_sim_jforbid(c, o, "levels", "when type is \"fat_tree\"")))
+        return st;
+    if (net->kind != HCCN_SIM_NET_LEAF_SPINE) {
         for (int k = 0; k < 3 && st == HCCN_OK; k++)
             st = hccn_sim_jforbid(c, o, leaf_only[k],
                                   "when type is \"leaf_spine\"");
+        if (st == HCCN_OK && net->kind == HCCN_SIM_NET_FAT_TREE)
+            st = hccn_sim_parse_tree(c, o, net);
         return st;
     }
     if ((st = hccn_sim_jint(c, o, "nodes_per_leaf", 1, HCCN_SIM_MAX_NPUS,
@@ -648,7 +657,10 @@ static hccn_status_t check_multinode(jctx_t *c, const hccn_sim_spec_t *spec)
 
 static hccn_status_t check_links(jctx_t *c, const hccn_sim_spec_t *spec)
 {
-    long long links = 2LL * hccn_sim_spec_leaves(spec);
+    int per[HCCN_SIM_MAX_TIERS];
+    long long links = 2LL * (spec->net.kind == HCCN_SIM_NET_FAT_TREE
+                                 ? hccn_sim_tree_switches(spec, per)
+                                 : hccn_sim_spec_leaves(spec));
     int has_net = spec->net.kind != HCCN_SIM_NET_NONE;
     char msg[128];
     for (int i = 0; i < spec->ntypes; i++) {

@@ -8,6 +8,7 @@
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PRIV(topo) ((const hccn_sim_topo_priv_t *)(topo)->priv)
@@ -121,7 +122,9 @@ static int route_inter(const hccn_sim_topo_t *topo, int a, int b, int *out)
         return -1;  /* not reachable; validation rules this out */
     len += route_nic(p, a, 1, out + len);
     out[len++] = p->nics[ta->nic].out;
-    if (leaf_a != leaf_b) {
+    if (leaf_a != leaf_b && p->ntiers > 0) {
+        len += hccn_sim_route_tree(p, leaf_a, leaf_b, out + len);
+    } else if (leaf_a != leaf_b) {
         out[len++] = p->leaves[leaf_a].up;
         out[len++] = p->leaves[leaf_b].down;
     }
@@ -246,9 +249,31 @@ static double node_nic_capacity(const hccn_sim_topo_t *topo, int node)
     return cap;
 }
 
+/* A fat tree: each leaf's halves' NIC capacities, then the tiers. */
+static double bisection_tree(const hccn_sim_topo_t *topo)
+{
+    const hccn_sim_topo_priv_t *p = PRIV(topo);
+    double *a = calloc((size_t)p->nleaves, sizeof(double));
+    double *b = calloc((size_t)p->nleaves, sizeof(double));
+    double total = 0.0;
+    if (a != NULL && b != NULL) {
+        for (int node = 0; node < topo->nnodes; node++) {
+            double cap = node_nic_capacity(topo, node);
+            int l = topo->nodes[node].leaf;
+            *(node < topo->nnodes / 2 ? &a[l] : &b[l]) += cap;
+        }
+        total = hccn_sim_tree_bisection(topo, a, b);
+    }
+    free(a);
+    free(b);
+    return total;
+}
+
 static double bisection_nodes(const hccn_sim_topo_t *topo)
 {
     const hccn_sim_topo_priv_t *p = PRIV(topo);
+    if (p->ntiers > 0)
+        return bisection_tree(topo);
     int half = topo->nnodes / 2, ndom = p->nleaves > 0 ? p->nleaves : 1;
     flow_t f = {0};
     for (int d = 0, node = 0; d < ndom; d++) {

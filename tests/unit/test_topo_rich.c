@@ -1,8 +1,8 @@
 /*
  * The richer topology keys (docs/topology.md): NIC rails, per-link
  * efficiency, the "links" fabric (uneven meshes with multiplicities and
- * relay routes) and NICs under a PCIe switch. Each test times transfers in
- * the engine and compares them with closed forms worked out by hand from
+ * relay routes), NICs under a PCIe switch and fat trees of several tiers.
+ * Each test times transfers in the engine and compares them with closed forms worked out by hand from
  * the figures of the file: a transfer of S bytes alone on its route takes
  * lat + S / B; k transfers sharing a link of bandwidth B take lat + k S / B.
  */
@@ -222,6 +222,88 @@ static void test_nic_under_pcie_switch(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* 16 one-NPU nodes with 10 GB/s NICs under a three-tier fat tree of
+ * fan-in 2: leaf uplinks 2 x 10 / 2 = 10 GB/s, tier 1 (20 / 1) = 20, tier 2
+ * (40 / 2) = 20 GB/s into the core. Latencies: NIC 2 us, leaves 0.5,
+ * tier 1 1 (the network's lat_us), tier 2 0.25, core 1. */
+#define TREE(levels)                                                          \
+    "{\"version\":1,\"node_types\":[{\"count\":16,\"npu\":{\"count\":1,"     \
+    "\"arena_MiB\":1,\"reduce_bw_GBps\":100},\"nics\":{\"count\":1,"         \
+    "\"bw_GBps\":10,\"lat_us\":2}}],\"network\":" levels "}"
+
+static void test_fat_tree(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(TREE(
+        "{\"type\":\"fat_tree\",\"lat_us\":1,\"levels\":[{\"children\":2,"
+        "\"oversubscription\":2,\"lat_us\":0.5},{\"children\":2},"
+        "{\"children\":2,\"oversubscription\":2,\"lat_us\":0.25}]}"));
+    int len;
+    assert_time(route_lat(t, 0, 1, &len), 2.5e-6, "same leaf");
+    assert_int_equal(len, 4);
+    assert_time(route_lat(t, 0, 2, &len), 4e-6, "via tier 1");
+    assert_int_equal(len, 6);
+    /* 2 + 0.5 + 1 + 0.25 + 1 + 0.5: leaf, tier 1, tier 2, tier 1, leaf */
+    assert_time(route_lat(t, 0, 4, &len), 5.25e-6, "via tier 2");
+    assert_int_equal(len, 8);
+    assert_time(route_lat(t, 0, 15, &len), 6.5e-6, "via the core");
+    assert_int_equal(len, 10);
+    /* 0 and 1 (leaf 0) to 8 and 9: both cross leaf 0's 10 GB/s uplink */
+    int src[] = {0, 1}, dst[] = {8, 9};
+    double end[2];
+    run(t, 2, src, dst, end);
+    assert_time(end[0], 6.5e-6 + 2 * S / 10e9, "leaf uplink shared");
+    assert_time(end[1], end[0], "leaf uplink shared, second");
+    /* 0, 2, 4, 6 (four leaves, two tier-1 switches, one tier-2 switch) to
+     * the other half: the tier-2 uplink (20 GB/s) carries all four */
+    int src4[] = {0, 2, 4, 6}, dst4[] = {8, 10, 12, 14};
+    double end4[4];
+    run(t, 4, src4, dst4, end4);
+    for (int i = 0; i < 4; i++)
+        assert_time(end4[i], 6.5e-6 + 4 * S / 20e9, "tier 2 uplink shared");
+    hccn_sim_topo_summary_t sum;
+    hccn_sim_topo_summarize(t, &sum);
+    assert_time(sum.bisection_bw, 20e9, "bisection: one tier-2 uplink");
+    assert_int_equal(sum.links_per_level[2], 2 * (8 + 4 + 2));
+    hccn_sim_topo_free(t);
+}
+
+/* A one-tier fat tree is a leaf/spine network: same routes, same times. */
+static void test_fat_tree_one_tier(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *ls = load(TREE(
+        "{\"type\":\"leaf_spine\",\"lat_us\":0.5,\"nodes_per_leaf\":4,"
+        "\"oversubscription\":3,\"spine_lat_us\":1.25}"));
+    hccn_sim_topo_t *ft = load(TREE(
+        "{\"type\":\"fat_tree\",\"lat_us\":1.25,\"levels\":[{\"children\":4,"
+        "\"oversubscription\":3,\"lat_us\":0.5}]}"));
+    assert_int_equal(ls->nlinks, ft->nlinks);
+    assert_int_equal(ls->ndevs, ft->ndevs);
+    for (int a = 0; a < 16; a++)
+        for (int b = 0; b < 16; b++) {
+            int la[HCCN_SIM_ROUTE_MAX], lf[HCCN_SIM_ROUTE_MAX];
+            double lat_s, lat_f;
+            int n = hccn_sim_topo_route(ls, a, b, la, &lat_s);
+            assert_int_equal(hccn_sim_topo_route(ft, a, b, lf, &lat_f), n);
+            assert_true(lat_s == lat_f);
+            for (int k = 0; k < n; k++)
+                assert_true(ls->links[la[k]].bw == ft->links[lf[k]].bw);
+        }
+    int src[] = {0, 1, 2, 5}, dst[] = {4, 8, 12, 6};
+    double e1[4], e2[4];
+    run(ls, 4, src, dst, e1);
+    run(ft, 4, src, dst, e2);
+    for (int i = 0; i < 4; i++)
+        assert_true(e1[i] == e2[i]);
+    hccn_sim_topo_summary_t s1, s2;
+    hccn_sim_topo_summarize(ls, &s1);
+    hccn_sim_topo_summarize(ft, &s2);
+    assert_true(s1.bisection_bw == s2.bisection_bw);
+    hccn_sim_topo_free(ls);
+    hccn_sim_topo_free(ft);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +311,8 @@ int main(void)
         cmocka_unit_test(test_fabric_efficiency),
         cmocka_unit_test(test_links_routes),
         cmocka_unit_test(test_nic_under_pcie_switch),
+        cmocka_unit_test(test_fat_tree),
+        cmocka_unit_test(test_fat_tree_one_tier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
