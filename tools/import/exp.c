@@ -164,7 +164,11 @@ static int net_dims(const shape_t *s, const char *file, dims_t *d, char *err)
         add(d, "Switch", s->count, s->nic_bw, lat);
         return 0;
     }
-    if (s->count % s->per_leaf)
+    if (strcmp(s->net, "leaf_spine") != 0)
+        return hccn_imp_fail(err, "%s: network.type: a %s network has no "
+                             "ASTRA-sim building block (switch and "
+                             "leaf_spine do)", file, s->net);
+    if (s->per_leaf <= 0 || s->count % s->per_leaf)
         return hccn_imp_fail(err, "%s: network.nodes_per_leaf: %d does not "
                              "divide the %d nodes", file, s->per_leaf,
                              s->count);
