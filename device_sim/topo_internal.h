@@ -1,8 +1,10 @@
 /*
- * Internals of the topology loader, shared by its five files:
+ * Internals of the topology loader, shared by its files:
  *   topo.c        entry points: read, tokenize, parse, build; free
  *   topo_json.c   checked JSON access: typed getters that know the JSON path
  *   topo_parse.c  JSON document -> validated spec (the format's rules)
+ *   topo_nics.c   the NICs of a node type (rails, efficiency, pcie_group)
+ *   topo_links.c  the "links" fabric; topo_tree.c the "fat_tree" network
  *   topo_build.c  spec -> devices, links and the routing tables
  *   topo_route.c  routes and the summary (bisection bandwidth)
  * Never included outside device_sim/topo*.c.
@@ -217,6 +219,17 @@ hccn_status_t hccn_sim_jtyped(hccn_sim_jctx_t *c, json_object *obj,
                               const char *what, json_object **out,
                               int *present);
 
+/* A bandwidth key (GB/s, 1e-6..1e9) in bytes/s; a latency key (us,
+ * 0..1e9) in seconds. present as for the typed getters above. */
+hccn_status_t hccn_sim_jbw(hccn_sim_jctx_t *c, json_object *o,
+                          const char *key, double *out, int *present);
+hccn_status_t hccn_sim_jlat(hccn_sim_jctx_t *c, json_object *o,
+                           const char *key, double *out, int *present);
+/* o's optional "efficiency" (0.001..1, default 1): multiplies *bw by it and
+ * by mult (a NIC's rails), and *bw2 (when not NULL) by it. */
+hccn_status_t hccn_sim_jefficiency(hccn_sim_jctx_t *c, json_object *o,
+                                   double *bw, double *bw2, int mult);
+
 /* v (at the current path) is an integer in lo..hi. */
 hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
                                   long long lo, long long hi, long long *out);
@@ -230,6 +243,11 @@ hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
 /* Fails when obj has key: "only allowed <why>". */
 hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
                                const char *key, const char *why);
+
+/* node_types[i].nics (topo_nics.c), at the path of "nics"; t's fabric is
+ * parsed already. */
+hccn_status_t hccn_sim_parse_nics(hccn_sim_jctx_t *c, json_object *v,
+                                  hccn_sim_type_spec_t *t);
 
 /* The "links" fabric (topo_links.c). Parses fabric.links of f into t's
  * connections and pair table (relays chosen), failing at the path. */

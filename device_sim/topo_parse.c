@@ -1,9 +1,10 @@
 /*
  * Topology file validation: a parsed JSON document -> hccn_sim_spec_t.
  *
- * Every rule of docs/topology.md is checked here, and every error is one line
- * "<source>: <json path>: <rule broken>" (the typed getters of topo_json.c
- * write it). The parser walks the document in a fixed order (version first,
+ * Every rule of docs/topology.md is checked here (the NICs in topo_nics.c,
+ * the links fabric in topo_links.c, fat trees in topo_tree.c), and every
+ * error is one line "<source>: <json path>: <rule broken>" (the typed
+ * getters of topo_json.c write it). The parser walks the document in a fixed order (version first,
  * then unknown keys, then the keys in the order the format lists them), so a
  * file with several errors always reports the same one.
  */
@@ -18,14 +19,11 @@
 #define MAX_US 1e9
 #define MAX_TFLOPS 1e9
 #define MAX_OVERSUB 1e6
-#define MIN_EFFICIENCY 1e-3
-#define MAX_RAILS 64
 
 typedef hccn_sim_jctx_t jctx_t;
 
-/* A bandwidth key (GB/s in HCCN_SIM_MIN_GBPS..MAX_GBPS) in bytes/s. */
-static hccn_status_t get_bw(jctx_t *c, json_object *o, const char *key,
-                            double *out, int *present)
+hccn_status_t hccn_sim_jbw(hccn_sim_jctx_t *c, json_object *o,
+                          const char *key, double *out, int *present)
 {
     double x = 0.0;
     hccn_status_t st = hccn_sim_jnum_floor(c, o, key, 0, 1, HCCN_SIM_MIN_GBPS,
@@ -35,9 +33,8 @@ static hccn_status_t get_bw(jctx_t *c, json_object *o, const char *key,
     return st;
 }
 
-/* A latency key (us >= 0) in seconds. */
-static hccn_status_t get_lat(jctx_t *c, json_object *o, const char *key,
-                             double *out, int *present)
+hccn_status_t hccn_sim_jlat(hccn_sim_jctx_t *c, json_object *o,
+                           const char *key, double *out, int *present)
 {
     double x = 0.0;
     hccn_status_t st = hccn_sim_jnum(c, o, key, 0, 0, MAX_US, &x, present);
@@ -119,8 +116,8 @@ static hccn_status_t parse_npu(jctx_t *c, json_object *o,
                             NULL)) ||
         (st = hccn_sim_jint(c, o, "arena_MiB", 1, HCCN_SIM_MAX_ARENA_MIB,
                             &mib, NULL)) ||
-        (st = get_bw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
-        (st = get_bw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
+        (st = hccn_sim_jbw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
+        (st = hccn_sim_jbw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
         (st = by_dtype ? parse_peaks(c, peaks, t)
                        : hccn_sim_jnum_floor(c, o, "peak_TFLOPS", 0, 1,
                                              HCCN_SIM_MIN_TFLOPS, MAX_TFLOPS,
@@ -216,30 +213,12 @@ static hccn_status_t parse_pcie(jctx_t *c, json_object *f,
     int has;
     hccn_status_t st;
     if ((st = parse_groups(c, f, t)) ||
-        (st = get_bw(c, f, "host_bw_GBps", &t->host_bw, NULL)) ||
-        (st = get_lat(c, f, "host_lat_us", &t->host_lat, &has)) ||
+        (st = hccn_sim_jbw(c, f, "host_bw_GBps", &t->host_bw, NULL)) ||
+        (st = hccn_sim_jlat(c, f, "host_lat_us", &t->host_lat, &has)) ||
         (st = hccn_sim_jbool(c, f, "p2p", &t->p2p, &has)))
         return st;
     if (!has)
         t->p2p = 1;
-    return HCCN_OK;
-}
-
-/* The optional "efficiency" of o (achievable fraction of the wire rate,
- * MIN_EFFICIENCY..1, default 1): multiplies *bw and, when given, *bw2, by
- * it and by mult (a NIC's rails). */
-static hccn_status_t apply_efficiency(jctx_t *c, json_object *o, double *bw,
-                                      double *bw2, int mult)
-{
-    double eff = 1.0;
-    int has = 0;
-    hccn_status_t st = hccn_sim_jnum(c, o, "efficiency", MIN_EFFICIENCY, 0,
-                                     1.0, &eff, &has);
-    if (st)
-        return st;
-    *bw *= eff * mult;
-    if (bw2 != NULL)
-        *bw2 *= eff;
     return HCCN_OK;
 }
 
@@ -279,8 +258,8 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, f, keys)) ||
         (st = parse_fabric_type(c, f, t)) ||
-        (st = get_bw(c, f, "bw_GBps", &t->fab_bw, NULL)) ||
-        (st = get_lat(c, f, "lat_us", &t->fab_lat, NULL)))
+        (st = hccn_sim_jbw(c, f, "bw_GBps", &t->fab_bw, NULL)) ||
+        (st = hccn_sim_jlat(c, f, "lat_us", &t->fab_lat, NULL)))
         return st;
     int ring = t->fabric == HCCN_SIM_FABRIC_RING;
     int pcie = t->fabric == HCCN_SIM_FABRIC_PCIE;
@@ -301,160 +280,10 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
     else if (links)
         st = hccn_sim_parse_links(c, f, t);
     if (st == HCCN_OK)
-        st = apply_efficiency(c, f, &t->fab_bw, &t->host_bw, 1);
+        st = hccn_sim_jefficiency(c, f, &t->fab_bw, &t->host_bw, 1);
     if (t->nnpus == 1)
         t->fabric = HCCN_SIM_FABRIC_NONE;  /* validated, then ignored */
     return st;
-}
-
-/* ------------------------------------------------------------------------ */
-/* node_types[i].nics                                                       */
-
-static hccn_status_t nic_alloc(jctx_t *c, hccn_sim_type_spec_t *t, int n)
-{
-    t->nnics = n;
-    t->nic_of = malloc((size_t)t->nnpus * sizeof(int));
-    t->nic_bw = calloc((size_t)n, sizeof(double));
-    t->nic_lat = calloc((size_t)n, sizeof(double));
-    t->nic_attach_bw = calloc((size_t)n, sizeof(double));
-    t->nic_group = malloc((size_t)n * sizeof(int));
-    if (!t->nic_of || !t->nic_bw || !t->nic_lat || !t->nic_attach_bw ||
-        !t->nic_group)
-        return hccn_sim_jnomem(c);
-    for (int k = 0; k < n; k++)
-        t->nic_group[k] = -1;
-    for (int j = 0; j < t->nnpus; j++)
-        t->nic_of[j] = -1;
-    return HCCN_OK;
-}
-
-/* NIC k's optional pcie_group: a PCIe switch of a pcie fabric, which the NIC
- * then hangs off instead of off its NPUs. */
-static hccn_status_t parse_nic_group(jctx_t *c, json_object *o,
-                                     hccn_sim_type_spec_t *t, int k)
-{
-    long long g = 0;
-    int has = 0;
-    if (t->fabric != HCCN_SIM_FABRIC_PCIE)
-        return hccn_sim_jforbid(c, o, "pcie_group",
-                                "when fabric.type is \"pcie\"");
-    hccn_status_t st = hccn_sim_jint(c, o, "pcie_group", 0, t->ngroups - 1,
-                                     &g, &has);
-    if (st == HCCN_OK && has)
-        t->nic_group[k] = (int)g;
-    return st;
-}
-
-/* bw_GBps, lat_us and attach_bw_GBps of NIC k (both forms share them). */
-static hccn_status_t parse_nic_link(jctx_t *c, json_object *o,
-                                    hccn_sim_type_spec_t *t, int k)
-{
-    int has;
-    long long rails = 1;
-    t->nic_attach_bw[k] = INFINITY;
-    hccn_status_t st;
-    if ((st = get_bw(c, o, "bw_GBps", &t->nic_bw[k], NULL)) ||
-        (st = get_lat(c, o, "lat_us", &t->nic_lat[k], NULL)) ||
-        (st = get_bw(c, o, "attach_bw_GBps", &t->nic_attach_bw[k], &has)) ||
-        (st = hccn_sim_jint(c, o, "rails", 1, MAX_RAILS, &rails, &has)) ||
-        (st = parse_nic_group(c, o, t, k)))
-        return st;
-    return apply_efficiency(c, o, &t->nic_bw[k], NULL, (int)rails);
-}
-
-/* nics[k].npus: NPUs that no earlier NIC serves. */
-static hccn_status_t parse_nic_npus(jctx_t *c, json_object *arr,
-                                    hccn_sim_type_spec_t *t, int k)
-{
-    size_t n = json_object_array_length(arr);
-    hccn_status_t st = HCCN_OK;
-    if (n == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    for (size_t i = 0; i < n && st == HCCN_OK; i++) {
-        int x = 0;
-        if ((st = hccn_sim_jelem(c, arr, i, t->nnpus, &x)))
-            break;
-        if (t->nic_of[x] >= 0) {
-            size_t old = hccn_sim_jindex(c, i);
-            st = hccn_sim_jfail(c, "NPU %d is already served by nics[%d]", x,
-                                t->nic_of[x]);
-            hccn_sim_jpop(c, old);
-        }
-        t->nic_of[x] = k;
-    }
-    return st;
-}
-
-static hccn_status_t parse_nic_entry(jctx_t *c, json_object *o,
-                                     hccn_sim_type_spec_t *t, int k)
-{
-    static const char *const keys[] = {"npus", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", "rails",
-                                       "efficiency", "pcie_group", NULL};
-    json_object *arr = NULL;
-    hccn_status_t st;
-    if ((st = need_object(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
-        (st = get_array(c, o, "npus", &arr)))
-        return st;
-    size_t old = hccn_sim_jkey(c, "npus");
-    st = parse_nic_npus(c, arr, t, k);
-    hccn_sim_jpop(c, old);
-    return st ? st : parse_nic_link(c, o, t, k);
-}
-
-static hccn_status_t parse_nic_array(jctx_t *c, json_object *v,
-                                     hccn_sim_type_spec_t *t)
-{
-    size_t n = json_object_array_length(v);
-    hccn_status_t st;
-    if (n == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    if (n > (size_t)t->nnpus)
-        return hccn_sim_jfail(c, "has %zu NICs for %d NPUs", n, t->nnpus);
-    if ((st = nic_alloc(c, t, (int)n)))
-        return st;
-    for (size_t k = 0; k < n && st == HCCN_OK; k++) {
-        size_t old = hccn_sim_jindex(c, k);
-        st = parse_nic_entry(c, json_object_array_get_idx(v, k), t, (int)k);
-        hccn_sim_jpop(c, old);
-    }
-    return st;
-}
-
-/* {"count": k, ...}: k identical NICs serving equal blocks of NPUs. */
-static hccn_status_t parse_nic_block(jctx_t *c, json_object *v,
-                                     hccn_sim_type_spec_t *t)
-{
-    static const char *const keys[] = {"count", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", "rails",
-                                       "efficiency", "pcie_group", NULL};
-    long long n = 0;
-    hccn_status_t st;
-    if ((st = hccn_sim_jkeys(c, v, keys)) ||
-        (st = hccn_sim_jint(c, v, "count", 1, t->nnpus, &n, NULL)))
-        return st;
-    if (t->nnpus % n != 0)
-        return hccn_sim_jfail_key(c, "count", "must divide npu.count (%d) "
-                                  "(got %lld)", t->nnpus, n);
-    if ((st = nic_alloc(c, t, (int)n)))
-        return st;
-    for (int j = 0; j < t->nnpus; j++)
-        t->nic_of[j] = j / (t->nnpus / (int)n);
-    for (int k = 0; k < n && st == HCCN_OK; k++)
-        st = parse_nic_link(c, v, t, k);
-    return st;
-}
-
-static hccn_status_t parse_nics(jctx_t *c, json_object *v,
-                                hccn_sim_type_spec_t *t)
-{
-    hccn_sim_jgot_t got;
-    if (json_object_is_type(v, json_type_array))
-        return parse_nic_array(c, v, t);
-    if (json_object_is_type(v, json_type_object))
-        return parse_nic_block(c, v, t);
-    return hccn_sim_jfail(c, "must be an array of NICs or an object (got %s)",
-                          hccn_sim_jgot(v, &got));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -496,7 +325,7 @@ static hccn_status_t parse_type(jctx_t *c, json_object *o,
     if (has_fabric && (st = parse_at(c, "fabric", parse_fabric, fabric, t)))
         return st;
     if (json_object_object_get_ex(o, "nics", &nics))
-        return parse_at(c, "nics", parse_nics, nics, t);
+        return parse_at(c, "nics", hccn_sim_parse_nics, nics, t);
     return HCCN_OK;
 }
 
@@ -540,7 +369,7 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, o, keys)) ||
         (st = parse_network_type(c, o, net)) ||
-        (st = get_lat(c, o, "lat_us", &net->lat, NULL)))
+        (st = hccn_sim_jlat(c, o, "lat_us", &net->lat, NULL)))
         return st;
     net->oversub = 1.0;
     net->spine_lat = net->lat;
@@ -559,7 +388,7 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
                             &per, NULL)) ||
         (st = hccn_sim_jnum(c, o, "oversubscription", 1, 0, MAX_OVERSUB,
                             &net->oversub, &has)) ||
-        (st = get_lat(c, o, "spine_lat_us", &net->spine_lat, &has)))
+        (st = hccn_sim_jlat(c, o, "spine_lat_us", &net->spine_lat, &has)))
         return st;
     net->nodes_per_leaf = (int)per;
     return HCCN_OK;
