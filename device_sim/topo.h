@@ -170,8 +170,8 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
  * shares no link with hccn_sim_topo_route's: on a ring with links both
  * ways, the longer way round. -1 where there is none (every other fabric
  * and the inter-node network have one structural route: NPUs do not
- * forward, and switches, NICs and the spine are single devices). Used to
- * send traffic around a downed link. */
+ * forward but for a links fabric's one relay, and switches, NICs and the
+ * spine are single devices). Used to send traffic around a downed link. */
 int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
                             int *links, double *lat);
 
