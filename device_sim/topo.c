@@ -291,6 +291,10 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
         hccn_sim_free(p->node);
         hccn_sim_free(p->groups);
         hccn_sim_free(p->leaves);
+        hccn_sim_free(p->upper);
+        for (int i = 0; p->pairs != NULL && i < p->ntypes; i++)
+            hccn_sim_free(p->pairs[i]);
+        hccn_sim_free(p->pairs);
         hccn_sim_free(p);
     }
     hccn_sim_free(topo->nodes);

@@ -37,6 +37,7 @@ typedef enum {
     HCCN_SIM_FABRIC_SWITCH,
     HCCN_SIM_FABRIC_RING,
     HCCN_SIM_FABRIC_PCIE,
+    HCCN_SIM_FABRIC_LINKS,  /* explicit connection list (topo_links.c) */
 } hccn_sim_fabric_t;
 
 /* Links carry a level: 0 inside a node, 1 between a node and the network,
@@ -177,9 +178,10 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
 /* The other route from NPU a to NPU b where the topology has one that
  * shares no link with hccn_sim_topo_route's: on a ring with links both
  * ways, the longer way round. -1 where there is none (every other fabric
- * and the inter-node network have one structural route: switches, NICs
- * and the spine are single devices). Used to send traffic around a downed
- * link; where it gives nothing whole, the engine tries a relay NPU
+ * and the inter-node network have one structural route: NPUs do not
+ * forward but for a links fabric's one relay, and switches, NICs and the
+ * spine are single devices). Used to send traffic around a downed link;
+ * where it gives nothing whole, the engine tries a relay NPU
  * (device_sim/flow_relay.c). */
 int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
                             int *links, double *lat);

@@ -38,24 +38,39 @@ long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net)
         links = n == 2 ? 2 : t->bidirectional ? 2 * n : n;
         break;
     case HCCN_SIM_FABRIC_PCIE:   links = 2 * n + 2LL * t->ngroups; break;
+    case HCCN_SIM_FABRIC_LINKS:  links = 2LL * t->nconns; break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
     for (int j = 0; j < t->nnpus && t->nnics > 0; j++)
-        links += t->nic_of[j] >= 0 ? 2 : 0;
+        links += t->nic_of[j] >= 0 && t->nic_group[t->nic_of[j]] < 0 ? 2 : 0;
+    for (int k = 0; k < t->nnics; k++)
+        links += t->nic_group[k] >= 0 ? 2 : 0;
     return links + (has_net ? 2LL * t->nnics : 0);
 }
 
 int hccn_sim_spec_leaves(const hccn_sim_spec_t *spec)
 {
-    if (spec->net.kind != HCCN_SIM_NET_LEAF_SPINE)
+    if (spec->net.kind != HCCN_SIM_NET_LEAF_SPINE &&
+        spec->net.kind != HCCN_SIM_NET_FAT_TREE)
         return 0;
     return (spec->nnodes + spec->net.nodes_per_leaf - 1) /
            spec->net.nodes_per_leaf;
 }
 
+/* Switches of a fat tree above its leaves (0 for other networks). */
+static int tree_upper(const hccn_sim_spec_t *spec)
+{
+    int per[HCCN_SIM_MAX_TIERS];
+    if (spec->net.kind != HCCN_SIM_NET_FAT_TREE)
+        return 0;
+    return hccn_sim_tree_switches(spec, per) - hccn_sim_spec_leaves(spec);
+}
+
 static int net_devices(const hccn_sim_spec_t *spec)
 {
     switch (spec->net.kind) {
+    case HCCN_SIM_NET_FAT_TREE:
+        return hccn_sim_spec_leaves(spec) + tree_upper(spec) + 1;
     case HCCN_SIM_NET_SWITCH:     return 1;
     case HCCN_SIM_NET_LEAF_SPINE: return hccn_sim_spec_leaves(spec) + 1;
     default:                      return 0;
@@ -69,7 +84,7 @@ static void count_graph(const hccn_sim_spec_t *spec, long long *ndevs,
 {
     int has_net = spec->net.kind != HCCN_SIM_NET_NONE;
     *ndevs = spec->nnpus + net_devices(spec);
-    *nlinks = 2LL * hccn_sim_spec_leaves(spec);
+    *nlinks = 2LL * (hccn_sim_spec_leaves(spec) + tree_upper(spec));
     *nnics = *ngroups = 0;
     for (int i = 0; i < spec->ntypes; i++) {
         const hccn_sim_type_spec_t *t = &spec->types[i];
@@ -179,6 +194,27 @@ static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
     b->group += t->ngroups;
 }
 
+/* NICs under a PCIe switch (pcie_group): NIC <-> switch links, in NIC
+ * order. The node's PCIe switches are the devices just before its host
+ * bridge, which is just before its first NIC (build_pcie). */
+static void build_nic_groups(bctx_t *b, const hccn_sim_type_spec_t *t,
+                             int dev0, int g0)
+{
+    int sw0 = dev0 - 1 - t->ngroups;
+    for (int k = 0; k < t->nnics; k++) {
+        hccn_sim_nic_tab_t *nc = &b->p->nics[b->nic + k];
+        int g = t->nic_group[k];
+        nc->group = g < 0 ? -1 : g0 + g;
+        nc->sw_up = nc->sw_down = -1;
+        if (g < 0)
+            continue;
+        nc->sw_down = add_link(b, sw0 + g, dev0 + k, t->nic_attach_bw[k],
+                               0.0, 1);
+        nc->sw_up = add_link(b, dev0 + k, sw0 + g, t->nic_attach_bw[k], 0.0,
+                             1);
+    }
+}
+
 static void build_nics(bctx_t *b, int node, const hccn_sim_node_t *nd,
                        const hccn_sim_type_spec_t *t)
 {
@@ -192,9 +228,12 @@ static void build_nics(bctx_t *b, int node, const hccn_sim_node_t *nd,
         hccn_sim_npu_tab_t *nt = &b->p->npu[r];
         nt->nic = b->nic + k;
         b->t->npus[r].nic = dev0 + k;
+        if (t->nic_group[k] >= 0)
+            continue;
         nt->nic_up = add_link(b, r, dev0 + k, t->nic_attach_bw[k], 0.0, 1);
         nt->nic_down = add_link(b, dev0 + k, r, t->nic_attach_bw[k], 0.0, 1);
     }
+    build_nic_groups(b, t, dev0, b->group - t->ngroups);
     for (int k = 0; k < t->nnics; k++) {
         hccn_sim_nic_tab_t *nc = &b->p->nics[b->nic + k];
         nc->out = nc->in = -1;
@@ -218,6 +257,10 @@ static void build_node(bctx_t *b, int node)
     case HCCN_SIM_FABRIC_SWITCH: build_switch(b, node, nd, t); break;
     case HCCN_SIM_FABRIC_RING:   build_ring(b, nd, t, tab); break;
     case HCCN_SIM_FABRIC_PCIE:   build_pcie(b, node, nd, t, tab); break;
+    case HCCN_SIM_FABRIC_LINKS:
+        hccn_sim_build_links(b->t, &b->nlink, nd, t, tab);
+        tab->pair = b->p->pairs[nd->type];
+        break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
     build_nics(b, node, nd, t);
@@ -238,8 +281,9 @@ static void build_npus(bctx_t *b)
             nd->nnpus = t->nnpus;
             nd->type = ti;
             nd->fabric = t->fabric;
-            nd->leaf = spec->net.kind == HCCN_SIM_NET_LEAF_SPINE ? node / per
-                                                                 : -1;
+            nd->leaf = spec->net.kind == HCCN_SIM_NET_LEAF_SPINE ||
+                               spec->net.kind == HCCN_SIM_NET_FAT_TREE
+                           ? node / per : -1;
             for (int j = 0; j < t->nnpus; j++, rank++) {
                 hccn_sim_npu_t *u = &b->t->npus[rank];
                 u->arena_bytes = t->arena_bytes;
@@ -273,10 +317,22 @@ static double leaf_uplink_bw(const bctx_t *b, int leaf)
     return sum / spec->net.oversub;
 }
 
-static void build_network(bctx_t *b)
+/* Returns -1 when out of memory. */
+static int build_network(bctx_t *b)
 {
     const hccn_sim_net_spec_t *net = &b->spec->net;
-    if (net->kind == HCCN_SIM_NET_SWITCH) {
+    if (net->kind == HCCN_SIM_NET_FAT_TREE) {
+        double *bw = hccn_sim_calloc((size_t)(b->p->nleaves > 0 ? b->p->nleaves : 1),
+                            sizeof(double));
+        if (bw == NULL)
+            return -1;
+        for (int l = 0; l < b->p->nleaves; l++)
+            bw[l] = leaf_uplink_bw(b, l);   /* oversub is 1: the NICs' sum */
+        int rc = hccn_sim_build_tree(b->t, b->p, b->spec, bw, b->net_base,
+                                     &b->ndev, &b->nlink);
+        hccn_sim_free(bw);
+        return rc;
+    } else if (net->kind == HCCN_SIM_NET_SWITCH) {
         add_dev(b, HCCN_SIM_DEV_SWITCH, -1, net->lat, "net");
     } else if (net->kind == HCCN_SIM_NET_LEAF_SPINE) {
         for (int l = 0; l < b->p->nleaves; l++)
@@ -291,12 +347,43 @@ static void build_network(bctx_t *b)
                                             0.0, 2);
         }
     }
+    return 0;
 }
 
 /* calloc that never returns NULL for a zero count (so NULL means failure). */
 static void *alloc(long long n, size_t size)
 {
     return hccn_sim_calloc(n > 0 ? (size_t)n : 1, size);
+}
+
+/* A fat tree's tiers, as the router reads them. */
+static void tree_tiers(hccn_sim_topo_priv_t *p, const hccn_sim_spec_t *spec)
+{
+    int per[HCCN_SIM_MAX_TIERS], base = 0;
+    if (spec->net.kind != HCCN_SIM_NET_FAT_TREE)
+        return;
+    hccn_sim_tree_switches(spec, per);
+    p->ntiers = spec->net.ntiers;
+    for (int k = 0; k < p->ntiers; k++) {
+        p->tier_children[k] = spec->net.tier_children[k];
+        p->tier_base[k] = k == 0 ? 0 : base;
+        base += k == 0 ? 0 : per[k];
+    }
+}
+
+/* The links fabrics' pair tables, owned by the topology. */
+static int copy_pairs(hccn_sim_topo_priv_t *p, const hccn_sim_spec_t *spec)
+{
+    for (int i = 0; i < spec->ntypes; i++) {
+        const hccn_sim_type_spec_t *t = &spec->types[i];
+        if (t->fabric != HCCN_SIM_FABRIC_LINKS)
+            continue;
+        size_t bytes = (size_t)t->nnpus * (size_t)t->nnpus * sizeof(int);
+        if ((p->pairs[i] = hccn_sim_malloc(bytes)) == NULL)
+            return 0;
+        memcpy(p->pairs[i], t->pair, bytes);
+    }
+    return 1;
 }
 
 static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
@@ -321,8 +408,14 @@ static int alloc_graph(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
     p->node = alloc(t->nnodes, sizeof(*p->node));
     p->groups = alloc(ngroups, sizeof(*p->groups));
     p->leaves = alloc(p->nleaves, sizeof(*p->leaves));
+    p->nupper = tree_upper(spec);
+    p->upper = alloc(p->nupper, sizeof(*p->upper));
+    tree_tiers(p, spec);
+    p->ntypes = spec->ntypes;
+    p->pairs = alloc(spec->ntypes, sizeof(*p->pairs));
     return t->nodes && t->npus && t->devs && t->links && p->npu && p->nics &&
-           p->node && p->groups && p->leaves;
+           p->node && p->groups && p->leaves && p->upper && p->pairs &&
+           copy_pairs(p, spec);
 }
 
 hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
@@ -346,7 +439,10 @@ hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
     build_npus(&b);
     for (int n = 0; n < t->nnodes; n++)
         build_node(&b, n);
-    build_network(&b);
+    if (build_network(&b) != 0) {
+        hccn_sim_topo_free(t);
+        return HCCN_ERR_NOMEM;
+    }
     if (b.ndev != t->ndevs || b.nlink != t->nlinks) {
         hccn_sim_topo_free(t);
         return HCCN_ERR_INTERNAL;

@@ -73,6 +73,28 @@ static int map_route(fold_t *f, int n, int a, int b, int a0, int b0,
     return 0;
 }
 
+/* How many links of the route a -> b (a in node n) start in node n: its
+ * way out (-1 when there is no route). */
+static int leaving(const hccn_sim_topo_t *topo, int a, int b, int n)
+{
+    int r[HCCN_SIM_ROUTE_MAX], k = 0;
+    int len = hccn_sim_topo_route(topo, a, b, r, NULL);
+    while (k < len && topo->devs[topo->links[r[k]].src].node == n)
+        k++;
+    return len < 0 ? -1 : k;
+}
+
+/* The index of the first link of the route a -> b (b in node n) that
+ * ends in node n: its way in starts there (-1 when there is no route). */
+static int entering(const hccn_sim_topo_t *topo, int a, int b, int n)
+{
+    int r[HCCN_SIM_ROUTE_MAX], k = 0;
+    int len = hccn_sim_topo_route(topo, a, b, r, NULL);
+    while (k < len && topo->devs[topo->links[r[k]].dst].node != n)
+        k++;
+    return len < 0 ? -1 : k;
+}
+
 /* Node n's routes inside it and its NPUs' ways out and in. */
 static int map_node(fold_t *f, int n)
 {
@@ -91,11 +113,12 @@ static int map_node(fold_t *f, int n)
                                     n0->first_npu + j, 0, -1) != 0)
                 return -1;
         /* Out to node 0's first NPU, as a0 goes out to node 1's; in from
-         * there, as a0 comes in from node 1. Two links each way: the NPU's
-         * to its NIC and the NIC's to the switch (all share one leaf). */
+         * there, as a0 comes in from node 1: the links up to the switch
+         * (all share one leaf) each way. */
         int x = n0->first_npu, x1 = topo->nodes[1].first_npu;
-        if (map_route(f, n, a, x, a0, x1, 0, 2) != 0 ||
-            map_route(f, n, x, a, x1, a0, 2, 4) != 0)
+        int out = leaving(topo, a, x, n), in = entering(topo, x, a, n);
+        if (out < 0 || in < 0 || map_route(f, n, a, x, a0, x1, 0, out) != 0 ||
+            map_route(f, n, x, a, x1, a0, in, -1) != 0)
             return -1;
     }
     return 0;

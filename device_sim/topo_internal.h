@@ -1,8 +1,10 @@
 /*
- * Internals of the topology loader, shared by its five files:
+ * Internals of the topology loader, shared by its files:
  *   topo.c        entry points: read, tokenize, parse, build; free
  *   topo_json.c   checked JSON access: typed getters that know the JSON path
  *   topo_parse.c  JSON document -> validated spec (the format's rules)
+ *   topo_nics.c   the NICs of a node type (rails, efficiency, pcie_group)
+ *   topo_links.c  the "links" fabric; topo_tree.c the "fat_tree" network
  *   topo_build.c  spec -> devices, links and the routing tables
  *   topo_route.c  routes and the summary (bisection bandwidth)
  * Never included outside device_sim/topo*.c.
@@ -19,6 +21,8 @@
 #define HCCN_SIM_MAX_LINKS (1 << 24)
 #define HCCN_SIM_MAX_ARENA_MIB 1048576
 #define HCCN_SIM_MAX_FILE_BYTES (64 << 20)
+#define HCCN_SIM_MAX_LINKS_NPUS 256  /* NPUs of a "links" fabric */
+#define HCCN_SIM_MAX_TIERS 3         /* tiers of a fat tree below its core */
 /* Smallest bandwidth (GB/s), peak (TFLOPS) and slow-link factor: beyond
  * them a transfer of the largest size would take an infinite time. */
 #define HCCN_SIM_MIN_GBPS 1e-6
@@ -39,22 +43,34 @@ typedef struct {
     int *group_of;               /* pcie: group of each local NPU */
     double host_bw, host_lat;    /* pcie */
     int p2p;                     /* pcie */
+    int nconns;                  /* links: connections listed */
+    int *conn;                   /* links: a, b, multiplicity per connection */
+    int *pair;                   /* links: n x n; a->b is link base + pair
+                                    (>= 0), or relay r as -(r + 2); -1 for
+                                    a == b (topo_links.c) */
     int nnics;                   /* 0 when "nics" is absent */
     int *nic_of;                 /* local NPU -> NIC, -1 for none */
     double *nic_bw, *nic_lat, *nic_attach_bw; /* per NIC; attach may be inf */
+    int *nic_group;              /* per NIC: the PCIe switch (pcie_group) it
+                                    sits under, -1 when attached to NPUs */
 } hccn_sim_type_spec_t;
 
 typedef enum {
     HCCN_SIM_NET_NONE,
     HCCN_SIM_NET_SWITCH,
     HCCN_SIM_NET_LEAF_SPINE,
+    HCCN_SIM_NET_FAT_TREE,
 } hccn_sim_net_kind_t;
 
 typedef struct {
     hccn_sim_net_kind_t kind;
     double lat, spine_lat;       /* seconds */
-    int nodes_per_leaf;
+    int nodes_per_leaf;          /* leaf_spine; fat_tree: tier_children[0] */
     double oversub;
+    int ntiers;                  /* fat_tree: levels */
+    int tier_children[HCCN_SIM_MAX_TIERS];
+    double tier_oversub[HCCN_SIM_MAX_TIERS];
+    double tier_lat[HCCN_SIM_MAX_TIERS];  /* seconds */
 } hccn_sim_net_spec_t;
 
 /* A validated file. Owns its strings and arrays (hccn_sim_spec_free). */
@@ -77,6 +93,9 @@ typedef struct {
 
 typedef struct {
     int out, in;                 /* NIC -> network, network -> NIC */
+    int group;                   /* PCIe switch it sits under (index into
+                                    priv->groups), -1 when attached to NPUs */
+    int sw_up, sw_down;          /* NIC -> its PCIe switch, and back */
 } hccn_sim_nic_tab_t;
 
 typedef struct {
@@ -84,6 +103,7 @@ typedef struct {
                                     forward link i -> i+1 is base + i */
     int back;                    /* ring: link i+1 -> i is back + i; -1 */
     int p2p;                     /* pcie */
+    const int *pair;             /* links: the type's pair table */
 } hccn_sim_node_tab_t;
 
 typedef struct {
@@ -95,9 +115,15 @@ typedef struct {
     hccn_sim_nic_tab_t *nics;    /* per NIC of the cluster */
     hccn_sim_node_tab_t *node;   /* per node */
     hccn_sim_uplink_t *groups;   /* per PCIe switch of the cluster */
-    hccn_sim_uplink_t *leaves;   /* per leaf */
+    hccn_sim_uplink_t *leaves;   /* per leaf (a fat tree's tier 0) */
+    hccn_sim_uplink_t *upper;    /* fat tree: per switch of tiers 1.. */
+    int ntiers, nupper;
+    int tier_base[HCCN_SIM_MAX_TIERS];    /* tier k's first in upper */
+    int tier_children[HCCN_SIM_MAX_TIERS];
     int nnics, ngroups, nleaves;
     hccn_sim_net_kind_t net;
+    int ntypes;
+    int **pairs;                 /* per node type: its links pair table */
 } hccn_sim_topo_priv_t;
 
 /* Validates doc and fills spec (zeroed first). On error writes the one-line
@@ -112,7 +138,8 @@ void hccn_sim_spec_free(hccn_sim_spec_t *spec);
  * network when has_net). Used for the link limit and by the builder. */
 long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net);
 
-/* Number of leaves of a leaf/spine network (0 for other networks). */
+/* Number of leaves of a leaf/spine network or fat tree (0 for other
+ * networks). */
 int hccn_sim_spec_leaves(const hccn_sim_spec_t *spec);
 
 /* Builds the graph of a validated spec. Returns HCCN_ERR_NOMEM or HCCN_OK;
@@ -192,6 +219,17 @@ hccn_status_t hccn_sim_jtyped(hccn_sim_jctx_t *c, json_object *obj,
                               const char *what, json_object **out,
                               int *present);
 
+/* A bandwidth key (GB/s, 1e-6..1e9) in bytes/s; a latency key (us,
+ * 0..1e9) in seconds. present as for the typed getters above. */
+hccn_status_t hccn_sim_jbw(hccn_sim_jctx_t *c, json_object *o,
+                          const char *key, double *out, int *present);
+hccn_status_t hccn_sim_jlat(hccn_sim_jctx_t *c, json_object *o,
+                           const char *key, double *out, int *present);
+/* o's optional "efficiency" (0.001..1, default 1): multiplies *bw by it and
+ * by mult (a NIC's rails), and *bw2 (when not NULL) by it. */
+hccn_status_t hccn_sim_jefficiency(hccn_sim_jctx_t *c, json_object *o,
+                                   double *bw, double *bw2, int mult);
+
 /* v (at the current path) is an integer in lo..hi. */
 hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
                                   long long lo, long long hi, long long *out);
@@ -205,6 +243,54 @@ hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
 /* Fails when obj has key: "only allowed <why>". */
 hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
                                const char *key, const char *why);
+
+/* node_types[i].nics (topo_nics.c), at the path of "nics"; t's fabric is
+ * parsed already. */
+hccn_status_t hccn_sim_parse_nics(hccn_sim_jctx_t *c, json_object *v,
+                                  hccn_sim_type_spec_t *t);
+
+/* The "links" fabric (topo_links.c). Parses fabric.links of f into t's
+ * connections and pair table (relays chosen), failing at the path. */
+hccn_status_t hccn_sim_parse_links(hccn_sim_jctx_t *c, json_object *f,
+                                   hccn_sim_type_spec_t *t);
+/* Adds node nd's links (2 per connection, in list order, a->b first) at
+ * *nlink and sets tab->base; the caller points tab->pair at a copy of the
+ * type's pair table that topo owns. */
+void hccn_sim_build_links(hccn_sim_topo_t *topo, int *nlink,
+                          const hccn_sim_node_t *nd,
+                          const hccn_sim_type_spec_t *t,
+                          hccn_sim_node_tab_t *tab);
+/* The route from local NPU a to b (a != b) of an n-NPU links node: 1 link,
+ * or 2 through the relay. */
+int hccn_sim_route_links(const hccn_sim_node_tab_t *tab, int n, int a, int b,
+                         int *out);
+/* Bandwidth of the links from local NPUs [0, half) to [half, n). */
+double hccn_sim_links_cut(const hccn_sim_topo_t *topo,
+                          const hccn_sim_node_tab_t *tab,
+                          const hccn_sim_node_t *nd, int half);
+
+/* The "fat_tree" network (topo_tree.c). Parses o's "levels" into net. */
+hccn_status_t hccn_sim_parse_tree(hccn_sim_jctx_t *c, json_object *o,
+                                  hccn_sim_net_spec_t *net);
+/* Switches of each tier (per_tier, ntiers entries) of spec's fat tree;
+ * returns their total. */
+int hccn_sim_tree_switches(const hccn_sim_spec_t *spec, int *per_tier);
+/* Adds the tiers' switches at device *ndev (== dev0; leaves first, the core
+ * last) and their uplinks at *nlink, tier by tier; leaf_bw[l] is what comes
+ * up into leaf l (its NICs). Fills p->leaves and p->upper. Returns -1
+ * when out of memory, else 0. */
+int hccn_sim_build_tree(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
+                         const hccn_sim_spec_t *spec, const double *leaf_bw,
+                         int dev0, int *ndev, int *nlink);
+/* The network links from leaf la up to the common ancestor and down to
+ * leaf lb (none when la == lb); returns their number. */
+int hccn_sim_route_tree(const hccn_sim_topo_priv_t *p, int la, int lb,
+                        int *out);
+/* Bisection through the tree, given per leaf what its first-half nodes can
+ * send (a) and its second-half nodes receive (b); both arrays are used as
+ * scratch. */
+double hccn_sim_tree_bisection(const hccn_sim_topo_t *topo, double *a,
+                               double *b);
 
 /* Parses doc's optional "faults" against the built graph (topo_faults.c). */
 hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,

@@ -1,9 +1,10 @@
 /*
  * Topology file validation: a parsed JSON document -> hccn_sim_spec_t.
  *
- * Every rule of docs/topology.md is checked here, and every error is one line
- * "<source>: <json path>: <rule broken>" (the typed getters of topo_json.c
- * write it). The parser walks the document in a fixed order (version first,
+ * Every rule of docs/topology.md is checked here (the NICs in topo_nics.c,
+ * the links fabric in topo_links.c, fat trees in topo_tree.c), and every
+ * error is one line "<source>: <json path>: <rule broken>" (the typed
+ * getters of topo_json.c write it). The parser walks the document in a fixed order (version first,
  * then unknown keys, then the keys in the order the format lists them), so a
  * file with several errors always reports the same one.
  */
@@ -22,9 +23,8 @@
 
 typedef hccn_sim_jctx_t jctx_t;
 
-/* A bandwidth key (GB/s in HCCN_SIM_MIN_GBPS..MAX_GBPS) in bytes/s. */
-static hccn_status_t get_bw(jctx_t *c, json_object *o, const char *key,
-                            double *out, int *present)
+hccn_status_t hccn_sim_jbw(hccn_sim_jctx_t *c, json_object *o,
+                          const char *key, double *out, int *present)
 {
     double x = 0.0;
     hccn_status_t st = hccn_sim_jnum_floor(c, o, key, 0, 1, HCCN_SIM_MIN_GBPS,
@@ -34,9 +34,8 @@ static hccn_status_t get_bw(jctx_t *c, json_object *o, const char *key,
     return st;
 }
 
-/* A latency key (us >= 0) in seconds. */
-static hccn_status_t get_lat(jctx_t *c, json_object *o, const char *key,
-                             double *out, int *present)
+hccn_status_t hccn_sim_jlat(hccn_sim_jctx_t *c, json_object *o,
+                           const char *key, double *out, int *present)
 {
     double x = 0.0;
     hccn_status_t st = hccn_sim_jnum(c, o, key, 0, 0, MAX_US, &x, present);
@@ -118,8 +117,8 @@ static hccn_status_t parse_npu(jctx_t *c, json_object *o,
                             NULL)) ||
         (st = hccn_sim_jint(c, o, "arena_MiB", 1, HCCN_SIM_MAX_ARENA_MIB,
                             &mib, NULL)) ||
-        (st = get_bw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
-        (st = get_bw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
+        (st = hccn_sim_jbw(c, o, "reduce_bw_GBps", &t->reduce_bw, NULL)) ||
+        (st = hccn_sim_jbw(c, o, "mem_bw_GBps", &t->mem_bw, &has)) ||
         (st = by_dtype ? parse_peaks(c, peaks, t)
                        : hccn_sim_jnum_floor(c, o, "peak_TFLOPS", 0, 1,
                                              HCCN_SIM_MIN_TFLOPS, MAX_TFLOPS,
@@ -215,8 +214,8 @@ static hccn_status_t parse_pcie(jctx_t *c, json_object *f,
     int has;
     hccn_status_t st;
     if ((st = parse_groups(c, f, t)) ||
-        (st = get_bw(c, f, "host_bw_GBps", &t->host_bw, NULL)) ||
-        (st = get_lat(c, f, "host_lat_us", &t->host_lat, &has)) ||
+        (st = hccn_sim_jbw(c, f, "host_bw_GBps", &t->host_bw, NULL)) ||
+        (st = hccn_sim_jlat(c, f, "host_lat_us", &t->host_lat, &has)) ||
         (st = hccn_sim_jbool(c, f, "p2p", &t->p2p, &has)))
         return st;
     if (!has)
@@ -228,24 +227,25 @@ static hccn_status_t parse_pcie(jctx_t *c, json_object *f,
 static hccn_status_t parse_fabric_type(jctx_t *c, json_object *f,
                                        hccn_sim_type_spec_t *t)
 {
-    static const char *const names[] = {"mesh", "switch", "ring", "pcie"};
+    static const char *const names[] = {"mesh", "switch", "ring", "pcie",
+                                        "links"};
     static const hccn_sim_fabric_t kinds[] = {
         HCCN_SIM_FABRIC_MESH, HCCN_SIM_FABRIC_SWITCH, HCCN_SIM_FABRIC_RING,
-        HCCN_SIM_FABRIC_PCIE};
+        HCCN_SIM_FABRIC_PCIE, HCCN_SIM_FABRIC_LINKS};
     const char *type = NULL;
     json_object *v;
     hccn_sim_jgot_t got;
     hccn_status_t st = hccn_sim_jstring(c, f, "type", &type, NULL);
     if (st)
         return st;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (strcmp(type, names[k]) == 0) {
             t->fabric = kinds[k];
             return HCCN_OK;
         }
     json_object_object_get_ex(f, "type", &v);
     return hccn_sim_jfail_key(c, "type", "must be one of mesh, switch, ring, "
-                              "pcie (got %s)", hccn_sim_jgot(v, &got));
+                              "pcie, links (got %s)", hccn_sim_jgot(v, &got));
 }
 
 static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
@@ -253,19 +253,22 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
 {
     static const char *const keys[] = {
         "type", "bw_GBps", "lat_us", "bidirectional", "groups",
-        "host_bw_GBps", "host_lat_us", "p2p", NULL};
+        "host_bw_GBps", "host_lat_us", "p2p", "links", "efficiency", NULL};
     static const char *const pcie_only[] = {"groups", "host_bw_GBps",
                                             "host_lat_us", "p2p"};
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, f, keys)) ||
         (st = parse_fabric_type(c, f, t)) ||
-        (st = get_bw(c, f, "bw_GBps", &t->fab_bw, NULL)) ||
-        (st = get_lat(c, f, "lat_us", &t->fab_lat, NULL)))
+        (st = hccn_sim_jbw(c, f, "bw_GBps", &t->fab_bw, NULL)) ||
+        (st = hccn_sim_jlat(c, f, "lat_us", &t->fab_lat, NULL)))
         return st;
     int ring = t->fabric == HCCN_SIM_FABRIC_RING;
     int pcie = t->fabric == HCCN_SIM_FABRIC_PCIE;
-    if (!ring && (st = hccn_sim_jforbid(c, f, "bidirectional",
-                                        "when type is \"ring\"")))
+    int links = t->fabric == HCCN_SIM_FABRIC_LINKS;
+    if ((!ring && (st = hccn_sim_jforbid(c, f, "bidirectional",
+                                         "when type is \"ring\""))) ||
+        (!links && (st = hccn_sim_jforbid(c, f, "links",
+                                          "when type is \"links\""))))
         return st;
     for (int k = 0; k < 4 && !pcie; k++)
         if ((st = hccn_sim_jforbid(c, f, pcie_only[k],
@@ -275,133 +278,13 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
         st = parse_ring(c, f, t);
     else if (pcie)
         st = parse_pcie(c, f, t);
+    else if (links)
+        st = hccn_sim_parse_links(c, f, t);
+    if (st == HCCN_OK)
+        st = hccn_sim_jefficiency(c, f, &t->fab_bw, &t->host_bw, 1);
     if (t->nnpus == 1)
         t->fabric = HCCN_SIM_FABRIC_NONE;  /* validated, then ignored */
     return st;
-}
-
-/* ------------------------------------------------------------------------ */
-/* node_types[i].nics                                                       */
-
-static hccn_status_t nic_alloc(jctx_t *c, hccn_sim_type_spec_t *t, int n)
-{
-    t->nnics = n;
-    t->nic_of = hccn_sim_malloc((size_t)t->nnpus * sizeof(int));
-    t->nic_bw = hccn_sim_calloc((size_t)n, sizeof(double));
-    t->nic_lat = hccn_sim_calloc((size_t)n, sizeof(double));
-    t->nic_attach_bw = hccn_sim_calloc((size_t)n, sizeof(double));
-    if (!t->nic_of || !t->nic_bw || !t->nic_lat || !t->nic_attach_bw)
-        return hccn_sim_jnomem(c);
-    for (int j = 0; j < t->nnpus; j++)
-        t->nic_of[j] = -1;
-    return HCCN_OK;
-}
-
-/* bw_GBps, lat_us and attach_bw_GBps of NIC k (both forms share them). */
-static hccn_status_t parse_nic_link(jctx_t *c, json_object *o,
-                                    hccn_sim_type_spec_t *t, int k)
-{
-    int has;
-    t->nic_attach_bw[k] = INFINITY;
-    hccn_status_t st;
-    if ((st = get_bw(c, o, "bw_GBps", &t->nic_bw[k], NULL)) ||
-        (st = get_lat(c, o, "lat_us", &t->nic_lat[k], NULL)) ||
-        (st = get_bw(c, o, "attach_bw_GBps", &t->nic_attach_bw[k], &has)))
-        return st;
-    return HCCN_OK;
-}
-
-/* nics[k].npus: NPUs that no earlier NIC serves. */
-static hccn_status_t parse_nic_npus(jctx_t *c, json_object *arr,
-                                    hccn_sim_type_spec_t *t, int k)
-{
-    size_t n = json_object_array_length(arr);
-    hccn_status_t st = HCCN_OK;
-    if (n == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    for (size_t i = 0; i < n && st == HCCN_OK; i++) {
-        int x = 0;
-        if ((st = hccn_sim_jelem(c, arr, i, t->nnpus, &x)))
-            break;
-        if (t->nic_of[x] >= 0) {
-            size_t old = hccn_sim_jindex(c, i);
-            st = hccn_sim_jfail(c, "NPU %d is already served by nics[%d]", x,
-                                t->nic_of[x]);
-            hccn_sim_jpop(c, old);
-        }
-        t->nic_of[x] = k;
-    }
-    return st;
-}
-
-static hccn_status_t parse_nic_entry(jctx_t *c, json_object *o,
-                                     hccn_sim_type_spec_t *t, int k)
-{
-    static const char *const keys[] = {"npus", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", NULL};
-    json_object *arr = NULL;
-    hccn_status_t st;
-    if ((st = need_object(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
-        (st = get_array(c, o, "npus", &arr)))
-        return st;
-    size_t old = hccn_sim_jkey(c, "npus");
-    st = parse_nic_npus(c, arr, t, k);
-    hccn_sim_jpop(c, old);
-    return st ? st : parse_nic_link(c, o, t, k);
-}
-
-static hccn_status_t parse_nic_array(jctx_t *c, json_object *v,
-                                     hccn_sim_type_spec_t *t)
-{
-    size_t n = json_object_array_length(v);
-    hccn_status_t st;
-    if (n == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    if (n > (size_t)t->nnpus)
-        return hccn_sim_jfail(c, "has %zu NICs for %d NPUs", n, t->nnpus);
-    if ((st = nic_alloc(c, t, (int)n)))
-        return st;
-    for (size_t k = 0; k < n && st == HCCN_OK; k++) {
-        size_t old = hccn_sim_jindex(c, k);
-        st = parse_nic_entry(c, json_object_array_get_idx(v, k), t, (int)k);
-        hccn_sim_jpop(c, old);
-    }
-    return st;
-}
-
-/* {"count": k, ...}: k identical NICs serving equal blocks of NPUs. */
-static hccn_status_t parse_nic_block(jctx_t *c, json_object *v,
-                                     hccn_sim_type_spec_t *t)
-{
-    static const char *const keys[] = {"count", "bw_GBps", "lat_us",
-                                       "attach_bw_GBps", NULL};
-    long long n = 0;
-    hccn_status_t st;
-    if ((st = hccn_sim_jkeys(c, v, keys)) ||
-        (st = hccn_sim_jint(c, v, "count", 1, t->nnpus, &n, NULL)))
-        return st;
-    if (t->nnpus % n != 0)
-        return hccn_sim_jfail_key(c, "count", "must divide npu.count (%d) "
-                                  "(got %lld)", t->nnpus, n);
-    if ((st = nic_alloc(c, t, (int)n)))
-        return st;
-    for (int j = 0; j < t->nnpus; j++)
-        t->nic_of[j] = j / (t->nnpus / (int)n);
-    for (int k = 0; k < n && st == HCCN_OK; k++)
-        st = parse_nic_link(c, v, t, k);
-    return st;
-}
-
-static hccn_status_t parse_nics(jctx_t *c, json_object *v,
-                                hccn_sim_type_spec_t *t)
-{
-    hccn_sim_jgot_t got;
-    if (json_object_is_type(v, json_type_array))
-        return parse_nic_array(c, v, t);
-    if (json_object_is_type(v, json_type_object))
-        return parse_nic_block(c, v, t);
-    return hccn_sim_jfail(c, "must be an array of NICs or an object (got %s)",
-                          hccn_sim_jgot(v, &got));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -443,7 +326,7 @@ static hccn_status_t parse_type(jctx_t *c, json_object *o,
     if (has_fabric && (st = parse_at(c, "fabric", parse_fabric, fabric, t)))
         return st;
     if (json_object_object_get_ex(o, "nics", &nics))
-        return parse_at(c, "nics", parse_nics, nics, t);
+        return parse_at(c, "nics", hccn_sim_parse_nics, nics, t);
     return HCCN_OK;
 }
 
@@ -464,9 +347,13 @@ static hccn_status_t parse_network_type(jctx_t *c, json_object *o,
         net->kind = HCCN_SIM_NET_LEAF_SPINE;
         return HCCN_OK;
     }
+    if (strcmp(type, "fat_tree") == 0) {
+        net->kind = HCCN_SIM_NET_FAT_TREE;
+        return HCCN_OK;
+    }
     json_object_object_get_ex(o, "type", &v);
-    return hccn_sim_jfail_key(c, "type", "must be one of switch, leaf_spine "
-                              "(got %s)", hccn_sim_jgot(v, &got));
+    return hccn_sim_jfail_key(c, "type", "must be one of switch, leaf_spine, "
+                              "fat_tree (got %s)", hccn_sim_jgot(v, &got));
 }
 
 static hccn_status_t parse_network(jctx_t *c, json_object *o,
@@ -474,7 +361,7 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
 {
     static const char *const keys[] = {"type", "lat_us", "nodes_per_leaf",
                                        "oversubscription", "spine_lat_us",
-                                       NULL};
+                                       "levels", NULL};
     static const char *const leaf_only[] = {"nodes_per_leaf",
                                             "oversubscription",
                                             "spine_lat_us"};
@@ -483,21 +370,26 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, o, keys)) ||
         (st = parse_network_type(c, o, net)) ||
-        (st = get_lat(c, o, "lat_us", &net->lat, NULL)))
+        (st = hccn_sim_jlat(c, o, "lat_us", &net->lat, NULL)))
         return st;
     net->oversub = 1.0;
     net->spine_lat = net->lat;
-    if (net->kind == HCCN_SIM_NET_SWITCH) {
+    if (net->kind != HCCN_SIM_NET_FAT_TREE &&
+        (st = hccn_sim_jforbid(c, o, "levels", "when type is \"fat_tree\"")))
+        return st;
+    if (net->kind != HCCN_SIM_NET_LEAF_SPINE) {
         for (int k = 0; k < 3 && st == HCCN_OK; k++)
             st = hccn_sim_jforbid(c, o, leaf_only[k],
                                   "when type is \"leaf_spine\"");
+        if (st == HCCN_OK && net->kind == HCCN_SIM_NET_FAT_TREE)
+            st = hccn_sim_parse_tree(c, o, net);
         return st;
     }
     if ((st = hccn_sim_jint(c, o, "nodes_per_leaf", 1, HCCN_SIM_MAX_NPUS,
                             &per, NULL)) ||
         (st = hccn_sim_jnum(c, o, "oversubscription", 1, 0, MAX_OVERSUB,
                             &net->oversub, &has)) ||
-        (st = get_lat(c, o, "spine_lat_us", &net->spine_lat, &has)))
+        (st = hccn_sim_jlat(c, o, "spine_lat_us", &net->spine_lat, &has)))
         return st;
     net->nodes_per_leaf = (int)per;
     return HCCN_OK;
@@ -595,7 +487,10 @@ static hccn_status_t check_multinode(jctx_t *c, const hccn_sim_spec_t *spec)
 
 static hccn_status_t check_links(jctx_t *c, const hccn_sim_spec_t *spec)
 {
-    long long links = 2LL * hccn_sim_spec_leaves(spec);
+    int per[HCCN_SIM_MAX_TIERS];
+    long long links = 2LL * (spec->net.kind == HCCN_SIM_NET_FAT_TREE
+                                 ? hccn_sim_tree_switches(spec, per)
+                                 : hccn_sim_spec_leaves(spec));
     int has_net = spec->net.kind != HCCN_SIM_NET_NONE;
     char msg[128];
     for (int i = 0; i < spec->ntypes; i++) {
@@ -715,10 +610,13 @@ void hccn_sim_spec_free(hccn_sim_spec_t *spec)
     for (int i = 0; i < spec->ntypes; i++) {
         hccn_sim_type_spec_t *t = &spec->types[i];
         hccn_sim_free(t->group_of);
+        hccn_sim_free(t->conn);
+        hccn_sim_free(t->pair);
         hccn_sim_free(t->nic_of);
         hccn_sim_free(t->nic_bw);
         hccn_sim_free(t->nic_lat);
         hccn_sim_free(t->nic_attach_bw);
+        hccn_sim_free(t->nic_group);
     }
     hccn_sim_free(spec->types);
     hccn_sim_free(spec->name);

@@ -5,9 +5,11 @@
  * handful of array reads per link, no per-pair table, so a route costs
  * O(route length) and the tables cost O(nnpus) memory.
  */
+#include "device_sim/alloc.h"
 #include "device_sim/topo_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PRIV(topo) ((const hccn_sim_topo_priv_t *)(topo)->priv)
@@ -70,10 +72,43 @@ static int route_intra(const hccn_sim_topo_t *topo, int a, int b, int *out)
         out[2] = p->groups[tb->group].down;
         out[3] = tb->fab_down;
         return 4;
+    case HCCN_SIM_FABRIC_LINKS:
+        return hccn_sim_route_links(tab, n, la, lb, out);
     case HCCN_SIM_FABRIC_NONE:
         break;
     }
     return -1;
+}
+
+/* From NPU a to its NIC (up) or back (!up), appended at out: the attach
+ * link, or through the PCIe tree when the NIC sits under a PCIe switch
+ * (a -> its switch [-> host -> the NIC's switch] -> NIC). */
+static int route_nic(const hccn_sim_topo_priv_t *p, int a, int up, int *out)
+{
+    const hccn_sim_npu_tab_t *ta = &p->npu[a];
+    const hccn_sim_nic_tab_t *nc = &p->nics[ta->nic];
+    int len = 0;
+    if (nc->group < 0) {
+        out[0] = up ? ta->nic_up : ta->nic_down;
+        return 1;
+    }
+    int cross = ta->group != nc->group;
+    if (up) {
+        out[len++] = ta->fab_up;
+        if (cross) {
+            out[len++] = p->groups[ta->group].up;
+            out[len++] = p->groups[nc->group].down;
+        }
+        out[len++] = nc->sw_down;
+        return len;
+    }
+    out[len++] = nc->sw_up;
+    if (cross) {
+        out[len++] = p->groups[nc->group].up;
+        out[len++] = p->groups[ta->group].down;
+    }
+    out[len++] = ta->fab_down;
+    return len;
 }
 
 static int route_inter(const hccn_sim_topo_t *topo, int a, int b, int *out)
@@ -86,15 +121,16 @@ static int route_inter(const hccn_sim_topo_t *topo, int a, int b, int *out)
     if (ta->nic < 0 || tb->nic < 0 || p->nics[ta->nic].out < 0 ||
         p->nics[tb->nic].in < 0)
         return -1;  /* not reachable; validation rules this out */
-    out[len++] = ta->nic_up;
+    len += route_nic(p, a, 1, out + len);
     out[len++] = p->nics[ta->nic].out;
-    if (leaf_a != leaf_b) {
+    if (leaf_a != leaf_b && p->ntiers > 0) {
+        len += hccn_sim_route_tree(p, leaf_a, leaf_b, out + len);
+    } else if (leaf_a != leaf_b) {
         out[len++] = p->leaves[leaf_a].up;
         out[len++] = p->leaves[leaf_b].down;
     }
     out[len++] = p->nics[tb->nic].in;
-    out[len++] = tb->nic_down;
-    return len;
+    return len + route_nic(p, b, 0, out + len);
 }
 
 /* Sum of the links' latencies plus the latency of every device between two
@@ -186,7 +222,8 @@ static double flow_total(const flow_t *f)
 }
 
 /* What node's NICs can carry out of (or into) it: per NIC, the smaller of
- * its network link and the sum of its attach links. */
+ * its network link and the sum of its attach links (or its link to its PCIe
+ * switch, for a NIC under one). */
 static double node_nic_capacity(const hccn_sim_topo_t *topo, int node)
 {
     const hccn_sim_topo_priv_t *p = PRIV(topo);
@@ -200,7 +237,11 @@ static double node_nic_capacity(const hccn_sim_topo_t *topo, int node)
     }
     for (int j = 0; j < nd->nnpus; j++) {
         const hccn_sim_npu_tab_t *u = &p->npu[nd->first_npu + j];
-        if (u->nic >= 0 && u->nic - k0 < HCCN_SIM_MAX_NPUS_PER_NODE)
+        if (u->nic < 0 || u->nic - k0 >= HCCN_SIM_MAX_NPUS_PER_NODE)
+            continue;
+        if (p->nics[u->nic].group >= 0)   /* its link to its PCIe switch */
+            attach[u->nic - k0] = topo->links[p->nics[u->nic].sw_down].bw;
+        else
             attach[u->nic - k0] += topo->links[u->nic_up].bw;
     }
     for (int k = 0; k < nd->nnpus && k0 + k < p->nnics; k++)
@@ -209,9 +250,31 @@ static double node_nic_capacity(const hccn_sim_topo_t *topo, int node)
     return cap;
 }
 
+/* A fat tree: each leaf's halves' NIC capacities, then the tiers. */
+static double bisection_tree(const hccn_sim_topo_t *topo)
+{
+    const hccn_sim_topo_priv_t *p = PRIV(topo);
+    double *a = hccn_sim_calloc((size_t)p->nleaves, sizeof(double));
+    double *b = hccn_sim_calloc((size_t)p->nleaves, sizeof(double));
+    double total = 0.0;
+    if (a != NULL && b != NULL) {
+        for (int node = 0; node < topo->nnodes; node++) {
+            double cap = node_nic_capacity(topo, node);
+            int l = topo->nodes[node].leaf;
+            *(node < topo->nnodes / 2 ? &a[l] : &b[l]) += cap;
+        }
+        total = hccn_sim_tree_bisection(topo, a, b);
+    }
+    hccn_sim_free(a);
+    hccn_sim_free(b);
+    return total;
+}
+
 static double bisection_nodes(const hccn_sim_topo_t *topo)
 {
     const hccn_sim_topo_priv_t *p = PRIV(topo);
+    if (p->ntiers > 0)
+        return bisection_tree(topo);
     int half = topo->nnodes / 2, ndom = p->nleaves > 0 ? p->nleaves : 1;
     flow_t f = {0};
     for (int d = 0, node = 0; d < ndom; d++) {
@@ -270,6 +333,8 @@ static double bisection_npus(const hccn_sim_topo_t *topo)
         return (tab->back >= 0 ? 2 : 1) * topo->links[tab->base].bw;
     case HCCN_SIM_FABRIC_PCIE:
         return bisection_pcie(topo);
+    case HCCN_SIM_FABRIC_LINKS:
+        return hccn_sim_links_cut(topo, tab, &topo->nodes[0], half);
     case HCCN_SIM_FABRIC_NONE:
         break;
     }

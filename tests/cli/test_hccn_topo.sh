@@ -49,6 +49,18 @@ expect_out "bisection: 50 GB/s"
 label=laptop; run "$HCCN_SOURCE_DIR/configs/laptop-4.json"
 expect_out "bisection: 100 GB/s"
 
+# The richer keys (docs/topology.md): a relayed pair of the hybrid cube
+# mesh (0-1 one link, 1-5 two: relay 1 ties with 4 and is the lower), rails
+# (4 x 12.5 GB/s), a NIC under a PCIe switch (0.5 + NIC 1 + switch 1 us).
+label=relay; run "$HCCN_SOURCE_DIR/configs/dgx1-v100.json" --route 0 5
+expect_out "route 0 -> 5: 2 links, latency 3 us"
+expect_out "  link 0: node0.npu0 -> node0.npu1 (25 GB/s, lat 1.5 us)"
+expect_out "  link 26: node0.npu1 -> node0.npu5 (50 GB/s, lat 1.5 us)"
+label=rails; run "$HCCN_SOURCE_DIR/configs/p5-efa.json"
+expect_out "level 1 (NIC): 64 links, min 50 GB/s per link"
+label=pcie-nic; run "$HCCN_SOURCE_DIR/configs/pcie-4090-8.json" --route 5 13
+expect_out "route 5 -> 13: 6 links, latency 2.5 us"
+
 label=route; run "$HCCN_SOURCE_DIR/configs/default.json" --route 0 8
 [ "$rc" -eq 0 ] || fail "route: exit $rc"
 expect_out "route 0 -> 8: 4 links, latency 3 us"

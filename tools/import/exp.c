@@ -41,6 +41,13 @@ static json_object *get(json_object *o, const char *key)
     return v;
 }
 
+/* o's bw_GBps as the simulator uses it: x efficiency x rails. */
+static double get_bw(json_object *o)
+{
+    return get_num(o, "bw_GBps", 0) * get_num(o, "efficiency", 1) *
+           get_num(o, "rails", 1);
+}
+
 /* Uniform NICs, one per NPU: their bandwidth and latency. */
 static int read_nics(json_object *nics, shape_t *s, const char *file,
                      char *err)
@@ -51,14 +58,14 @@ static int read_nics(json_object *nics, shape_t *s, const char *file,
         if (get_num(nics, "count", 0) != s->nnpus || get(nics, "attach_bw_GBps"))
             return hccn_imp_fail(err, "%s: node_types[0].nics: one NIC per "
                                  "NPU without attach_bw_GBps is needed", file);
-        s->nic_bw = get_num(nics, "bw_GBps", 0);
+        s->nic_bw = get_bw(nics);
         s->nic_lat = get_num(nics, "lat_us", 0);
         return 0;
     }
     size_t n = json_object_array_length(nics);
     for (size_t k = 0; k < n; k++) {
         json_object *c = json_object_array_get_idx(nics, k);
-        double bw = get_num(c, "bw_GBps", 0), lat = get_num(c, "lat_us", 0);
+        double bw = get_bw(c), lat = get_num(c, "lat_us", 0);
         if ((int)n != s->nnpus ||
             json_object_array_length(get(c, "npus")) != 1 ||
             get(c, "attach_bw_GBps") || (k > 0 && (bw != s->nic_bw ||
@@ -96,7 +103,7 @@ static int read_shape(const char *file, shape_t *s, char *err)
     if (s->nnpus > 1) {
         snprintf(s->fabric, sizeof(s->fabric), "%s",
                  json_object_get_string(get(fab, "type")));
-        s->fab_bw = get_num(fab, "bw_GBps", 0);
+        s->fab_bw = get_bw(fab);
         s->fab_lat = get_num(fab, "lat_us", 0);
         s->bidir = get(fab, "bidirectional") == NULL ||
                    json_object_get_boolean(get(fab, "bidirectional"));
@@ -157,7 +164,11 @@ static int net_dims(const shape_t *s, const char *file, dims_t *d, char *err)
         add(d, "Switch", s->count, s->nic_bw, lat);
         return 0;
     }
-    if (s->count % s->per_leaf)
+    if (strcmp(s->net, "leaf_spine") != 0)
+        return hccn_imp_fail(err, "%s: network.type: a %s network has no "
+                             "ASTRA-sim building block (switch and "
+                             "leaf_spine do)", file, s->net);
+    if (s->per_leaf <= 0 || s->count % s->per_leaf)
         return hccn_imp_fail(err, "%s: network.nodes_per_leaf: %d does not "
                              "divide the %d nodes", file, s->per_leaf,
                              s->count);
