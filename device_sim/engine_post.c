@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "device_sim/engine_internal.h"
+#include "device_sim/software.h"
 #include "device_sim/trace.h"
 
 /* ------------------------------------------------------------- matching --- */
@@ -131,6 +132,8 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     ejoin_t *j = b->join;
+    if (eng->topo->sw != NULL)
+        t += eng->topo->sw->launch_s;   /* the call's launch (software.h) */
     if (j == NULL) {
         gate_start(eng, b, t);
         return;

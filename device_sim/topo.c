@@ -263,7 +263,10 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
     }
     hccn_sim_spec_free(&spec);
     if (st == HCCN_OK &&
-        (st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) != HCCN_OK) {
+        ((st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) !=
+             HCCN_OK ||
+         (st = hccn_sim_topo_parse_software(doc, source, t, err, errlen)) !=
+             HCCN_OK)) {
         hccn_sim_topo_free(t);
         return st;
     }
@@ -299,5 +302,6 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
     free(topo->name);
     free(topo->source);
     free(topo->faults);
+    free(topo->sw);
     free(topo);
 }

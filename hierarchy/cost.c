@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/software.h"
 #include "hierarchy/cost_internal.h"
 
 /* ------------------------------------------------------------ placement --- */
@@ -242,6 +243,8 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = fn(&m, &all, a);
     if (m.failed)
         t = HCCN_COST_NONE;
+    else if (pl->topo->sw != NULL)
+        t += pl->topo->sw->launch_s;   /* every call's (software.h) */
 out:
     hccn_hier_cm_free(&m);
     free(ident);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_sim/software.h"
 #include "hierarchy/cost_internal.h"
 
 int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
@@ -137,6 +138,26 @@ static double link_work(const hccn_cm_t *m, int l, double b)
     return (lo > 0 ? seg[lo - 1] : 0.0) + (double)(m->cnt[l] - lo) * b;
 }
 
+/* The software model's part of x (device_sim/software.h), as the engine
+ * charges it: its protocol's step cost on its latency, its bytes divided
+ * by its protocol's efficiency. */
+static void xf_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
+{
+    const hccn_sim_topo_t *topo = m->pl->topo;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    int n = hccn_sim_topo_route(topo, m->pl->world[x->src],
+                                m->pl->world[x->dst], links, &lat);
+    for (int k = 0; k < n; k++)
+        if (topo->links[links[k]].bw < bw)
+            bw = topo->links[links[k]].bw;
+    int cls = hccn_sim_sw_class(topo, links, n);
+    const hccn_sim_proto_t *p =
+        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, x->bytes, cls, bw)];
+    x->lat += p->step_s[cls];
+    x->w /= p->eff[cls];
+}
+
 /* Processor sharing: a transfer has drained when its most loaded link has
  * carried, of every flow on it, as many bytes as the transfer has. Exact
  * for flows that start together and meet on one link; 0-byte transfers
@@ -155,6 +176,8 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
             x[i].w = hccn_hier_cm_max(x[i].w, weight *
                                                   link_work(m, links[k], b) /
                                                   (tl[links[k]].bw * b));
+        if (m->pl->topo->sw != NULL)
+            xf_protocol(m, &x[i]);
     }
     for (int t = 0; t < nt; t++)
         m->cnt[m->touched[t]] = 0;
