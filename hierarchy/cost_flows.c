@@ -152,10 +152,12 @@ static void xf_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
         if (topo->links[links[k]].bw < bw)
             bw = topo->links[links[k]].bw;
     int cls = hccn_sim_sw_class(topo, links, n);
+    uint64_t b = m->proto_bytes ? m->proto_bytes : x->bytes;
     const hccn_sim_proto_t *p =
-        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, x->bytes, cls, bw)];
+        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
     x->lat += p->step_s[cls];
     x->w /= p->eff[cls];
+    x->eff = p->eff[cls];
 }
 
 /* Processor sharing: a transfer has drained when its most loaded link has
@@ -172,6 +174,7 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
         int k = route(m, &x[i], links, &x[i].lat);
         double b = (double)x[i].bytes;
         x[i].w = 0.0;
+        x[i].eff = 1.0;
         while (b > 0.0 && k-- > 0)
             x[i].w = hccn_hier_cm_max(x[i].w, weight *
                                                   link_work(m, links[k], b) /
@@ -214,7 +217,8 @@ static double stage_w(const pipe_t *pp, int i)
     double lat, w = 0.0;
     for (int j = pp->off[i]; j < pp->off[i + 1]; j++)
         for (int k = route(pp->m, &pp->x[j], links, &lat); k-- > 0;)
-            w = hccn_hier_cm_max(w, pp->m->load[links[k]] / tl[links[k]].bw);
+            w = hccn_hier_cm_max(w, pp->m->load[links[k]] /
+                                        (tl[links[k]].bw * pp->x[j].eff));
     return w;
 }
 
