@@ -36,6 +36,8 @@ typedef struct {
     int ranks;                   /* 0: the output does not say */
     int nrows;
     calib_row_t *rows;
+    const char *edits[16];       /* the run's own topology edits */
+    int nedits;
 } calib_run_t;
 
 static inline int calib_dtype(const char *s, hccn_dtype_t *out)

@@ -5,7 +5,10 @@
  * with the fitted "software" section.
  *
  *   hccn-calibrate -t TOPO [--set P=V]... [-o OUT] [--fit LIST] [--fit-bw]
- *                  [--fit-max SIZE] COLL:FILE...
+ *                  [--fit-max SIZE] [--sweeps N] COLL:FILE[@P=V...]...
+ *
+ * A run's own edits follow its file after '@' (runs of one family on
+ * clusters of different sizes, fitted together).
  *
  * The free parameters are the stack's: launch_us, and per enabled protocol
  * its step_us and (but for the bulk protocol, whose efficiency is the
@@ -30,7 +33,6 @@
 #define MAX_RUNS 64
 #define MAX_SETS 64
 #define MAX_PARAMS 16
-#define SWEEPS 12
 #define GOLDEN_ITERS 18
 
 typedef struct {
@@ -52,6 +54,7 @@ typedef struct {
     int nparams;
     double **pred;               /* per run, per row: seconds */
     long evals;
+    int sweeps;                  /* at most (--sweeps; default 12) */
 } calib_t;
 
 static const char *const cls_name[HCCN_NCLASS] = {"intra", "net"};
@@ -86,13 +89,17 @@ static void software_json(const hccn_software_t *sw, char *buf, size_t len)
 
 /* ------------------------------------------------------------ predict --- */
 
-static hccn_topo_t *load(calib_t *c, int with_sw)
+/* The topology of run r (r < 0: the --set edits alone), with the current
+ * software model when with_sw. */
+static hccn_topo_t *load(calib_t *c, int with_sw, int r)
 {
     static char edit[4096];
-    const char *edits[MAX_SETS + 1];
+    const char *edits[MAX_SETS + 17];
     int n = 0;
     for (; n < c->nsets; n++)
         edits[n] = c->sets[n];
+    for (int i = 0; r >= 0 && i < c->runs[r].nedits; i++)
+        edits[n++] = c->runs[r].edits[i];
     if (with_sw) {
         strcpy(edit, "software=");
         software_json(&c->sw, edit + 9, sizeof(edit) - 9);
@@ -138,11 +145,12 @@ static void predict_run(calib_t *c, hccn_topo_t *t, int r, uint64_t limit)
  * to the fit limit, with the current parameters. */
 static double objective(calib_t *c)
 {
-    hccn_topo_t *t = load(c, 1);
     double sum = 0.0;
     long n = 0;
     for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, 1, r);
         predict_run(c, t, r, c->fit_max);
+        hccn_topo_free(t);
         for (int i = 0; i < c->runs[r].nrows; i++)
             if (c->runs[r].rows[i].bytes <= c->fit_max) {
                 double e = log(c->pred[r][i] /
@@ -151,7 +159,6 @@ static double objective(calib_t *c)
                 n++;
             }
     }
-    hccn_topo_free(t);
     c->evals++;
     return n > 0 ? sum / (double)n : 0.0;
 }
@@ -296,16 +303,17 @@ static void print_errors(calib_t *c, const char *when)
 
 static void predict_all(calib_t *c, int with_sw)
 {
-    hccn_topo_t *t = load(c, with_sw);
-    for (int r = 0; r < c->nruns; r++)
+    for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, with_sw, r);
         predict_run(c, t, r, UINT64_MAX);
-    hccn_topo_free(t);
+        hccn_topo_free(t);
+    }
 }
 
 /* Writes the topology file with the fitted "software" section. */
 static int write_topology(calib_t *c, const char *out)
 {
-    hccn_topo_t *t = load(c, 0);
+    hccn_topo_t *t = load(c, 0, -1);
     json_object *doc = json_object_from_file(hccn_topo_source(t));
     hccn_topo_free(t);
     char sw[4096];
@@ -361,7 +369,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: hccn-calibrate -t TOPO [--set PATH=VALUE]... [-o OUT]\n"
             "                      [--fit NAME,...] [--fit-bw] "
-            "[--fit-max SIZE] COLL:FILE...\n"
+            "[--fit-max SIZE] [--sweeps N] COLL:FILE[@PATH=VALUE...]...\n"
             "  COLL: allreduce, allgather, reduce_scatter, broadcast, "
             "reduce, alltoall\n"
             "  FILE: nccl-tests / rccl-tests / OSU / hccl_test output, as "
@@ -377,27 +385,36 @@ static void read_runs(calib_t *c, int argc, char **argv)
         if (colon == NULL || c->nruns == MAX_RUNS)
             usage();
         *colon = '\0';
+        calib_run_t *run = &c->runs[c->nruns];
+        char *edits[16];
+        int nedits = 0;
+        for (char *at = strchr(colon + 1, '@'); at != NULL && nedits < 16;
+             at = strchr(at + 1, '@')) {
+            *at = '\0';
+            edits[nedits++] = at + 1;
+        }
         if (parse_coll(argv[i], &coll) != 0) {
             fprintf(stderr, "hccn-calibrate: %s: unknown collective \"%s\"\n",
                     colon + 1, argv[i]);
             exit(2);
         }
-        if (calib_read(colon + 1, coll, &c->runs[c->nruns], err,
-                       sizeof(err)) != 0) {
+        if (calib_read(colon + 1, coll, run, err, sizeof(err)) != 0) {
             fprintf(stderr, "hccn-calibrate: %s\n", err);
             exit(1);
         }
+        for (int k = 0; k < nedits; k++)
+            run->edits[k] = edits[k];
+        run->nedits = nedits;
         c->nruns++;
     }
     if (c->nruns == 0)
         usage();
 }
 
-/* Every run must be of the topology's size. */
-static void check_ranks(calib_t *c, const hccn_topo_t *t)
+/* Run r must be of its topology's size. */
+static void check_ranks(calib_t *c, int r, const hccn_topo_t *t)
 {
-    for (int r = 0; r < c->nruns; r++)
-        if (c->runs[r].ranks != 0 && c->runs[r].ranks != hccn_topo_npus(t)) {
+    if (c->runs[r].ranks != 0 && c->runs[r].ranks != hccn_topo_npus(t)) {
             fprintf(stderr, "hccn-calibrate: %s: %d ranks, but %s has %d "
                     "NPUs (give --set edits that make it that cluster)\n",
                     c->runs[r].file, c->runs[r].ranks, c->topo,
@@ -411,33 +428,36 @@ static size_t dtype_size(hccn_dtype_t t)
     return t == HCCN_FP16 || t == HCCN_BF16 ? 2 : t == HCCN_FP64 ? 8 : 4;
 }
 
-/* The elements of each row's call. nccl-tests' size is the whole buffer
- * (for allgather, reduce_scatter and alltoall n blocks: its count column
- * is one block, but hccn-perf's is the whole, so the size decides); OSU's
- * and hccl_test's are one rank's message (for alltoall, per peer). */
-static void set_counts(calib_t *c, int n)
+/* The elements of each row's call of run r, on n ranks. nccl-tests' size
+ * is the whole buffer (for allgather, reduce_scatter and alltoall n
+ * blocks: its count column is one block, but hccn-perf's is the whole, so
+ * the size decides); OSU's and hccl_test's are one rank's message (for
+ * alltoall, per peer). */
+static void set_counts(calib_t *c, int r, int n)
 {
-    for (int r = 0; r < c->nruns; r++) {
-        calib_run_t *run = &c->runs[r];
-        int blocks = strcmp(run->format, "nccl-tests") == 0 &&
-                     (run->coll == HCCN_COLL_ALLGATHER ||
-                      run->coll == HCCN_COLL_REDUCE_SCATTER ||
-                      run->coll == HCCN_COLL_ALLTOALL);
-        for (int i = 0; i < run->nrows; i++)
-            run->rows[i].count = run->rows[i].bytes /
-                                 dtype_size(run->dtype) /
-                                 (uint64_t)(blocks ? n : 1);
-    }
+    calib_run_t *run = &c->runs[r];
+    int blocks = strcmp(run->format, "nccl-tests") == 0 &&
+                 (run->coll == HCCN_COLL_ALLGATHER ||
+                  run->coll == HCCN_COLL_REDUCE_SCATTER ||
+                  run->coll == HCCN_COLL_ALLTOALL);
+    for (int i = 0; i < run->nrows; i++)
+        run->rows[i].count = run->rows[i].bytes / dtype_size(run->dtype) /
+                             (uint64_t)(blocks ? n : 1);
 }
 
 static void setup(calib_t *c, const char *list, int fit_bw)
 {
-    hccn_topo_t *t = load(c, 0);
-    check_ranks(c, t);
-    set_counts(c, hccn_topo_npus(t));
+    int classes = 1;
+    for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, 0, r);
+        check_ranks(c, r, t);
+        set_counts(c, r, hccn_topo_npus(t));
+        classes = hccn_topo_nodes(t) > 1 ? 2 : classes;
+        hccn_topo_free(t);
+    }
+    hccn_topo_t *t = load(c, 0, -1);
     c->sw.struct_size = sizeof(c->sw);
     hccn_topo_software(t, &c->sw);
-    int classes = hccn_topo_nodes(t) > 1 ? 2 : 1;
     hccn_topo_free(t);
     choose_params(c, list, fit_bw, classes);
     c->pred = calloc((size_t)c->nruns, sizeof(double *));
@@ -461,7 +481,7 @@ static void fit(calib_t *c)
         was[i] = *c->params[i].val;
     /* Sweeps until one gains less than 0.1 % (the parameters are
      * correlated: launch and per-step costs trade against each other). */
-    for (int s = 0; s < SWEEPS; s++) {
+    for (int s = 0; s < c->sweeps; s++) {
         double before = best;
         for (int i = 0; i < c->nparams; i++)
             best = fit_one(c, &c->params[i], best);
@@ -485,9 +505,10 @@ int main(int argc, char **argv)
         {"fit", required_argument, NULL, 'f'},
         {"fit-bw", no_argument, NULL, 'b'},
         {"fit-max", required_argument, NULL, 'm'},
+        {"sweeps", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    static calib_t c = {.fit_max = 16u << 20};
+    static calib_t c = {.fit_max = 16u << 20, .sweeps = 12};
     const char *out = NULL, *list = NULL;
     int opt, fit_bw = 0;
     while ((opt = getopt_long(argc, argv, "t:o:h", longs, NULL)) != -1) {
@@ -502,6 +523,8 @@ int main(int argc, char **argv)
         else if (opt == 'b')
             fit_bw = 1;
         else if (opt == 'm' && tool_parse_size(optarg, &c.fit_max) == 0)
+            continue;
+        else if (opt == 'w' && (c.sweeps = atoi(optarg)) > 0)
             continue;
         else
             usage();
