@@ -10,12 +10,11 @@
  *     "simple": {"step_us": 3.4, "efficiency": 1, "max_bytes": 0}
  *   }
  *
- * "stack" names a preset (software_presets.c); "software" overrides it
+ * "stack" names a preset (software.c); "software" overrides it
  * field by field, or, without a stack, a model of no cost whose only
  * protocol is the bulk one. A per-class value is a number (both classes)
  * or {"intra": x, "net": y} (either may be left out).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,59 +164,4 @@ hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
     }
     topo->sw = sw;
     return HCCN_OK;
-}
-
-/* ------------------------------------------------------------ the model --- */
-
-const char *hccn_sim_proto_name(int p)
-{
-    static const char *const names[HCCN_SIM_NPROTO] = {"ll", "ll128",
-                                                       "simple"};
-    return p >= 0 && p < HCCN_SIM_NPROTO ? names[p] : "?";
-}
-
-int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n)
-{
-    for (int k = 0; k < n; k++)
-        if (topo->links[links[k]].level != HCCN_SIM_LEVEL_INTRA)
-            return HCCN_SIM_CLS_NET;
-    return HCCN_SIM_CLS_INTRA;
-}
-
-/* By threshold: the first protocol on whose max_bytes admits bytes; -1
- * when the protocols on give no threshold for cls. */
-static int pick_by_size(const hccn_sim_sw_t *sw, uint64_t bytes, int cls)
-{
-    int last = -1, any = 0;
-    for (int p = 0; p < HCCN_SIM_NPROTO; p++) {
-        const hccn_sim_proto_t *q = &sw->proto[p];
-        if (!q->on)
-            continue;
-        last = p;
-        any |= q->max_bytes[cls] > 0.0;
-        if (q->max_bytes[cls] > 0.0 && (double)bytes <= q->max_bytes[cls])
-            return p;
-    }
-    return any ? last : -1;
-}
-
-int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
-                     double bw)
-{
-    int p = pick_by_size(sw, bytes, cls);
-    if (p >= 0)
-        return p;
-    double best = INFINITY;
-    for (int q = 0; q < HCCN_SIM_NPROTO; q++) {
-        const hccn_sim_proto_t *r = &sw->proto[q];
-        if (!r->on)
-            continue;
-        double t = r->step_s[cls] +
-                   (isfinite(bw) ? (double)bytes / (r->eff[cls] * bw) : 0.0);
-        if (p < 0 || t < best) {
-            best = t;
-            p = q;
-        }
-    }
-    return p;
 }

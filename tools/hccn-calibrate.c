@@ -125,7 +125,7 @@ static void predict_run(calib_t *c, hccn_topo_t *t, int r, uint64_t limit)
             calls[n++] = (hccn_call_t){
                 .struct_size = sizeof(hccn_call_t), .coll = run->coll,
                 .count = run->rows[i].count, .dtype = run->dtype,
-                .inplace = 1};
+                .inplace = run->coll != HCCN_COLL_ALLTOALL};
     if (calls == NULL || ends == NULL ||
         hccn_predict(t, calls, n, ends, NULL) != HCCN_OK) {
         fprintf(stderr, "hccn-calibrate: %s: %s\n", run->file,

@@ -92,7 +92,7 @@ static void test_errors(void **state)
     (void)state;
     expect_error("{" BASE ", \"stack\": \"nccl-9\"}",
                  "bad.json: stack: unknown stack \"nccl-9\" (known: "
-                 "nccl-2.2x, rccl-2.x)");
+                 "none, nccl-2.2x, rccl-2.x)");
     expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": 0}}}",
                  "bad.json: software.ll.efficiency");
     expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": "
@@ -233,6 +233,13 @@ static void test_none_is_identity(void **state)
             }
         }
     }
+    hccn_sim_topo_free(a);
+    hccn_sim_topo_free(b);
+    /* "stack": "none" takes a preset's costs away: the same bits. */
+    a = load("{" BASE ", \"stack\": \"none\"}");
+    b = load("{" BASE ", \"software\": {}}");
+    assert_true(memcmp(a->sw->proto, b->sw->proto, sizeof(a->sw->proto)) ==
+                    0 && a->sw->launch_s == b->sw->launch_s);
     hccn_sim_topo_free(a);
     hccn_sim_topo_free(b);
 }
