@@ -28,6 +28,7 @@
 #include "hccn/hccn.h"
 #include "hccn/hccn_sim.h"
 #include "tools/calib_parse.h"
+#include "tools/calib_report.h"
 #include "tools/tool_size.h"
 
 #define MAX_RUNS 64
@@ -245,60 +246,6 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
                 (list != NULL && strstr(list, name) != NULL))
                 add_param(c, name, &sw->efficiency[p][k], 0.05, 1.0, 0);
         }
-}
-
-/* ------------------------------------------------------------- report --- */
-
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int band_of(uint64_t b)
-{
-    return b <= 65536 ? 0 : b < (64ull << 20) ? 1 : 2;
-}
-
-/* Median |busbw error| (predicted / measured - 1) of run r (or of all
- * runs, r < 0) in band (3: every row) into *out; rows counted. */
-static int band_error(const calib_t *c, int r, int band, double *out)
-{
-    double *v = malloc(4096 * sizeof(double));
-    int n = 0;
-    for (int q = r < 0 ? 0 : r; q < (r < 0 ? c->nruns : r + 1); q++)
-        for (int i = 0; i < c->runs[q].nrows && n < 4096 && v; i++)
-            if (band == 3 || band_of(c->runs[q].rows[i].bytes) == band)
-                v[n++] = fabs(c->runs[q].rows[i].time_us * 1e-6 /
-                              c->pred[q][i] - 1.0);
-    *out = v ? median(v, n) : NAN;
-    free(v);
-    return n;
-}
-
-static void print_errors(calib_t *c, const char *when)
-{
-    printf("# %s: median |busbw error| by size band\n", when);
-    printf("#   %-40s %8s %10s %8s %8s\n", "run", "<=64K", "64K..64M",
-           ">=64M", "all");
-    for (int r = -1; r < c->nruns; r++) {
-        char cell[4][16];
-        for (int b = 0; b < 4; b++) {
-            double e;
-            if (band_error(c, r, b, &e) == 0)
-                snprintf(cell[b], sizeof(cell[b]), "-");
-            else
-                snprintf(cell[b], sizeof(cell[b]), "%.1f%%", 100 * e);
-        }
-        printf("    %-40s %8s %10s %8s %8s\n",
-               r < 0 ? "(all runs)" : c->runs[r].file, cell[0], cell[1],
-               cell[2], cell[3]);
-    }
 }
 
 static void predict_all(calib_t *c, int with_sw)
@@ -544,9 +491,9 @@ int main(int argc, char **argv)
            "%llu B\n", c.nruns, rows, c.nparams,
            (unsigned long long)c.fit_max);
     predict_all(&c, 0);
-    print_errors(&c, "before");
+    calib_print_errors(c.runs, c.nruns, c.pred, "before");
     fit(&c);
     predict_all(&c, 1);
-    print_errors(&c, "after");
+    calib_print_errors(c.runs, c.nruns, c.pred, "after");
     return out != NULL ? write_topology(&c, out) : 0;
 }
