@@ -161,7 +161,7 @@ static void flow_drained(hccn_sim_engine_t *eng, flow_t *f)
     if (eng->rec != NULL)
         hccn_sim_replay_flow(eng, f->send, 1);
     hccn_sim_heap_push(eng, eng->now, EV_DONE, f->send);
-    hccn_sim_heap_push(eng, eng->now + f->lat, EV_DELIVER, f->recv);
+    hccn_sim_heap_push(eng, eng->now + f->lat + f->sw_lat, EV_DELIVER, f->recv);
 }
 
 

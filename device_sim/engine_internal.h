@@ -84,6 +84,7 @@ typedef struct hccn_sim_flow {
     int nlinks;
     int links[HCCN_SIM_ROUTE_MAX];
     double lat;
+    double sw_lat;              /* its protocol's step cost (software.h) */
     double remaining, since;
     double rate;
     double was;                 /* flow.c: rate before a refill */

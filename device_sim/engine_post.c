@@ -16,6 +16,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
+#include "device_sim/software.h"
 #include "device_sim/trace.h"
 
 /* ------------------------------------------------------------- matching --- */
@@ -132,6 +133,8 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     ejoin_t *j = b->join;
+    if (eng->topo->sw != NULL)
+        t += eng->topo->sw->launch_s;   /* the call's launch (software.h) */
     if (j == NULL) {
         gate_start(eng, b, t);
         return;

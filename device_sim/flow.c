@@ -24,6 +24,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
+#include "device_sim/software.h"
 #include "device_sim/trace.h"
 
 /* A drain within this much of the earliest one is the same event; it keeps
@@ -311,6 +312,25 @@ static int flows_grow(hccn_sim_engine_t *eng)
     return 0;
 }
 
+/* The software model's part (software.h): f's protocol, from its size
+ * and its nominal route, adds its step cost to f's latency and divides
+ * its bytes by its efficiency. */
+static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
+{
+    const hccn_sim_topo_t *topo = eng->topo;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    int n = hccn_sim_topo_route(topo, f->send->dev, f->send->peer, links,
+                                &lat);
+    for (int k = 0; k < n; k++)
+        if (topo->links[links[k]].bw < bw)
+            bw = topo->links[links[k]].bw;
+    int cls = hccn_sim_sw_class(topo, links, n);
+    int p = hccn_sim_sw_pick(topo->sw, f->send->bytes, cls, bw);
+    f->sw_lat = topo->sw->proto[p].step_s[cls];
+    f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
+}
+
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
 {
     if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
@@ -324,6 +344,8 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->seq = recv->batch->seq;
     f->idx = recv->idx;
     f->remaining = (double)send->bytes;
+    if (eng->topo->sw != NULL)
+        flow_protocol(eng, f);
     f->since = eng->now;
     f->rate = INFINITY;   /* no finite link: drains at once */
     f->drain = eng->now;

@@ -264,7 +264,10 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
     }
     hccn_sim_spec_free(&spec);
     if (st == HCCN_OK &&
-        (st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) != HCCN_OK) {
+        ((st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) !=
+             HCCN_OK ||
+         (st = hccn_sim_topo_parse_software(doc, source, t, err, errlen)) !=
+             HCCN_OK)) {
         hccn_sim_topo_free(t);
         return st;
     }
@@ -304,5 +307,6 @@ void hccn_sim_topo_free(hccn_sim_topo_t *topo)
     hccn_sim_free(topo->name);
     hccn_sim_free(topo->source);
     hccn_sim_free(topo->faults);
+    hccn_sim_free(topo->sw);
     hccn_sim_free(topo);
 }

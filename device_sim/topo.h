@@ -79,6 +79,9 @@ typedef struct {
 
 typedef struct hccn_sim_topo hccn_sim_topo_t;
 
+/* The software model (device_sim/software.h). */
+typedef struct hccn_sim_sw hccn_sim_sw_t;
+
 /* A planned fault (the file's "faults", or hccn_cluster_add_fault). */
 typedef enum {
     HCCN_SIM_FAULT_LINK_DOWN,    /* link unusable from `at` */
@@ -108,6 +111,7 @@ struct hccn_sim_topo {
     void *priv;                  /* loader-private routing tables */
     int nfaults;
     hccn_sim_fault_t *faults;    /* the file's "faults", in file order */
+    hccn_sim_sw_t *sw;           /* "stack"/"software"; NULL: none */
 };
 
 /* What selection sees of topo under the faults (device_sim/fault_view.c):

@@ -297,4 +297,11 @@ hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,
                                          hccn_sim_topo_t *topo, char *err,
                                          size_t errlen);
 
+/* Parses doc's optional "stack" and "software" into topo->sw
+ * (topo_software.c). */
+hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
+                                           const char *source,
+                                           hccn_sim_topo_t *topo, char *err,
+                                           size_t errlen);
+
 #endif /* HCCN_DEVICE_SIM_TOPO_INTERNAL_H */

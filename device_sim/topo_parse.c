@@ -558,7 +558,8 @@ static hccn_status_t parse_doc(jctx_t *c, json_object *doc,
 {
     static const char *const keys[] = {"version", "name", "description",
                                        "sources", "notes", "node_types",
-                                       "network", "faults", NULL};
+                                       "network", "faults", "stack",
+                                       "software", NULL};
     json_object *v = NULL;
     const char *name = NULL, *desc;
     int has;

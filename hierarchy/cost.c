@@ -7,6 +7,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine.h"
+#include "device_sim/software.h"
 #include "hierarchy/cost_internal.h"
 
 /* ------------------------------------------------------------ placement --- */
@@ -243,6 +244,8 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = fn(&m, &all, a);
     if (m.failed)
         t = HCCN_COST_NONE;
+    else if (pl->topo->sw != NULL)
+        t += pl->topo->sw->launch_s;   /* every call's (software.h) */
 out:
     hccn_hier_cm_free(&m);
     hccn_sim_free(ident);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/software.h"
 #include "hierarchy/cost_internal.h"
 
 int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks)
@@ -138,6 +139,28 @@ static double link_work(const hccn_cm_t *m, int l, double b)
     return (lo > 0 ? seg[lo - 1] : 0.0) + (double)(m->cnt[l] - lo) * b;
 }
 
+/* The software model's part of x (device_sim/software.h), as the engine
+ * charges it: its protocol's step cost on its latency, its bytes divided
+ * by its protocol's efficiency. */
+static void xf_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
+{
+    const hccn_sim_topo_t *topo = m->pl->topo;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    int n = hccn_sim_topo_route(topo, m->pl->world[x->src],
+                                m->pl->world[x->dst], links, &lat);
+    for (int k = 0; k < n; k++)
+        if (topo->links[links[k]].bw < bw)
+            bw = topo->links[links[k]].bw;
+    int cls = hccn_sim_sw_class(topo, links, n);
+    uint64_t b = m->proto_bytes ? m->proto_bytes : x->bytes;
+    const hccn_sim_proto_t *p =
+        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
+    x->lat += p->step_s[cls];
+    x->w /= p->eff[cls];
+    x->eff = p->eff[cls];
+}
+
 /* Processor sharing: a transfer has drained when its most loaded link has
  * carried, of every flow on it, as many bytes as the transfer has. Exact
  * for flows that start together and meet on one link; 0-byte transfers
@@ -152,10 +175,13 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
         int k = route(m, &x[i], links, &x[i].lat);
         double b = (double)x[i].bytes;
         x[i].w = 0.0;
+        x[i].eff = 1.0;
         while (b > 0.0 && k-- > 0)
             x[i].w = hccn_hier_cm_max(x[i].w, weight *
                                                   link_work(m, links[k], b) /
                                                   (tl[links[k]].bw * b));
+        if (m->pl->topo->sw != NULL)
+            xf_protocol(m, &x[i]);
     }
     for (int t = 0; t < nt; t++)
         m->cnt[m->touched[t]] = 0;
@@ -192,7 +218,8 @@ static double stage_w(const pipe_t *pp, int i)
     double lat, w = 0.0;
     for (int j = pp->off[i]; j < pp->off[i + 1]; j++)
         for (int k = route(pp->m, &pp->x[j], links, &lat); k-- > 0;)
-            w = hccn_hier_cm_max(w, pp->m->load[links[k]] / tl[links[k]].bw);
+            w = hccn_hier_cm_max(w, pp->m->load[links[k]] /
+                                        (tl[links[k]].bw * pp->x[j].eff));
     return w;
 }
 

@@ -48,7 +48,7 @@ static double slowest(const hccn_cm_xf_t *x, size_t n, const double *done)
 
 hccn_cm_xf_t hccn_hier_cm_xf(int src, int dst, uint64_t bytes)
 {
-    return (hccn_cm_xf_t){src, dst, bytes, 0.0, 0.0};
+    return (hccn_cm_xf_t){src, dst, bytes, 0.0, 0.0, 1.0};
 }
 
 static hccn_cm_xf_t xf(int src, int dst, uint64_t bytes)
@@ -556,6 +556,68 @@ static void hd_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
     round_step(m, n, c, 1, halve || rdouble);
 }
 
+/* Part `part` (0 below v, 1 v's own block, 2 above v) of the range an
+ * allgather's virtual v sends in exchange k: the schedule sends an
+ * unfolded rank's range as up to three chained transfers (algo_hd.c),
+ * each with its own protocol; a folded pair's in one (part 0). */
+static uint64_t ag_part(const hd_shape_t *h, int v, int k, int part)
+{
+    int lo = v & ~((1 << k) - 1), hi = lo + (1 << k);
+    if (v < h->extra)
+        return part == 0 ? hd_span(h, lo, hi) : 0;
+    return part == 0 ? hd_span(h, lo, v)
+           : part == 1 ? hd_span(h, v, v + 1) : hd_span(h, v + 1, hi);
+}
+
+/* Exchange k of an allgather's doubling, part by part: a sender starts
+ * when both sides are ready and drains its parts one after the other;
+ * its receiver is done when the last part has arrived. */
+static void hd_ag_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hd_shape_t *h, clocks_t *c, int k)
+{
+    size_t n = (size_t)t->ngroups * h->pp;
+    double *at = hccn_sim_malloc(2 * n * sizeof(double)), *got = at + n;
+    if (at == NULL) {
+        m->failed = 1;
+        return;
+    }
+    memcpy(c->next, c->ready, (size_t)m->p * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        int g = (int)(i / h->pp), v = (int)(i % h->pp);
+        int src = hccn_hier_cm_member(t, g, hd_real(h, v));
+        int dst = hccn_hier_cm_member(t, g, hd_real(h, v ^ (1 << k)));
+        at[i] = hccn_hier_cm_max(c->ready[src], c->ready[dst]);
+        got[i] = 0.0;
+    }
+    for (int part = 0; part < 3; part++) {
+        size_t nx = 0;
+        for (size_t i = 0; i < n; i++) {
+            int g = (int)(i / h->pp), v = (int)(i % h->pp);
+            m->x[i] = xf(hccn_hier_cm_member(t, g, hd_real(h, v)),
+                         hccn_hier_cm_member(t, g, hd_real(h, v ^ (1 << k))),
+                         ag_part(h, v, k, part));
+            nx += m->x[i].bytes > 0;
+        }
+        if (nx == 0)
+            continue;
+        hccn_hier_cm_flows(m, m->x, n, 1.0);
+        for (size_t i = 0; i < n; i++) {
+            const hccn_cm_xf_t *x = &m->x[i];
+            if (x->bytes == 0)
+                continue;
+            at[i] += (double)x->bytes * x->w;
+            got[i] = hccn_hier_cm_max(got[i], at[i] + x->lat);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const hccn_cm_xf_t *x = &m->x[i];
+        c->next[x->src] = hccn_hier_cm_max(c->next[x->src], at[i]);
+        c->next[x->dst] = hccn_hier_cm_max(c->next[x->dst], got[i]);
+    }
+    memcpy(c->ready, c->next, (size_t)m->p * sizeof(double));
+    hccn_sim_free(at);
+}
+
 double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
                        const hccn_coll_args_t *a)
 {
@@ -572,7 +634,10 @@ double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
     for (int k = 0; k < h.levels && !ag; k++)
         hd_exchange(m, t, &h, &c, k, 1, 0);
     for (int k = 0; k < h.levels && (ar || ag); k++)
-        hd_exchange(m, t, &h, &c, k, 0, 0);
+        if (ag && m->pl->topo->sw != NULL)   /* parts' own protocols */
+            hd_ag_exchange(m, t, &h, &c, k);
+        else
+            hd_exchange(m, t, &h, &c, k, 0, 0);
     hd_fold(m, t, &h, &c, 1, ar || !ag ? b : all, 0);
     return hccn_hier_cm_max(clocks_end(m, &c), ag ? copy_time(m, b) : 0.0);
 }

@@ -28,6 +28,8 @@ typedef struct {
     uint64_t bytes;
     double lat;              /* route latency, s */
     double w;                /* seconds per byte it drains at */
+    double eff;              /* its protocol's efficiency (1: no software
+                                model; device_sim/software.h) */
 } hccn_cm_xf_t;
 
 typedef struct hccn_cm_team {
@@ -49,6 +51,9 @@ typedef struct hccn_cm {
     double *sz;
     size_t capsz;
     int failed;              /* no memory: the prediction is void */
+    uint64_t proto_bytes;    /* not 0: hccn_hier_cm_flows picks protocols
+                                for this size, not the transfers' (forms
+                                that price a byte, then chunks of this) */
 } hccn_cm_t;
 
 /* Pipelined data: n chunks of c bytes, the last one last bytes. */

@@ -284,7 +284,9 @@ static double tree_run(hccn_cm_t *m, const hccn_cm_team_t *t,
         tsim_free(&ts);
         return 0.0;
     }
+    m->proto_bytes = ck->c;   /* edges priced per byte, run in chunks */
     tsim_prices(&ts, up, down);
+    m->proto_bytes = 0;
     uint64_t j, run = ck->n < TREE_CHUNKS_EXACT ? ck->n : TREE_CHUNKS_EXACT;
     for (j = 0; j < run; j++) {
         double c = (double)(j + 1 == ck->n ? ck->last : ck->c);

@@ -1,9 +1,9 @@
 /*
  * The simulation API's topologies (include/hccn/hccn_sim.h): loading with
  * PATH=VALUE edits, and read-only views of devices, links, routes, the
- * summary and the levels the cost model sees. A public hccn_topo_t is the
- * loader's hccn_sim_topo_t; every query checks its arguments and reports
- * through hccn_last_error().
+ * summary, the levels the cost model sees and the software model. A
+ * public hccn_topo_t is the loader's hccn_sim_topo_t; every query checks
+ * its arguments and reports through hccn_last_error().
  */
 #include <json-c/json.h>
 #include <limits.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/software.h"
 #include "hccn/hccn_sim.h"
 #include "hierarchy/cost.h"
 #include "runtime/rt.h"
@@ -321,5 +322,54 @@ hccn_status_t hccn_topo_levels(const hccn_topo_t *t, int nranks,
     lv->reduce_Bps = cl.reduce_bw;
     pods(&pl, nranks, mem, lv);
     hccn_sim_free(mem);
+    return HCCN_OK;
+}
+
+/* ------------------------------------------------------- software --- */
+
+/* What hccn-calibrate starts its fit from, in the file's units. */
+const char *hccn_proto_name(int proto)
+{
+    return hccn_sim_proto_name(proto);
+}
+
+static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
+{
+    memcpy(out->stack, sw->stack, sizeof(out->stack));
+    out->stack[sizeof(out->stack) - 1] = '\0';
+    out->launch_us = sw->launch_s * 1e6;
+    for (int p = 0; p < HCCN_NPROTO; p++) {
+        out->enabled[p] = sw->proto[p].on;
+        for (int c = 0; c < HCCN_NCLASS; c++) {
+            out->step_us[p][c] = sw->proto[p].step_s[c] * 1e6;
+            out->efficiency[p][c] = sw->proto[p].eff[c];
+            out->max_bytes[p][c] = sw->proto[p].max_bytes[c];
+        }
+    }
+}
+
+hccn_status_t hccn_topo_software(const hccn_topo_t *topo,
+                                 hccn_software_t *out)
+{
+    if (topo == NULL || out == NULL ||
+        out->struct_size != sizeof(hccn_software_t))
+        return hccn_rt_error(HCCN_ERR_INVALID,
+                             "hccn_topo_software: %s",
+                             topo == NULL ? "topo is NULL"
+                             : out == NULL ? "out is NULL"
+                                           : "out->struct_size is not "
+                                             "sizeof(hccn_software_t)");
+    size_t size = out->struct_size;
+    memset(out, 0, sizeof(*out));
+    out->struct_size = size;
+    if (topo->sw == NULL) {
+        for (int p = 0; p < HCCN_NPROTO; p++)
+            for (int c = 0; c < HCCN_NCLASS; c++)
+                out->efficiency[p][c] = 1.0;
+        out->enabled[HCCN_PROTO_SIMPLE] = 1;
+        return HCCN_OK;
+    }
+    out->present = 1;
+    copy_model(topo->sw, out);
     return HCCN_OK;
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/python3
-"""Compares hccn's simulated collectives with published nccl-tests runs.
+"""Compares hccn's simulated collectives with published benchmark runs.
 
 For every run of the calibration file (measurements.json: published
-nccl-tests results, each with its hardware), this script runs hccn-perf on
-the config of configs/ that describes that hardware, at the run's sizes,
-and writes docs/validation.md: measured vs predicted bus bandwidth per size,
-the relative error, and a summary per run. It also re-derives the one
-calibrated parameter (the NVLink efficiency of hgx-a100/hgx-h100) from the
-runs it is calibrated on.
+nccl-tests and other results, each with its hardware) that a config of
+configs/ describes (scripts/validate_runs.py, which also says why the
+others are not simulated), this script runs hccn-perf on that config at
+the run's sizes, with the config's software stack ("after") and with the
+links alone ("before": the stack removed), and writes docs/validation.md:
+per run and per size band (<= 64 KiB, 64 KiB..64 MiB, >= 64 MiB) the
+signed and absolute busbw errors, a plot, and a leave-one-out table
+(scripts/validate_loo.py: the stack's launch and per-step costs fitted
+with hccn-calibrate on all runs of a family but one, the one left out
+predicted). It also re-derives the NVLink efficiency of hgx-a100/hgx-h100
+from the two runs it is calibrated on.
 
 Runs with Debian's /usr/bin/python3; drawing docs/img/validation.png
 needs python3-matplotlib (--no-plot: the page only). The binary, the
@@ -16,6 +21,7 @@ hccn-perf run prints a progress line with an estimate of the time left.
 
     scripts/validate.py --build build \
         --measurements ../shared/data/calibration/measurements.json
+    (--no-loo: without the leave-one-out table, which takes longest)
 
 The runs are timing only (hccn-perf --no-data): the same simulated times
 as runs that move the bytes, bit for bit (tests/coll/test_predict.c),
@@ -33,73 +39,11 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-# Calibration run -> the config that describes its hardware, the --set
-# edits that make it that cluster, and what the model leaves out.
-RUNS = {
-    "aws_p5_1node_8xH100_nvswitch_allreduce": {
-        "config": "configs/hgx-h100.json",
-        "sets": ["node_types[0].count=1"],
-        "note": "The run very probably used NVLink SHARP (the measurement "
-                "file infers it from its ~480 GB/s busbw, more than the "
-                "450 GB/s per-direction NVLink bandwidth): the switch adds "
-                "the contributions, so each GPU sends and receives its data "
-                "about once instead of 2(n-1)/n times. hccn has no in-switch "
-                "reduction, so it cannot exceed the link bandwidth here.",
-    },
-    "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
-        "config": "configs/hgx-a100.json",
-        "sets": ["node_types[0].count=1"],
-        "note": "One of the two runs the NVLink efficiency is calibrated "
-                "on. Small messages: this run was made from one process "
-                "driving 8 GPUs (-g 8), which costs ~40 us per call in "
-                "launch overhead; the model has no software overhead.",
-    },
-    "rtx4090_1node_8gpu_pcie_noP2P_allreduce": {
-        "config": "configs/pcie-8gpu.json",
-        "sets": [],
-        "note": "Without peer-to-peer the library copies every message "
-                "through host memory, across the CPU sockets' links and "
-                "NUMA nodes of a 2-socket host; the model only has the "
-                "GPUs' PCIe links (the host bridge is not a bandwidth "
-                "resource), so it is too fast. The run's own "
-                "p2pBandwidthLatencyTest figure, ~20 GB/s instead of "
-                "28.8, shows where the rest goes; it is not used here "
-                "since efficiencies are never fitted to a single run.",
-    },
-    "crusoe_2node_16xA100_80G_ib_allreduce": {
-        "config": "configs/hgx-a100.json",
-        "sets": [],
-        "note": "Two nodes: the measured busbw (~194 GB/s) needs all 8 "
-                "NICs of a node at once (NCCL runs 8+ rings, one per NIC). "
-                "hccn's default on more than one node is the hierarchical "
-                "allreduce (mesh inside the nodes, one ring across them "
-                "per local index; docs/algorithms.md), which also keeps "
-                "all 8 NICs busy; its plateau (~225 GB/s) is ~16% above "
-                "the measured peak: NCCL's protocol overhead is not in "
-                "the model.",
-    },
-    "gcp_a3mega_2node_16xH100_tcpxo_allreduce": {
-        "config": "configs/hgx-h100.json",
-        "sets": ["node_types[0].nics.bw_GBps=24.5"],
-        "note": "A3 Mega's GPU NICs are 8 x 200 Gb/s Ethernet with "
-                "GPUDirect-TCPXO, not NDR InfiniBand: the NIC bandwidth is "
-                "set to 200 Gb/s x 0.98 (the frame efficiency used for "
-                "RoCE); the ~120 us software latency of TCPXO is not in "
-                "the model, so sizes up to 1G are predicted too fast "
-                "(+11% at 1G, +56% at 256M). The hierarchical default uses "
-                "all 8 NICs, as NCCL does; its plateau (~332 GB/s) meets "
-                "the measured curve from 2G on (+4% at 2G, -1% at 8G, "
-                "the measured peak of 337 GB/s).",
-    },
-    "azure_ndmv4_1node_8gpu_nccl_allgather": {
-        "config": "configs/hgx-a100.json",
-        "sets": ["node_types[0].count=1"],
-        "note": "The second run the NVLink efficiency is calibrated on "
-                "(allgather has no reduction, so it measures the links "
-                "alone). Only two sizes were published.",
-    },
-}
+from validate_runs import RUNS, skipped_reason  # noqa: E402
+import validate_doc  # noqa: E402
+import validate_loo  # noqa: E402
 
 # The runs the NVLink efficiency is calibrated on, and the nominal
 # per-direction NVLink3 bandwidth (A100 datasheet: 600 GB/s total).
@@ -153,18 +97,22 @@ def check_environment(args):
                  "python3-matplotlib, or give --no-plot" % sys.executable)
 
 
-def perf(build, config, coll, sets, lo, hi, tmp):
-    """Runs hccn-perf (in place, 1 iteration, no warm-up); returns its
-    records by size."""
+def perf(build, config, coll, sets, lo, hi, tmp, algo=None):
+    """Runs hccn-perf (in place, 1 iteration, no warm-up; algo: HCCN_ALGO,
+    None for the default selection); returns its records by size."""
     out = os.path.join(tmp, "perf.json")
     cmd = [os.path.join(build, "hccn-perf"), coll, "-t",
            os.path.join(ROOT, config), "-b", str(lo), "-e", str(hi),
-           "-f", "2", "-n", "1", "-w", "0", "--inplace", "--no-data",
-           "--json", out]
+           "-f", "2", "-n", "1", "-w", "0", "--no-data", "--json", out]
+    if coll != "alltoall":      # no in-place form: out of place
+        cmd.insert(cmd.index("--no-data"), "--inplace")
     for s in sets:
         cmd += ["--set", s]
     progress(" ".join(cmd[1:]))
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if algo:
+        env["HCCN_ALGO"] = algo
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
     with open(out) as f:
         recs = json.load(f)["records"]
     return {r["size"]: r for r in recs}, cmd
@@ -173,13 +121,15 @@ def perf(build, config, coll, sets, lo, hi, tmp):
 def measured_rows(run):
     """(size, time_us, busbw) of the in-place results of a run; busbw is
     recomputed from size and time where the time is given (the published
-    column is rounded to 0.01 GB/s)."""
+    column is rounded to 0.01 GB/s). alltoall, which has no in-place
+    form in hccn-perf, is compared out of place."""
     n = run["hardware"]["ranks"]
     f = bus_factor(run["collective"], n)
     rows = []
+    pre = "" if run["collective"] == "alltoall" else "inplace_"
     for r in run["rows"]:
-        t = r.get("inplace_time_us", r.get("time_us"))
-        bw = r.get("inplace_busbw_GBps", r.get("busbw_GBps"))
+        t = r.get(pre + "time_us", r.get("time_us"))
+        bw = r.get(pre + "busbw_GBps", r.get("busbw_GBps"))
         if t:
             bw = r["bytes"] / (t * 1e-6) / 1e9 * f
         if bw:
@@ -203,11 +153,19 @@ def calibrate(build, runs, tmp):
     return est
 
 
-def compare(build, run, spec, cap, tmp):
-    rows = [r for r in measured_rows(run) if not cap or r[0] <= cap]
-    lo, hi = min(r[0] for r in rows), max(r[0] for r in rows)
-    recs, cmd = perf(build, spec["config"], run["collective"], spec["sets"],
-                     lo, hi, tmp)
+
+def compare(build, run, spec, config, cap, tmp, hi=None):
+    """The run's rows against hccn-perf on config (spec's --set edits),
+    up to cap (0: all) and hi bytes."""
+    rows = [r for r in measured_rows(run) if (not cap or r[0] <= cap) and
+            (hi is None or r[0] <= hi)]
+    if not rows:
+        return [], []
+    lo, top = min(r[0] for r in rows), max(r[0] for r in rows)
+    recs, cmd = perf(build, config, run["collective"], spec["sets"], lo,
+                     top, tmp, spec.get("algo"))
+    if spec.get("algo"):
+        cmd = ["HCCN_ALGO=" + spec["algo"]] + cmd
     out = []
     for size, t, meas in rows:
         p = recs.get(size)
@@ -219,155 +177,35 @@ def compare(build, run, spec, cap, tmp):
     return out, cmd
 
 
-def human(n):
-    for unit, k in (("G", 30), ("M", 20), ("K", 10)):
-        if n >= 1 << k and n % (1 << k) == 0:
-            return "%d%s" % (n >> k, unit)
-    return str(n)
-
-
-def summary(rows):
-    def med(sel):
-        e = [abs(r["err"]) for r in rows if sel(r)]
-        return "%.0f%%" % (100 * statistics.median(e)) if e else "-"
-    signed = statistics.median(r["err"] for r in rows)
-    return (med(lambda r: r["size"] <= 64 << 10),
-            med(lambda r: 64 << 10 < r["size"] < 64 << 20),
-            med(lambda r: r["size"] >= 64 << 20),
-            med(lambda r: True), "%+.0f%%" % (100 * signed))
-
-
-def plot(results, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
-    for ax, (rid, rows) in zip(axes.flat, results):
-        x = [r["size"] for r in rows]
-        ax.loglog(x, [r["meas"] for r in rows], "o-", label="measured")
-        ax.loglog(x, [r["pred"] for r in rows], "s--", label="hccn")
-        ax.set_title(rid, fontsize=8)
-        ax.set_xlabel("size (bytes)")
-        ax.set_ylabel("busbw (GB/s)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    return True
-
-
-def write_doc(path, runs, results, cmds, cal, caps, has_plot, algo):
-    L = []
-    w = L.append
-    w("# Validation: hccn against published nccl-tests runs\n")
-    w("Generated by `scripts/validate.py`; do not edit by hand. Each "
-      "published run of the calibration file (`measurements.json`, "
-      "nccl-tests output with its source and hardware) is compared with "
-      "hccn-perf on the config of `configs/` that describes the same "
-      "hardware (`docs/configs.md`).\n")
-    w("## Method\n")
-    w("- **Parameters come from specifications.** Every figure of a config "
-      "is a datasheet value (bandwidth, memory) or a stated assumption "
-      "(latencies, which datasheets rarely give), each cited in the "
-      "config's `sources`. Network links use nominal rate x the protocol "
-      "efficiency of their frame format (headers per MTU).")
-    w("- **One parameter is calibrated, on two runs, never one:** the "
-      "NVLink efficiency (achievable / nominal per-direction bandwidth) of "
-      "`hgx-a100` and `hgx-h100`. For each run below, the measured peak "
-      "busbw is divided by hccn's busbw at the same size with "
-      "the nominal 300 GB/s; the configs use the mean of the two "
-      "estimates, rounded (0.89). Nothing else is fitted; the remaining "
-      "runs only check the model's shape.")
-    w("- **What is compared:** bus bandwidth per size, in place (the "
-      "published in-place columns), one iteration after no warm-up "
-      "(simulated time is deterministic). Measured busbw is recomputed "
-      "from size and time where the time is published (the busbw column "
-      "is rounded to 0.01 GB/s). Relative error = (hccn - measured) / "
-      "measured.")
-    if caps[8] or caps[16]:
-        w("- **Sizes are capped** at %s (8 ranks) and %s (16 ranks)."
-          % (human(caps[8]) if caps[8] else "none",
-             human(caps[16]) if caps[16] else "none"))
-    else:
-        w("- **Every published size is simulated**, timing only "
-          "(`hccn-perf --no-data`): the simulated times of a run that "
-          "moves the bytes, bit for bit (`tests/coll/test_predict.c`), "
-          "without the bytes, so 8G on 16 ranks fits in memory.")
-    w("- **Algorithm:** hccn's default selection (`%s`) at the time of "
-      "generation; the selection, not the topology, decides several of "
-      "the results below.\n" % algo)
-    w("## Calibration of the NVLink efficiency\n")
-    w("| run | collective | measured peak busbw (size) | hccn, nominal "
-      "300 GB/s | estimate |")
-    w("|---|---|---|---|---|")
-    for rid, coll, size, meas, pred, ratio in cal:
-        w("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | %.3f |" %
-          (rid, coll, meas, human(size), pred, ratio))
-    mean = statistics.mean(c[5] for c in cal)
-    w("\nMean: **%.3f** (configs use 0.89: 300 x 0.89 = 267 GB/s for "
-      "NVLink3, 450 x 0.89 = 400 GB/s for NVLink4, the same signalling "
-      "and protocol).\n" % mean)
-    w("## Summary\n")
-    w("Median |relative error| of busbw per size range; the last column "
-      "is the median signed error (negative: hccn is slower).\n")
-    w("| run | config (+ --set) | sizes | <= 64K | 64K..64M | >= 64M | "
-      "all | signed | measured peak busbw |")
-    w("|---|---|---|---|---|---|---|---|---|")
-    for rid, rows in results:
+def run_all(args, runs, ids, tmp):
+    """Per run: rows with the stack (after) and without (before)."""
+    after, before, cmds = {}, {}, {}
+    caps = {8: args.max_bytes_8, 16: args.max_bytes_16}
+    for rid in ids:
         spec = RUNS[rid]
-        peak = max(measured_rows(runs[rid]), key=lambda r: r[2])
-        s = summary(rows)
-        w("| `%s` | `%s`%s | %d | %s | %s | %s | %s | %s | %.0f GB/s at %s |"
-          % (rid, os.path.basename(spec["config"]),
-             "".join(" `%s`" % x for x in spec["sets"]), len(rows), *s,
-             peak[2], human(peak[0])))
-    if has_plot:
-        w("\n![measured vs hccn busbw](img/validation.png)\n")
-    w("\n## Per run\n")
-    for rid, rows in results:
-        run, spec = runs[rid], RUNS[rid]
-        hw = run["hardware"]
-        w("### `%s`\n" % rid)
-        w("%s, %d ranks on %d node(s), %s. Source: %s\n" %
-          (hw.get("gpu", "?"), hw["ranks"], hw["nodes"], run["collective"],
-           run["source"]))
-        shown = cmds[rid][1:cmds[rid].index("--json")] + \
-            cmds[rid][cmds[rid].index("--json") + 2:]
-        w("hccn: `hccn-perf %s`\n" % " ".join(
-            "'%s'" % a if "[" in a else a for a in shown).replace(
-                ROOT + "/", ""))
-        w("Where the model is off, and why: %s\n" % spec["note"])
-        w("| size | measured time (us) | hccn time (us) | measured busbw "
-          "(GB/s) | hccn busbw (GB/s) | error |")
-        w("|---:|---:|---:|---:|---:|---:|")
-        for r in rows:
-            w("| %s | %s | %.2f | %.3f | %.3f | %+.0f%% |" %
-              (human(r["size"]),
-               "%.2f" % r["meas_t"] if r["meas_t"] else "-",
-               r["pred_t"], r["meas"], r["pred"], 100 * r["err"]))
-        w("")
-    w("## What the model leaves out\n")
-    w("- **Software latency.** The published small-message times (13-40 "
-      "us on one node, 28-135 us on two) are dominated by kernel launch, "
-      "protocol handshakes and, for TCPXO, the host network stack. hccn's "
-      "latencies are the links' and switches' (a few us per step), so "
-      "small messages are predicted several times too fast.")
-    w("- **Fused reduction.** NCCL adds incoming data while it forwards "
-      "it; hccn reduces a step's data after it has arrived (`docs/"
-      "timing.md`), which costs n/R per ring step on top of the transfer. "
-      "This is part of why the allreduce estimate of the NVLink efficiency "
-      "is higher than the allgather one.")
-    w("- **Multiple channels** and **in-switch reduction** (NVLink SHARP) "
-      "exist in NCCL and not in hccn. Across nodes hccn's default is the "
-      "hierarchical allreduce, which, like NCCL's rings, uses every NIC "
-      "of a node.")
-    w("- **Host memory and CPU interconnect** are not resources in the "
-      "topology format, which matters for GPUs without peer-to-peer.")
-    with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
+        cap = caps[16] if runs[rid]["hardware"]["ranks"] > 8 else caps[8]
+        config = os.path.join(ROOT, spec["config"])
+        after[rid], cmds[rid] = compare(args.build, runs[rid], spec, config,
+                                        cap, tmp)
+        bare = validate_loo.strip_software(config, tmp)
+        before[rid], _ = compare(args.build, runs[rid], spec, bare, cap, tmp)
+    return after, before, cmds
+
+
+def loo(args, runs, tmp):
+    def rows_of(rid):
+        return measured_rows(runs[rid])
+
+    def factor_of(rid):
+        r = runs[rid]
+        return bus_factor(r["collective"], r["hardware"]["ranks"])
+
+    def predict(rid, topo, hi):
+        return compare(args.build, runs[rid], RUNS[rid], topo, 0, tmp, hi)[0]
+
+    present = {rid: runs[rid] for rid in RUNS if rid in runs}
+    return validate_loo.leave_one_out(args.build, RUNS, present, rows_of,
+                                      factor_of, predict, tmp, progress)
 
 
 def main():
@@ -383,33 +221,36 @@ def main():
     ap.add_argument("--max-bytes-8", type=int, default=0)
     ap.add_argument("--max-bytes-16", type=int, default=0)
     ap.add_argument("--only", help="comma-separated run ids")
+    ap.add_argument("--no-loo", action="store_true",
+                    help="leave the leave-one-out table out")
     ap.add_argument("--no-plot", action="store_true",
                     help="write the page without docs/img/validation.png")
     args = ap.parse_args()
     check_environment(args)
     with open(args.measurements) as f:
-        runs = {r["id"]: r for r in json.load(f)}
-    caps = {8: args.max_bytes_8, 16: args.max_bytes_16}
-    only = args.only.split(",") if args.only else list(RUNS)
-    _PROGRESS["total"] = len(NVLINK_RUNS) + len(only)
-    results, cmds = [], {}
+        allruns = json.load(f)
+    runs = {r["id"]: r for r in allruns}
+    ids = [rid for rid in (args.only.split(",") if args.only else RUNS)
+           if rid in runs]
+    skipped = [(r["id"], skipped_reason(r["id"], r)) for r in allruns
+               if r["id"] not in RUNS]
+    nloo = 0 if args.no_loo else sum(
+        len(v) for v in validate_loo.families(RUNS, runs).values()
+        if len(v) >= 3)
+    _PROGRESS["total"] = len(NVLINK_RUNS) + 2 * len(ids) + 2 * nloo
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
-        for rid in only:
-            if rid not in runs:
-                print("validate: run %s not in %s" % (rid, args.measurements),
-                      file=sys.stderr)
-                continue
-            cap = RUNS[rid].get("cap") or (
-                caps[16] if runs[rid]["hardware"]["ranks"] > 8 else caps[8])
-            rows, cmds[rid] = compare(args.build, runs[rid], RUNS[rid], cap,
-                                      tmp)
-            results.append((rid, rows))
+        after, before, cmds = run_all(args, runs, ids, tmp)
+        table = [] if args.no_loo else loo(args, runs, tmp)
     img = os.path.join(os.path.dirname(args.out), "img", "validation.png")
     os.makedirs(os.path.dirname(img), exist_ok=True)
-    has_plot = not args.no_plot and plot(results, img)
-    write_doc(args.out, runs, results, cmds, cal, caps, has_plot,
-              os.environ.get("HCCN_ALGO", "auto"))
+    has_plot = not args.no_plot and validate_doc.plot(ids, after, before,
+                                                      img)
+    validate_doc.write_doc(args.out, {
+        "runs": runs, "ids": ids, "after": after, "before": before,
+        "cmds": cmds, "cal": cal, "skipped": skipped, "loo": table,
+        "has_plot": has_plot, "algo": os.environ.get("HCCN_ALGO", "auto"),
+        "root": ROOT, "caps": (args.max_bytes_8, args.max_bytes_16)})
     print("wrote %s%s" % (args.out, " and " + img if has_plot else ""))
 
 

@@ -309,6 +309,31 @@ HCCN_API hccn_status_t hccn_summary_mark(hccn_ctx_t *ctx);
 HCCN_API hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm,
                                     int kind, hccn_comm_summary_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* The topology's software model (docs/topology.md, software).               */
+
+enum { HCCN_PROTO_LL, HCCN_PROTO_LL128, HCCN_PROTO_SIMPLE, HCCN_NPROTO };
+enum { HCCN_CLASS_INTRA, HCCN_CLASS_NET, HCCN_NCLASS };
+
+typedef struct {
+    size_t struct_size;      /* sizeof(hccn_software_t) */
+    int present;             /* 0: the file has no stack or software */
+    char stack[32];          /* the preset's name, "" for none */
+    double launch_us;
+    int enabled[HCCN_NPROTO];
+    double step_us[HCCN_NPROTO][HCCN_NCLASS];
+    double efficiency[HCCN_NPROTO][HCCN_NCLASS];
+    double max_bytes[HCCN_NPROTO][HCCN_NCLASS];   /* 0: none */
+} hccn_software_t;
+
+/* The protocol names as the file writes them ("ll", "ll128", "simple"). */
+HCCN_API const char *hccn_proto_name(int proto);
+
+/* topo's software model, as loaded (preset and overrides merged); a topo
+ * without one gives present 0 and the model of no cost. */
+HCCN_API hccn_status_t hccn_topo_software(const hccn_topo_t *topo,
+                                          hccn_software_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -267,6 +267,33 @@ static void test_default(void **state)
     free(text);
 }
 
+/* default.json running NCCL's preset, with the thresholds of the low
+ * latency protocol given, so that both ways of choosing a protocol
+ * (docs/timing.md, Software) run: timing-only still gives the bits. */
+static void test_software(void **state)
+{
+    (void)state;
+    char *text = default_with(2);
+    const char *extra = "{\"stack\": \"nccl-2.2x\", \"software\": "
+                        "{\"launch_us\": 4}, ";
+    char *json = malloc(strlen(text) + strlen(extra) + 1);
+    assert_non_null(json);
+    strcpy(json, extra);
+    strcat(json, strchr(text, '{') + 1);
+    sweep(json, "default.json + nccl-2.2x", 16);
+    const char *ll = "{\"stack\": \"nccl-2.2x\", \"software\": "
+                     "{\"ll\": {\"max_bytes\": 4096}, "
+                     "\"ll128\": {\"max_bytes\": 65536}}, ";
+    char *json2 = malloc(strlen(text) + strlen(ll) + 1);
+    assert_non_null(json2);
+    strcpy(json2, ll);
+    strcat(json2, strchr(text, '{') + 1);
+    sweep(json2, "default.json + thresholds", 16);
+    free(json2);
+    free(json);
+    free(text);
+}
+
 static void test_default_4_8(void **state)
 {
     (void)state;
@@ -510,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default),
         cmocka_unit_test(test_compressed),
+        cmocka_unit_test(test_software),
         cmocka_unit_test(test_faults),
         cmocka_unit_test(test_pods),
         cmocka_unit_test(test_ring_mesh),

@@ -1,0 +1,125 @@
+/*
+ * The software model (software.h): the presets a topology names with
+ * "stack" (docs/software.md has the same figures with their sources), and
+ * the choice of a transfer's protocol. Each figure is taken from the
+ * library's published tuning model, the cost model the library itself
+ * uses to choose its protocol; none is fitted to a measurement.
+ *
+ * nccl-2.2x: NVIDIA NCCL 2.2x, src/graph/tuning.cc (ring algorithm):
+ *   baseLat[Ring]       LL 6.6 us            -> launch_us
+ *   hwLat[NVLINK][Ring] LL 0.6, LL128 1.9, Simple 3.4 us  -> step_us.intra
+ *   hwLat[NET][Ring]    LL 2.7, LL128 4.0, Simple 14.0 us -> step_us.net
+ *   ring LL bus bandwidth x .5                     -> ll efficiency 0.5
+ *   ring LL128 bus bandwidth x 0.92 ("120.0/128.0") -> ll128 efficiency
+ *   (the PCI row, 1.0 / 2.5 / 5.7 us, is for configs/pcie-8gpu.json,
+ *   which sets it as its step_us.intra)
+ * rccl-2.x: AMD RCCL, src/graph/tuning.cc (ROCm/rccl, the tuning model
+ * carried over from NCCL 2.x with AMD's figures):
+ *   baseLat[Ring]       LL 12 us             -> launch_us
+ *   hwLat[NVLINK (xGMI)][Ring] LL 2.3, Simple 2.7 us -> step_us.intra
+ *   hwLat[NET][Ring]    LL 2.0, Simple 4.5 us -> step_us.net
+ *   ring LL bus bandwidth x 1/5                    -> ll efficiency 0.2
+ *   LL128 enabled by default only on NVIDIA Volta/Ampere -> ll128 off
+ */
+#include <math.h>
+#include <string.h>
+
+#include "device_sim/software.h"
+
+#define CLS(a, b) {a, b}
+#define US(a, b) {(a) * 1e-6, (b) * 1e-6}
+
+static const hccn_sim_sw_t presets[] = {
+    /* No cost: a file's stack taken away (--set stack=none). */
+    {.stack = "none",
+     .proto = {
+         {.on = 0, .eff = CLS(1.0, 1.0)},
+         {.on = 0, .eff = CLS(1.0, 1.0)},
+         {.on = 1, .eff = CLS(1.0, 1.0)},
+     }},
+    {.stack = "nccl-2.2x",
+     .launch_s = 6.6e-6,
+     .proto = {
+         {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5)},
+         {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92)},
+         {.on = 1, .step_s = US(3.4, 14.0), .eff = CLS(1.0, 1.0)},
+     }},
+    {.stack = "rccl-2.x",
+     .launch_s = 12e-6,
+     .proto = {
+         {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2)},
+         {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},
+         {.on = 1, .step_s = US(2.7, 4.5), .eff = CLS(1.0, 1.0)},
+     }},
+};
+
+static const char *const names[] = {"none", "nccl-2.2x", "rccl-2.x", NULL};
+
+const hccn_sim_sw_t *hccn_sim_sw_preset(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < sizeof(presets) / sizeof(*presets);
+         i++)
+        if (strcmp(presets[i].stack, name) == 0)
+            return &presets[i];
+    return NULL;
+}
+
+const char *const *hccn_sim_sw_presets(void)
+{
+    return names;
+}
+
+/* ------------------------------------------------------------ the model --- */
+
+const char *hccn_sim_proto_name(int p)
+{
+    static const char *const names[HCCN_SIM_NPROTO] = {"ll", "ll128",
+                                                       "simple"};
+    return p >= 0 && p < HCCN_SIM_NPROTO ? names[p] : "?";
+}
+
+int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (topo->links[links[k]].level != HCCN_SIM_LEVEL_INTRA)
+            return HCCN_SIM_CLS_NET;
+    return HCCN_SIM_CLS_INTRA;
+}
+
+/* By threshold: the first protocol on whose max_bytes admits bytes; -1
+ * when the protocols on give no threshold for cls. */
+static int pick_by_size(const hccn_sim_sw_t *sw, uint64_t bytes, int cls)
+{
+    int last = -1, any = 0;
+    for (int p = 0; p < HCCN_SIM_NPROTO; p++) {
+        const hccn_sim_proto_t *q = &sw->proto[p];
+        if (!q->on)
+            continue;
+        last = p;
+        any |= q->max_bytes[cls] > 0.0;
+        if (q->max_bytes[cls] > 0.0 && (double)bytes <= q->max_bytes[cls])
+            return p;
+    }
+    return any ? last : -1;
+}
+
+int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
+                     double bw)
+{
+    int p = pick_by_size(sw, bytes, cls);
+    if (p >= 0)
+        return p;
+    double best = INFINITY;
+    for (int q = 0; q < HCCN_SIM_NPROTO; q++) {
+        const hccn_sim_proto_t *r = &sw->proto[q];
+        if (!r->on)
+            continue;
+        double t = r->step_s[cls] +
+                   (isfinite(bw) ? (double)bytes / (r->eff[cls] * bw) : 0.0);
+        if (p < 0 || t < best) {
+            best = t;
+            p = q;
+        }
+    }
+    return p;
+}

@@ -1,0 +1,65 @@
+/*
+ * The software model of a topology (docs/timing.md, Software): what the
+ * communication library running on the NPUs adds to the links' time. A
+ * topology without "stack" or "software" has none, and times are the
+ * links' alone.
+ *
+ *   - every call (a posted batch) starts launch_s after it could have;
+ *   - every transfer runs under one of three protocols (low latency,
+ *     medium, bulk: NCCL's LL, LL128 and Simple), which adds step_s to
+ *     its latency and moves bytes / eff on the wire;
+ *   - the protocol of a transfer follows from its size and its route's
+ *     class (inside a node, or through a NIC): below a protocol's
+ *     max_bytes threshold where the file gives thresholds, else the one
+ *     of least step_s + bytes / (eff x route bandwidth).
+ *
+ * The engine (flow.c) and the cost model (hierarchy/cost_flows.c) both ask
+ * hccn_sim_sw_pick, so they agree on every transfer.
+ */
+#ifndef HCCN_DEVICE_SIM_SOFTWARE_H
+#define HCCN_DEVICE_SIM_SOFTWARE_H
+
+#include <stdint.h>
+
+#include "device_sim/topo.h"
+
+/* Protocols, in the order ties are broken. */
+enum { HCCN_SIM_PROTO_LL = 0, HCCN_SIM_PROTO_LL128 = 1,
+       HCCN_SIM_PROTO_SIMPLE = 2, HCCN_SIM_NPROTO = 3 };
+
+/* Route classes: inside one node, or through a NIC. */
+enum { HCCN_SIM_CLS_INTRA = 0, HCCN_SIM_CLS_NET = 1, HCCN_SIM_NCLS = 2 };
+
+typedef struct {
+    int on;                          /* 0: never used */
+    double step_s[HCCN_SIM_NCLS];    /* seconds added to each transfer */
+    double eff[HCCN_SIM_NCLS];       /* fraction of the wire carrying data */
+    double max_bytes[HCCN_SIM_NCLS]; /* used up to this size; 0: by cost */
+} hccn_sim_proto_t;
+
+struct hccn_sim_sw {
+    char stack[32];                  /* the preset's name, "" for none */
+    double launch_s;                 /* per call */
+    hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
+};
+
+/* The name of protocol p ("ll", "ll128", "simple"). */
+const char *hccn_sim_proto_name(int p);
+
+/* The class of a route of n links (HCCN_SIM_CLS_NET when one of them is
+ * not inside a node). */
+int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n);
+
+/* The protocol of a transfer of bytes on a route of class cls whose
+ * slowest link carries bw bytes/s (INFINITY: none is finite). sw must not
+ * be NULL and must have a protocol on. */
+int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
+                     double bw);
+
+/* The preset named name, or NULL. */
+const hccn_sim_sw_t *hccn_sim_sw_preset(const char *name);
+
+/* The names of the presets, NULL-terminated. */
+const char *const *hccn_sim_sw_presets(void);
+
+#endif /* HCCN_DEVICE_SIM_SOFTWARE_H */

@@ -1,0 +1,168 @@
+/*
+ * The optional "stack" and "software" keys of a topology file
+ * (docs/topology.md, Software; the model is device_sim/software.h):
+ *
+ *   "stack": "nccl-2.2x",
+ *   "software": {
+ *     "launch_us": 6.6,
+ *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5},
+ *     "ll128":  {"enabled": false},
+ *     "simple": {"step_us": 3.4, "efficiency": 1, "max_bytes": 0}
+ *   }
+ *
+ * "stack" names a preset (software.c); "software" overrides it
+ * field by field, or, without a stack, a model of no cost whose only
+ * protocol is the bulk one. A per-class value is a number (both classes)
+ * or {"intra": x, "net": y} (either may be left out).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_sim/alloc.h"
+#include "device_sim/software.h"
+#include "device_sim/topo_internal.h"
+
+static const char *const class_names[HCCN_SIM_NCLS] = {"intra", "net"};
+
+/* Sets out[cls] from v: a number for both classes, or an object with
+ * "intra" and/or "net". scale converts the file's unit. */
+static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
+                                  const char *key, double lo, int lo_open,
+                                  double hi, double scale, double *out)
+{
+    json_object *v;
+    double x;
+    int has;
+    if (!json_object_object_get_ex(o, key, &v))
+        return HCCN_OK;
+    if (!json_object_is_type(v, json_type_object)) {
+        hccn_status_t st = hccn_sim_jnum(c, o, key, lo, lo_open, hi, &x,
+                                         NULL);
+        for (int k = 0; k < HCCN_SIM_NCLS && st == HCCN_OK; k++)
+            out[k] = x * scale;
+        return st;
+    }
+    size_t old = hccn_sim_jkey(c, key);
+    static const char *const keys[] = {"intra", "net", NULL};
+    hccn_status_t st = hccn_sim_jkeys(c, v, keys);
+    for (int k = 0; k < HCCN_SIM_NCLS && st == HCCN_OK; k++) {
+        st = hccn_sim_jnum(c, v, class_names[k], lo, lo_open, hi, &x, &has);
+        if (st == HCCN_OK && has)
+            out[k] = x * scale;
+    }
+    hccn_sim_jpop(c, old);
+    return st;
+}
+
+static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
+                                 hccn_sim_proto_t *p)
+{
+    static const char *const keys[] = {"enabled", "step_us", "efficiency",
+                                       "max_bytes", NULL};
+    int on, has;
+    hccn_status_t st;
+    if (!json_object_is_type(o, json_type_object))
+        return hccn_sim_jfail(c, "must be an object");
+    if ((st = hccn_sim_jkeys(c, o, keys)) ||
+        (st = hccn_sim_jbool(c, o, "enabled", &on, &has)))
+        return st;
+    if (has)
+        p->on = on;
+    else if (json_object_object_length(o) > 0)
+        p->on = 1;   /* giving a protocol's costs turns it on */
+    if ((st = class_values(c, o, "step_us", 0.0, 0, 1e6, 1e-6, p->step_s)) ||
+        (st = class_values(c, o, "efficiency", 0.0, 1, 1.0, 1.0, p->eff)))
+        return st;
+    return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
+                        p->max_bytes);
+}
+
+static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
+                                  hccn_sim_sw_t *sw)
+{
+    static const char *const keys[] = {"launch_us", "ll", "ll128", "simple",
+                                       "sources", "notes", NULL};
+    double x;
+    int has;
+    hccn_status_t st;
+    if (!json_object_is_type(o, json_type_object))
+        return hccn_sim_jfail(c, "must be an object");
+    if ((st = hccn_sim_jkeys(c, o, keys)) ||
+        (st = hccn_sim_jnum(c, o, "launch_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        sw->launch_s = x * 1e-6;
+    for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
+        json_object *v;
+        const char *name = hccn_sim_proto_name(p);
+        if (!json_object_object_get_ex(o, name, &v))
+            continue;
+        size_t old = hccn_sim_jkey(c, name);
+        st = parse_proto(c, v, &sw->proto[p]);
+        hccn_sim_jpop(c, old);
+    }
+    if (st == HCCN_OK && !sw->proto[0].on && !sw->proto[1].on &&
+        !sw->proto[2].on)
+        return hccn_sim_jfail(c, "no protocol is enabled");
+    return st;
+}
+
+/* The model of no cost: the bulk protocol alone, at full efficiency. */
+static void sw_none(hccn_sim_sw_t *sw)
+{
+    memset(sw, 0, sizeof(*sw));
+    for (int p = 0; p < HCCN_SIM_NPROTO; p++)
+        for (int k = 0; k < HCCN_SIM_NCLS; k++)
+            sw->proto[p].eff[k] = 1.0;
+    sw->proto[HCCN_SIM_PROTO_SIMPLE].on = 1;
+}
+
+static hccn_status_t parse_stack(hccn_sim_jctx_t *c, json_object *doc,
+                                 hccn_sim_sw_t *sw)
+{
+    const char *name;
+    int has;
+    hccn_status_t st = hccn_sim_jstring(c, doc, "stack", &name, &has);
+    if (st != HCCN_OK || !has)
+        return st;
+    const hccn_sim_sw_t *p = hccn_sim_sw_preset(name);
+    if (p == NULL) {
+        char known[256] = "";
+        for (const char *const *n = hccn_sim_sw_presets(); *n; n++)
+            snprintf(known + strlen(known), sizeof(known) - strlen(known),
+                     "%s%s", known[0] ? ", " : "", *n);
+        return hccn_sim_jfail_key(c, "stack", "unknown stack \"%s\" "
+                                  "(known: %s)", name, known);
+    }
+    *sw = *p;
+    return HCCN_OK;
+}
+
+hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
+                                           const char *source,
+                                           hccn_sim_topo_t *topo, char *err,
+                                           size_t errlen)
+{
+    hccn_sim_jctx_t c = {.source = source, .err = err, .errlen = errlen};
+    json_object *v;
+    int has_sw = json_object_object_get_ex(doc, "software", &v);
+    if (!has_sw && !json_object_object_get_ex(doc, "stack", NULL))
+        return HCCN_OK;
+    hccn_sim_sw_t *sw = hccn_sim_malloc(sizeof(*sw));
+    if (sw == NULL)
+        return hccn_sim_jnomem(&c);
+    sw_none(sw);
+    hccn_status_t st = parse_stack(&c, doc, sw);
+    if (st == HCCN_OK && has_sw) {
+        size_t old = hccn_sim_jkey(&c, "software");
+        st = parse_fields(&c, v, sw);
+        hccn_sim_jpop(&c, old);
+    }
+    if (st != HCCN_OK) {
+        hccn_sim_free(sw);
+        return st;
+    }
+    topo->sw = sw;
+    return HCCN_OK;
+}

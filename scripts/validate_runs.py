@@ -1,0 +1,115 @@
+"""Which config of configs/ describes each run of the calibration set
+(measurements.json), and why the others are not simulated. Used by
+scripts/validate.py; every config's figures are specification values,
+every --set edit below names the datasheet figure it puts in.
+
+A run's "algo", where the run forced NCCL's algorithm, is the one hccn
+runs (HCCN_ALGO); elsewhere hccn's default selection decides. A run's
+family groups the runs of one config and one stack: the
+leave-one-out table fits the stack on all runs of a family but one.
+"""
+
+A100 = "configs/hgx-a100.json"
+H100 = "configs/hgx-h100.json"
+PCIE = "configs/pcie-8gpu.json"
+ONE = "node_types[0].count=1"
+# Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
+# P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s x 0.914 (TLP efficiency,
+# as pcie-8gpu's PCIe 4.0 figure) = 14.4 GB/s; both GPUs in one group.
+PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
+           "node_types[0].fabric.bw_GBps=14.4",
+           "node_types[0].fabric.host_bw_GBps=14.4"]
+
+RUNS = {
+    "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
+        "config": A100, "sets": [ONE], "family": "hgx-a100",
+        "note": "One process drives all 8 GPUs (-g 8): its launches are "
+                "serialised on one thread, which costs more per call than "
+                "NCCL's per-GPU base latency that the preset carries."},
+    "crusoe_2node_16xA100_80G_ib_allreduce": {
+        "config": A100, "sets": [], "family": "hgx-a100",
+        "note": "Two nodes over 8 HDR adapters each."},
+    "azure_ndmv4_1node_8gpu_nccl_allgather": {
+        "config": A100, "sets": [ONE], "family": "hgx-a100",
+        "note": "Two sizes published."},
+    "aws_p5_1node_8xH100_nvswitch_allreduce": {
+        "config": H100, "sets": [ONE], "family": "hgx-h100",
+        "note": "Very probably NVLink SHARP (busbw above the links' "
+                "bandwidth): in-switch reduction is not in this model."},
+    "together_1node_8xH100_nvswitch_allgather_ring": {
+        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "ring",
+        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs its "
+                "ring too."},
+    "together_1node_8xH100_nvswitch_reduce_scatter_ring": {
+        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "ring",
+        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs its "
+                "ring too."},
+    "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw": {
+        "config": H100, "sets": [ONE], "family": "hgx-h100",
+        "note": "NVLink SHARP (NVLS): in-switch reduction is not in this "
+                "model, so large sizes are predicted too slow."},
+    "azure_nd_h200_v5_1node_8xH200_nvls_allreduce_busbw": {
+        "config": H100, "sets": [ONE], "family": "hgx-h100",
+        "note": "H200 has H100's NVLink 4 (900 GB/s): the hgx-h100 config "
+                "describes its links; NVLS as above."},
+    "gcp_a3mega_2node_16xH100_tcpxo_allreduce": {
+        "config": H100, "sets": ["node_types[0].nics.bw_GBps=24.5"],
+        "family": "hgx-h100",
+        "note": "8 x 200 Gb/s Ethernet NICs (200 Gb/s x 0.98 frame "
+                "efficiency) with GPUDirect-TCPXO, whose ~120 us host "
+                "network stack per call is not NCCL's InfiniBand figure "
+                "that the preset carries."},
+    "aws_p5_2node_16xH100_efa_nccl2203_ofi_tuner_allreduce": {
+        "config": H100, "sets": [], "family": "hgx-h100",
+        "note": "32 EFA devices of 100 Gb/s per node = 400 Gb/s per GPU, "
+                "the NIC bandwidth of hgx-h100; EFA's libfabric path costs "
+                "more per step than NCCL's InfiniBand figure."},
+    "cscs_alps_2node_2xGH200_slingshot_sarus_allreduce": {
+        "config": H100, "sets": ["node_types[0].count=2",
+                                 "node_types[0].npu.count=1",
+                                 "node_types[0].nics.count=1",
+                                 "node_types[0].nics.bw_GBps=24.5"],
+        "family": "hgx-h100",
+        "note": "One GH200 per node, Slingshot-11 at 200 Gb/s (x 0.98)."},
+    "rtx4090_1node_8gpu_pcie_noP2P_allreduce": {
+        "config": PCIE, "sets": [], "family": "pcie",
+        "note": "No P2P: every message crosses host memory and the CPU "
+                "sockets' links, which are not resources in the format."},
+}
+for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
+    RUNS["autodl_1node_2xRTX2080Ti_pcie_noP2P_" + _coll] = {
+        "config": PCIE, "sets": PCIE3_2, "family": "pcie",
+        "note": "Two GPUs behind one PCIe 3.0 switch, no P2P: staged "
+                "through host memory."}
+
+# Runs not simulated, by id prefix, and why.
+SKIPPED = [
+    ("amd_", "no config of AMD Instinct servers in configs/ yet (the "
+             "rccl-2.x preset is ready for one)"),
+    ("redhat_ocp_2node_1xL40S", "no config of PCIe GPU servers with NICs"),
+    ("redhat_ocp_2node_2xL40S", "no config of PCIe GPU servers with NICs"),
+    ("redhat_ocp_2node_16xH200", "NCCL's socket transport over one shared "
+                                 "interface: no preset for it"),
+    ("cscs_alps_2node_8xGH200", "four GH200 per node joined by NVLink "
+                                "without a switch: no config yet"),
+    ("cscs_alps_2node_8rank", "OSU alltoall over MPI: no MPI preset"),
+    ("azure_nd_gb200", "no GB200 NVL72 config yet"),
+    ("together_slinky_64node", "B200 with InfiniBand SHARP: no config, and "
+                               "in-network reduction is not modelled"),
+    ("intel_gaudi", "no Gaudi config"),
+    ("limulidae_910b", "one summary bandwidth per run, no sizes; no HCCL "
+                       "preset"),
+]
+
+
+def skipped_reason(rid, run):
+    """Why run rid is not simulated (None: it is)."""
+    if rid in RUNS:
+        return None
+    if not run["health"].startswith("healthy") and \
+            not run["health"].startswith("summary"):
+        return "degraded on purpose (%s)" % run["health"][:60]
+    for prefix, why in SKIPPED:
+        if rid.startswith(prefix):
+            return why
+    return "no config describes its hardware"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# hccn-calibrate: recovers the software parameters that generated a
+# synthetic benchmark output (tests/data/calibrate/synthetic_*.txt:
+# hccn-perf on hgx-a100 x1 with launch_us 20 and ll.step_us.intra 1.5,
+# printed in nccl-tests' layout); reads OSU and hccl_test outputs; writes
+# a topology that loads and carries the fitted values; refuses bad input
+# with a message naming the file.
+# Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
+# shellcheck source=common.sh
+. "${HCCN_SOURCE_DIR:?}/tests/cli/common.sh"
+bin="$HCCN_BINARY_DIR/hccn-calibrate"
+perf="$HCCN_BINARY_DIR/hccn-perf"
+data="$HCCN_SOURCE_DIR/tests/data/calibrate"
+cfg="$HCCN_SOURCE_DIR/configs/hgx-a100.json"
+py=/usr/bin/python3
+[ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
+
+# The fit recovers the generating parameters to 2 %.
+"$bin" -t "$cfg" --set 'node_types[0].count=1' \
+    --fit launch_us,ll.step_us.intra -o "$tmp/fit.json" \
+    allreduce:"$data/synthetic_allreduce.txt" \
+    all_gather:"$data/synthetic_allgather.txt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "fit: exit $? ($(cat "$tmp/err"))"
+grep -q '^# run .*synthetic_allreduce.txt: nccl-tests allreduce, 20 rows' \
+    "$tmp/out" || fail "fit: rows not read: $(head -3 "$tmp/out")"
+$py - "$tmp/fit.json" <<'PY' || fail "fit: parameters not recovered"
+import json, sys
+sw = json.load(open(sys.argv[1]))["software"]
+launch, step = sw["launch_us"], sw["ll"]["step_us"]["intra"]
+print("recovered launch_us %.3f (20), ll.step_us.intra %.3f (1.5)"
+      % (launch, step))
+sys.exit(0 if abs(launch - 20) <= 0.4 and abs(step - 1.5) <= 0.03 else 1)
+PY
+# The written topology loads, and predicts the synthetic run's times.
+"$perf" allreduce -t "$tmp/fit.json" --set 'node_types[0].count=1' -b 8 \
+    -e 8 -n 1 -w 0 --no-data >"$tmp/perf" 2>&1 ||
+    fail "fitted topology does not run: $(cat "$tmp/perf")"
+grep -qE '^ +8 +2 +float +sum +-1 +25\.0[0-9] ' "$tmp/perf" ||
+    fail "fitted topology: 8 B allreduce is not 25.0 us: $(grep '^ *8 ' "$tmp/perf")"
+
+# OSU and hccl_test outputs are read as printed; a run's own edits
+# follow its file after '@' (here: one node for the hccl_test run, two
+# for the OSU one).
+"$bin" -t "$cfg" --fit launch_us --sweeps 1 \
+    allreduce:"$data/osu_allreduce.txt" \
+    allreduce:"$data/hccl_test_allreduce.txt@node_types[0].count=1" \
+    >"$tmp/out" 2>"$tmp/err" ||
+    fail "osu/hccl: exit $? ($(cat "$tmp/err"))"
+grep -q 'osu_allreduce.txt: osu allreduce, 4 rows' "$tmp/out" ||
+    fail "osu: $(grep '^# run' "$tmp/out")"
+grep -q 'hccl_test_allreduce.txt: hccl_test allreduce, 3 rows' "$tmp/out" ||
+    fail "hccl_test: $(grep '^# run' "$tmp/out")"
+
+# Bad input: named.
+"$bin" -t "$cfg" allreduce:"$data/synthetic_allreduce.txt" \
+    >"$tmp/out" 2>"$tmp/err" && fail "ranks: accepted 8 ranks on 16 NPUs"
+grep -q 'synthetic_allreduce.txt: 8 ranks, but .* has 16 NPUs' "$tmp/err" ||
+    fail "ranks: $(cat "$tmp/err")"
+"$bin" -t "$cfg" allreduce:"$cfg" >"$tmp/out" 2>"$tmp/err" &&
+    fail "no rows: accepted"
+grep -q 'hgx-a100.json: no result rows' "$tmp/err" ||
+    fail "no rows: $(cat "$tmp/err")"
+"$bin" -t "$cfg" allsum:"$data/osu_allreduce.txt" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] || fail "unknown collective: not exit 2"
+grep -q 'unknown collective "allsum"' "$tmp/err" ||
+    fail "unknown collective: $(cat "$tmp/err")"
+finish "hccn-calibrate: parameters recovered, formats read, errors named"

@@ -1,0 +1,257 @@
+/*
+ * The software model (device_sim/software.h, docs/timing.md, Software):
+ * the "stack" and "software" keys and their errors, the protocol switch
+ * points (thresholds, and the crossover of the per-step costs), and the
+ * time of transfers under each protocol, in the engine and in the cost
+ * model's closed forms, against the formula
+ *     launch + route latency + step + bytes / (efficiency x bandwidth).
+ * A model of no cost gives the times of a file without one, bit for bit.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "device_sim/software.h"
+#include "device_sim/topo.h"
+#include "hierarchy/coll.h"
+#include "hierarchy/cost.h"
+#include "test_engine.h"
+#include "test_util.h"
+
+/* Two nodes of two NPUs: a 100 GB/s, 1 us mesh inside, 10 GB/s NICs. */
+#define BASE                                                                \
+    "\"version\": 1, \"node_types\": [{\"count\": 2,"                       \
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 100, \"lat_us\": 1},"    \
+    " \"nics\": {\"count\": 2, \"bw_GBps\": 10, \"lat_us\": 2}}],"           \
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}"
+
+#define SW                                                                  \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"step_us\": {\"intra\": 0.5, \"net\": 2}, \"efficiency\": 0.5},"\
+    " \"ll128\": {\"step_us\": {\"intra\": 1, \"net\": 3}, "                 \
+    "\"efficiency\": 0.9},"                                                 \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
+
+static hccn_sim_topo_t *load(const char *json)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    if (hccn_sim_topo_load_string(json, "sw-test", &t, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return t;
+}
+
+static void expect_error(const char *json, const char *want)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    assert_int_equal(hccn_sim_topo_load_string(json, "bad.json", &t, err,
+                                               sizeof(err)),
+                     HCCN_ERR_TOPOLOGY);
+    assert_null(t);
+    if (strstr(err, want) == NULL)
+        fail_msg("error \"%s\" lacks \"%s\"", err, want);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    const hccn_sim_sw_t *sw = t->sw;
+    assert_non_null(sw);
+    assert_string_equal(sw->stack, "nccl-2.2x");
+    assert_true(sw->launch_s == 6.6e-6);
+    assert_true(sw->proto[HCCN_SIM_PROTO_LL].step_s[0] == 0.6 * 1e-6);
+    assert_true(sw->proto[HCCN_SIM_PROTO_SIMPLE].step_s[1] == 14.0 * 1e-6);
+    assert_true(sw->proto[HCCN_SIM_PROTO_LL128].eff[0] == 0.92);
+    hccn_sim_topo_free(t);
+    /* Overrides replace one field, of one class. */
+    t = load("{" BASE ", \"stack\": \"rccl-2.x\", \"software\": {\"ll\": "
+             "{\"step_us\": {\"net\": 3}}, \"ll128\": {\"enabled\": true}}}");
+    assert_true(t->sw->proto[0].step_s[0] == 2.3 * 1e-6);
+    assert_true(t->sw->proto[0].step_s[1] == 3 * 1e-6);
+    assert_true(t->sw->proto[1].on && t->sw->launch_s == 12e-6);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE "}");
+    assert_null(t->sw);
+    hccn_sim_topo_free(t);
+    for (const char *const *n = hccn_sim_sw_presets(); *n != NULL; n++)
+        assert_non_null(hccn_sim_sw_preset(*n));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("{" BASE ", \"stack\": \"nccl-9\"}",
+                 "bad.json: stack: unknown stack \"nccl-9\" (known: "
+                 "none, nccl-2.2x, rccl-2.x)");
+    expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": 0}}}",
+                 "bad.json: software.ll.efficiency");
+    expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": "
+                 "{\"net\": 1.5}}}}",
+                 "bad.json: software.ll.efficiency.net");
+    expect_error("{" BASE ", \"software\": {\"lll\": {}}}",
+                 "bad.json: software.lll");
+    expect_error("{" BASE ", \"software\": {\"simple\": {\"enabled\": "
+                 "false}}}",
+                 "bad.json: software: no protocol is enabled");
+    expect_error("{" BASE ", \"software\": {\"launch_us\": -1}}",
+                 "bad.json: software.launch_us");
+    expect_error("{" BASE ", \"software\": 3}", "bad.json: software: must "
+                 "be an object");
+}
+
+/* Where the per-step times of protocols a and b cross, for bw. */
+static double crossover(const hccn_sim_sw_t *sw, int a, int b, int cls,
+                        double bw)
+{
+    const hccn_sim_proto_t *p = &sw->proto[a], *q = &sw->proto[b];
+    return (q->step_s[cls] - p->step_s[cls]) /
+           (1.0 / (p->eff[cls] * bw) - 1.0 / (q->eff[cls] * bw));
+}
+
+static void test_switch_points(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW "}");
+    const hccn_sim_sw_t *sw = t->sw;
+    for (int cls = 0; cls < HCCN_SIM_NCLS; cls++) {
+        double bw = cls == 0 ? 100e9 : 10e9;
+        double x1 = crossover(sw, 0, 1, cls, bw);
+        double x2 = crossover(sw, 1, 2, cls, bw);
+        /* intra: 56250 B and 1.8 MB (below); net: 2 us / 0.0889 ns and
+         * 7 us / 0.0111 ns at 10 GB/s: 22500 B and 630 kB. */
+        assert_true(x1 > 1000.0 && x2 > x1);
+        /* A tie goes to the earlier protocol. */
+        assert_int_equal(hccn_sim_sw_pick(sw, (uint64_t)floor(x1) - 1, cls,
+                                          bw), 0);
+        assert_int_equal(hccn_sim_sw_pick(sw, (uint64_t)ceil(x1) + 1, cls,
+                                          bw), 1);
+        assert_int_equal(hccn_sim_sw_pick(sw, (uint64_t)floor(x2) - 1, cls,
+                                          bw), 1);
+        assert_int_equal(hccn_sim_sw_pick(sw, (uint64_t)ceil(x2) + 1, cls,
+                                          bw), 2);
+    }
+    assert_true(fabs(crossover(sw, 0, 1, 0, 100e9) - 56250.0) < 1e-6);
+    assert_true(fabs(crossover(sw, 1, 2, 0, 100e9) - 1.8e6) < 1e-3);
+    hccn_sim_topo_free(t);
+    /* Thresholds, where given, decide instead; a protocol without one is
+     * only the last resort. */
+    t = load("{" BASE SW ", \"stack\": \"nccl-2.2x\"}");
+    hccn_sim_sw_t th = *t->sw;
+    th.proto[0].max_bytes[0] = 4096;
+    th.proto[1].max_bytes[0] = 65536;
+    assert_int_equal(hccn_sim_sw_pick(&th, 4096, 0, 100e9), 0);
+    assert_int_equal(hccn_sim_sw_pick(&th, 4097, 0, 100e9), 1);
+    assert_int_equal(hccn_sim_sw_pick(&th, 65536, 0, 100e9), 1);
+    assert_int_equal(hccn_sim_sw_pick(&th, 65537, 0, 100e9), 2);
+    th.proto[1].on = 0;
+    assert_int_equal(hccn_sim_sw_pick(&th, 4097, 0, 100e9), 2);
+    hccn_sim_topo_free(t);
+}
+
+/* A mesh allgather of `bytes` per rank between NPUs a and b, priced by
+ * the engine and by the closed form, against the formula. */
+static void check_pair(const hccn_sim_topo_t *t, int a, int b, uint64_t bytes,
+                       int want_proto)
+{
+    int world[2] = {a, b}, links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    int n = hccn_sim_topo_route(t, a, b, links, &lat);
+    for (int k = 0; k < n; k++)
+        bw = fmin(bw, t->links[links[k]].bw);
+    int cls = n > 0 && t->links[links[0]].level != 0;
+    assert_int_equal(hccn_sim_sw_pick(t->sw, bytes, cls, bw), want_proto);
+    const hccn_sim_proto_t *p = &t->sw->proto[want_proto];
+    double want = t->sw->launch_s + lat + p->step_s[cls] +
+                  (double)bytes / (p->eff[cls] * bw);
+    hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                             .count = bytes / 4, .esize = 4};
+    const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
+    hccn_sched_t *s = mesh->build(&args);
+    assert_non_null(s);
+    double eng = test_engine_time(t, s, world, NULL);
+    hccn_sched_free(s);
+    hccn_cost_place_t pl = {t, world};
+    double model = hccn_hier_cost(mesh, &args, &pl, HCCN_COST_MODEL, NULL);
+    if (!(fabs(eng - want) <= 1e-12 * want) ||
+        !(fabs(model - want) <= 1e-12 * want))
+        fail_msg("%llu B %s: engine %.6f us, model %.6f us, formula %.6f us",
+                 (unsigned long long)bytes, hccn_sim_proto_name(want_proto),
+                 eng * 1e6, model * 1e6, want * 1e6);
+}
+
+static void test_times(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW "}");
+    check_pair(t, 0, 1, 4096, HCCN_SIM_PROTO_LL);
+    check_pair(t, 0, 1, 56248, HCCN_SIM_PROTO_LL);
+    check_pair(t, 0, 1, 56256, HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 1, 1 << 20, HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 1, 4 << 20, HCCN_SIM_PROTO_SIMPLE);
+    /* Across nodes: the NIC's costs and 10 GB/s. */
+    check_pair(t, 0, 2, 4096, HCCN_SIM_PROTO_LL);
+    check_pair(t, 0, 2, 256 << 10, HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 2, 64 << 20, HCCN_SIM_PROTO_SIMPLE);
+    hccn_sim_topo_free(t);
+}
+
+/* "software": {} is a model of no cost: the times of no model, bit for
+ * bit, in the engine and the cost model. */
+static void test_none_is_identity(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *a = load("{" BASE "}");
+    hccn_sim_topo_t *b = load("{" BASE ", \"software\": {}}");
+    assert_null(a->sw);
+    assert_non_null(b->sw);
+    int world[4] = {0, 1, 2, 3};
+    hccn_cost_place_t pa = {a, world}, pb = {b, world};
+    const char *algos[] = {"ring", "mesh", "hd", "hier"};
+    for (size_t i = 0; i < sizeof(algos) / sizeof(*algos); i++) {
+        const hccn_algo_t *al = hccn_hier_algo_find(algos[i]);
+        for (uint64_t count = 1; count <= (1u << 22); count *= 64) {
+            hccn_coll_args_t args = {.coll = HCCN_COLL_ALLREDUCE,
+                                     .nranks = 4, .count = count,
+                                     .esize = 4};
+            for (int mode = HCCN_COST_ENGINE; mode <= HCCN_COST_MODEL;
+                 mode++) {
+                double x = hccn_hier_cost(al, &args, &pa,
+                                          (hccn_cost_mode_t)mode, NULL);
+                double y = hccn_hier_cost(al, &args, &pb,
+                                          (hccn_cost_mode_t)mode, NULL);
+                assert_true(x == y);
+            }
+        }
+    }
+    hccn_sim_topo_free(a);
+    hccn_sim_topo_free(b);
+    /* "stack": "none" takes a preset's costs away: the same bits. */
+    a = load("{" BASE ", \"stack\": \"none\"}");
+    b = load("{" BASE ", \"software\": {}}");
+    assert_true(memcmp(a->sw->proto, b->sw->proto, sizeof(a->sw->proto)) ==
+                    0 && a->sw->launch_s == b->sw->launch_s);
+    hccn_sim_topo_free(a);
+    hccn_sim_topo_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_switch_points),
+        cmocka_unit_test(test_times),
+        cmocka_unit_test(test_none_is_identity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

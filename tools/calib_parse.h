@@ -1,0 +1,143 @@
+/*
+ * hccn-calibrate's readers: a benchmark's output as the benchmark prints
+ * it (docs/calibrate.md), into (size, count, time) rows.
+ *
+ *   nccl-tests, rccl-tests, hccn-perf: rows "size count type redop root
+ *     time algbw busbw #wrong [time algbw busbw #wrong]"; the in-place
+ *     time (the second) where printed, else the first; ranks from the
+ *     "#  Rank N ..." lines (or hccn-perf's "# N ranks on ...");
+ *   OSU micro-benchmarks: rows "size avg-latency [min max iterations]"
+ *     after a "# Size" header; count = size / 4 (float);
+ *   hccl_test: rows "size time bandwidth check" (columns under a
+ *     "data_size(Bytes): | aveg_time(us): | ..." header, with or without
+ *     the bars); count = size / 4.
+ * Lines that are neither are skipped; rows of size 0 are no-ops.
+ */
+#ifndef HCCN_TOOLS_CALIB_PARSE_H
+#define HCCN_TOOLS_CALIB_PARSE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hccn/hccn.h"
+
+typedef struct {
+    uint64_t bytes, count;       /* size column; elements per call */
+    double time_us;
+} calib_row_t;
+
+typedef struct {
+    const char *file;
+    hccn_coll_t coll;
+    hccn_dtype_t dtype;
+    const char *format;          /* "nccl-tests", "osu", "hccl_test" */
+    int ranks;                   /* 0: the output does not say */
+    int nrows;
+    calib_row_t *rows;
+    const char *edits[16];       /* the run's own topology edits */
+    int nedits;
+} calib_run_t;
+
+static inline int calib_dtype(const char *s, hccn_dtype_t *out)
+{
+    static const struct {
+        const char *name;
+        hccn_dtype_t t;
+    } map[] = {{"float", HCCN_FP32}, {"half", HCCN_FP16},
+               {"bfloat16", HCCN_BF16}, {"double", HCCN_FP64},
+               {"int32", HCCN_INT32}, {"fp32", HCCN_FP32},
+               {"fp16", HCCN_FP16}, {"bf16", HCCN_BF16}};
+    for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++)
+        if (strcmp(s, map[i].name) == 0) {
+            *out = map[i].t;
+            return 0;
+        }
+    return -1;
+}
+
+static inline int calib_add(calib_run_t *run, uint64_t bytes, uint64_t count,
+                            double t)
+{
+    if (bytes == 0)
+        return 0;
+    calib_row_t *r = realloc(run->rows, (size_t)(run->nrows + 1) * sizeof(*r));
+    if (r == NULL)
+        return -1;
+    run->rows = r;
+    r[run->nrows++] = (calib_row_t){bytes, count, t};
+    return 0;
+}
+
+/* One row of nccl-tests' table; 1 if line is one. */
+static inline int calib_nccl_row(calib_run_t *run, const char *line, int *ok)
+{
+    unsigned long long size, count;
+    char type[32], redop[32], w1[32], w2[32];
+    long root;
+    double t1, a1, b1, t2 = -1.0, a2, b2;
+    int n = sscanf(line, "%llu %llu %31s %31s %ld %lf %lf %lf %31s %lf %lf "
+                   "%lf %31s", &size, &count, type, redop, &root, &t1, &a1,
+                   &b1, w1, &t2, &a2, &b2, w2);
+    hccn_dtype_t dt;
+    if (n < 8 || calib_dtype(type, &dt) != 0)
+        return 0;
+    run->dtype = dt;
+    run->format = "nccl-tests";
+    *ok = calib_add(run, size, count, n >= 10 && t2 > 0.0 ? t2 : t1) == 0;
+    return 1;
+}
+
+/* Reads path; 0, or -1 with err set (naming the file and the line). */
+static inline int calib_read(const char *path, hccn_coll_t coll,
+                             calib_run_t *run, char *err, size_t errlen)
+{
+    memset(run, 0, sizeof(*run));
+    run->file = path;
+    run->coll = coll;
+    run->dtype = HCCN_FP32;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    char line[1024];
+    int mode = 0, ok = 1, rank_lines = 0, stated = 0;   /* 1 osu, 2 hccl */
+    while (ok && fgets(line, sizeof(line), f) != NULL) {
+        char *p = line + strspn(line, " \t");
+        unsigned long long size;
+        double t;
+        int n;
+        if (strncmp(p, "#  Rank", 7) == 0 || strncmp(p, "# Rank", 6) == 0)
+            rank_lines++;
+        else if (sscanf(p, "# %d ranks on", &n) == 1)
+            stated = n;
+        else if (strncmp(p, "# Size", 6) == 0)
+            mode = 1;
+        else if (strstr(p, "data_size") != NULL)
+            mode = 2;
+        if (*p == '#' || *p == '\n' || *p == '\0')
+            continue;
+        if (calib_nccl_row(run, p, &ok))
+            continue;
+        if (mode == 1 && sscanf(p, "%llu %lf", &size, &t) == 2) {
+            run->format = "osu";
+            ok = calib_add(run, size, size / 4, t) == 0;
+        } else if (mode == 2 && (sscanf(p, "%llu | %lf", &size, &t) == 2 ||
+                                 sscanf(p, "%llu %lf", &size, &t) == 2)) {
+            run->format = "hccl_test";
+            ok = calib_add(run, size, size / 4, t) == 0;
+        }
+    }
+    fclose(f);
+    run->ranks = rank_lines > 0 ? rank_lines : stated;
+    if (!ok)
+        snprintf(err, errlen, "%s: out of memory", path);
+    else if (run->nrows == 0)
+        snprintf(err, errlen, "%s: no result rows (nccl-tests, rccl-tests, "
+                 "OSU or hccl_test output expected)", path);
+    return ok && run->nrows > 0 ? 0 : -1;
+}
+
+#endif /* HCCN_TOOLS_CALIB_PARSE_H */

@@ -1,0 +1,499 @@
+/*
+ * hccn-calibrate: fits a topology's software model (docs/calibrate.md) to
+ * benchmark outputs of the user's own cluster, as the benchmarks print
+ * them (nccl-tests, rccl-tests, OSU, hccl_test), and writes the topology
+ * with the fitted "software" section.
+ *
+ *   hccn-calibrate -t TOPO [--set P=V]... [-o OUT] [--fit LIST] [--fit-bw]
+ *                  [--fit-max SIZE] [--sweeps N] COLL:FILE[@P=V...]...
+ *
+ * A run's own edits follow its file after '@' (runs of one family on
+ * clusters of different sizes, fitted together).
+ *
+ * The free parameters are the stack's: launch_us, and per enabled protocol
+ * its step_us and (but for the bulk protocol, whose efficiency is the
+ * hardware's bandwidth: --fit-bw) its efficiency, for the classes of route
+ * the topology has. The fit minimises the mean squared log ratio of
+ * predicted to measured time over the rows up to --fit-max, by coordinate
+ * descent (golden sections, sweeps until one gains < 0.1 %). Errors are printed per run and per size band
+ * before and after.
+ */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hccn/hccn.h"
+#include "hccn/hccn_sim.h"
+#include "tools/calib_parse.h"
+#include "tools/calib_report.h"
+#include "tools/tool_size.h"
+
+#define MAX_RUNS 64
+#define MAX_SETS 64
+#define MAX_PARAMS 16
+#define GOLDEN_ITERS 18
+
+typedef struct {
+    char name[40];
+    double *val;
+    double lo, hi;
+    int is_time;                 /* searched on ln(x + 0.1) */
+} param_t;
+
+typedef struct {
+    const char *topo;
+    const char *sets[MAX_SETS + 1];
+    int nsets;
+    calib_run_t runs[MAX_RUNS];
+    int nruns;
+    uint64_t fit_max;
+    hccn_software_t sw;
+    param_t params[MAX_PARAMS];
+    int nparams;
+    double **pred;               /* per run, per row: seconds */
+    long evals;
+    int sweeps;                  /* at most (--sweeps; default 12) */
+} calib_t;
+
+static const char *const cls_name[HCCN_NCLASS] = {"intra", "net"};
+
+/* ------------------------------------------------------ software json --- */
+
+static void pair_json(char *buf, size_t len, const char *key,
+                      const double *v)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, len - n, "\"%s\": {\"intra\": %.17g, \"net\": %.17g}",
+             key, v[0], v[1]);
+}
+
+/* The whole "software" object of sw (every field, so no preset shows). */
+static void software_json(const hccn_software_t *sw, char *buf, size_t len)
+{
+    snprintf(buf, len, "{\"launch_us\": %.17g", sw->launch_us);
+    for (int p = 0; p < HCCN_NPROTO; p++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ", \"%s\": {\"enabled\": %s, ",
+                 hccn_proto_name(p), sw->enabled[p] ? "true" : "false");
+        pair_json(buf, len, "step_us", sw->step_us[p]);
+        strncat(buf, ", ", len - strlen(buf) - 1);
+        pair_json(buf, len, "efficiency", sw->efficiency[p]);
+        strncat(buf, ", ", len - strlen(buf) - 1);
+        pair_json(buf, len, "max_bytes", sw->max_bytes[p]);
+        strncat(buf, "}", len - strlen(buf) - 1);
+    }
+    strncat(buf, "}", len - strlen(buf) - 1);
+}
+
+/* ------------------------------------------------------------ predict --- */
+
+/* The topology of run r (r < 0: the --set edits alone), with the current
+ * software model when with_sw. */
+static hccn_topo_t *load(calib_t *c, int with_sw, int r)
+{
+    static char edit[4096];
+    const char *edits[MAX_SETS + 17];
+    int n = 0;
+    for (; n < c->nsets; n++)
+        edits[n] = c->sets[n];
+    for (int i = 0; r >= 0 && i < c->runs[r].nedits; i++)
+        edits[n++] = c->runs[r].edits[i];
+    if (with_sw) {
+        strcpy(edit, "software=");
+        software_json(&c->sw, edit + 9, sizeof(edit) - 9);
+        edits[n++] = edit;
+    }
+    hccn_topo_t *t = NULL;
+    if (hccn_topo_load(c->topo, edits, n, &t) != HCCN_OK) {
+        fprintf(stderr, "hccn-calibrate: %s\n", hccn_last_error());
+        exit(1);
+    }
+    return t;
+}
+
+/* Predicts every row of run r (those up to limit bytes) on t. */
+static void predict_run(calib_t *c, hccn_topo_t *t, int r, uint64_t limit)
+{
+    const calib_run_t *run = &c->runs[r];
+    hccn_call_t *calls = calloc((size_t)run->nrows, sizeof(*calls));
+    double *ends = calloc((size_t)run->nrows, sizeof(double));
+    int n = 0;
+    for (int i = 0; i < run->nrows && calls && ends; i++)
+        if (run->rows[i].bytes <= limit)
+            calls[n++] = (hccn_call_t){
+                .struct_size = sizeof(hccn_call_t), .coll = run->coll,
+                .count = run->rows[i].count, .dtype = run->dtype,
+                .inplace = run->coll != HCCN_COLL_ALLTOALL};
+    if (calls == NULL || ends == NULL ||
+        hccn_predict(t, calls, n, ends, NULL) != HCCN_OK) {
+        fprintf(stderr, "hccn-calibrate: %s: %s\n", run->file,
+                calls && ends ? hccn_last_error() : "out of memory");
+        exit(1);
+    }
+    for (int i = 0, k = 0; i < run->nrows; i++)
+        if (run->rows[i].bytes <= limit) {
+            c->pred[r][i] = ends[k] - (k > 0 ? ends[k - 1] : 0.0);
+            k++;
+        }
+    free(calls);
+    free(ends);
+}
+
+/* Mean squared log ratio of predicted to measured time over the rows up
+ * to the fit limit, with the current parameters. */
+static double objective(calib_t *c)
+{
+    double sum = 0.0;
+    long n = 0;
+    for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, 1, r);
+        predict_run(c, t, r, c->fit_max);
+        hccn_topo_free(t);
+        for (int i = 0; i < c->runs[r].nrows; i++)
+            if (c->runs[r].rows[i].bytes <= c->fit_max) {
+                double e = log(c->pred[r][i] /
+                               (c->runs[r].rows[i].time_us * 1e-6));
+                sum += e * e;
+                n++;
+            }
+    }
+    c->evals++;
+    return n > 0 ? sum / (double)n : 0.0;
+}
+
+/* ---------------------------------------------------------------- fit --- */
+
+static double to_u(const param_t *p, double x)
+{
+    return p->is_time ? log(x + 0.1) : x;
+}
+
+static double from_u(const param_t *p, double u)
+{
+    return p->is_time ? exp(u) - 0.1 : u;
+}
+
+static double at(calib_t *c, param_t *p, double u)
+{
+    *p->val = from_u(p, u);
+    return objective(c);
+}
+
+/* A golden-section search of p over its range; keeps the best value seen
+ * (the current one included). */
+static double fit_one(calib_t *c, param_t *p, double best)
+{
+    const double g = (sqrt(5.0) - 1.0) / 2.0;
+    double keep = *p->val;
+    double a = to_u(p, p->lo), b = to_u(p, p->hi);
+    double x1 = b - g * (b - a), x2 = a + g * (b - a);
+    double f1 = at(c, p, x1), f2 = at(c, p, x2);
+    for (int i = 0; i < GOLDEN_ITERS; i++) {
+        if (f1 <= f2) {
+            b = x2, x2 = x1, f2 = f1;
+            x1 = b - g * (b - a);
+            f1 = at(c, p, x1);
+        } else {
+            a = x1, x1 = x2, f1 = f2;
+            x2 = a + g * (b - a);
+            f2 = at(c, p, x2);
+        }
+    }
+    double u = f1 <= f2 ? x1 : x2, f = f1 <= f2 ? f1 : f2;
+    if (f < best) {
+        *p->val = from_u(p, u);
+        return f;
+    }
+    *p->val = keep;
+    return best;
+}
+
+static void add_param(calib_t *c, const char *name, double *val, double lo,
+                      double hi, int is_time)
+{
+    if (c->nparams == MAX_PARAMS)
+        return;
+    param_t *p = &c->params[c->nparams++];
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    p->val = val;
+    p->lo = lo;
+    p->hi = hi;
+    p->is_time = is_time;
+}
+
+/* The free parameters: all of them, or those named in list. */
+static void choose_params(calib_t *c, const char *list, int fit_bw,
+                          int classes)
+{
+    char name[40];
+    hccn_software_t *sw = &c->sw;
+    if (list == NULL || strstr(list, "launch_us") != NULL)
+        add_param(c, "launch_us", &sw->launch_us, 0.0, 500.0, 1);
+    for (int p = 0; p < HCCN_NPROTO; p++)
+        for (int k = 0; k < classes; k++) {
+            if (!sw->enabled[p])
+                continue;
+            snprintf(name, sizeof(name), "%s.step_us.%s",
+                     hccn_proto_name(p), cls_name[k]);
+            if (list == NULL || strstr(list, name) != NULL)
+                add_param(c, name, &sw->step_us[p][k], 0.0, 200.0, 1);
+            snprintf(name, sizeof(name), "%s.efficiency.%s",
+                     hccn_proto_name(p), cls_name[k]);
+            if ((list == NULL && (p != HCCN_PROTO_SIMPLE || fit_bw)) ||
+                (list != NULL && strstr(list, name) != NULL))
+                add_param(c, name, &sw->efficiency[p][k], 0.05, 1.0, 0);
+        }
+}
+
+static void predict_all(calib_t *c, int with_sw)
+{
+    for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, with_sw, r);
+        predict_run(c, t, r, UINT64_MAX);
+        hccn_topo_free(t);
+    }
+}
+
+/* Writes the topology file with the fitted "software" section. */
+static int write_topology(calib_t *c, const char *out)
+{
+    hccn_topo_t *t = load(c, 0, -1);
+    json_object *doc = json_object_from_file(hccn_topo_source(t));
+    hccn_topo_free(t);
+    char sw[4096];
+    software_json(&c->sw, sw, sizeof(sw));
+    json_object *obj = json_tokener_parse(sw);
+    if (doc == NULL || obj == NULL) {
+        fprintf(stderr, "hccn-calibrate: cannot read %s again\n", c->topo);
+        json_object_put(doc);
+        json_object_put(obj);
+        return 1;
+    }
+    json_object_object_add(doc, "software", obj);
+    int rc = json_object_to_file_ext(out, doc, JSON_C_TO_STRING_PRETTY |
+                                                   JSON_C_TO_STRING_NOSLASHESCAPE);
+    json_object_put(doc);
+    if (rc != 0) {
+        fprintf(stderr, "hccn-calibrate: cannot write %s\n", out);
+        return 1;
+    }
+    printf("# wrote %s%s\n", out, c->nsets ? " (the --set edits are not "
+                                             "in it)" : "");
+    return 0;
+}
+
+/* -------------------------------------------------------------- main --- */
+
+static int same_name(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        while (*a == '_')
+            a++;
+        while (*b == '_')
+            b++;
+        if (*a != *b)
+            return 0;
+        if (*a == '\0')
+            return 1;
+    }
+}
+
+static int parse_coll(const char *s, hccn_coll_t *out)
+{
+    for (int k = 0; k < HCCN_COLL_BARRIER; k++)
+        if (same_name(s, hccn_coll_name((hccn_coll_t)k))) {
+            *out = (hccn_coll_t)k;
+            return 0;
+        }
+    return -1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: hccn-calibrate -t TOPO [--set PATH=VALUE]... [-o OUT]\n"
+            "                      [--fit NAME,...] [--fit-bw] "
+            "[--fit-max SIZE] [--sweeps N] COLL:FILE[@PATH=VALUE...]...\n"
+            "  COLL: allreduce, allgather, reduce_scatter, broadcast, "
+            "reduce, alltoall\n"
+            "  FILE: nccl-tests / rccl-tests / OSU / hccl_test output, as "
+            "printed\n");
+    exit(2);
+}
+
+static void read_runs(calib_t *c, int argc, char **argv)
+{
+    for (int i = optind; i < argc; i++) {
+        char err[512], *colon = strchr(argv[i], ':');
+        hccn_coll_t coll;
+        if (colon == NULL || c->nruns == MAX_RUNS)
+            usage();
+        *colon = '\0';
+        calib_run_t *run = &c->runs[c->nruns];
+        char *edits[16];
+        int nedits = 0;
+        for (char *at = strchr(colon + 1, '@'); at != NULL && nedits < 16;
+             at = strchr(at + 1, '@')) {
+            *at = '\0';
+            edits[nedits++] = at + 1;
+        }
+        if (parse_coll(argv[i], &coll) != 0) {
+            fprintf(stderr, "hccn-calibrate: %s: unknown collective \"%s\"\n",
+                    colon + 1, argv[i]);
+            exit(2);
+        }
+        if (calib_read(colon + 1, coll, run, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hccn-calibrate: %s\n", err);
+            exit(1);
+        }
+        for (int k = 0; k < nedits; k++)
+            run->edits[k] = edits[k];
+        run->nedits = nedits;
+        c->nruns++;
+    }
+    if (c->nruns == 0)
+        usage();
+}
+
+/* Run r must be of its topology's size. */
+static void check_ranks(calib_t *c, int r, const hccn_topo_t *t)
+{
+    if (c->runs[r].ranks != 0 && c->runs[r].ranks != hccn_topo_npus(t)) {
+            fprintf(stderr, "hccn-calibrate: %s: %d ranks, but %s has %d "
+                    "NPUs (give --set edits that make it that cluster)\n",
+                    c->runs[r].file, c->runs[r].ranks, c->topo,
+                    hccn_topo_npus(t));
+            exit(1);
+        }
+}
+
+static size_t dtype_size(hccn_dtype_t t)
+{
+    return t == HCCN_FP16 || t == HCCN_BF16 ? 2 : t == HCCN_FP64 ? 8 : 4;
+}
+
+/* The elements of each row's call of run r, on n ranks. nccl-tests' size
+ * is the whole buffer (for allgather, reduce_scatter and alltoall n
+ * blocks: its count column is one block, but hccn-perf's is the whole, so
+ * the size decides); OSU's and hccl_test's are one rank's message (for
+ * alltoall, per peer). */
+static void set_counts(calib_t *c, int r, int n)
+{
+    calib_run_t *run = &c->runs[r];
+    int blocks = strcmp(run->format, "nccl-tests") == 0 &&
+                 (run->coll == HCCN_COLL_ALLGATHER ||
+                  run->coll == HCCN_COLL_REDUCE_SCATTER ||
+                  run->coll == HCCN_COLL_ALLTOALL);
+    for (int i = 0; i < run->nrows; i++)
+        run->rows[i].count = run->rows[i].bytes / dtype_size(run->dtype) /
+                             (uint64_t)(blocks ? n : 1);
+}
+
+static void setup(calib_t *c, const char *list, int fit_bw)
+{
+    int classes = 1;
+    for (int r = 0; r < c->nruns; r++) {
+        hccn_topo_t *t = load(c, 0, r);
+        check_ranks(c, r, t);
+        set_counts(c, r, hccn_topo_npus(t));
+        classes = hccn_topo_nodes(t) > 1 ? 2 : classes;
+        hccn_topo_free(t);
+    }
+    hccn_topo_t *t = load(c, 0, -1);
+    c->sw.struct_size = sizeof(c->sw);
+    hccn_topo_software(t, &c->sw);
+    hccn_topo_free(t);
+    choose_params(c, list, fit_bw, classes);
+    c->pred = calloc((size_t)c->nruns, sizeof(double *));
+    for (int r = 0; c->pred && r < c->nruns; r++)
+        if ((c->pred[r] = calloc((size_t)c->runs[r].nrows,
+                                 sizeof(double))) == NULL)
+            c->pred = NULL;
+    if (c->pred == NULL || c->nparams == 0) {
+        fprintf(stderr, "hccn-calibrate: %s\n", c->pred == NULL
+                ? "out of memory" : "no parameter to fit (--fit names none "
+                "of this topology's)");
+        exit(1);
+    }
+}
+
+static void fit(calib_t *c)
+{
+    double best = objective(c), start = best;
+    double *was = malloc((size_t)c->nparams * sizeof(double));
+    for (int i = 0; was && i < c->nparams; i++)
+        was[i] = *c->params[i].val;
+    /* Sweeps until one gains less than 0.1 % (the parameters are
+     * correlated: launch and per-step costs trade against each other). */
+    for (int s = 0; s < c->sweeps; s++) {
+        double before = best;
+        for (int i = 0; i < c->nparams; i++)
+            best = fit_one(c, &c->params[i], best);
+        if (!(best < before * 0.999))
+            break;
+    }
+    printf("# fit: mean squared log time ratio %.4g -> %.4g (%ld "
+           "evaluations)\n", start, best, c->evals);
+    for (int i = 0; was && i < c->nparams; i++)
+        printf("#   %-24s %10.4g -> %.4g\n", c->params[i].name, was[i],
+               *c->params[i].val);
+    free(was);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"topology", required_argument, NULL, 't'},
+        {"set", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'},
+        {"fit", required_argument, NULL, 'f'},
+        {"fit-bw", no_argument, NULL, 'b'},
+        {"fit-max", required_argument, NULL, 'm'},
+        {"sweeps", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    static calib_t c = {.fit_max = 16u << 20, .sweeps = 12};
+    const char *out = NULL, *list = NULL;
+    int opt, fit_bw = 0;
+    while ((opt = getopt_long(argc, argv, "t:o:h", longs, NULL)) != -1) {
+        if (opt == 't')
+            c.topo = optarg;
+        else if (opt == 's' && c.nsets < MAX_SETS)
+            c.sets[c.nsets++] = optarg;
+        else if (opt == 'o')
+            out = optarg;
+        else if (opt == 'f')
+            list = optarg;
+        else if (opt == 'b')
+            fit_bw = 1;
+        else if (opt == 'm' && tool_parse_size(optarg, &c.fit_max) == 0)
+            continue;
+        else if (opt == 'w' && (c.sweeps = atoi(optarg)) > 0)
+            continue;
+        else
+            usage();
+    }
+    if (c.topo == NULL)
+        usage();
+    read_runs(&c, argc, argv);
+    setup(&c, list, fit_bw);
+    int rows = 0;
+    for (int r = 0; r < c.nruns; r++) {
+        rows += c.runs[r].nrows;
+        printf("# run %s: %s %s, %d rows\n", c.runs[r].file,
+               c.runs[r].format, hccn_coll_name(c.runs[r].coll),
+               c.runs[r].nrows);
+    }
+    printf("# %d runs, %d rows; fitting %d parameters on the rows up to "
+           "%llu B\n", c.nruns, rows, c.nparams,
+           (unsigned long long)c.fit_max);
+    predict_all(&c, 0);
+    calib_print_errors(c.runs, c.nruns, c.pred, "before");
+    fit(&c);
+    predict_all(&c, 1);
+    calib_print_errors(c.runs, c.nruns, c.pred, "after");
+    return out != NULL ? write_topology(&c, out) : 0;
+}
