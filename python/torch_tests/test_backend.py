@@ -10,6 +10,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.nn.utils import skip_init
 
 import hccn
 import hccn.torch as ht
@@ -156,10 +157,22 @@ class SimulatedTimes(unittest.TestCase):
 
 
 def _model():
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.Tanh(),
-                               torch.nn.Linear(32, 32), torch.nn.Tanh(),
-                               torch.nn.Linear(32, 4))
+    """The same model on every call and thread: torch's default Linear
+    initialisation (uniform within 1/sqrt(fan_in)) drawn from a generator
+    of its own. Not torch.manual_seed: the rank threads of one process
+    share torch's global generator, so models built on several threads at
+    once would draw each other's numbers (DDP would then broadcast rank 0's
+    model to all, which the serial reference does not start from)."""
+    g = torch.Generator().manual_seed(0)
+    layers = [skip_init(torch.nn.Linear, 8, 32), torch.nn.Tanh(),
+              skip_init(torch.nn.Linear, 32, 32), torch.nn.Tanh(),
+              skip_init(torch.nn.Linear, 32, 4)]
+    with torch.no_grad():
+        for lin in layers[::2]:
+            bound = lin.in_features ** -0.5
+            lin.weight.uniform_(-bound, bound, generator=g)
+            lin.bias.uniform_(-bound, bound, generator=g)
+    return torch.nn.Sequential(*layers)
 
 
 def _batch(rank, step):
@@ -180,18 +193,37 @@ class DDPInProcess(unittest.TestCase):
     """DDP (C++ reducer, buckets, comm hooks) on 4 rank threads. Tolerance
     against one process training on the concatenated batch: 1e-6 relative
     to the largest parameter (the reducer's bucket order and hccn's
-    reduction order differ from autograd's single-batch sums)."""
+    reduction order differ from autograd's single-batch sums).
+
+    The first step reduces one bucket of all gradients (torch's reducer
+    buckets only from the second step on); then the tiny bucket cap, for
+    the first bucket too (DDP reads dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB
+    by default), gives every parameter a bucket of its own."""
+
+    CAP_MB = 1e-5              # 10 bytes: less than any parameter
+    BUCKETS = [1476] + [4, 128, 32, 1024, 32, 256] * 2    # elements, by call
+
+    def setUp(self):
+        self._first = dist._DEFAULT_FIRST_BUCKET_BYTES
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(self.CAP_MB * 1024 * 1024)
+
+    def tearDown(self):
+        dist._DEFAULT_FIRST_BUCKET_BYTES = self._first
 
     def run_ddp(self, hook):
         def rank(api, r, n):
             m = _model()
-            ddp = DDP(m, process_group=api.pg, bucket_cap_mb=0.001)
+            ddp = DDP(m, process_group=api.pg, bucket_cap_mb=self.CAP_MB)
+            sizes = []
             if hook:
                 def h(state, bucket):
+                    sizes.append(bucket.buffer().numel())
                     fut = api.pg.allreduce([bucket.buffer()]).get_future()
                     return fut.then(lambda f: f.value()[0] / n)
                 ddp.register_comm_hook(None, h)
             _train(ddp, 3, lambda s: _batch(r, s))
+            if hook:
+                self.assertEqual(sizes, self.BUCKETS, "rank %d" % r)
             return [p.detach().clone() for p in m.parameters()]
         return spmd(4, rank)
 
