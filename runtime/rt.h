@@ -703,7 +703,8 @@ int hccn_rt_op_held(const rt_op_t *op);
 
 /* 1 once collective op is past the point where a revoke may fail it: every
  * member has joined its rendezvous with a matching call (so all its bytes
- * will move), or its bytes have moved. Only the engine can fail it then. */
+ * will move), or its bytes have moved. An abort, a departed peer or the
+ * fault plan (the engine) may still fail it. */
 int hccn_rt_op_committed(const rt_op_t *op);
 
 /* Called by op's thread before it sleeps waiting for op's bytes: a small
