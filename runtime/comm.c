@@ -347,7 +347,7 @@ hccn_status_t hccn_comm_abort(hccn_comm_t *comm)
         return rc;
     comm = h;
     rt_comm_t *c = comm->sh;
-    atomic_store(&c->aborted, 1);
+    atomic_fetch_or(&c->aborted, 1 | RT_ABORT_USER);
     hccn_rt_comm_break(c, HCCN_ERR_ABORTED, "aborted by hccn_comm_abort");
     hccn_rt_progressed(comm->ctx);
     for (int r = 0; r < c->size; r++)

@@ -4,7 +4,9 @@
  * Every blocking wait of a rank goes through hccn_rt_block. While it waits
  * the rank keeps moving its other operations. It stops waiting, with a
  * report of every rank's state, when:
- * - the communicator is aborted (HCCN_ERR_ABORTED);
+ * - the communicator is aborted (HCCN_ERR_ABORTED) or revoked
+ *   (HCCN_ERR_REVOKED; not a collective every member had joined:
+ *   revoke_spares);
  * - a rank it needs has returned from its function (HCCN_ERR_REMOTE): a
  *   finished rank has drained its own operations, so whatever it has not
  *   delivered by then it never will;
@@ -246,6 +248,20 @@ static int comm_aborted(rt_comm_t *comm)
     return comm != NULL && atomic_load(&comm->aborted);
 }
 
+/* 1 if a revoke of comm leaves the wait w alone: a collective that every
+ * member joined before the revoke ran (the revoker, a member, revokes once
+ * its own call returned) completes as it would have. Whether a call fails
+ * must not depend on how far its rank's thread got by then (the host's
+ * scheduling): a rank still moving, or waiting for the simulated end of,
+ * the step before the failed one would fail it and redo the wrong step.
+ * hccn_comm_abort, the way out of a hang, fails every wait at once. */
+static int revoke_spares(rt_comm_t *comm, const wait_what_t *w)
+{
+    return w->op != NULL && atomic_load(&comm->revoked) &&
+           !(atomic_load(&comm->aborted) & RT_ABORT_USER) &&
+           hccn_rt_op_committed(w->op);
+}
+
 static hccn_status_t aborted(hccn_ctx_t *ctx, rt_comm_t *comm, wait_what_t *w)
 {
     if (atomic_load(&comm->revoked))
@@ -297,7 +313,7 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         /* Held: a driver moves this rank's bytes (a small call, a few
          * microseconds of work), and will declare its engine wait. */
         int held = w->op != NULL && hccn_rt_op_held(w->op);
-        if (!held && comm_aborted(comm))
+        if (!held && comm_aborted(comm) && !revoke_spares(comm, w))
             return aborted(ctx, comm, w);
         /* A process of the cluster was lost (runtime/proc.h): the wait
          * may need its ranks, and they will never come. */

@@ -91,6 +91,17 @@ int hccn_rt_op_held(const rt_op_t *op)
                RT_DRIVE_ON;
 }
 
+int hccn_rt_op_committed(const rt_op_t *op)
+{
+    if (op->kind != RT_OP_COLL)
+        return 0;
+    if (op->stage == RT_STAGE_DONE)
+        return op->status == HCCN_OK;
+    return op->slot != NULL &&
+           atomic_load_explicit(&op->slot->ready, memory_order_acquire) &&
+           op->slot->status == HCCN_OK;
+}
+
 void hccn_rt_op_idle(rt_op_t *op)
 {
     if (op->in_wait && !op->own_begun) {

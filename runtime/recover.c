@@ -72,7 +72,7 @@ hccn_status_t hccn_comm_revoke(hccn_comm_t *comm)
     /* The message first: a rank that sees the flag reads it. */
     hccn_rt_comm_break(c, HCCN_ERR_REVOKED, msg);
     atomic_store(&c->revoked, 1);
-    atomic_store(&c->aborted, 1);
+    atomic_fetch_or(&c->aborted, 1);
     hccn_rt_progressed(comm->ctx);
     for (int r = 0; r < c->size; r++)
         hccn_sim_bell_ring(&c->cl->ctxs[c->world[r]].bell);

@@ -319,7 +319,8 @@ struct rt_comm {
                                      poisoned it (mismatch, timeout, a rank
                                      that left, abort) */
     char broken_msg[RT_ERR_MAX];  /* its message (first one, under lock) */
-    _Atomic int aborted;          /* hccn_comm_abort was called */
+    _Atomic int aborted;          /* hccn_comm_abort (RT_ABORT_USER) or
+                                     hccn_comm_revoke (1) was called */
     _Atomic int revoked;          /* hccn_comm_revoke was called (aborted
                                      is set too; runtime/recover.c) */
     struct rt_ft *ft;             /* recovery rendezvous, or NULL (under
@@ -467,6 +468,9 @@ void hccn_rt_pairs_clear(rt_comm_t *c);
 
 enum { RT_OP_COLL, RT_OP_SEND, RT_OP_RECV };
 enum { RT_STAGE_ARRIVE, RT_STAGE_READY, RT_STAGE_RUN, RT_STAGE_DONE };
+/* The bit of rt_comm_t.aborted that hccn_comm_abort sets (a revoke sets
+ * only 1). */
+enum { RT_ABORT_USER = 2 };
 
 struct hccn_future {
     int kind;
@@ -696,6 +700,12 @@ int hccn_rt_op_small(const rt_op_t *op);
  * its thread must not give op up (abort, timeout) before the driver hands
  * it back, which it does in bounded time without waiting for anyone. */
 int hccn_rt_op_held(const rt_op_t *op);
+
+/* 1 once collective op is past the point where a revoke may fail it: every
+ * member has joined its rendezvous with a matching call (so all its bytes
+ * will move), or its bytes have moved. An abort, a departed peer or the
+ * fault plan (the engine) may still fail it. */
+int hccn_rt_op_committed(const rt_op_t *op);
 
 /* Called by op's thread before it sleeps waiting for op's bytes: a small
  * collective declares its engine wait then (it does not before it moves
