@@ -85,8 +85,9 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* Counts the flows of x (those with bytes) on every link and keeps their
- * sizes grouped by link, sorted, as running sums: link l's are
- * sz[end[l] - cnt[l] .. end[l]). Returns the number of links touched. */
+ * sizes on the wire (bytes / eff) grouped by link, sorted, as running
+ * sums: link l's are sz[end[l] - cnt[l] .. end[l]). Returns the number of
+ * links touched. */
 static int group_sizes(hccn_cm_t *m, const hccn_cm_xf_t *x, size_t n)
 {
     int links[HCCN_SIM_ROUTE_MAX], nt = 0;
@@ -111,7 +112,7 @@ static int group_sizes(hccn_cm_t *m, const hccn_cm_xf_t *x, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         for (int k = x[i].bytes ? route(m, &x[i], links, &lat) : 0; k-- > 0;)
-            m->sz[m->end[links[k]]++] = (double)x[i].bytes;
+            m->sz[m->end[links[k]]++] = (double)x[i].bytes / x[i].eff;
     for (int t = 0; t < nt; t++) {
         int l = m->touched[t];
         double *seg = m->sz + (m->end[l] - m->cnt[l]);
@@ -139,49 +140,53 @@ static double link_work(const hccn_cm_t *m, int l, double b)
     return (lo > 0 ? seg[lo - 1] : 0.0) + (double)(m->cnt[l] - lo) * b;
 }
 
-/* The software model's part of x (device_sim/software.h), as the engine
- * charges it: its protocol's step cost on its latency, its bytes divided
- * by its protocol's efficiency. */
-static void xf_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
+double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
 {
     const hccn_sim_topo_t *topo = m->pl->topo;
     int links[HCCN_SIM_ROUTE_MAX];
     double lat, bw = INFINITY;
+    x->eff = 1.0;
+    if (topo->sw == NULL)
+        return 0.0;
     int n = hccn_sim_topo_route(topo, m->pl->world[x->src],
                                 m->pl->world[x->dst], links, &lat);
     for (int k = 0; k < n; k++)
         if (topo->links[links[k]].bw < bw)
             bw = topo->links[links[k]].bw;
     int cls = hccn_sim_sw_class(topo, links, n);
-    uint64_t b = m->proto_bytes ? m->proto_bytes : x->bytes;
+    uint64_t b = m->proto_bytes ? m->proto_bytes
+                 : m->proto_div > 1 ? x->bytes / m->proto_div
+                                    : x->bytes;
     const hccn_sim_proto_t *p =
         &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
-    x->lat += p->step_s[cls];
-    x->w /= p->eff[cls];
     x->eff = p->eff[cls];
+    return p->step_s[cls];
 }
 
 /* Processor sharing: a transfer has drained when its most loaded link has
- * carried, of every flow on it, as many bytes as the transfer has. Exact
- * for flows that start together and meet on one link; 0-byte transfers
- * take only their latency. */
+ * carried, of every flow on it, as many bytes on the wire as the transfer
+ * has (a flow of a less efficient protocol takes more of the link, as in
+ * the engine). Exact for flows that start together and meet on one link;
+ * 0-byte transfers take only their latency. */
 void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
                         double weight)
 {
     const hccn_sim_link_t *tl = m->pl->topo->links;
     int links[HCCN_SIM_ROUTE_MAX];
+    for (size_t i = 0; i < n; i++)   /* lat: the step, for now */
+        x[i].lat = m->eff_given ? 0.0 : hccn_hier_cm_protocol(m, &x[i]);
     int nt = group_sizes(m, x, n);
     for (size_t i = 0; i < n && !m->failed; i++) {
+        double step = x[i].lat;
         int k = route(m, &x[i], links, &x[i].lat);
-        double b = (double)x[i].bytes;
+        double b = (double)x[i].bytes, wire = b / x[i].eff;
         x[i].w = 0.0;
-        x[i].eff = 1.0;
         while (b > 0.0 && k-- > 0)
-            x[i].w = hccn_hier_cm_max(x[i].w, weight *
-                                                  link_work(m, links[k], b) /
-                                                  (tl[links[k]].bw * b));
-        if (m->pl->topo->sw != NULL)
-            xf_protocol(m, &x[i]);
+            x[i].w = hccn_hier_cm_max(x[i].w,
+                                      weight * link_work(m, links[k], wire) /
+                                          (tl[links[k]].bw * wire));
+        x[i].lat += step;
+        x[i].w /= x[i].eff;
     }
     for (int t = 0; t < nt; t++)
         m->cnt[m->touched[t]] = 0;

@@ -570,14 +570,18 @@ static uint64_t ag_part(const hd_shape_t *h, int v, int k, int part)
 }
 
 /* Exchange k of an allgather's doubling, part by part: a sender starts
- * when both sides are ready and drains its parts one after the other;
- * its receiver is done when the last part has arrived. */
+ * when both sides are ready and drains its parts one after the other, so
+ * on the links its parts are one flow of their bytes on the wire (each
+ * part's bytes / its protocol's eff); a part arrives when the flow has
+ * drained up to it, plus the route's latency and its protocol's step. Its
+ * receiver is done when the last part has arrived. */
 static void hd_ag_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
                            const hd_shape_t *h, clocks_t *c, int k)
 {
     size_t n = (size_t)t->ngroups * h->pp;
-    double *at = hccn_sim_malloc(2 * n * sizeof(double)), *got = at + n;
-    if (at == NULL) {
+    double *wire = hccn_sim_malloc(8 * n * sizeof(double));
+    double *step = wire + 3 * n, *at = step + 3 * n, *got = at + n;
+    if (wire == NULL) {
         m->failed = 1;
         return;
     }
@@ -586,36 +590,38 @@ static void hd_ag_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
         int g = (int)(i / h->pp), v = (int)(i % h->pp);
         int src = hccn_hier_cm_member(t, g, hd_real(h, v));
         int dst = hccn_hier_cm_member(t, g, hd_real(h, v ^ (1 << k)));
+        uint64_t all = 0;
+        double on_wire = 0.0;
+        for (int part = 0; part < 3; part++) {
+            hccn_cm_xf_t x = xf(src, dst, ag_part(h, v, k, part));
+            step[3 * i + part] = hccn_hier_cm_protocol(m, &x);
+            on_wire += (double)x.bytes / x.eff;
+            wire[3 * i + part] = on_wire;
+            all += x.bytes;
+        }
+        m->x[i] = xf(src, dst, all);
+        m->x[i].eff = all > 0 ? (double)all / on_wire : 1.0;
         at[i] = hccn_hier_cm_max(c->ready[src], c->ready[dst]);
-        got[i] = 0.0;
     }
-    for (int part = 0; part < 3; part++) {
-        size_t nx = 0;
-        for (size_t i = 0; i < n; i++) {
-            int g = (int)(i / h->pp), v = (int)(i % h->pp);
-            m->x[i] = xf(hccn_hier_cm_member(t, g, hd_real(h, v)),
-                         hccn_hier_cm_member(t, g, hd_real(h, v ^ (1 << k))),
-                         ag_part(h, v, k, part));
-            nx += m->x[i].bytes > 0;
-        }
-        if (nx == 0)
-            continue;
-        hccn_hier_cm_flows(m, m->x, n, 1.0);
-        for (size_t i = 0; i < n; i++) {
-            const hccn_cm_xf_t *x = &m->x[i];
-            if (x->bytes == 0)
-                continue;
-            at[i] += (double)x->bytes * x->w;
-            got[i] = hccn_hier_cm_max(got[i], at[i] + x->lat);
-        }
-    }
+    m->eff_given = 1;
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    m->eff_given = 0;
     for (size_t i = 0; i < n; i++) {
         const hccn_cm_xf_t *x = &m->x[i];
-        c->next[x->src] = hccn_hier_cm_max(c->next[x->src], at[i]);
+        double drain = (double)x->bytes * x->w, total = wire[3 * i + 2];
+        got[i] = at[i];
+        for (int part = 0; part < 3; part++) {
+            double upto = wire[3 * i + part];
+            if (upto > (part > 0 ? wire[3 * i + part - 1] : 0.0))
+                got[i] = hccn_hier_cm_max(got[i], at[i] + drain * upto / total +
+                                                      x->lat +
+                                                      step[3 * i + part]);
+        }
+        c->next[x->src] = hccn_hier_cm_max(c->next[x->src], at[i] + drain);
         c->next[x->dst] = hccn_hier_cm_max(c->next[x->dst], got[i]);
     }
     memcpy(c->ready, c->next, (size_t)m->p * sizeof(double));
-    hccn_sim_free(at);
+    hccn_sim_free(wire);
 }
 
 double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,

@@ -94,7 +94,9 @@ double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
     int ring = X > 1 && strcmp(algo, "ring") == 0;
     double r = m->r, b = (double)(sub->count * sub->esize);
     m->r = ring ? 0.0 : r;
+    m->proto_div = (uint64_t)X;   /* each instance's transfers: 1/X */
     double tx = fn(m, t, &all);
+    m->proto_div = 0;
     m->r = r;
     m->failed |= tx < 0.0;
     if (!ring || sub->coll != HCCN_COLL_REDUCE_SCATTER)

@@ -54,6 +54,11 @@ typedef struct hccn_cm {
     uint64_t proto_bytes;    /* not 0: hccn_hier_cm_flows picks protocols
                                 for this size, not the transfers' (forms
                                 that price a byte, then chunks of this) */
+    uint64_t proto_div;      /* > 1: protocols picked for a transfer's
+                                bytes / this (X instances priced as one,
+                                hccn_hier_cm_instances) */
+    int eff_given;           /* hccn_hier_cm_flows: the transfers' eff set
+                                by the caller, no step added */
 } hccn_cm_t;
 
 /* Pipelined data: n chunks of c bytes, the last one last bytes. */
@@ -67,10 +72,18 @@ int hccn_hier_cm_init(hccn_cm_t *m, const hccn_cost_place_t *pl, int nranks);
 void hccn_hier_cm_free(hccn_cm_t *m);
 
 /* Prices the n transfers of x, which start at the same time: sets each
- * one's lat and w (links shared equally by the flows on them). weight > 1
- * stands for transfers left out of a sample. */
+ * one's lat and w (links shared equally by the flows on them, in bytes on
+ * the wire: bytes / eff). With a software model each one's protocol, from
+ * its size, sets its eff and adds its step to lat; with m->eff_given the
+ * caller has set eff and lat is the route's alone. weight > 1 stands for
+ * transfers left out of a sample. */
 void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
                         double weight);
+
+/* Sets x->eff to the efficiency of x's protocol (the software model's
+ * choice for its size and route, device_sim/software.h; 1 without one)
+ * and returns the protocol's step cost, seconds (0 without one). */
+double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x);
 
 /* lat + bytes * w of a priced transfer. */
 double hccn_hier_cm_time(const hccn_cm_xf_t *x);
@@ -105,7 +118,8 @@ hccn_cm_form_fn hccn_hier_cm_form(const char *name);
 
 /* X concurrent instances of algo's reduce-scatter or allgather of sub
  * (levels.h), on every group of t: priced as one of X blocks each,
- * the same bytes over the same links; a ring's instances overlap one's
+ * the same bytes over the same links, each transfer under the protocol of
+ * an instance's (1/X of its bytes); a ring's instances overlap one's
  * reductions with the others' transfers, so its time is the longer of
  * the transfers alone and the rank's reductions, plus one last reduction
  * of a block. 0 for an empty sub; sets m->failed for an unknown algo. */
