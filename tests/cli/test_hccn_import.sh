@@ -26,10 +26,13 @@ imp() {
     # With data up to 64 NPUs; beyond, timing-only (the same schedules):
     # a 128-NPU cluster of 64 GiB arenas is more address space than a
     # sanitizer's runtime leaves a process.
-    local npus data=()
+    # Timing-only runs take 8 B and 1 MiB only: between them the cost
+    # model picks mesh on 128 ranks, 16,256 concurrent flows per step,
+    # seconds of engine work per size (minutes under ThreadSanitizer).
+    local npus data=() sizes=(-b 8 -e 1M -f 32)
     npus=$(sed -n 's/^npus: //p' "$tmp/$name.summary")
-    [ "${npus:-0}" -le 64 ] || data=(--no-data)
-    "$perf" allreduce -t "$tmp/$name.json" -b 8 -e 1M -f 32 -n 1 -w 0 \
+    [ "${npus:-0}" -le 64 ] || { data=(--no-data); sizes=(-b 8 -e 1M -f 131072); }
+    "$perf" allreduce -t "$tmp/$name.json" "${sizes[@]}" -n 1 -w 0 \
         "${data[@]}" >"$tmp/$name.perf" 2>&1 ||
         fail "$name: hccn-perf failed: $(tail -3 "$tmp/$name.perf")"
 }
