@@ -236,6 +236,10 @@ hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
 /* Element i of array arr is an NPU index in 0..n-1. */
 hccn_status_t hccn_sim_jelem(hccn_sim_jctx_t *c, json_object *arr, size_t i,
                              int n, int *out);
+/* The NPUs listed in array arr (non-empty, each in 0..n-1) go to owner k:
+ * owner[x] = k, failing on one another owner has ("NPU x <taken>[j]"). */
+hccn_status_t hccn_sim_jclaim(hccn_sim_jctx_t *c, json_object *arr, int n,
+                              int *owner, int k, const char *taken);
 /* Fails on the first key of obj, in file order, not in the NULL-terminated
  * allowed list. */
 hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,

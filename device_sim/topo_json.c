@@ -277,6 +277,27 @@ hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
     return hccn_sim_jfail_key(c, key, "only allowed %s", why);
 }
 
+hccn_status_t hccn_sim_jclaim(hccn_sim_jctx_t *c, json_object *arr, int n,
+                              int *owner, int k, const char *taken)
+{
+    size_t len = json_object_array_length(arr);
+    hccn_status_t st = HCCN_OK;
+    if (len == 0)
+        return hccn_sim_jfail(c, "must not be empty");
+    for (size_t i = 0; i < len && st == HCCN_OK; i++) {
+        int x = 0;
+        if ((st = hccn_sim_jelem(c, arr, i, n, &x)))
+            break;
+        if (owner[x] >= 0) {
+            size_t old = hccn_sim_jindex(c, i);
+            st = hccn_sim_jfail(c, "NPU %d %s[%d]", x, taken, owner[x]);
+            hccn_sim_jpop(c, old);
+        }
+        owner[x] = k;
+    }
+    return st;
+}
+
 hccn_status_t hccn_sim_jelem(hccn_sim_jctx_t *c, json_object *arr, size_t i,
                              int n, int *out)
 {

@@ -104,23 +104,8 @@ static hccn_status_t parse_nic_link(jctx_t *c, json_object *o,
 static hccn_status_t parse_nic_npus(jctx_t *c, json_object *arr,
                                     hccn_sim_type_spec_t *t, int k)
 {
-    size_t n = json_object_array_length(arr);
-    hccn_status_t st = HCCN_OK;
-    if (n == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    for (size_t i = 0; i < n && st == HCCN_OK; i++) {
-        int x = 0;
-        if ((st = hccn_sim_jelem(c, arr, i, t->nnpus, &x)))
-            break;
-        if (t->nic_of[x] >= 0) {
-            size_t old = hccn_sim_jindex(c, i);
-            st = hccn_sim_jfail(c, "NPU %d is already served by nics[%d]", x,
-                                t->nic_of[x]);
-            hccn_sim_jpop(c, old);
-        }
-        t->nic_of[x] = k;
-    }
-    return st;
+    return hccn_sim_jclaim(c, arr, t->nnpus, t->nic_of, k,
+                           "is already served by nics");
 }
 
 static hccn_status_t parse_nic_entry(jctx_t *c, json_object *o,

@@ -136,26 +136,11 @@ static hccn_status_t parse_group(jctx_t *c, json_object *grp, int g,
                                  hccn_sim_type_spec_t *t)
 {
     hccn_sim_jgot_t got;
-    hccn_status_t st = HCCN_OK;
     if (!json_object_is_type(grp, json_type_array))
         return hccn_sim_jfail(c, "must be an array of NPU indices (got %s)",
                               hccn_sim_jgot(grp, &got));
-    size_t len = json_object_array_length(grp);
-    if (len == 0)
-        return hccn_sim_jfail(c, "must not be empty");
-    for (size_t k = 0; k < len && st == HCCN_OK; k++) {
-        int x = 0;
-        if ((st = hccn_sim_jelem(c, grp, k, t->nnpus, &x)))
-            break;
-        if (t->group_of[x] >= 0) {
-            size_t old = hccn_sim_jindex(c, k);
-            st = hccn_sim_jfail(c, "NPU %d is already in groups[%d]", x,
-                                t->group_of[x]);
-            hccn_sim_jpop(c, old);
-        }
-        t->group_of[x] = g;
-    }
-    return st;
+    return hccn_sim_jclaim(c, grp, t->nnpus, t->group_of, g,
+                           "is already in groups");
 }
 
 static hccn_status_t parse_groups(jctx_t *c, json_object *f,
