@@ -236,6 +236,11 @@ hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
 /* Element i of array arr is an NPU index in 0..n-1. */
 hccn_status_t hccn_sim_jelem(hccn_sim_jctx_t *c, json_object *arr, size_t i,
                              int n, int *out);
+/* o[key], which must be an array (absent: a failure naming it). */
+hccn_status_t hccn_sim_jarray(hccn_sim_jctx_t *c, json_object *o,
+                              const char *key, json_object **out);
+/* v (at the current path) must be an object. */
+hccn_status_t hccn_sim_jobject(hccn_sim_jctx_t *c, json_object *v);
 /* The NPUs listed in array arr (non-empty, each in 0..n-1) go to owner k:
  * owner[x] = k, failing on one another owner has ("NPU x <taken>[j]"). */
 hccn_status_t hccn_sim_jclaim(hccn_sim_jctx_t *c, json_object *arr, int n,

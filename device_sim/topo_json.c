@@ -277,6 +277,21 @@ hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
     return hccn_sim_jfail_key(c, key, "only allowed %s", why);
 }
 
+hccn_status_t hccn_sim_jarray(hccn_sim_jctx_t *c, json_object *o,
+                              const char *key, json_object **out)
+{
+    return hccn_sim_jtyped(c, o, key, json_type_array, "an array", out, NULL);
+}
+
+hccn_status_t hccn_sim_jobject(hccn_sim_jctx_t *c, json_object *v)
+{
+    hccn_sim_jgot_t got;
+    if (json_object_is_type(v, json_type_object))
+        return HCCN_OK;
+    return hccn_sim_jfail(c, "must be an object (got %s)",
+                          hccn_sim_jgot(v, &got));
+}
+
 hccn_status_t hccn_sim_jclaim(hccn_sim_jctx_t *c, json_object *arr, int n,
                               int *owner, int k, const char *taken)
 {

@@ -15,21 +15,6 @@
 
 typedef hccn_sim_jctx_t jctx_t;
 
-static hccn_status_t get_array(jctx_t *c, json_object *o, const char *key,
-                               json_object **out)
-{
-    return hccn_sim_jtyped(c, o, key, json_type_array, "an array", out, NULL);
-}
-
-static hccn_status_t need_object(jctx_t *c, json_object *v)
-{
-    hccn_sim_jgot_t got;
-    if (json_object_is_type(v, json_type_object))
-        return HCCN_OK;
-    return hccn_sim_jfail(c, "must be an object (got %s)",
-                          hccn_sim_jgot(v, &got));
-}
-
 /* The optional "efficiency" of o (achievable fraction of the wire rate,
  * MIN_EFFICIENCY..1, default 1): multiplies *bw and, when given, *bw2, by
  * it and by mult (a NIC's rails). */
@@ -116,8 +101,8 @@ static hccn_status_t parse_nic_entry(jctx_t *c, json_object *o,
                                        "efficiency", "pcie_group", NULL};
     json_object *arr = NULL;
     hccn_status_t st;
-    if ((st = need_object(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
-        (st = get_array(c, o, "npus", &arr)))
+    if ((st = hccn_sim_jobject(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
+        (st = hccn_sim_jarray(c, o, "npus", &arr)))
         return st;
     size_t old = hccn_sim_jkey(c, "npus");
     st = parse_nic_npus(c, arr, t, k);

@@ -51,21 +51,6 @@ static hccn_status_t get_object(jctx_t *c, json_object *o, const char *key,
                            present);
 }
 
-static hccn_status_t get_array(jctx_t *c, json_object *o, const char *key,
-                               json_object **out)
-{
-    return hccn_sim_jtyped(c, o, key, json_type_array, "an array", out, NULL);
-}
-
-static hccn_status_t need_object(jctx_t *c, json_object *v)
-{
-    hccn_sim_jgot_t got;
-    if (json_object_is_type(v, json_type_object))
-        return HCCN_OK;
-    return hccn_sim_jfail(c, "must be an object (got %s)",
-                          hccn_sim_jgot(v, &got));
-}
-
 /* ------------------------------------------------------------------------ */
 /* node_types[i].npu and .fabric                                            */
 
@@ -147,7 +132,7 @@ static hccn_status_t parse_groups(jctx_t *c, json_object *f,
                                   hccn_sim_type_spec_t *t)
 {
     json_object *arr = NULL;
-    hccn_status_t st = get_array(c, f, "groups", &arr);
+    hccn_status_t st = hccn_sim_jarray(c, f, "groups", &arr);
     if (st)
         return st;
     size_t ng = json_object_array_length(arr);
@@ -297,7 +282,7 @@ static hccn_status_t parse_type(jctx_t *c, json_object *o,
     long long count = 0;
     int has_name, has_fabric;
     hccn_status_t st;
-    if ((st = need_object(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
+    if ((st = hccn_sim_jobject(c, o)) || (st = hccn_sim_jkeys(c, o, keys)) ||
         (st = hccn_sim_jstring(c, o, "name", &name, &has_name)) ||
         (st = hccn_sim_jint(c, o, "count", 1, HCCN_SIM_MAX_NODES_PER_TYPE,
                             &count, NULL)) ||
@@ -498,7 +483,7 @@ static hccn_status_t parse_types(jctx_t *c, json_object *doc,
                                  hccn_sim_spec_t *spec)
 {
     json_object *arr = NULL;
-    hccn_status_t st = get_array(c, doc, "node_types", &arr);
+    hccn_status_t st = hccn_sim_jarray(c, doc, "node_types", &arr);
     if (st)
         return st;
     size_t n = json_object_array_length(arr);

@@ -1,5 +1,5 @@
 """The backend across processes, one rank a process, as users run it:
-`python3 -m hccn.torch.run -n N mp_worker.py ...` for N = 2, 4 and 16, and
+`/usr/bin/python3 -m hccn.torch.run -n N mp_worker.py ...` for N = 2, 4 and 16, and
 the documented torchrun line for N = 2. Each run's per-rank results are
 checked against serial torch computations (program.expected, exact), its
 simulated times against the binding's in one process (==), DDP's

@@ -34,7 +34,7 @@ def free_port():
 
 def parse(argv):
     p = argparse.ArgumentParser(
-        prog="python3 -m hccn.torch.run",
+        prog="/usr/bin/python3 -m hccn.torch.run",
         description="Run N processes of a torch program (one simulated NPU "
         "each) on this host.")
     p.add_argument("-n", "--nproc_per_node", "--nproc-per-node", type=int,
