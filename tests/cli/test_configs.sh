@@ -81,5 +81,6 @@ check gb200-nvl72-ib.json 144 2 900 49.5
 check p5-efa.json 16 2 450 50
 check pcie-4090-8.json 16 2 28.8 12.25
 check cpu-epyc-16c.json 32 2 14.4 12.375
+check ascend-910c-superpod.json 384 1 392 -
 
 finish "configs: all checks passed"
