@@ -45,11 +45,20 @@ from validate_runs import RUNS, skipped_reason  # noqa: E402
 import validate_doc  # noqa: E402
 import validate_loo  # noqa: E402
 
-# The runs the NVLink efficiency is calibrated on, and the nominal
-# per-direction NVLink3 bandwidth (A100 datasheet: 600 GB/s total).
-NVLINK_RUNS = ["thanos_1node_8xA100_80G_nvswitch_allreduce_g8",
-               "azure_ndmv4_1node_8gpu_nccl_allgather"]
-NVLINK3_NOMINAL = 300.0
+# The link efficiencies calibrated on published runs: for each link, the
+# nominal per-direction bandwidth, the runs (two or more, never one), and
+# the figure the configs use (the mean of the runs' estimates, rounded).
+LINKS = [
+    {"name": "NVLink 3 (hgx-a100, hgx-h100)", "nominal": 300.0,
+     "used": 0.89, "nominal_src": "A100 datasheet: 600 GB/s total",
+     "runs": ["thanos_1node_8xA100_80G_nvswitch_allreduce_g8",
+              "azure_ndmv4_1node_8gpu_nccl_allgather"]},
+    {"name": "Infinity Fabric / xGMI (mi300x-8)", "nominal": 64.0,
+     "used": 0.79, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
+                                  "both directions",
+     "runs": ["amd_aac8_1node_8xMI300X_rccl_allreduce",
+              "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large"]},
+]
 
 
 def bus_factor(coll, n):
@@ -138,19 +147,26 @@ def measured_rows(run):
 
 
 def calibrate(build, runs, tmp):
-    """Measured peak busbw / predicted busbw with the nominal NVLink
-    bandwidth, for each run the efficiency is calibrated on."""
-    est = []
-    for rid in NVLINK_RUNS:
-        run, spec = runs[rid], RUNS[rid]
-        size, _, meas = max(measured_rows(run), key=lambda r: r[2])
-        sets = spec["sets"] + ["node_types[0].fabric.bw_GBps=%g" %
-                               NVLINK3_NOMINAL]
-        recs, _ = perf(build, spec["config"], run["collective"], sets, size,
-                       size, tmp)
-        pred = recs[size]["busbw_GBps"]
-        est.append((rid, run["collective"], size, meas, pred, meas / pred))
-    return est
+    """For each calibrated link of LINKS, measured peak busbw / predicted
+    busbw with the link at its nominal bandwidth (efficiency 1), for each
+    run it is calibrated on: [(link, [(run, coll, size, measured,
+    predicted, estimate)])]."""
+    out = []
+    for link in LINKS:
+        est = []
+        for rid in link["runs"]:
+            run, spec = runs[rid], RUNS[rid]
+            size, _, meas = max(measured_rows(run), key=lambda r: r[2])
+            sets = spec["sets"] + [
+                "node_types[0].fabric.bw_GBps=%g" % link["nominal"],
+                "node_types[0].fabric.efficiency=1"]
+            recs, _ = perf(build, spec["config"], run["collective"], sets,
+                           size, size, tmp, spec.get("algo"))
+            pred = recs[size]["busbw_GBps"]
+            est.append((rid, run["collective"], size, meas, pred,
+                        meas / pred))
+        out.append((link, est))
+    return out
 
 
 
@@ -237,7 +253,7 @@ def main():
     nloo = 0 if args.no_loo else sum(
         len(v) for v in validate_loo.families(RUNS, runs).values()
         if len(v) >= 3)
-    _PROGRESS["total"] = len(NVLINK_RUNS) + 2 * len(ids) + 2 * nloo
+    _PROGRESS["total"] = sum(len(k["runs"]) for k in LINKS) + 2 * len(ids) + 2 * nloo
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
         after, before, cmds = run_all(args, runs, ids, tmp)

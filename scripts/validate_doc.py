@@ -196,15 +196,17 @@ def write_doc(path, d):
       "with hccn-perf on that config (`scripts/validate_runs.py` maps "
       "them, and says why the others are not simulated).\n")
     method(w, d)
-    w("## Calibration of the NVLink efficiency\n")
-    w("| run | collective | measured peak busbw (size) | hccn, nominal "
-      "300 GB/s | estimate |")
-    w("|---|---|---|---|---|")
-    for rid, coll, size, meas, pred, ratio in d["cal"]:
-        w("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | %.3f |" %
-          (rid, coll, meas, human(size), pred, ratio))
-    w("\nMean: **%.3f** (configs use 0.89).\n"
-      % statistics.mean(c[5] for c in d["cal"]))
+    for link, est in d["cal"]:
+        w("## Calibration of the %s efficiency\n" % link["name"])
+        w("| run | collective | measured peak busbw (size) | hccn, nominal "
+          "%g GB/s (%s) | estimate |" % (link["nominal"],
+                                         link["nominal_src"]))
+        w("|---|---|---|---|---|")
+        for rid, coll, size, meas, pred, ratio in est:
+            w("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | %.3f |" %
+              (rid, coll, meas, human(size), pred, ratio))
+        w("\nMean: **%.3f** (configs use %.2f).\n"
+          % (statistics.mean(c[5] for c in est), link["used"]))
     summary(w, d)
     loo(w, d)
     details(w, d)

@@ -12,6 +12,8 @@ leave-one-out table fits the stack on all runs of a family but one.
 A100 = "configs/hgx-a100.json"
 H100 = "configs/hgx-h100.json"
 PCIE = "configs/pcie-8gpu.json"
+MI300X = "configs/mi300x-8.json"
+GB200 = "configs/gb200-nvl72.json"
 ONE = "node_types[0].count=1"
 # Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
 # P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s x 0.914 (TLP efficiency,
@@ -19,6 +21,31 @@ ONE = "node_types[0].count=1"
 PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
            "node_types[0].fabric.bw_GBps=14.4",
            "node_types[0].fabric.host_bw_GBps=14.4"]
+
+# MI325X (AMD Instinct MI325X datasheet): MI300X's xGMI links (64 GB/s per
+# link per direction), 256 GB HBM3E at 6 TB/s (copy 6000 / 2, reduction
+# 6000 / 3).
+MI325X = ["node_types[0].npu.arena_MiB=262144",
+          "node_types[0].npu.mem_bw_GBps=3000",
+          "node_types[0].npu.reduce_bw_GBps=2000"]
+# MI355X (AMD Instinct MI355X datasheet): 7 Infinity Fabric links of
+# 153.6 GB/s bidirectional = 76.8 GB/s per direction, 288 GB HBM3E at
+# 8 TB/s; Pollara 400 NICs: 400 Gb/s RoCE v2, 50 GB/s x 0.98 frame
+# efficiency (as configs/ascend-910b.json computes it).
+MI355X = ["node_types[0].fabric.bw_GBps=76.8",
+          "node_types[0].npu.arena_MiB=294912",
+          "node_types[0].npu.mem_bw_GBps=4000",
+          "node_types[0].npu.reduce_bw_GBps=2667",
+          "node_types[0].nics.efficiency=0.98"]
+
+# RCCL's Ring on an xGMI mesh is one ring per channel, the channels'
+# rings over different links, so every link carries traffic; hccn's
+# `ring` is one ring on one link per GPU. hccn's default choice (mesh in a
+# node, hierarchical across nodes) uses every link as the channels do.
+RCCL_RING = ("RCCL was forced to its Ring (NCCL_ALGO=Ring), which on an "
+             "xGMI mesh runs one ring per channel over different links: "
+             "hccn runs its default choice, which uses every link too, not "
+             "its single ring.")
 
 RUNS = {
     "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
@@ -75,7 +102,36 @@ RUNS = {
         "config": PCIE, "sets": [], "family": "pcie",
         "note": "No P2P: every message crosses host memory and the CPU "
                 "sockets' links, which are not resources in the format."},
+    "amd_aac8_1node_8xMI300X_rccl_allreduce": {
+        "config": MI300X, "sets": [ONE], "family": "mi300x",
+        "note": "One MI300X platform; RCCL's defaults."},
+    "amd_aac10_2node_16xMI300X_roce_rccl_allreduce": {
+        "config": MI300X, "sets": [], "family": "mi300x",
+        "note": "8 RoCE NICs per node of a speed the source does not state: "
+                "the config's 400 Gb/s. Its ~219 us small-message floor is "
+                "far above RCCL's per-call figure (the source does not "
+                "explain it)."},
+    "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large": {
+        "config": MI300X, "sets": [ONE] + MI325X, "family": "mi300x",
+        "note": "MI325X (MI300X's links, larger and faster HBM); only 4G "
+                "and larger published. " + RCCL_RING},
+    "amd_aac14_2node_16xMI355X_pollara400_rccl_allreduce": {
+        "config": MI300X, "sets": MI355X, "family": "mi300x",
+        "note": "MI355X's faster Infinity Fabric links, Pollara 400 NICs."},
+    "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_ring_busbw": {
+        "config": GB200, "sets": ["node_types[0].npu.count=4"],
+        "family": "gb200", "algo": "ring",
+        "note": "The 4 GPUs of one compute tray on the NVLink switch "
+                "trays; NCCL forced to its ring."},
 }
+for _nodes in (2, 4, 8):
+    RUNS["amd_aac11_%dnode_%dxMI325X_ring_rccl_allreduce_large"
+         % (_nodes, 8 * _nodes)] = {
+        "config": MI300X,
+        "sets": ["node_types[0].count=%d" % _nodes] + MI325X,
+        "family": "mi300x",
+        "note": "MI325X nodes with 8 Broadcom Thor 2 (400 Gb/s) RoCE NICs "
+                "each; only 4G and larger published. " + RCCL_RING}
 for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
     RUNS["autodl_1node_2xRTX2080Ti_pcie_noP2P_" + _coll] = {
         "config": PCIE, "sets": PCIE3_2, "family": "pcie",
@@ -84,8 +140,6 @@ for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
 
 # Runs not simulated, by id prefix, and why.
 SKIPPED = [
-    ("amd_", "no config of AMD Instinct servers in configs/ yet (the "
-             "rccl-2.x preset is ready for one)"),
     ("redhat_ocp_2node_1xL40S", "no config of PCIe GPU servers with NICs"),
     ("redhat_ocp_2node_2xL40S", "no config of PCIe GPU servers with NICs"),
     ("redhat_ocp_2node_16xH200", "NCCL's socket transport over one shared "
@@ -93,7 +147,6 @@ SKIPPED = [
     ("cscs_alps_2node_8xGH200", "four GH200 per node joined by NVLink "
                                 "without a switch: no config yet"),
     ("cscs_alps_2node_8rank", "OSU alltoall over MPI: no MPI preset"),
-    ("azure_nd_gb200", "no GB200 NVL72 config yet"),
     ("together_slinky_64node", "B200 with InfiniBand SHARP: no config, and "
                                "in-network reduction is not modelled"),
     ("intel_gaudi", "no Gaudi config"),
