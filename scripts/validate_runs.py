@@ -22,6 +22,15 @@ PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
            "node_types[0].fabric.bw_GBps=14.4",
            "node_types[0].fabric.host_bw_GBps=14.4"]
 
+# An HPE Cray EX GH200 node (CSCS Alps): 4 GH200, each H100's 18 NVLink 4
+# links (25 GB/s per direction each, H100 datasheet) split 6 per peer, so
+# a full mesh of 150 GB/s per pair per direction, x 0.89 (hgx-h100's
+# calibrated NVLink efficiency) = 133.5; one 200 Gb/s Slingshot-11 NIC per
+# GPU, x 0.98 (Ethernet frame efficiency) = 24.5 GB/s.
+GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.type=mesh",
+              "node_types[0].fabric.bw_GBps=133.5",
+              "node_types[0].nics.count=4",
+              "node_types[0].nics.bw_GBps=24.5"]
 # MI325X (AMD Instinct MI325X datasheet): MI300X's xGMI links (64 GB/s per
 # link per direction), 256 GB HBM3E at 6 TB/s (copy 6000 / 2, reduction
 # 6000 / 3).
@@ -98,6 +107,11 @@ RUNS = {
                                  "node_types[0].nics.bw_GBps=24.5"],
         "family": "hgx-h100",
         "note": "One GH200 per node, Slingshot-11 at 200 Gb/s (x 0.98)."},
+    "cscs_alps_2node_8xGH200_slingshot_ofi_allreduce": {
+        "config": H100, "sets": GH200_QUAD, "family": "hgx-h100",
+        "note": "Four GH200 per node, every pair joined by 6 NVLink 4 "
+                "links and no switch (a mesh fabric); one Slingshot-11 NIC "
+                "per GPU through libfabric."},
     "rtx4090_1node_8gpu_pcie_noP2P_allreduce": {
         "config": PCIE, "sets": [], "family": "pcie",
         "note": "No P2P: every message crosses host memory and the CPU "
@@ -144,8 +158,6 @@ SKIPPED = [
     ("redhat_ocp_2node_2xL40S", "no config of PCIe GPU servers with NICs"),
     ("redhat_ocp_2node_16xH200", "NCCL's socket transport over one shared "
                                  "interface: no preset for it"),
-    ("cscs_alps_2node_8xGH200", "four GH200 per node joined by NVLink "
-                                "without a switch: no config yet"),
     ("cscs_alps_2node_8rank", "OSU alltoall over MPI: no MPI preset"),
     ("together_slinky_64node", "B200 with InfiniBand SHARP: no config, and "
                                "in-network reduction is not modelled"),
