@@ -14,20 +14,10 @@ The 2-NPU cluster is one node of configs/default.json cut to two NPUs
 """
 import argparse
 import importlib
-import os
 import sys
 import time
 
-try:
-    import numpy as np
-except ImportError:
-    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
-             "run it with Debian's /usr/bin/python3 (apt-get install -y "
-             "python3-numpy)" % (sys.argv[0], sys.executable))
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
-import hccn  # noqa: E402
+from _needs import hccn, numpy as np  # numpy and hccn, checked first
 
 TWO_NPUS = {
     "version": 1,

@@ -15,20 +15,10 @@ prints the failure's simulated cost (lost work, detection, recovery).
 """
 import argparse
 import json
-import os
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
-             "run it with Debian's /usr/bin/python3 (apt-get install -y "
-             "python3-numpy)" % (sys.argv[0], sys.executable))
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
-import hccn  # noqa: E402
-from hccn.cluster import _find_topology  # noqa: E402
+from _needs import hccn, numpy as np  # numpy and hccn, checked first
+from hccn.cluster import _find_topology
 
 DIM = 512
 BATCH = 4               # samples per rank per step

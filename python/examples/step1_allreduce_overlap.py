@@ -10,19 +10,8 @@ the end. The example prints how much communication the overlap hid.
     /usr/bin/python3 python/examples/step1_allreduce_overlap.py [--topology FILE]
 """
 import argparse
-import os
-import sys
 
-try:
-    import numpy as np
-except ImportError:
-    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
-             "run it with Debian's /usr/bin/python3 (apt-get install -y "
-             "python3-numpy)" % (sys.argv[0], sys.executable))
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
-import hccn  # noqa: E402
+from _needs import hccn, numpy as np  # numpy and hccn, checked first
 
 # (name, parameters, backward compute in simulated seconds)
 LAYERS = [("embed", 4 << 20, 300e-6), ("block1", 2 << 20, 400e-6),

@@ -10,19 +10,8 @@ shard by the same factor and the shards are gathered back (allgather).
     /usr/bin/python3 python/examples/step2_global_norm.py [--topology FILE]
 """
 import argparse
-import os
-import sys
 
-try:
-    import numpy as np
-except ImportError:
-    sys.exit("%s needs numpy, which this interpreter (%s) cannot import: "
-             "run it with Debian's /usr/bin/python3 (apt-get install -y "
-             "python3-numpy)" % (sys.argv[0], sys.executable))
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
-import hccn  # noqa: E402
+from _needs import hccn, numpy as np  # numpy and hccn, checked first
 
 PARAMS = 1 << 20
 MAX_NORM = 100.0
