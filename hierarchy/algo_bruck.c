@@ -30,6 +30,7 @@
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 /* The steps of the previous round of one rank that the next round waits
  * for: its receives and its last SEND. */
@@ -231,4 +232,55 @@ hccn_sched_t *hccn_hier_bruck_build(const hccn_coll_args_t *args)
     bruck_free(&g);
     hccn_hier_stamp(s, 1);
     return hccn_hier_finish(s, rc);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed form of the schedules above (docs/selection.md). */
+
+/* Step d = 1, 2, 4, ...: allgather sends min(d, p-d) blocks to member
+ * i - d; alltoall sends the blocks of the positions with bit d set to
+ * member i + d. A step's transfers to one peer go back to back (one
+ * latency, the drain of all its bytes). A member starts step d+1 when its
+ * sends of step d have drained and its receives have arrived (alltoall's
+ * receives also wait for the receiver's previous step), so the steps of
+ * different members overlap: priced member by member, each step's
+ * transfers sharing links as if they ran together. */
+double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a)
+{
+    const int p = a->nranks, ag = a->coll == HCCN_COLL_ALLGATHER;
+    uint64_t b = hccn_hier_cm_whole(a);
+    if (!ag && a->coll != HCCN_COLL_ALLTOALL)
+        return HCCN_COST_NONE;
+    double *start = hccn_sim_calloc(2 * (size_t)m->p, sizeof(double)),
+           end = 0.0;
+    if (start == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    double *next = start + m->p;
+    for (int d = 1; d < p; d *= 2) {
+        uint64_t blocks = 0;
+        if (ag)
+            blocks = (uint64_t)(d < p - d ? d : p - d);
+        else
+            for (int j = d; j < p; j++)
+                blocks += (j & d) != 0;
+        hccn_hier_cm_shift_round(m, t, ag ? -d : d, blocks * b);
+        for (size_t i = 0; i < (size_t)m->p; i++)
+            next[i] = start[i];
+        for (size_t i = 0; i < (size_t)t->ngroups * t->size; i++) {
+            const hccn_cm_xf_t *x = &m->x[i];
+            double go = ag ? start[x->src]
+                           : hccn_hier_cm_max(start[x->src], start[x->dst]);
+            double drained = go + (double)x->bytes * x->w;
+            next[x->src] = hccn_hier_cm_max(next[x->src], drained);
+            next[x->dst] = hccn_hier_cm_max(next[x->dst], drained + x->lat);
+        }
+        for (size_t i = 0; i < (size_t)m->p; i++)
+            end = hccn_hier_cm_max(end, start[i] = next[i]);
+    }
+    hccn_sim_free(start);
+    return hccn_hier_cm_max(end, hccn_hier_cm_copy(m, b));
 }

@@ -27,9 +27,11 @@
  * docs/algorithms.md gives bytes, times and the reduction order.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 enum { PHASE_FOLD = 1, PHASE_RS = 2, PHASE_AG = 3, PHASE_UNFOLD = 4 };
 
@@ -415,4 +417,195 @@ hccn_sched_t *hccn_hier_hd_build(const hccn_coll_args_t *args)
 hccn_sched_t *hccn_hier_rdouble_build(const hccn_coll_args_t *args)
 {
     return build(args, 1u << HCCN_COLL_ALLREDUCE, "rdouble", 1);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed forms of hd and rdouble (docs/selection.md): the folds and
+ * exchanges round by round, per-rank clocks. */
+
+/* The power-of-two core of p ranks (docs/algorithms.md, hd): pp virtual
+ * ranks, the first `extra` of which stand for a folded pair (2v, 2v+1). */
+typedef struct {
+    int p, pp, extra, levels;
+    const hccn_coll_args_t *a;
+} hd_shape_t;
+
+static hd_shape_t hd_shape(const hccn_coll_args_t *a)
+{
+    hd_shape_t h = {a->nranks, hccn_hier_pow2_floor(a->nranks), 0, 0, a};
+    h.extra = h.p - h.pp;
+    h.levels = hccn_hier_log2(h.pp);
+    return h;
+}
+
+static int hd_real(const hd_shape_t *h, int v)
+{
+    return v < h->extra ? 2 * v + 1 : v + h->extra;
+}
+
+/* Bytes of virtual blocks [v0, v1): allreduce splits the message into pp
+ * blocks; reduce_scatter and allgather use whole real blocks (two for a
+ * folded pair). */
+static uint64_t hd_span(const hd_shape_t *h, int v0, int v1)
+{
+    const hccn_coll_args_t *a = h->a;
+    if (a->coll == HCCN_COLL_ALLREDUCE) {
+        uint64_t lo = hccn_hier_block(a->count, a->esize, h->pp, v0).off;
+        uint64_t hi = v1 < h->pp
+                          ? hccn_hier_block(a->count, a->esize, h->pp, v1).off
+                          : hccn_hier_cm_whole(a);
+        return hi - lo;
+    }
+    int f0 = v0 < h->extra ? 2 * v0 : v0 + h->extra;
+    int f1 = v1 < h->extra ? 2 * v1 : v1 + h->extra;
+    return (uint64_t)(f1 - f0) * hccn_hier_cm_whole(a);
+}
+
+/* The folds: 2i -> 2i+1 before (out == 0) or 2i+1 -> 2i after. */
+static void hd_fold(hccn_cm_t *m, const hccn_cm_team_t *t, const hd_shape_t *h,
+                    hccn_cm_clocks_t *c, int out, uint64_t bytes, int reduce)
+{
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int i = 0; i < h->extra; i++) {
+            int lo = hccn_hier_cm_member(t, g, 2 * i);
+            int hi = hccn_hier_cm_member(t, g, 2 * i + 1);
+            m->x[n++] = out ? hccn_hier_cm_xf(hi, lo, bytes)
+                            : hccn_hier_cm_xf(lo, hi, bytes);
+        }
+    if (n > 0)
+        hccn_hier_cm_round_step(m, n, c, out, reduce);
+}
+
+/* Exchange k of the halving (halve set) or the doubling: virtual v sends
+ * to v ^ d the half it gives up (halving, reduced there) or its range
+ * (doubling). */
+static void hd_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
+                        const hd_shape_t *h, hccn_cm_clocks_t *c, int k,
+                        int halve, int rdouble)
+{
+    const int d = halve ? h->pp >> (k + 1) : 1 << k;
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int v = 0; v < h->pp; v++) {
+            int w = v ^ d, lo = (halve ? w : v) & ~(d - 1);
+            uint64_t b =
+                rdouble ? hccn_hier_cm_whole(h->a) : hd_span(h, lo, lo + d);
+            m->x[n++] =
+                hccn_hier_cm_xf(hccn_hier_cm_member(t, g, hd_real(h, v)),
+                                hccn_hier_cm_member(t, g, hd_real(h, w)), b);
+        }
+    hccn_hier_cm_round_step(m, n, c, 1, halve || rdouble);
+}
+
+/* Part `part` (0 below v, 1 v's own block, 2 above v) of the range an
+ * allgather's virtual v sends in exchange k: the schedule sends an
+ * unfolded rank's range as up to three chained transfers (algo_hd.c),
+ * each with its own protocol; a folded pair's in one (part 0). */
+static uint64_t ag_part(const hd_shape_t *h, int v, int k, int part)
+{
+    int lo = v & ~((1 << k) - 1), hi = lo + (1 << k);
+    if (v < h->extra)
+        return part == 0 ? hd_span(h, lo, hi) : 0;
+    return part == 0   ? hd_span(h, lo, v)
+           : part == 1 ? hd_span(h, v, v + 1)
+                       : hd_span(h, v + 1, hi);
+}
+
+/* Exchange k of an allgather's doubling, part by part: a sender starts
+ * when both sides are ready and drains its parts one after the other, so
+ * on the links its parts are one flow of their bytes on the wire (each
+ * part's bytes / its protocol's eff); a part arrives when the flow has
+ * drained up to it, plus the route's latency and its protocol's step. Its
+ * receiver is done when the last part has arrived. */
+static void hd_ag_exchange(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hd_shape_t *h, hccn_cm_clocks_t *c, int k)
+{
+    size_t n = (size_t)t->ngroups * h->pp;
+    double *wire = hccn_sim_malloc(8 * n * sizeof(double));
+    double *step = wire + 3 * n, *at = step + 3 * n, *got = at + n;
+    if (wire == NULL) {
+        m->failed = 1;
+        return;
+    }
+    memcpy(c->next, c->ready, (size_t)m->p * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        int g = (int)(i / h->pp), v = (int)(i % h->pp);
+        int src = hccn_hier_cm_member(t, g, hd_real(h, v));
+        int dst = hccn_hier_cm_member(t, g, hd_real(h, v ^ (1 << k)));
+        uint64_t all = 0;
+        double on_wire = 0.0;
+        for (int part = 0; part < 3; part++) {
+            hccn_cm_xf_t x = hccn_hier_cm_xf(src, dst, ag_part(h, v, k, part));
+            step[3 * i + part] = hccn_hier_cm_protocol(m, &x);
+            on_wire += (double)x.bytes / x.eff;
+            wire[3 * i + part] = on_wire;
+            all += x.bytes;
+        }
+        m->x[i] = hccn_hier_cm_xf(src, dst, all);
+        m->x[i].eff = all > 0 ? (double)all / on_wire : 1.0;
+        at[i] = hccn_hier_cm_max(c->ready[src], c->ready[dst]);
+    }
+    m->eff_given = 1;
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    m->eff_given = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hccn_cm_xf_t *x = &m->x[i];
+        double drain = (double)x->bytes * x->w, total = wire[3 * i + 2];
+        got[i] = at[i];
+        for (int part = 0; part < 3; part++) {
+            double upto = wire[3 * i + part];
+            if (upto > (part > 0 ? wire[3 * i + part - 1] : 0.0))
+                got[i] =
+                    hccn_hier_cm_max(got[i], at[i] + drain * upto / total +
+                                                 x->lat + step[3 * i + part]);
+        }
+        c->next[x->src] = hccn_hier_cm_max(c->next[x->src], at[i] + drain);
+        c->next[x->dst] = hccn_hier_cm_max(c->next[x->dst], got[i]);
+    }
+    memcpy(c->ready, c->next, (size_t)m->p * sizeof(double));
+    hccn_sim_free(wire);
+}
+
+double hccn_hier_cm_hd(hccn_cm_t *m, const hccn_cm_team_t *t,
+                       const hccn_coll_args_t *a)
+{
+    hd_shape_t h = hd_shape(a);
+    uint64_t b = hccn_hier_cm_whole(a), all = b * (uint64_t)a->nranks;
+    int ar = a->coll == HCCN_COLL_ALLREDUCE;
+    int ag = a->coll == HCCN_COLL_ALLGATHER;
+    hccn_cm_clocks_t c;
+    if (!ar && !ag && a->coll != HCCN_COLL_REDUCE_SCATTER)
+        return HCCN_COST_NONE;
+    if (hccn_hier_cm_clocks_init(m, &c) != 0)
+        return 0.0;
+    hd_fold(m, t, &h, &c, 0, ar || ag ? b : all, !ag);
+    for (int k = 0; k < h.levels && !ag; k++)
+        hd_exchange(m, t, &h, &c, k, 1, 0);
+    for (int k = 0; k < h.levels && (ar || ag); k++)
+        if (ag && m->pl->topo->sw != NULL) /* parts' own protocols */
+            hd_ag_exchange(m, t, &h, &c, k);
+        else
+            hd_exchange(m, t, &h, &c, k, 0, 0);
+    hd_fold(m, t, &h, &c, 1, ar || !ag ? b : all, 0);
+    return hccn_hier_cm_max(hccn_hier_cm_clocks_end(m, &c),
+                            ag ? hccn_hier_cm_copy(m, b) : 0.0);
+}
+
+/* Recursive doubling: log2 p' whole-message exchanges, reduced. */
+double hccn_hier_cm_rdouble(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            const hccn_coll_args_t *a)
+{
+    hd_shape_t h = hd_shape(a);
+    hccn_cm_clocks_t c;
+    if (a->coll != HCCN_COLL_ALLREDUCE)
+        return HCCN_COST_NONE;
+    if (hccn_hier_cm_clocks_init(m, &c) != 0)
+        return 0.0;
+    hd_fold(m, t, &h, &c, 0, hccn_hier_cm_whole(a), 1);
+    for (int k = 0; k < h.levels; k++)
+        hd_exchange(m, t, &h, &c, k, 0, 1);
+    hd_fold(m, t, &h, &c, 1, hccn_hier_cm_whole(a), 0);
+    return hccn_hier_cm_clocks_end(m, &c);
 }

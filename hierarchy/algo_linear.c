@@ -23,6 +23,7 @@
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 enum { PHASE_GATHER = 1, PHASE_RELEASE = 2 };
 
@@ -169,4 +170,111 @@ hccn_sched_t *hccn_hier_linear_build(const hccn_coll_args_t *args)
     if (args->coll == HCCN_COLL_ALLTOALLV)
         return hccn_hier_vflat(args, "linear", build);
     return hccn_hier_flat(args, "linear", build);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed form of the schedules above (docs/selection.md). */
+
+/* Each group's root talks to member root+1, root+2, ... in turn. Sends go
+ * back to back (a send is done when it has drained); a receive waits for
+ * the previous one to arrive (and be reduced). */
+static double one_by_one(hccn_cm_t *m, const hccn_cm_team_t *t, int root,
+                         int into, uint64_t bytes, int reduce)
+{
+    const int w = t->ngroups;
+    double drained = 0.0, end = 0.0, step;
+    for (int k = 1; k < t->size; k++) {
+        for (int g = 0; g < w; g++) {
+            int r = hccn_hier_cm_member(t, g, root);
+            int peer = hccn_hier_cm_member(t, g, root + k);
+            m->x[g] = into ? hccn_hier_cm_xf(peer, r, bytes)
+                           : hccn_hier_cm_xf(r, peer, bytes);
+        }
+        hccn_hier_cm_flows(m, m->x, (size_t)w, 1.0);
+        if (into) {
+            end += hccn_hier_cm_slowest(m->x, (size_t)w, NULL) +
+                   (reduce ? (double)bytes * m->r : 0.0);
+            continue;
+        }
+        step = 0.0;
+        for (int g = 0; g < w; g++)
+            step = hccn_hier_cm_max(step, (double)bytes * m->x[g].w);
+        drained += step;
+        for (int g = 0; g < w; g++)
+            end = hccn_hier_cm_max(end, drained + m->x[g].lat);
+    }
+    return end;
+}
+
+/* Rounds k = 1, 2, ... of a shift pattern, each member's round after its
+ * previous one (both sides): round by round as in round_step, or, beyond
+ * ROUNDS_EXACT rounds, a sample of the rounds, each as long as its slowest
+ * transfer, standing for all. */
+#define ROUNDS_EXACT 256
+
+static double shift_rounds(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           uint64_t bytes)
+{
+    int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
+    size_t n = (size_t)t->ngroups * t->size;
+    double sum = 0.0;
+    hccn_cm_clocks_t c;
+    if (t->size - 1 <= ROUNDS_EXACT) {
+        if (hccn_hier_cm_clocks_init(m, &c) != 0)
+            return 0.0;
+        for (int k = 1; k < t->size; k++) {
+            for (size_t i = 0; i < n; i++)
+                m->x[i] =
+                    hccn_hier_cm_xf(t->rank[i],
+                                    hccn_hier_cm_member(t, (int)(i / t->size),
+                                                        (int)(i % t->size) + k),
+                                    bytes);
+            hccn_hier_cm_round_step(m, n, &c, 1, 0);
+        }
+        return hccn_hier_cm_clocks_end(m, &c);
+    }
+    for (int s = 0; s < ns; s++)
+        sum += hccn_hier_cm_shift_round(m, t, ks[s], bytes);
+    return sum * (t->size - 1) / ns;
+}
+
+/* Member 0 hears from 1, 2, ... in turn (0-byte messages: a latency
+ * each), then releases them all at once. */
+static double linear_barrier(hccn_cm_t *m, const hccn_cm_team_t *t)
+{
+    double in = 0.0;
+    hccn_hier_cm_star(m, t, 0, 1, 0,
+                      0); /* prices member k -> 0 at x[(k-1)*ngroups+g] */
+    for (int k = 1; k < t->size; k++) {
+        double step = 0.0;
+        for (int g = 0; g < t->ngroups; g++)
+            step = hccn_hier_cm_max(step,
+                                    m->x[(size_t)(k - 1) * t->ngroups + g].lat);
+        in += step;
+    }
+    return in + hccn_hier_cm_star(m, t, 0, 0, 0, 0);
+}
+
+double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const hccn_coll_args_t *a)
+{
+    uint64_t b = hccn_hier_cm_whole(a);
+    switch (a->coll) {
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        return hccn_hier_cm_max(one_by_one(m, t, a->root, 0, b, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_GATHER:
+        return hccn_hier_cm_max(one_by_one(m, t, a->root, 1, b, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_REDUCE:
+        return one_by_one(m, t, a->root, 1, b, 1);
+    case HCCN_COLL_ALLTOALL:
+        return hccn_hier_cm_max(shift_rounds(m, t, b), hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_BARRIER:
+        return linear_barrier(m, t);
+    default:
+        return HCCN_COST_NONE;
+    }
 }

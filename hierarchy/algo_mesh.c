@@ -26,6 +26,7 @@
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
 
@@ -290,4 +291,106 @@ hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args)
     if (hccn_coll_is_v(args->coll))
         return hccn_hier_vflat(args, "mesh", build_v);
     return hccn_hier_flat(args, "mesh", build);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed form of the schedules above (docs/selection.md): the all-pairs
+ * phases priced from a sample of shifts, links shared. */
+
+/* The all-pairs phase of every group, priced from the shifts ks[0..ns):
+ * x[(s * ngroups + g) * size + j] joins member j of group g and member
+ * j + ks[s], from that peer to j when into is set, else from j to it; it
+ * carries block j (blocks) or bytes. Returns the number of transfers. */
+static size_t mesh_pairs(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a, const int *ks, int ns,
+                         int into, int blocks, uint64_t bytes)
+{
+    size_t n = 0;
+    for (int s = 0; s < ns; s++)
+        for (int g = 0; g < t->ngroups; g++)
+            for (int j = 0; j < t->size; j++) {
+                int me = hccn_hier_cm_member(t, g, j);
+                int peer = hccn_hier_cm_member(t, g, j + ks[s]);
+                uint64_t b = blocks ? hccn_hier_cm_block(a, j) : bytes;
+                m->x[n++] = into ? hccn_hier_cm_xf(peer, me, b)
+                                 : hccn_hier_cm_xf(me, peer, b);
+            }
+    hccn_hier_cm_flows(m, m->x, n, (double)(t->size - 1) / ns);
+    return n;
+}
+
+/* Member j of group g reduces what member j+k sends in the order k = 1,
+ * 2, ..., one reduction after another: the last one ends at the latest,
+ * over k, arrival of k plus the size-k reductions from k on. */
+static double reduce_chain(const hccn_cm_t *m, const hccn_cm_team_t *t,
+                           const int *ks, int ns, int g, int j)
+{
+    double end = 0.0;
+    for (int s = 0; s < ns; s++) {
+        const hccn_cm_xf_t *x =
+            &m->x[((size_t)s * t->ngroups + g) * t->size + j];
+        end = hccn_hier_cm_max(end, hccn_hier_cm_time(x) +
+                                        (double)(t->size - ks[s]) *
+                                            (double)x->bytes * m->r);
+    }
+    return end;
+}
+
+/* Phase 1 reduces block j at member j; phase 2 sends it from there to
+ * every other member as soon as it is reduced. */
+static double mesh_allreduce(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a, const int *ks, int ns)
+{
+    double *done = hccn_sim_calloc((size_t)m->p, sizeof(double));
+    if (done == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    mesh_pairs(m, t, a, ks, ns, 1, 1, 0);
+    for (int g = 0; g < t->ngroups; g++)
+        for (int j = 0; j < t->size; j++)
+            done[hccn_hier_cm_member(t, g, j)] =
+                reduce_chain(m, t, ks, ns, g, j);
+    size_t n = mesh_pairs(m, t, a, ks, ns, 0, 1, 0);
+    double end = hccn_hier_cm_slowest(m->x, n, done);
+    hccn_sim_free(done);
+    return end;
+}
+
+double hccn_hier_cm_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a)
+{
+    int ks[HCCN_CM_SAMPLE], ns = hccn_hier_cm_shifts(t->size, ks);
+    uint64_t b = hccn_hier_cm_whole(a);
+    double end = 0.0;
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return mesh_allreduce(m, t, a, ks, ns);
+    case HCCN_COLL_REDUCE_SCATTER:
+        mesh_pairs(m, t, a, ks, ns, 1, 0, b);
+        for (int g = 0; g < t->ngroups; g++)
+            for (int j = 0; j < t->size; j++)
+                end = hccn_hier_cm_max(end, reduce_chain(m, t, ks, ns, g, j));
+        return end;
+    case HCCN_COLL_ALLGATHER:
+    case HCCN_COLL_ALLTOALL:
+        end = hccn_hier_cm_slowest(m->x, mesh_pairs(m, t, a, ks, ns, 0, 0, b),
+                                   NULL);
+        return hccn_hier_cm_max(end, hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_BARRIER:
+        return hccn_hier_cm_slowest(m->x, mesh_pairs(m, t, a, ks, ns, 0, 0, 0),
+                                    NULL);
+    case HCCN_COLL_BROADCAST:
+    case HCCN_COLL_SCATTER:
+        return hccn_hier_cm_max(hccn_hier_cm_star(m, t, a->root, 0, b, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_GATHER:
+        return hccn_hier_cm_max(hccn_hier_cm_star(m, t, a->root, 1, b, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_REDUCE:
+        return hccn_hier_cm_star(m, t, a->root, 1, b, 1);
+    default:
+        return HCCN_COST_NONE;
+    }
 }

@@ -12,6 +12,7 @@
  * bytes and times.
  */
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 static int is_pow2(int p)
 {
@@ -65,4 +66,17 @@ hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args)
         return s;
     build_alltoall(s, args);
     return hccn_hier_finish(s, 0);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed form of the schedule above (docs/selection.md). */
+
+/* Every block is its own transfer and none waits for another: all of them
+ * run at once, as mesh's alltoall. */
+double hccn_hier_cm_pairwise(hccn_cm_t *m, const hccn_cm_team_t *t,
+                             const hccn_coll_args_t *a)
+{
+    return a->coll == HCCN_COLL_ALLTOALL ? hccn_hier_cm_mesh(m, t, a)
+                                         : HCCN_COST_NONE;
 }

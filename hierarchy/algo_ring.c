@@ -20,6 +20,7 @@
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
 
 
 enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
@@ -326,4 +327,68 @@ hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args)
         hccn_sim_free(g.mem);
     }
     return hccn_hier_finish(s, rc);
+}
+
+/* ------------------------------------------------------------ cost --- */
+
+/* The closed form of the schedules above (the cost model's price of a row,
+ * docs/selection.md): rounds of neighbour transfers; rooted collectives as a
+ * pipelined chain of chunks. */
+
+static double ring_rounds(hccn_cm_t *m, const hccn_cm_team_t *t, int rounds,
+                          uint64_t bytes, int reduce)
+{
+    double round = hccn_hier_cm_shift_round(m, t, 1, bytes);
+    return rounds * (round + (reduce ? (double)bytes * m->r : 0.0));
+}
+
+/* The pipelined chain member first -> first+1 -> ... of every group. */
+static double ring_chain_cost(hccn_cm_t *m, const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *a, int first, int reduce)
+{
+    hccn_cm_chunks_t ck =
+        hccn_hier_cm_chunks(a, hccn_hier_cm_whole(a), HCCN_RING_CHUNK);
+    int h = t->size - 1, w = t->ngroups;
+    int *size = hccn_sim_malloc((size_t)h * sizeof(int));
+    double *r = hccn_sim_malloc((size_t)h * sizeof(double)), time = 0.0;
+    if (size != NULL && r != NULL) {
+        for (int i = 0; i < h; i++) {
+            size[i] = w;
+            r[i] = reduce ? m->r : 0.0;
+            for (int g = 0; g < w; g++)
+                m->x[i * w + g] = hccn_hier_cm_xf(
+                    hccn_hier_cm_member(t, g, first + i),
+                    hccn_hier_cm_member(t, g, first + i + 1), ck.c);
+        }
+        time = hccn_hier_cm_staged(m, h, size, &ck, r);
+    } else {
+        m->failed = 1;
+    }
+    hccn_sim_free(size);
+    hccn_sim_free(r);
+    return time;
+}
+
+double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a)
+{
+    const int p = a->nranks;
+    uint64_t b = hccn_hier_cm_whole(a);
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return ring_rounds(m, t, p - 1, hccn_hier_cm_block(a, 0), 1) +
+               ring_rounds(m, t, p - 1, hccn_hier_cm_block(a, 0), 0);
+    case HCCN_COLL_REDUCE_SCATTER:
+        return ring_rounds(m, t, p - 1, b, 1);
+    case HCCN_COLL_ALLGATHER:
+        return hccn_hier_cm_max(ring_rounds(m, t, p - 1, b, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_BROADCAST:
+        return hccn_hier_cm_max(ring_chain_cost(m, t, a, a->root, 0),
+                                hccn_hier_cm_copy(m, b));
+    case HCCN_COLL_REDUCE:
+        return ring_chain_cost(m, t, a, a->root + 1, 1);
+    default:
+        return HCCN_COST_NONE;
+    }
 }

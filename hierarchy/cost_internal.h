@@ -2,7 +2,7 @@
  * Inside the cost model's closed forms (cost.h, docs/selection.md): the
  * state of one prediction, and the pricing of transfers that run at the
  * same time on the topology (cost_flows.c), used by the per-algorithm
- * forms (cost_forms.c). Not installed.
+ * forms (cost_rounds.c). Not installed.
  *
  * Transfers name communicator ranks; a team splits the ranks into groups
  * of equal size that run the same pattern at the same time (the whole
@@ -127,8 +127,9 @@ double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
                               const hccn_cm_team_t *t,
                               const hccn_coll_args_t *sub, int X);
 
-/* The forms, each its algorithm's row's cost (hierarchy/algos.c):
- * cost_forms.c, cost_tree.c, cost_hier.c, cost_hier3.c. */
+/* The forms, each its algorithm's row's cost (hierarchy/algos.c), each in
+ * its algorithm's file (algo_NAME.c), tree's in cost_tree.c, the
+ * hierarchical rows' in cost_hier.c and cost_hier3.c. */
 double hccn_hier_cm_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
 double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
@@ -175,5 +176,48 @@ hccn_cm_chunks_t hccn_hier_cm_chunks(const hccn_coll_args_t *a, uint64_t n,
  * (stage i: the next size[i] transfers), r as there. */
 double hccn_hier_cm_staged(hccn_cm_t *m, int h, const int *size,
                            const hccn_cm_chunks_t *ck, const double *r);
+
+/* The shapes the forms are made of (cost_rounds.c). */
+
+/* Bytes of the whole message of a; of block i of a->nranks blocks. */
+uint64_t hccn_hier_cm_whole(const hccn_coll_args_t *a);
+uint64_t hccn_hier_cm_block(const hccn_coll_args_t *a, int i);
+
+/* Seconds of a local copy of bytes. */
+double hccn_hier_cm_copy(const hccn_cm_t *m, uint64_t bytes);
+
+/* The slowest of the n priced transfers of x; done, if not NULL, gives the
+ * time each sender (communicator rank) starts. */
+double hccn_hier_cm_slowest(const hccn_cm_xf_t *x, size_t n,
+                            const double *done);
+
+/* One round, priced: in every group member i sends bytes to member i + k;
+ * returns its slowest transfer's time. Leaves the round in m->x. */
+double hccn_hier_cm_shift_round(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                int k, uint64_t bytes);
+
+/* Every group's root and its other members, all at once (x[(k-1) *
+ * ngroups + g] joins the root and member root+k, into the root when into
+ * is set); with reduce the root reduces them in the order k = 1, 2, ... */
+double hccn_hier_cm_star(hccn_cm_t *m, const hccn_cm_team_t *t, int root,
+                         int into, uint64_t bytes, int reduce);
+
+/* Per communicator rank, when it is done with the rounds so far. */
+typedef struct {
+    double *ready, *next;
+} hccn_cm_clocks_t;
+
+/* Clocks at 0 for m's ranks: 0, or -1 with m->failed set. */
+int hccn_hier_cm_clocks_init(hccn_cm_t *m, hccn_cm_clocks_t *c);
+
+/* The latest clock; frees the clocks. */
+double hccn_hier_cm_clocks_end(hccn_cm_t *m, hccn_cm_clocks_t *c);
+
+/* One round of the n transfers in m->x, priced as running together: each
+ * starts when its sender is done with the previous rounds (and, with
+ * recv_waits, its receiver too); the sender is done when it has drained,
+ * the receiver when it has arrived and, with reduce, been reduced. */
+void hccn_hier_cm_round_step(hccn_cm_t *m, size_t n, hccn_cm_clocks_t *c,
+                             int recv_waits, int reduce);
 
 #endif /* HCCN_HIERARCHY_COST_INTERNAL_H */
