@@ -166,6 +166,8 @@ static void rank_state(hccn_ctx_t *x, char *what, size_t len)
         k += (size_t)hccn_rt_op_describe(x->cur, what + k, len - k);
         if (x->cur->kind == RT_OP_COLL && k < len)
             missing_ranks(x->cur, what + k, len - k);
+    } else if (x->cur_call != NULL) {
+        snprintf(what, len, "waits in %s", x->cur_call);
     } else {
         char last[128] = "nothing";
         if (x->last.kind >= 0)
@@ -453,10 +455,17 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
              * is the cause to report. */
             if (comm_aborted(comm))
                 return aborted(ctx, comm, w);
-            snprintf(why, sizeof(why),
-                     "comm rank %d (rank %d) returned from its function "
-                     "without completing its part",
-                     who, comm->world[who]);
+            /* Without a communicator (a grow's gate), who is a rank of
+             * the cluster. */
+            if (comm != NULL)
+                snprintf(why, sizeof(why),
+                         "comm rank %d (rank %d) returned from its function "
+                         "without completing its part",
+                         who, comm->world[who]);
+            else
+                snprintf(why, sizeof(why),
+                         "rank %d returned from its function without "
+                         "completing its part", who);
             return fail(ctx, comm, HCCN_ERR_REMOTE, what_str(w), why);
         }
         if (wall_now() - start > cl->timeout_s) {
@@ -475,12 +484,27 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
     return HCCN_OK;
 }
 
+/* Names the call a rank without an operation waits in, for the reports
+ * of the others (what is a literal: read by their threads). */
+static void set_call(hccn_ctx_t *ctx, const char *what)
+{
+    pthread_mutex_lock(&ctx->cur_lock);
+    ctx->cur_call = what;
+    pthread_mutex_unlock(&ctx->cur_lock);
+}
+
 hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
                             int (*done)(void *), int (*gone)(void *, int *),
                             void *arg, const char *what)
 {
     wait_what_t w = {.text = what};
-    return block(ctx, comm, done, gone, arg, &w);
+    int own = ctx->cur == NULL && what != NULL;   /* cur: this thread's */
+    if (own)
+        set_call(ctx, what);
+    hccn_status_t rc = block(ctx, comm, done, gone, arg, &w);
+    if (own)
+        set_call(ctx, NULL);
+    return rc;
 }
 
 hccn_status_t hccn_rt_block_op(const rt_op_t *op, int (*done)(void *),

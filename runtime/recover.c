@@ -253,7 +253,7 @@ static hccn_status_t grow_join(const char *fn, const int *ranks, int n,
     int j = 0;
     while (ranks[j] != ctx->rank)
         j++;
-    rc = hccn_rt_ft_pair_join(ctx, w.tag, j, fn);
+    rc = hccn_rt_ft_pair_join(ctx, w.tag, j, -1, fn);
     if (rc == HCCN_OK)
         rc = hccn_rt_block(ctx, NULL, grow_found, NULL, &w, fn);
     if (rc != HCCN_OK)

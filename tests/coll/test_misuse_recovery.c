@@ -1,10 +1,11 @@
 /* Misuse of the recovery API, as a hostile program would write it: NULL
  * and out-of-range arguments, a grow that lists a rank twice, a member or
  * no rank of the cluster, a revoke repeated, shrink/agree/revoke/failed on
- * a destroyed communicator, recovery costs of NaN, inf or 1e300, and
- * settings changed while the cluster runs. Every case ends with the exact
- * status and a message that names the function, the rank and the
- * argument at fault; none crashes, hangs or is silently accepted. */
+ * a destroyed communicator, recovery costs of NaN, inf or 1e300,
+ * settings changed while the cluster runs, and grows that cannot
+ * complete. Every case ends with the exact status and a message that
+ * names the function, the rank and the argument at fault; none crashes,
+ * hangs or is silently accepted. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,11 +225,60 @@ static void test_recovery_costs(void **state)
     hccn_cluster_destroy(cl);
 }
 
+/* Grows that cannot complete. A: the members list rank 3, which returns
+ * without calling (the members' wait once read a communicator it did not
+ * have, and crashed). B: rank 3 joins a grow no member makes while they
+ * wait in a barrier: a deadlock whose report says where rank 3 waits. */
+static hccn_status_t lone_grow_rank(hccn_ctx_t *ctx, void *arg)
+{
+    res_t *r = arg;
+    int me = hccn_rank(ctx), scenario = r->rc[0][CASES - 1];
+    hccn_comm_t *w = hccn_comm_world(ctx), *sub = NULL, *o = NULL;
+    const int spare[1] = {3};
+    if (hccn_comm_split(w, me < 3 ? 0 : 1, me, &sub) != HCCN_OK)
+        return HCCN_ERR_INTERNAL;
+    if (scenario == 0 && me < 3)
+        note(r, me, 0, hccn_comm_grow(sub, spare, 1, &o));
+    else if (scenario == 1)
+        note(r, me, 0, me < 3 ? hccn_barrier(w)
+                              : hccn_comm_grow(NULL, spare, 1, &o));
+    hccn_comm_destroy(sub);
+    return HCCN_OK;
+}
+
+static void test_grow_left_alone(void **state)
+{
+    (void)state;
+    hccn_cluster_t *cl = NULL;
+    setenv("HCCN_TIMEOUT", "120", 1);   /* both are reported long before */
+    assert_int_equal(hccn_cluster_create_json(quad, "quad", NULL, &cl), HCCN_OK);
+    unsetenv("HCCN_TIMEOUT");
+    static res_t r;
+    r.rc[0][CASES - 1] = 0;
+    assert_int_equal(hccn_cluster_run(cl, lone_grow_rank, &r, NULL), HCCN_OK);
+    for (int k = 0; k < 3; k++)
+        expect(&r, k, 0, HCCN_ERR_REMOTE, "hccn_comm_grow",
+               "rank 3 returned from its function without completing its "
+               "part");
+    memset(&r, 0, sizeof(r));
+    r.rc[0][CASES - 1] = 1;
+    assert_int_equal(hccn_cluster_run(cl, lone_grow_rank, &r, NULL), HCCN_OK);
+    for (int k = 0; k < N; k++) {
+        expect(&r, k, 0, HCCN_ERR_TIMEOUT, "deadlock",
+               "\n  ranks 0-2 each waits in barrier #1 on comm 1; not "
+               "arrived: rank 3\n");
+        expect(&r, k, 0, HCCN_ERR_TIMEOUT, "\n  rank 3 waits in hccn_comm_grow",
+               NULL);
+    }
+    hccn_cluster_destroy(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_recovery_misuse),
         cmocka_unit_test(test_recovery_costs),
+        cmocka_unit_test(test_grow_left_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
