@@ -47,6 +47,12 @@ npu_fail 1@nan|faults[0].at_us: must be a finite number (got NaN)
 CASES
 "$perf" "${args[@]}" --sweep-faults disk 2>"$tmp/cls.err"
 [ $? -eq 2 ] || fail "unknown class: exit status is not 2"
+for cls in 'npu:slow=2x' 'npu:slow=nan' 'npu:slow=' 'link:slow=0.5:slow=1'; do
+    "$perf" "${args[@]}" --sweep-faults "$cls" 2>"$tmp/cls.err"
+    [ $? -eq 2 ] || fail "--sweep-faults '$cls': exit status is not 2"
+    grep -qF "'$cls': expected link, nic or npu, optionally with :slow=F (F a number)" \
+        "$tmp/cls.err" || fail "--sweep-faults '$cls': $(cat "$tmp/cls.err")"
+done
 
 sweep() {  # sweep OUT ARGS...: a sweep's table rows (rank, name, busbw)
     local out=$1
