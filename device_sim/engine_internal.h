@@ -65,6 +65,10 @@ struct hccn_sim_batch {
                                    done) */
     hccn_sim_batch_t *stream_next;
     struct ejoin *join;         /* start together with the join's members */
+    int joining;                /* at its join, which is not complete */
+    hccn_status_t deferred, deferred_mates;  /* a failure that came before
+                                   its join completed (reason in reason):
+                                   applied at its start (engine_post.c) */
     int sole;                   /* its device posts nothing until it ends */
     int no_record;              /* posted with recording off */
     hccn_sim_replay_rec_t *rec; /* the recording it is a member of */

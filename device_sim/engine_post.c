@@ -140,6 +140,7 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
         return;
     }
     b->join = NULL;
+    b->joining = 1;
     j->members[j->arrived++] = b;
     if (t > j->tmax)
         j->tmax = t;
@@ -151,6 +152,12 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
             *pp = j->next;
             break;
         }
+    /* Every member starts at tmax before any is started: a failure of one
+     * (a failed NPU's) ends the others there too, whatever their order. */
+    for (int i = 0; i < j->count; i++) {
+        j->members[i]->joining = 0;
+        j->members[i]->start = j->tmax;
+    }
     int replayed = hccn_sim_replay_join(eng, j->members, j->count, j->tmax,
                                         j->key);
     for (int i = 0; i < j->count && replayed <= 0; i++)
@@ -166,8 +173,15 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     b->gated = 0;
+    b->joining = 0;
     b->start = t;
     edev_t *d = &eng->devs[b->dev];
+    if (b->deferred != HCCN_OK) {
+        char why[sizeof(b->reason)];
+        snprintf(why, sizeof(why), "%s", b->reason);
+        hccn_sim_batch_fail(eng, b, b->deferred, b->deferred_mates, why);
+        return;
+    }
     if (d->failed) {
         char why[160];
         snprintf(why, sizeof(why), "NPU %d failed at %.3f us", b->dev,
@@ -240,6 +254,19 @@ void hccn_sim_batch_fail(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
 {
     if (b->done || hccn_sim_batch_failed(b))
         return;
+    if (b->join != NULL || b->joining) {
+        /* Not started: it fails when its join completes, at its start. Its
+         * device waits for it until then, as its peers do, so a failure
+         * does not let some members of a call end before others have
+         * called it (their clocks would hold the horizon at the failure
+         * while the late member waits for a time beyond it). */
+        if (b->deferred == HCCN_OK) {
+            b->deferred = status;
+            b->deferred_mates = mates;
+            snprintf(b->reason, sizeof(b->reason), "%s", reason);
+        }
+        return;
+    }
     b->status = status;
     snprintf(b->reason, sizeof(b->reason), "%s", reason);
     b->abandoned = 1;

@@ -167,10 +167,13 @@ static hccn_status_t store(json_object *doc, const seg_t *segs, int n,
                 goto not_container;
             size_t len = json_object_array_length(cur);
             if (s->index >= len) {
+                /* at is where, before the index is appended to it. */
+                char array[sizeof(where)];
+                snprintf(array, sizeof(array), "%s", at);
                 path_append(where, sizeof(where), s);
                 snprintf(err, errlen,
                          "%s: index out of range (%s has %zu element%s)",
-                         where, at, len, len == 1 ? "" : "s");
+                         where, array, len, len == 1 ? "" : "s");
                 return HCCN_ERR_TOPOLOGY;
             }
             if (last)

@@ -13,7 +13,9 @@
  * "stack" names a preset (software.c); "software" overrides it
  * field by field, or, without a stack, a model of no cost whose only
  * protocol is the bulk one. A per-class value is a number (both classes)
- * or {"intra": x, "net": y} (either may be left out).
+ * or {"intra": x, "net": y} (either may be left out, not both). An
+ * efficiency is at least 0.001, as a link's: a smaller one makes a
+ * transfer's time absurd (1e-300 gives 1e300 s, a large one inf).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,9 @@ static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
     size_t old = hccn_sim_jkey(c, key);
     static const char *const keys[] = {"intra", "net", NULL};
     hccn_status_t st = hccn_sim_jkeys(c, v, keys);
+    if (st == HCCN_OK && json_object_object_length(v) == 0)
+        st = hccn_sim_jfail(c, "must give intra, net or both (got an empty "
+                               "object)");
     for (int k = 0; k < HCCN_SIM_NCLS && st == HCCN_OK; k++) {
         st = hccn_sim_jnum(c, v, class_names[k], lo, lo_open, hi, &x, &has);
         if (st == HCCN_OK && has)
@@ -72,7 +77,7 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
     else if (json_object_object_length(o) > 0)
         p->on = 1;   /* giving a protocol's costs turns it on */
     if ((st = class_values(c, o, "step_us", 0.0, 0, 1e6, 1e-6, p->step_s)) ||
-        (st = class_values(c, o, "efficiency", 0.0, 1, 1.0, 1.0, p->eff)))
+        (st = class_values(c, o, "efficiency", 1e-3, 0, 1.0, 1.0, p->eff)))
         return st;
     return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
                         p->max_bytes);

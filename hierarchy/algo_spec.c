@@ -233,6 +233,15 @@ typedef struct {
     size_t len;
 } ctx_t;
 
+/* A spec comes from the user (HCCN_ALGO, hccn_comm_set_algo): its control
+ * characters (a newline too: the message is one line) are shown as '?'. */
+static void one_line(char *s)
+{
+    for (; s != NULL && *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 /* Writes "spec "<spec>": "<part>": <fmt>" (the part left out when it is
  * the whole spec) and returns -1. */
 static int fail(const ctx_t *c, tok_t part, const char *fmt, const char *arg)
@@ -245,6 +254,7 @@ static int fail(const ctx_t *c, tok_t part, const char *fmt, const char *arg)
     else
         snprintf(c->why, c->len, "spec \"%s\": \"%.*s\": %s", c->spec,
                  (int)part.n, part.s, msg);
+    one_line(c->why);
     return -1;
 }
 
@@ -423,6 +433,7 @@ static int pick_fail(const hccn_algo_spec_t *spec,
     else
         snprintf(why, len, "spec \"%s\": \"%s\": %s", spec->text, ch->part,
                  msg);
+    one_line(why);
     return -1;
 }
 

@@ -91,23 +91,68 @@ int hccn_rt_op_describe(const rt_op_t *op, char *buf, size_t len)
     return desc_format(&d, buf, len);
 }
 
-/* Appends the comm ranks that have not arrived at op's rendezvous, if
- * any. Read from the rendezvous, under its lock: op's stage belongs to
- * its owner's thread, which may be moving it on. */
+/* A list of ranks written as ranges ("0-2, 5"), built in increasing
+ * order: a run is written out when a rank breaks it. */
+typedef struct {
+    char *buf;
+    size_t len, used;
+    int first, last, count;
+} ranks_t;
+
+static void ranks_flush(ranks_t *l)
+{
+    if (l->count == 0 || l->used >= l->len)
+        return;
+    const char *sep = l->used > 0 ? ", " : "";
+    l->used += (size_t)(l->first == l->last
+                            ? snprintf(l->buf + l->used, l->len - l->used,
+                                       "%s%d", sep, l->first)
+                            : snprintf(l->buf + l->used, l->len - l->used,
+                                       "%s%d-%d", sep, l->first, l->last));
+}
+
+static void ranks_add(ranks_t *l, int r)
+{
+    if (l->count > 0 && r == l->last + 1) {
+        l->last = r;
+    } else {
+        ranks_flush(l);
+        l->first = l->last = r;
+    }
+    l->count++;
+}
+
+/* Appends the ranks that have not arrived at op's rendezvous, if any, as
+ * comm ranks and, where they differ, as ranks of the cluster. Read from
+ * the rendezvous, under its lock: op's stage belongs to its owner's
+ * thread, which may be moving it on. */
 static size_t missing_ranks(const rt_op_t *op, char *buf, size_t len)
 {
     rt_comm_t *c = op->comm->sh;
     rt_slot_t *s = &c->slots[op->seq % RT_SLOTS];
-    size_t n = 0;
+    char cr[256] = "", wr[256] = "";
+    ranks_t lc = {cr, sizeof(cr), 0, 0, 0, 0};
+    ranks_t lw = {wr, sizeof(wr), 0, 0, 0, 0};
+    int same = 1;
     pthread_mutex_lock(&c->lock);
-    if (s->in_use && s->seq == op->seq && s->arrived < c->size) {
-        n += (size_t)snprintf(buf, len, "; not arrived:");
-        for (int r = 0; r < c->size && n < len; r++)
-            if (!s->here[r])
-                n += (size_t)snprintf(buf + n, len - n, " %d", r);
-    }
+    if (s->in_use && s->seq == op->seq && s->arrived < c->size)
+        for (int r = 0; r < c->size; r++)
+            if (!s->here[r]) {
+                ranks_add(&lc, r);
+                ranks_add(&lw, c->world[r]);
+                same = same && c->world[r] == r;
+            }
     pthread_mutex_unlock(&c->lock);
-    return n < len ? n : len;
+    if (lc.count == 0)
+        return 0;
+    ranks_flush(&lc);
+    ranks_flush(&lw);
+    int n = same ? snprintf(buf, len, "; not arrived: %s %s",
+                            lc.count > 1 ? "ranks" : "rank", cr)
+                 : snprintf(buf, len, "; not arrived: comm %s %s (%s %s)",
+                            lc.count > 1 ? "ranks" : "rank", cr,
+                            lw.count > 1 ? "ranks" : "rank", wr);
+    return (size_t)n < len ? (size_t)n : len;
 }
 
 /* One rank's line of a state report. */
@@ -121,6 +166,8 @@ static void rank_state(hccn_ctx_t *x, char *what, size_t len)
         k += (size_t)hccn_rt_op_describe(x->cur, what + k, len - k);
         if (x->cur->kind == RT_OP_COLL && k < len)
             missing_ranks(x->cur, what + k, len - k);
+    } else if (x->cur_call != NULL) {
+        snprintf(what, len, "waits in %s", x->cur_call);
     } else {
         char last[128] = "nothing";
         if (x->last.kind >= 0)
@@ -135,15 +182,66 @@ void hccn_rt_rank_state(hccn_ctx_t *ctx, char *buf, size_t len)
     rank_state(ctx, buf, len);
 }
 
+/* Ranks waiting in the same state share one line of a report (the first
+ * STATES_SHOWN such states); any other rank has a line of its own. */
+enum { STATES_SHOWN = 12 };
+
+typedef struct {
+    char what[256];
+    char list[256];
+    ranks_t ranks;
+} state_group_t;
+
+/* Puts rank r, whose state is what, in a group of waiting ranks; 0 if it
+ * does not wait or the groups are full and none matches. */
+static int group_rank(state_group_t *g, int *ng, int r, const char *what)
+{
+    if (strncmp(what, "waits in ", 9) != 0)
+        return 0;
+    int k = 0;
+    while (k < *ng && strcmp(g[k].what, what) != 0)
+        k++;
+    if (k == *ng) {
+        if (*ng == STATES_SHOWN)
+            return 0;
+        snprintf(g[k].what, sizeof(g[k].what), "%s", what);
+        g[k].list[0] = '\0';
+        g[k].ranks = (ranks_t){g[k].list, sizeof(g[k].list), 0, 0, 0, 0};
+        (*ng)++;
+    }
+    ranks_add(&g[k].ranks, r);
+    return 1;
+}
+
 void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
 {
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int r = 0; r < cl->nranks && n + 1 < len; r++) {
+    /* Static under the lock: a report is rare, and the groups are too big
+     * for a rank thread's stack. */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static state_group_t g[STATES_SHOWN];
+    static char alone[RT_ERR_MAX];
+    int ng = 0;
+    size_t n = 0, na = 0;
+    pthread_mutex_lock(&lock);
+    alone[0] = '\0';
+    for (int r = 0; r < cl->nranks; r++) {
         char what[256];
         rank_state(&cl->ctxs[r], what, sizeof(what));
-        n += (size_t)snprintf(buf + n, len - n, "\n  rank %d %s", r, what);
+        if (!group_rank(g, &ng, r, what) && na < sizeof(alone))
+            na += (size_t)snprintf(alone + na, sizeof(alone) - na,
+                                   "\n  rank %d %s", r, what);
     }
+    buf[0] = '\0';
+    for (int k = 0; k < ng && n < len; k++) {
+        ranks_flush(&g[k].ranks);
+        int many = g[k].ranks.count > 1;
+        n += (size_t)snprintf(buf + n, len - n, "\n  %s %s%s %s",
+                              many ? "ranks" : "rank", g[k].list,
+                              many ? " each" : "", g[k].what);
+    }
+    if (n < len)
+        snprintf(buf + n, len - n, "%s", alone);
+    pthread_mutex_unlock(&lock);
 }
 
 /* Falls asleep on the books; detects the deadlock if this is the last
@@ -357,10 +455,17 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
              * is the cause to report. */
             if (comm_aborted(comm))
                 return aborted(ctx, comm, w);
-            snprintf(why, sizeof(why),
-                     "comm rank %d (rank %d) returned from its function "
-                     "without completing its part",
-                     who, comm->world[who]);
+            /* Without a communicator (a grow's gate), who is a rank of
+             * the cluster. */
+            if (comm != NULL)
+                snprintf(why, sizeof(why),
+                         "comm rank %d (rank %d) returned from its function "
+                         "without completing its part",
+                         who, comm->world[who]);
+            else
+                snprintf(why, sizeof(why),
+                         "rank %d returned from its function without "
+                         "completing its part", who);
             return fail(ctx, comm, HCCN_ERR_REMOTE, what_str(w), why);
         }
         if (wall_now() - start > cl->timeout_s) {
@@ -379,12 +484,27 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
     return HCCN_OK;
 }
 
+/* Names the call a rank without an operation waits in, for the reports
+ * of the others (what is a literal: read by their threads). */
+static void set_call(hccn_ctx_t *ctx, const char *what)
+{
+    pthread_mutex_lock(&ctx->cur_lock);
+    ctx->cur_call = what;
+    pthread_mutex_unlock(&ctx->cur_lock);
+}
+
 hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,
                             int (*done)(void *), int (*gone)(void *, int *),
                             void *arg, const char *what)
 {
     wait_what_t w = {.text = what};
-    return block(ctx, comm, done, gone, arg, &w);
+    int own = ctx->cur == NULL && what != NULL;   /* cur: this thread's */
+    if (own)
+        set_call(ctx, what);
+    hccn_status_t rc = block(ctx, comm, done, gone, arg, &w);
+    if (own)
+        set_call(ctx, NULL);
+    return rc;
 }
 
 hccn_status_t hccn_rt_block_op(const rt_op_t *op, int (*done)(void *),

@@ -232,6 +232,30 @@ static int setting_check(rt_comm_t *c, rt_slot_t *s, const setting_t *st)
     return 1;
 }
 
+/* Appends to s->msg the n comm ranks whose call differs from rank 0's,
+ * as ranges, so a divergence shows which ranks went which way. */
+static void disagreeing(const rt_comm_t *c, rt_slot_t *s, int n)
+{
+    size_t len = sizeof(s->msg), used = strlen(s->msg);
+    used += (size_t)snprintf(s->msg + used, len - used,
+                             " (%d ranks disagree with rank 0:", n);
+    for (int r = 1, first = 1; r < c->size && used < len; r++) {
+        if (fp_equal(&s->fp[0], &s->fp[r]))
+            continue;
+        int e = r;
+        while (e + 1 < c->size && !fp_equal(&s->fp[0], &s->fp[e + 1]))
+            e++;
+        used += (size_t)(e > r ? snprintf(s->msg + used, len - used,
+                                          "%s %d-%d", first ? "" : ",", r, e)
+                               : snprintf(s->msg + used, len - used, "%s %d",
+                                          first ? "" : ",", r));
+        first = 0;
+        r = e;
+    }
+    if (used < len)
+        snprintf(s->msg + used, len - used, ")");
+}
+
 int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s)
 {
     char a[160], b[160];
@@ -250,11 +274,8 @@ int hccn_rt_fp_check(rt_comm_t *c, rt_slot_t *s)
         }
         n++;
     }
-    if (n > 1) {
-        size_t used = strlen(s->msg);
-        snprintf(s->msg + used, sizeof(s->msg) - used,
-                 " (%d ranks disagree with rank 0)", n);
-    }
+    if (n > 1)
+        disagreeing(c, s, n);
     for (size_t k = 0; n == 0 && k < sizeof(settings) / sizeof(settings[0]);
          k++)
         n = setting_check(c, s, &settings[k]);

@@ -53,19 +53,31 @@ static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
     int kw = env_int("HCCN_PROC_WORLD", &cfg->world);
     if (kw < 0)
         return bad_env("HCCN_PROC_WORLD");
+    int kr = env_int("HCCN_PROC_RANK", &cfg->rank);
+    if (kr < 0)
+        return bad_env("HCCN_PROC_RANK");
+    /* Half a layout is a mistake in the launcher, not one process: said
+     * so rather than run alone. */
+    if (kw == 0 && kr > 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                             "HCCN_PROC_RANK=%d without HCCN_PROC_WORLD",
+                             cfg->rank);
     if (kw > 0) {
-        int kr = env_int("HCCN_PROC_RANK", &cfg->rank);
-        if (kr < 0 || (kr == 0 && cfg->world > 1))
-            return kr < 0 ? bad_env("HCCN_PROC_RANK")
-                          : hccn_rt_error(HCCN_ERR_INVALID,
-                                          "hccn_cluster_create: "
-                                          "HCCN_PROC_WORLD=%d without "
-                                          "HCCN_PROC_RANK", cfg->world);
+        if (kr == 0 && cfg->world > 1)
+            return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                                 "HCCN_PROC_WORLD=%d without HCCN_PROC_RANK",
+                                 cfg->world);
+        if (kr > 0 && cfg->rank >= (cfg->world > 0 ? cfg->world : 1))
+            return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                                 "process rank %d is out of range [0, %d) "
+                                 "(HCCN_PROC_RANK, HCCN_PROC_WORLD)",
+                                 cfg->rank, cfg->world > 0 ? cfg->world : 1);
         return HCCN_OK;
     }
+    cfg->rank = 0;
     int ks = env_int("OMPI_COMM_WORLD_SIZE", &cfg->world);
-    int kr = env_int("OMPI_COMM_WORLD_RANK", &cfg->rank);
-    if (ks < 0 || kr < 0)
+    int km = env_int("OMPI_COMM_WORLD_RANK", &cfg->rank);
+    if (ks < 0 || km < 0)
         return bad_env(ks < 0 ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK");
     *mpi = ks > 0;
     return HCCN_OK;

@@ -32,10 +32,14 @@ hccn_status_t hccn_cluster_set_recovery(hccn_cluster_t *cl,
                              fn);
     if (atomic_load(&cl->running))
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: the cluster is running", fn);
-    if (o->detect_s > 1e6 || o->init_s > 1e6)
-        return hccn_rt_error(HCCN_ERR_INVALID, "%s: detect_s and init_s must "
-                             "be at most 1e6 s (got %g, %g)",
-                             fn, o->detect_s, o->init_s);
+    /* NaN is neither a time nor "keep" (negative): refused, as too big. */
+    const char *bad = !(o->detect_s <= 1e6) ? "detect_s"
+                      : !(o->init_s <= 1e6) ? "init_s" : NULL;
+    if (bad != NULL)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: opts.%s must be at most "
+                             "1e6 s, or negative to keep the current value "
+                             "(got %g)", fn, bad,
+                             bad[0] == 'd' ? o->detect_s : o->init_s);
     double d = hccn_rt_ft_detect_s(cl), i = hccn_rt_ft_init_s(cl);
     cl->ft_detect_s = o->detect_s >= 0.0 ? o->detect_s : d;
     cl->ft_init_s = o->init_s >= 0.0 ? o->init_s : i;
@@ -188,9 +192,12 @@ static hccn_status_t grow_list_check(const char *fn, hccn_ctx_t *ctx,
                                      rt_comm_t *c, const int *ranks, int n)
 {
     int me = ctx->rank, size = ctx->cl->nranks;
-    if (ranks == NULL || n <= 0 || n > size)
+    if (n <= 0 || n > size)
+        return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: n = %d is not "
+                             "in [1, %d]", fn, me, n, size);
+    if (ranks == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: ranks is NULL "
-                             "or n = %d is not in [1, %d]", fn, me, n, size);
+                             "(n = %d)", fn, me, n);
     for (int i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)
             return hccn_rt_error(HCCN_ERR_INVALID, "%s: rank %d: ranks[%d] = "
@@ -246,7 +253,7 @@ static hccn_status_t grow_join(const char *fn, const int *ranks, int n,
     int j = 0;
     while (ranks[j] != ctx->rank)
         j++;
-    rc = hccn_rt_ft_pair_join(ctx, w.tag, j, fn);
+    rc = hccn_rt_ft_pair_join(ctx, w.tag, j, -1, fn);
     if (rc == HCCN_OK)
         rc = hccn_rt_block(ctx, NULL, grow_found, NULL, &w, fn);
     if (rc != HCCN_OK)

@@ -97,9 +97,11 @@ hccn_status_t hccn_rt_ft_grow_gate(hccn_ctx_t *ctx, rt_comm_t *c, int i,
 
 /* A joiner of a grow (index j in its list of tag) and comm rank 0 of the
  * grown communicator meet in simulated time: the engine holds the joiner
- * until rank 0 has arrived (its clock becomes the later of the two). */
+ * until rank 0 has arrived (its clock becomes the later of the two). peer:
+ * the other's rank, whose return ends the wait (HCCN_ERR_REMOTE); -1 when
+ * the caller does not know it. */
 hccn_status_t hccn_rt_ft_pair_join(hccn_ctx_t *ctx, uint64_t tag, int j,
-                                   const char *fn);
+                                   int peer, const char *fn);
 
 /* The hash of a grow's list of joiners that its participants agree on. */
 uint64_t hccn_rt_ft_tag(int kind, const int *ranks, int n);

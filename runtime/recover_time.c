@@ -35,6 +35,8 @@ typedef struct {
     hccn_sim_engine_t *eng;
     hccn_sim_batch_t *b;
     rt_comm_t *c;                 /* the record's (a grow gate), or NULL */
+    hccn_cluster_t *eng_cl;
+    int peer;                     /* the other rank of a pair, or -1 */
 } join_wait_t;
 
 static int join_done(void *arg)
@@ -43,10 +45,15 @@ static int join_done(void *arg)
     return hccn_sim_batch_done(w->eng, w->b);
 }
 
-/* A participant of a grow gate that returned without arriving. */
+/* A participant of a grow gate that returned without arriving; *who is
+ * its rank of the cluster (the wait has no communicator to name it in). */
 static int join_gone(void *arg, int *who)
 {
     join_wait_t *w = arg;
+    if (w->peer >= 0 && atomic_load(&w->eng_cl->ctxs[w->peer].finished)) {
+        *who = w->peer;
+        return 1;
+    }
     if (w->c == NULL)
         return 0;
     int gone = 0;
@@ -56,7 +63,7 @@ static int join_gone(void *arg, int *who)
         if (ft->state[i] == RT_FT_NONE &&
             atomic_load(&w->c->cl->ctxs[ft->who[i]].finished)) {
             gone = 1;
-            *who = i;
+            *who = ft->who[i];
         }
     pthread_mutex_unlock(&w->c->lock);
     return gone;
@@ -66,9 +73,11 @@ static int join_gone(void *arg, int *who)
  * key, and waits in the engine until it starts: every joiner's clock
  * becomes the latest of theirs (no simulated time passes otherwise, and
  * a rank waiting here holds nobody's time back). gone_c: the record
- * whose participants' leaving ends the wait (NULL: none). */
+ * whose participants' leaving ends the wait (NULL: none); peer: a rank
+ * whose leaving does (-1: none). */
 static hccn_status_t clock_join(hccn_ctx_t *ctx, hccn_sim_key_t key,
-                                int count, rt_comm_t *gone_c, const char *fn)
+                                int count, rt_comm_t *gone_c, int peer,
+                                const char *fn)
 {
     hccn_sim_engine_t *eng = ctx->cl->eng;
     hccn_sim_batch_t *b =
@@ -77,7 +86,7 @@ static hccn_status_t clock_join(hccn_ctx_t *ctx, hccn_sim_key_t key,
         return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
                              fn, ctx->rank);
     hccn_sim_wait_begin(eng, ctx->rank, b);
-    join_wait_t w = {eng, b, gone_c};
+    join_wait_t w = {eng, b, gone_c, ctx->cl, peer};
     atomic_store(&ctx->time_wait, 1);
     hccn_status_t rc = hccn_rt_block(ctx, NULL, join_done, join_gone, &w, fn);
     atomic_store(&ctx->time_wait, 0);
@@ -121,10 +130,10 @@ hccn_status_t hccn_rt_ft_vote(hccn_ctx_t *ctx, rt_comm_t *rc, int idx,
 }
 
 hccn_status_t hccn_rt_ft_pair_join(hccn_ctx_t *ctx, uint64_t tag, int j,
-                                   const char *fn)
+                                   int peer, const char *fn)
 {
     hccn_sim_key_t key = {tag, UINT64_MAX - 3, (uint64_t)j};
-    return clock_join(ctx, key, 2, NULL, fn);
+    return clock_join(ctx, key, 2, NULL, peer, fn);
 }
 
 hccn_status_t hccn_rt_ft_grow_gate(hccn_ctx_t *ctx, rt_comm_t *c, int i,
@@ -132,20 +141,25 @@ hccn_status_t hccn_rt_ft_grow_gate(hccn_ctx_t *ctx, rt_comm_t *c, int i,
                                    const char *fn)
 {
     hccn_status_t rc = HCCN_OK;
-    for (int j = 0; i == 0 && j < n && rc == HCCN_OK; j++)
-        rc = hccn_rt_ft_pair_join(ctx, tag, j, fn);
+    for (int j = 0; i == 0 && j < n && rc == HCCN_OK; j++) {
+        pthread_mutex_lock(&c->lock);
+        int joiner = c->ft->who[c->ft->nmem + j];   /* participants: members,
+                                                       then joiners */
+        pthread_mutex_unlock(&c->lock);
+        rc = hccn_rt_ft_pair_join(ctx, tag, j, joiner, fn);
+    }
     if (rc != HCCN_OK)
         return rc;
     hccn_sim_key_t key = {c->uid, UINT64_MAX - 4 - seq, UINT64_MAX};
     pthread_mutex_lock(&c->lock);
     int np = c->ft->np;
     pthread_mutex_unlock(&c->lock);
-    return clock_join(ctx, key, np, c, fn);
+    return clock_join(ctx, key, np, c, -1, fn);
 }
 
 hccn_status_t hccn_rt_ft_round_sync(hccn_ctx_t *ctx, rt_comm_t *rc,
                                     const char *fn)
 {
     hccn_sim_key_t key = {rc->uid, UINT64_MAX, UINT64_MAX};
-    return clock_join(ctx, key, rc->size, NULL, fn);
+    return clock_join(ctx, key, rc->size, NULL, -1, fn);
 }

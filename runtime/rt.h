@@ -121,6 +121,8 @@ struct hccn_ctx {
     pthread_mutex_t cur_lock;     /* cur and last: the rank's own lock, so
                                      that waits take no cluster-wide one */
     rt_op_t *cur;                 /* the operation it waits for */
+    const char *cur_call;         /* or the call it waits in, without an
+                                     operation (a grow, an agreement) */
     rt_op_desc_t last;            /* the last operation it completed */
     uint64_t jitter_rng;          /* xorshift state of its jitter sleeps */
     int group_depth;              /* hccn_group_start nesting */
@@ -683,8 +685,9 @@ void hccn_rt_env_trace_detach(hccn_cluster_t *cl);
 
 /* Blocks the calling rank until done(arg) holds, moving its outstanding
  * operations meanwhile. Fails with HCCN_ERR_ABORTED if comm is aborted,
- * HCCN_ERR_REMOTE if gone(arg, &who) (may be NULL) says a comm rank the
- * wait still needs has returned from its function, and HCCN_ERR_TIMEOUT on
+ * HCCN_ERR_REMOTE if gone(arg, &who) (may be NULL) says a comm rank (a
+ * rank of the cluster when comm is NULL) the wait still needs has
+ * returned from its function, and HCCN_ERR_TIMEOUT on
  * a deadlock (every live rank stuck, reported at once) or after the
  * cluster's timeout; messages carry every rank's state. */
 hccn_status_t hccn_rt_block(hccn_ctx_t *ctx, rt_comm_t *comm,

@@ -36,6 +36,8 @@ typedef struct {
     int ranks;                   /* 0: the output does not say */
     int nrows;
     calib_row_t *rows;
+    unsigned long long last_size;  /* the last row read, as read */
+    double last_time;
     const char *edits[16];       /* the run's own topology edits */
     int nedits;
 } calib_run_t;
@@ -70,6 +72,29 @@ static inline int calib_add(calib_run_t *run, uint64_t bytes, uint64_t count,
     return 0;
 }
 
+/* The sane range of a row (docs/calibrate.md): a size of at most 2^48
+ * bytes, written without a sign; a time of 0.001 to 1e9 us. 0, or -1 with err
+ * naming the file, the line and the value. */
+static inline int calib_row_check(const calib_run_t *run, int lineno,
+                                  const char *line, unsigned long long size,
+                                  double t, char *err, size_t errlen)
+{
+    const char *s = line + strspn(line, " \t");
+    if (*s == '-' || *s == '+' || size > (1ULL << 48))
+        snprintf(err, errlen, "%s:%d: the size must be 0 to 2^48 bytes "
+                 "(got %.*s)", run->file, lineno, (int)strcspn(s, " \t|\n"),
+                 s);
+    else if (!(t >= 1e-3 && t <= 1e9))
+        snprintf(err, errlen, "%s:%d: the time must be 0.001 to 1e9 us "
+                 "(got %g)", run->file, lineno, t);
+    else
+        return 0;
+    for (char *c = err; *c != '\0'; c++)   /* a terminal must not act */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return -1;
+}
+
 /* One row of nccl-tests' table; 1 if line is one. */
 static inline int calib_nccl_row(calib_run_t *run, const char *line, int *ok)
 {
@@ -85,7 +110,12 @@ static inline int calib_nccl_row(calib_run_t *run, const char *line, int *ok)
         return 0;
     run->dtype = dt;
     run->format = "nccl-tests";
-    *ok = calib_add(run, size, count, n >= 10 && t2 > 0.0 ? t2 : t1) == 0;
+    /* The in-place time where printed; a row a check refuses is kept for
+     * calib_read to report. */
+    double t = n >= 10 && t2 != -1.0 ? t2 : t1;
+    run->last_size = size;
+    run->last_time = t;
+    *ok = calib_add(run, size, count, t) == 0;
     return 1;
 }
 
@@ -104,8 +134,11 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
     }
     char line[1024];
     int mode = 0, ok = 1, rank_lines = 0, stated = 0;   /* 1 osu, 2 hccl */
-    while (ok && fgets(line, sizeof(line), f) != NULL) {
+    int lineno = 0, bad = 0;
+    while (ok && !bad && fgets(line, sizeof(line), f) != NULL) {
         char *p = line + strspn(line, " \t");
+        int before = run->nrows;
+        lineno++;
         unsigned long long size;
         double t;
         int n;
@@ -119,19 +152,27 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
             mode = 2;
         if (*p == '#' || *p == '\n' || *p == '\0')
             continue;
-        if (calib_nccl_row(run, p, &ok))
-            continue;
-        if (mode == 1 && sscanf(p, "%llu %lf", &size, &t) == 2) {
+        if (calib_nccl_row(run, p, &ok)) {
+            size = run->last_size;
+            t = run->last_time;
+        } else if (mode == 1 && sscanf(p, "%llu %lf", &size, &t) == 2) {
             run->format = "osu";
             ok = calib_add(run, size, size / 4, t) == 0;
         } else if (mode == 2 && (sscanf(p, "%llu | %lf", &size, &t) == 2 ||
                                  sscanf(p, "%llu %lf", &size, &t) == 2)) {
             run->format = "hccl_test";
             ok = calib_add(run, size, size / 4, t) == 0;
+        } else {
+            continue;
         }
+        /* A row of size 0 is a no-op: skipped, whatever its time. */
+        bad = ok && (run->nrows > before || size != 0) &&
+              calib_row_check(run, lineno, p, size, t, err, errlen) != 0;
     }
     fclose(f);
     run->ranks = rank_lines > 0 ? rank_lines : stated;
+    if (bad)
+        return -1;
     if (!ok)
         snprintf(err, errlen, "%s: out of memory", path);
     else if (run->nrows == 0)

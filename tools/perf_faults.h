@@ -46,41 +46,97 @@ static int faults_add_spec(const char *spec)
     return 0;
 }
 
+/* 1 if s is a whole number as JSON writes one (a sign, digits): kept as
+ * text, so that the loader can tell an overflowing one and say so. */
+static int fault_is_integer(const char *s)
+{
+    size_t k = s[0] == '-';
+    return s[k] != '\0' && strspn(s + k, "0123456789") == strlen(s + k) &&
+           strlen(s) < 64;
+}
+
+/* The number s (all of it), as a JSON double in *out; 0, or -1. */
+static int fault_number(const char *s, json_object **out)
+{
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return -1;
+    *out = json_object_new_double(x);
+    return 0;
+}
+
+/* Prints "--fault 'SPEC': why", SPEC's control characters shown as '?'
+ * (a terminal must not act on them). */
+static void fault_error(const char *spec, const char *why)
+{
+    char shown[512];
+    snprintf(shown, sizeof(shown), "%s", spec);
+    for (char *c = shown; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    fprintf(stderr, "hccn-perf: --fault '%s': %s\n", shown, why);
+}
+
+/* SPEC's short form 'KIND TARGET[@AT_US] [FACTOR]' as a faults element;
+ * NULL with the error printed. Every word must be what its place asks
+ * for: a target that is no NPU index, a time or factor that is no
+ * number, or a word more, is an error (never read as 0 or dropped). */
+static json_object *fault_short(const char *spec)
+{
+    char kind[32], target[256], factor[64], extra[2];
+    const char *why = NULL;
+    int n = sscanf(spec, "%31s %255s %63s %1s", kind, target, factor, extra);
+    json_object *o = json_object_new_object(), *v = NULL;
+    char *at = n >= 2 ? strrchr(target, '@') : NULL;
+    if (at != NULL)
+        *at++ = '\0';
+    if (n < 2)
+        why = "expected 'KIND TARGET[@AT_US] [FACTOR]' or a JSON object";
+    else if (n == 4)
+        why = "a word more than 'KIND TARGET[@AT_US] [FACTOR]'";
+    json_object_object_add(o, "kind", json_object_new_string(kind));
+    if (why == NULL && strncmp(kind, "npu", 3) == 0) {
+        if (!fault_is_integer(target) ||
+            (v = json_tokener_parse(target)) == NULL)
+            why = "the target of an NPU fault must be its index";
+        else
+            json_object_object_add(o, "npu", v);
+    } else if (why == NULL) {
+        json_object_object_add(o, "link", json_object_new_string(target));
+    }
+    if (why == NULL && at != NULL) {
+        if (fault_number(at, &v) != 0)
+            why = "the time after '@' must be a number of microseconds";
+        else
+            json_object_object_add(o, "at_us", v);
+    }
+    if (why == NULL && n == 3) {
+        if (fault_number(factor, &v) != 0)
+            why = "the factor must be a number";
+        else
+            json_object_object_add(o, "factor", v);
+    }
+    if (why == NULL)
+        return o;
+    fault_error(spec, why);
+    json_object_put(o);
+    return NULL;
+}
+
 /* SPEC as a faults element; NULL with the error printed. */
 static json_object *fault_object(const char *spec)
 {
     if (spec[0] == '{') {
         json_object *o = json_tokener_parse(spec);
         if (o == NULL || !json_object_is_type(o, json_type_object)) {
-            fprintf(stderr, "hccn-perf: --fault '%s': not a JSON object\n",
-                    spec);
+            fault_error(spec, "not a JSON object");
             json_object_put(o);
             return NULL;
         }
         return o;
     }
-    char kind[32], target[256];
-    double factor = NAN;
-    int n = sscanf(spec, "%31s %255s %lf", kind, target, &factor);
-    if (n < 2) {
-        fprintf(stderr, "hccn-perf: --fault '%s': expected 'KIND "
-                "TARGET[@AT_US] [FACTOR]' or a JSON object\n", spec);
-        return NULL;
-    }
-    json_object *o = json_object_new_object();
-    char *at = strrchr(target, '@');
-    if (at != NULL)
-        *at++ = '\0';
-    json_object_object_add(o, "kind", json_object_new_string(kind));
-    if (strncmp(kind, "npu", 3) == 0)
-        json_object_object_add(o, "npu", json_object_new_int(atoi(target)));
-    else
-        json_object_object_add(o, "link", json_object_new_string(target));
-    if (at != NULL)
-        json_object_object_add(o, "at_us", json_object_new_double(atof(at)));
-    if (n == 3)
-        json_object_object_add(o, "factor", json_object_new_double(factor));
-    return o;
+    return fault_short(spec);
 }
 
 /* "faults=" and arr as JSON (malloc'ed). */

@@ -46,12 +46,16 @@ static int sweep_cases(const char *cls, const hccn_topo_t *topo, fcase_t **out)
     const char *slow = strstr(cls, ":slow=");
     snprintf(what, sizeof(what), "%.*s",
              (int)(slow ? (size_t)(slow - cls) : strlen(cls)), cls);
+    /* F is one number, all of what follows (a NaN, which JSON cannot
+     * carry, or "2x" would be lost or misread on the way to the loader). */
+    char *end = NULL;
     if (slow != NULL)
-        factor = atof(slow + 6);
+        factor = strtod(slow + 6, &end);
     int is_npu = !strcmp(what, "npu"), is_nic = !strcmp(what, "nic");
-    if (!is_npu && !is_nic && strcmp(what, "link") != 0) {
+    if ((!is_npu && !is_nic && strcmp(what, "link") != 0) ||
+        (slow != NULL && (end == slow + 6 || *end != '\0' || isnan(factor)))) {
         fprintf(stderr, "hccn-perf: --sweep-faults '%s': expected link, nic "
-                "or npu, optionally with :slow=F\n", cls);
+                "or npu, optionally with :slow=F (F a number)\n", cls);
         return -1;
     }
     const char *kind = is_npu ? (slow ? "npu_slow" : "npu_fail")

@@ -64,4 +64,20 @@ grep -q 'hgx-a100.json: no result rows' "$tmp/err" ||
 [ $? -eq 2 ] || fail "unknown collective: not exit 2"
 grep -q 'unknown collective "allsum"' "$tmp/err" ||
     fail "unknown collective: $(cat "$tmp/err")"
+# Hostile rows: a time that is NaN, inf, negative or absurdly small, a
+# size with a sign or beyond 64 bits: refused naming the file, the line
+# and the value (exit 1), never fitted into nan% or inf%.
+while IFS='|' read -r f want; do
+    "$bin" -t "$cfg" --set 'node_types[0].count=1' allreduce:"$data/$f" \
+        >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 1 ] || fail "$f: not exit 1 ($(cat "$tmp/err"))"
+    grep -qF "$f:$want" "$tmp/err" || fail "$f: $(cat "$tmp/err")"
+done <<'CASES'
+hostile_time_nan.txt|2: the time must be 0.001 to 1e9 us (got nan)
+hostile_time_negative.txt|2: the time must be 0.001 to 1e9 us (got -25)
+hostile_time_tiny.txt|2: the time must be 0.001 to 1e9 us (got 1e-300)
+hostile_time_inf.txt|2: the time must be 0.001 to 1e9 us (got inf)
+hostile_size_negative.txt|2: the size must be 0 to 2^48 bytes (got -8)
+hostile_size_overflow.txt|3: the size must be 0 to 2^48 bytes (got 18446744073709551616)
+CASES
 finish "hccn-calibrate: parameters recovered, formats read, errors named"

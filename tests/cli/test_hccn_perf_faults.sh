@@ -30,8 +30,29 @@ awk -v a="$(busbw short)" -v b="$(busbw none)" 'BEGIN { exit !(a < b) }' ||
 [ $? -eq 2 ] || fail "unknown link: exit status is not 2"
 grep -q 'faults\[0\].link: no link "nowhere"' "$tmp/bad.err" ||
     fail "unknown link: $(cat "$tmp/bad.err")"
+# Hostile short forms: every word is what its place asks for, never read
+# as 0 or dropped; an index beyond 64 bits is named as such.
+while IFS='|' read -r spec want; do
+    "$perf" "${args[@]}" --fault "$spec" >"$tmp/hf.out" 2>"$tmp/hf.err"
+    [ $? -eq 2 ] || fail "--fault '$spec': exit status is not 2"
+    grep -qF -- "$want" "$tmp/hf.err" || fail "--fault '$spec': $(cat "$tmp/hf.err")"
+done <<'CASES'
+npu_fail x|the target of an NPU fault must be its index
+npu_fail 1.5|the target of an NPU fault must be its index
+npu_fail 1@1us|the time after '@' must be a number of microseconds
+npu_slow 3 2x|the factor must be a number
+npu_fail 1@1 2 extra|a word more than 'KIND TARGET[@AT_US] [FACTOR]'
+npu_fail 18446744073709551616|faults[0].npu: must be in 0..15 (got an integer beyond the 64-bit range)
+npu_fail 1@nan|faults[0].at_us: must be a finite number (got NaN)
+CASES
 "$perf" "${args[@]}" --sweep-faults disk 2>"$tmp/cls.err"
 [ $? -eq 2 ] || fail "unknown class: exit status is not 2"
+for cls in 'npu:slow=2x' 'npu:slow=nan' 'npu:slow=' 'link:slow=0.5:slow=1'; do
+    "$perf" "${args[@]}" --sweep-faults "$cls" 2>"$tmp/cls.err"
+    [ $? -eq 2 ] || fail "--sweep-faults '$cls': exit status is not 2"
+    grep -qF "'$cls': expected link, nic or npu, optionally with :slow=F (F a number)" \
+        "$tmp/cls.err" || fail "--sweep-faults '$cls': $(cat "$tmp/cls.err")"
+done
 
 sweep() {  # sweep OUT ARGS...: a sweep's table rows (rank, name, busbw)
     local out=$1

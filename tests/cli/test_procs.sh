@@ -135,6 +135,11 @@ expect_err "HCCN_PROC_WORLD=2 without HCCN_PROC_RANK" HCCN_PROC_WORLD=2
 expect_err "HCCN_PROC_WORLD=x is not a count" HCCN_PROC_WORLD=x HCCN_PROC_RANK=0
 expect_err "process rank 2 is out of range [0, 2)" HCCN_PROC_WORLD=2 HCCN_PROC_RANK=2
 expect_err "process 1 of 2 has no rendezvous directory" HCCN_PROC_WORLD=2 HCCN_PROC_RANK=1
+expect_err "HCCN_PROC_RANK=1 without HCCN_PROC_WORLD" HCCN_PROC_RANK=1
+expect_err "process rank 7 is out of range [0, 1)" HCCN_PROC_WORLD=1 HCCN_PROC_RANK=7
+expect_err "HCCN_PROC_RANK=-1 is not a count" HCCN_PROC_WORLD=2 HCCN_PROC_RANK=-1
+expect_err "HCCN_PROC_WORLD=99999999999999999999 is not a count" \
+    HCCN_PROC_WORLD=99999999999999999999 HCCN_PROC_RANK=0
 expect_err "20 processes for 16 NPUs" HCCN_PROC_WORLD=20 HCCN_PROC_RANK=0 \
     HCCN_RENDEZVOUS="$tmp/rv20"
 mkdir "$tmp/rv3"

@@ -399,6 +399,12 @@ static void test_spec_errors(void **state)
         snprintf(want, sizeof(want), "spec \"%s\"", bad[i].spec);
         expect_error(bad[i].spec, HCCN_COLL_ALLREDUCE, want);
     }
+    /* Control characters of a hostile spec (a newline, an escape) are
+     * shown as '?': the message stays one line a terminal cannot act on. */
+    expect_error("level0:ring\n", HCCN_COLL_ALLREDUCE,
+                 "spec \"level0:ring?\": unknown algorithm");
+    expect_error("level0:mesh;level1:r\x1b[2Jing", HCCN_COLL_ALLREDUCE,
+                 "\"level1:r?[2Jing\": unknown algorithm");
 }
 
 /* Parsed specs are kept by text; a second look gives the same answer. */

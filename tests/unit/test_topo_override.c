@@ -142,6 +142,11 @@ static void test_missing_paths(void **state)
     json_object *doc = load_default();
     set_fails(doc, "node_types[3].count=1", HCCN_ERR_TOPOLOGY,
               "node_types[3]: index out of range");
+    /* The array is named as it is, not with the index that missed. */
+    set_fails(doc, "node_types[3].count=1", HCCN_ERR_TOPOLOGY,
+              "(node_types has 1 element)");
+    set_fails(doc, "node_types[18446744073709551616].count=1",
+              HCCN_ERR_INVALID, "bad path at column 11");
     set_fails(doc, "nodes.count=1", HCCN_ERR_TOPOLOGY,
               "nodes: no such key");
     set_fails(doc, "node_types[0].nic.bw_GBps=1", HCCN_ERR_TOPOLOGY,
