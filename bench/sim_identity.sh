@@ -52,10 +52,11 @@ run() {   # run LABEL ARGS...: one hccn-perf call, its times appended
 : >"$out"
 run main allreduce -t configs/default.json -b 8 -e 256M -f 2 -c 1
 # Configs of up to BIG_NPUS NPUs: with data to 16M and timing-only to 1G;
-# larger ones (hundreds of NPUs on one fabric, which do not fold: minutes
-# of host work per large call, and an alltoall of n^2 flows) timing-only
-# to 16M, every collective of `all` but alltoall.
-BIG_NPUS=144
+# larger ones (72 to hundreds of NPUs on one fabric, which do not fold:
+# many GB of buffers with data, minutes of host work per large call, an
+# alltoall of n^2 flows) timing-only to 16M, every collective of `all` but
+# alltoall.
+BIG_NPUS=64
 for cfg in configs/*.json; do
     name=$(basename "$cfg" .json)
     npus=$("$build/hccn-topo" "$cfg" | awk '$1 == "npus:" {print $2}')
