@@ -227,10 +227,10 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
  * hccn_sim_task_begin/end then give NAN for it. Not with a trace. */
 void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean);
 
-/* Bursts (device_sim/flow_comp.c): transfers that start at one instant
- * are re-rated together, with the same times as re-rating after each
- * (the default, on). Off: after each, as a reference for tests. */
-void hccn_sim_engine_set_bursts(hccn_sim_engine_t *eng, int on);
+/* The rate solver as a reference for tests, with the same times as the
+ * default (on = 0): re-rated after each start instead of once per burst
+ * of starts at one instant (device_sim/flow_comp.c). */
+void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on);
 
 /* Folding, for timing-only runs on a cluster whose nodes are copies of
  * node 0 running copies of node 0's part (runtime/predict.c checks both):

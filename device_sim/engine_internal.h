@@ -199,7 +199,7 @@ struct hccn_sim_engine {
     flow_t **comp;              /* its flows; capflows long */
     int burst, nburst;          /* starts at `now` not re-rated yet: the
                                    flows of their components, comp[0..) */
-    int no_bursts;              /* hccn_sim_engine_set_bursts(.., 0) */
+    int no_bursts;              /* hccn_sim_engine_set_reference */
     long burst_starts, burst_breaks;    /* starts deferred; bursts closed
                                            by a flow they may not hold */
 

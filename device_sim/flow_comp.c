@@ -111,11 +111,11 @@ void hccn_sim_comp_refill(hccn_sim_engine_t *eng)
     }
 }
 
-void hccn_sim_engine_set_bursts(hccn_sim_engine_t *eng, int on)
+void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on)
 {
     pthread_mutex_lock(&eng->lock);
     hccn_sim_burst_flush(eng);
-    eng->no_bursts = !on;
+    eng->no_bursts = on;
     pthread_mutex_unlock(&eng->lock);
 }
 

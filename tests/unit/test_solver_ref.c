@@ -1,15 +1,18 @@
 /*
- * Bursts of starts (device_sim/flow_comp.c): transfers that start at one
- * instant are re-rated once, and must give the times of re-rating after
- * every start (the engine with bursts off), bit for bit.
+ * The rate solver against its reference (hccn_sim_engine_set_reference):
+ * bursts of starts re-rated once (device_sim/flow_comp.c) against a
+ * re-rating after every start. The times must be the same bits.
  *
- * Random sets of transfers on two nodes of 8 NPUs, each node's NPUs on a
- * switch fabric and four of them behind each of two NICs, so that flows
- * share links in long chains (one component per node and across them).
+ * Random sets of transfers on two topologies of two nodes of 8 NPUs:
+ * a switch fabric with four NPUs behind each of two NICs, so that flows
+ * share links in long chains (one component per node and across them);
+ * and a full mesh (a link per NPU pair) with a NIC per NPU, many links
+ * of one flow or a few, so that progressive filling takes many rounds.
  * Sizes and delays come from a few values, so that many transfers start
- * at one instant (bursts), drain at one instant, and start while others
- * are in flight (bursts that reach a flow last brought up to date earlier
- * and must close). Every task's end is compared with ==.
+ * at one instant (bursts), drain at one instant, tie for the smallest
+ * share, and start while others are in flight (bursts that reach a flow
+ * last brought up to date earlier and must close). Every task's end is
+ * compared with ==.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -27,12 +30,18 @@
 #define NDEV 16
 #define MAXT 24                 /* transfers per device, at most */
 
-static const char *const two_nodes =
+static const char *const topos[2] = {
     "{\"version\": 1, \"node_types\": [{\"count\": 2,"
     " \"npu\": {\"count\": 8, \"arena_MiB\": 16, \"reduce_bw_GBps\": 3},"
     " \"fabric\": {\"type\": \"switch\", \"bw_GBps\": 1, \"lat_us\": 1},"
     " \"nics\": {\"count\": 2, \"bw_GBps\": 0.75, \"lat_us\": 2}}],"
-    " \"network\": {\"type\": \"switch\", \"lat_us\": 0.5}}";
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 0.5}}",
+    "{\"version\": 1, \"node_types\": [{\"count\": 2,"
+    " \"npu\": {\"count\": 8, \"arena_MiB\": 16, \"reduce_bw_GBps\": 3},"
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 1, \"lat_us\": 1},"
+    " \"nics\": {\"count\": 8, \"bw_GBps\": 0.5, \"lat_us\": 2}}],"
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 0.5}}",
+};
 
 typedef struct {
     hccn_sim_task_t t[NDEV][2 * MAXT];
@@ -86,14 +95,15 @@ static void make_plan(plan_t *p, uint64_t seed, int ntransfers)
     }
 }
 
-/* Runs plan p with bursts on or off; every task's end into ends. Returns
- * the engine's count of deferred starts and of closed bursts. */
-static void run(const hccn_sim_topo_t *topo, const plan_t *p, int bursts,
+/* Runs plan p with the solver or its reference; every task's end into
+ * ends. Returns the engine's count of deferred starts and of closed
+ * bursts. */
+static void run(const hccn_sim_topo_t *topo, const plan_t *p, int reference,
                 double ends[NDEV][2 * MAXT], long *joined, long *broken)
 {
     hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
     assert_non_null(eng);
-    hccn_sim_engine_set_bursts(eng, bursts);
+    hccn_sim_engine_set_reference(eng, reference);
     hccn_sim_batch_t *b[NDEV];
     for (int d = 0; d < NDEV; d++) {
         b[d] = hccn_sim_post(eng, d, p->t[d], p->n[d], p->deps[d], NULL);
@@ -110,13 +120,11 @@ static void run(const hccn_sim_topo_t *topo, const plan_t *p, int bursts,
     hccn_sim_engine_destroy(eng);
 }
 
-static void test_bursts_equal_refills(void **state)
+static void compare(const char *json, const char *name)
 {
-    (void)state;
     char err[512];
     hccn_sim_topo_t *topo = NULL;
-    if (hccn_sim_topo_load_string(two_nodes, "two_nodes", &topo, err,
-                                  sizeof(err)) != 0)
+    if (hccn_sim_topo_load_string(json, name, &topo, err, sizeof(err)) != 0)
         fail_msg("%s", err);
     static plan_t p;
     static double on[NDEV][2 * MAXT], off[NDEV][2 * MAXT];
@@ -124,30 +132,37 @@ static void test_bursts_equal_refills(void **state)
     for (uint64_t seed = 1; seed <= 60; seed++) {
         make_plan(&p, seed, 20 + (int)(seed % 6) * 30);
         long j, k, j0, k0;
-        run(topo, &p, 1, on, &j, &k);
-        run(topo, &p, 0, off, &j0, &k0);
+        run(topo, &p, 0, on, &j, &k);
+        run(topo, &p, 1, off, &j0, &k0);
         assert_true(j0 == 0 && k0 == 0);
         joined += j;
         broken += k;
         for (int d = 0; d < NDEV; d++)
             for (int i = 0; i < p.n[d]; i++)
                 if (!(on[d][i] == off[d][i]))
-                    fail_msg("seed %llu: NPU %d task %d ends at %.17g s "
-                             "with bursts, %.17g s without",
+                    fail_msg("%s, seed %llu: NPU %d task %d ends at %.17g "
+                             "s, %.17g s with the reference solver", name,
                              (unsigned long long)seed, d, i, on[d][i],
                              off[d][i]);
     }
     /* Both paths were taken, many times. */
     if (joined < 1000 || broken < 20)
-        fail_msg("bursts barely exercised: %ld starts deferred, %ld bursts "
-                 "closed early", joined, broken);
+        fail_msg("%s: bursts barely exercised: %ld starts deferred, %ld "
+                 "bursts closed early", name, joined, broken);
     hccn_sim_topo_free(topo);
+}
+
+static void test_equals_reference(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 2; t++)
+        compare(topos[t], t ? "mesh" : "switch");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bursts_equal_refills),
+        cmocka_unit_test(test_equals_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
