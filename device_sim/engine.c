@@ -333,6 +333,15 @@ void hccn_sim_set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
 /* Earliest pending event: a flow draining (a completion) or the heap top. */
 int hccn_sim_next_event(hccn_sim_engine_t *eng, double *t, int *cls)
 {
+    /* Another start at the burst's instant goes first: no flow of the
+     * burst drains then (flow_comp.c). Anything else sees it re-rated. */
+    if (eng->burst && eng->nheap > 0 && eng->heap[0].t == eng->now &&
+        eng->heap[0].cls == 1) {
+        *t = eng->heap[0].t;
+        *cls = 1;
+        return 1;
+    }
+    hccn_sim_burst_flush(eng);
     double drain = hccn_sim_flow_next(eng);
     /* At equal times a drain goes first: it is a completion, and drains are
      * ordered before the queue's completions. */
@@ -370,6 +379,7 @@ void hccn_sim_settle_locked(hccn_sim_engine_t *eng)
             hccn_sim_flow_reap(eng, flow_drained);
         }
     }
+    hccn_sim_burst_flush(eng);
     /* Wake testers whose question may now be answered. */
     for (int i = 0; i < eng->ndev && eng->ntesting > 0; i++)
         if (eng->devs[i].state == DEV_TESTING)

@@ -227,6 +227,11 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
  * hccn_sim_task_begin/end then give NAN for it. Not with a trace. */
 void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean);
 
+/* The rate solver as a reference for tests, with the same times as the
+ * default (on = 0): re-rated after each start instead of once per burst
+ * of starts at one instant (device_sim/flow_comp.c). */
+void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on);
+
 /* Folding, for timing-only runs on a cluster whose nodes are copies of
  * node 0 running copies of node 0's part (runtime/predict.c checks both):
  * only node 0's devices, 0 .. k-1 (rep[d] == d exactly for them), post.

@@ -199,8 +199,13 @@ struct hccn_sim_engine {
     int *link_capflows;
     unsigned *link_mark, epoch; /* component search: link seen this round */
     int *queue;                 /* its links to visit */
-    int nqueue;
+    int nqueue, qdone;          /* queued; searched (flow_comp.c) */
     flow_t **comp;              /* its flows; capflows long */
+    int burst, nburst;          /* starts at `now` not re-rated yet: the
+                                   flows of their components, comp[0..) */
+    int no_bursts;              /* hccn_sim_engine_set_reference */
+    long burst_starts, burst_breaks;    /* starts deferred; bursts closed
+                                           by a flow they may not hold */
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
@@ -221,7 +226,28 @@ void hccn_sim_drain_update(hccn_sim_engine_t *eng, flow_t *f);
  * on their links; each flow's previous rate is left in f->was. */
 void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
 
+/* flow_comp.c: the flows a change re-rates. */
+/* Starts a component search: no link seen yet (no burst may be open). */
+void hccn_sim_comp_begin(hccn_sim_engine_t *eng);
+/* The search starts from f's links too. */
+void hccn_sim_comp_seed(hccn_sim_engine_t *eng, const flow_t *f);
+/* Re-rates every flow connected to the seeded links. */
+void hccn_sim_comp_refill(hccn_sim_engine_t *eng);
+/* Defers the re-rating after f's start (at eng->now, f just routed and
+ * in the drain heap) to the end of the burst of starts at this instant,
+ * where that gives the same bits; returns 1 if so. 0: the caller re-rates
+ * f's component now (any open burst has been re-rated first). */
+int hccn_sim_burst_add(hccn_sim_engine_t *eng, flow_t *f);
+/* Re-rates the open burst's flows, if any. Before anything that reads
+ * rates or drain times, or moves the time. */
+void hccn_sim_burst_flush(hccn_sim_engine_t *eng);
+
 /* flow.c */
+/* flows[0..n) in canonical order. */
+void hccn_sim_flow_sort(flow_t **flows, int n);
+/* hccn_sim_fill, then each flow whose rate changed brought up to date
+ * at eng->now (bytes left, drain time, place in the drain heap). */
+void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);
 void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);

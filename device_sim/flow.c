@@ -36,7 +36,7 @@ static int flow_cmp_ptr(const void *x, const void *y)
     return hccn_sim_flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
 }
 
-static void sort_flows(flow_t **flows, int n)
+void hccn_sim_flow_sort(flow_t **flows, int n)
 {
     if (n > 1)
         qsort(flows, (size_t)n, sizeof(*flows), flow_cmp_ptr);
@@ -78,6 +78,7 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     for (int i = 0; i < eng->nflows; i++)
         hccn_sim_free(eng->flows[i]);
     eng->nflows = 0;
+    eng->burst = 0;
     eng->now = 0.0;
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
@@ -188,7 +189,7 @@ static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
 /* New rates for flows[0..n), every flow on their links. A flow whose rate
  * comes out as it was keeps its bytes left and drain time as they were
  * (rebasing them would only add rounding). */
-static void fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
+void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
     hccn_sim_fill(eng, flows, n);
     for (int i = 0; i < n; i++)
@@ -241,58 +242,10 @@ static void flow_rates(hccn_sim_engine_t *eng)
     if (eng->nflows > 0)
         memcpy(eng->comp, eng->flows,
                (size_t)eng->nflows * sizeof(*eng->comp));
-    fill(eng, eng->comp, eng->nflows);
+    hccn_sim_flow_fill(eng, eng->comp, eng->nflows);
     if (eng->trace != NULL) {           /* trace hook: rates set at now */
-        sort_flows(eng->comp, eng->nflows);
+        hccn_sim_flow_sort(eng->comp, eng->nflows);
         hccn_sim_trace_rates(eng, eng->comp, eng->nflows, NULL, 0);
-    }
-}
-
-/* Starts a component search: no link seen yet. */
-static void comp_begin(hccn_sim_engine_t *eng)
-{
-    if (++eng->epoch == 0) {
-        memset(eng->link_mark, 0,
-               (size_t)eng->topo->nlinks * sizeof(*eng->link_mark));
-        for (int i = 0; i < eng->nflows; i++)
-            eng->flows[i]->mark = 0;
-        eng->epoch = 1;
-    }
-    eng->nqueue = 0;
-}
-
-/* The search starts from f's links too. */
-static void comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
-{
-    for (int k = 0; k < f->nlinks; k++) {
-        int l = f->links[k];
-        if (eng->link_mark[l] != eng->epoch) {
-            eng->link_mark[l] = eng->epoch;
-            eng->queue[eng->nqueue++] = l;
-        }
-    }
-}
-
-/* Refills the flows connected to the seeded links. */
-static void comp_refill(hccn_sim_engine_t *eng)
-{
-    int n = 0;
-    for (int q = 0; q < eng->nqueue; q++) {
-        int l = eng->queue[q];
-        for (int i = 0; i < eng->link_active[l]; i++) {
-            flow_t *f = eng->link_flows[l][i];
-            if (f->mark == eng->epoch)
-                continue;
-            f->mark = eng->epoch;
-            eng->comp[n++] = f;
-            comp_seed(eng, f);
-        }
-    }
-    fill(eng, eng->comp, n);
-    /* The queue now holds every link whose flows changed. */
-    if (eng->trace != NULL) {           /* trace hook: rates set at now */
-        sort_flows(eng->comp, n);
-        hccn_sim_trace_rates(eng, eng->comp, n, eng->queue, eng->nqueue);
     }
 }
 
@@ -354,9 +307,11 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
         return -1;
     }
     hccn_sim_drain_push(eng, f);
-    comp_begin(eng);
-    comp_seed(eng, f);
-    comp_refill(eng);
+    if (hccn_sim_burst_add(eng, f))
+        return 0;
+    hccn_sim_comp_begin(eng);
+    hccn_sim_comp_seed(eng, f);
+    hccn_sim_comp_refill(eng);
     return 0;
 }
 
@@ -367,8 +322,10 @@ double hccn_sim_flow_next(hccn_sim_engine_t *eng)
 
 void hccn_sim_flow_advance(hccn_sim_engine_t *eng, double t)
 {
-    if (t > eng->now)
+    if (t > eng->now) {
+        hccn_sim_burst_flush(eng);
         eng->now = t;
+    }
 }
 
 void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
@@ -376,6 +333,8 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
 {
     double limit = eng->now + DRAIN_EPS;
     int n = 0;
+
+    hccn_sim_burst_flush(eng);
 
     /* The drained flows leave the heap in drain order; done() sees them in
      * canonical order. It only queues events, and the component list is
@@ -387,34 +346,36 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
     }
     if (n == 0)
         return;
-    sort_flows(eng->comp, n);
-    comp_begin(eng);
+    hccn_sim_flow_sort(eng->comp, n);
+    hccn_sim_comp_begin(eng);
     for (int i = 0; i < n; i++) {
         flow_t *f = eng->comp[i];
         links_remove(eng, f);
-        comp_seed(eng, f);
+        hccn_sim_comp_seed(eng, f);
         done(eng, f);
         hccn_sim_free(f);
     }
-    comp_refill(eng);
+    hccn_sim_comp_refill(eng);
 }
 
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)
 {
+    hccn_sim_burst_flush(eng);
     flow_rates(eng);
 }
 
 void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
 {
+    hccn_sim_burst_flush(eng);
     for (int i = 0; i < eng->nflows; i++) {
         flow_t *f = eng->flows[i];
         if (f->send != t && f->recv != t)
             continue;
         flow_remove(eng, f);
-        comp_begin(eng);
-        comp_seed(eng, f);
+        hccn_sim_comp_begin(eng);
+        hccn_sim_comp_seed(eng, f);
         hccn_sim_free(f);
-        comp_refill(eng);
+        hccn_sim_comp_refill(eng);
         return;
     }
 }
@@ -466,6 +427,7 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
     /* One flow at a time, in canonical order: failed() may drop other
      * flows, on l or not. A re-routed flow no longer crosses l. */
     flow_t *f;
+    hccn_sim_burst_flush(eng);
     while ((f = first_on(eng, l)) != NULL) {
         int links[HCCN_SIM_ROUTE_MAX], down;
         double lat;

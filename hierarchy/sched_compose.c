@@ -45,8 +45,49 @@ static int set_add(hccn_stepset_t *s, uint32_t x)
     return 0;
 }
 
+/* Adds what of v is not in s yet, in v's order, through a hash of s: for
+ * the large sets of mesh steps, where a search per element would cost
+ * |s| |v|. */
+static int set_add_hashed(hccn_stepset_t *s, const uint32_t *v, uint32_t n)
+{
+    uint32_t size = 64;
+    while (size < 2 * (s->n + n))
+        size *= 2;
+    uint32_t *h = hccn_sim_malloc(size * sizeof(*h));
+    if (h == NULL || set_reserve(s, s->n + n) != 0) {
+        hccn_sim_free(h);
+        return -1;
+    }
+    memset(h, 0xff, size * sizeof(*h));     /* UINT32_MAX: empty */
+    uint32_t m = s->n;
+    for (uint32_t i = 0; i < m + n; i++) {
+        uint32_t x = i < m ? s->idx[i] : v[i - m];
+        uint32_t k = (x * 2654435761u) & (size - 1);
+        while (h[k] != UINT32_MAX && h[k] != x)
+            k = (k + 1) & (size - 1);
+        if (h[k] == x)
+            continue;
+        h[k] = x;
+        if (i >= m)
+            s->idx[s->n++] = x;
+    }
+    hccn_sim_free(h);
+    return 0;
+}
+
+/* Adds the elements of v (distinct: a step set's) not yet in s, in v's
+ * order; the same set, in the same order, as adding them one by one. */
 static int set_add_all(hccn_stepset_t *s, const uint32_t *v, uint32_t n)
 {
+    if (s->n == 0 && n > 0) {
+        if (set_reserve(s, n) != 0)
+            return -1;
+        memcpy(s->idx, v, n * sizeof(*v));
+        s->n = n;
+        return 0;
+    }
+    if ((uint64_t)s->n * n > 4096)
+        return set_add_hashed(s, v, n);
     for (uint32_t i = 0; i < n; i++)
         if (set_add(s, v[i]) != 0)
             return -1;
