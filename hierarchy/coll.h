@@ -87,6 +87,11 @@ typedef struct {
      * (algo_levels.c): the row's choice, set by hccn_hier_build and
      * the cost model from the row; NULL for every other row. */
     const struct hccn_level_choice *levels;
+    /* 1 when every rank is an NPU of one node whose switch reduces this
+     * call's dtype with its operator (allgather: whose switch reduces at
+     * all), so the in-switch rows (algo_nvls.c) apply; set by the runtime
+     * with hccn_hier_in_switch, 0 everywhere else. */
+    int in_switch;
 } hccn_coll_args_t;
 
 /* The flat algorithm of every level of a hierarchical composition. */
@@ -162,6 +167,13 @@ const hccn_algo_t *hccn_hier_levels_row(const char *level0,
 const char *const *hccn_hier_level_algos(void);
 
 const char *hccn_coll_name(hccn_coll_t coll);
+
+/* hccn_coll_args_t.in_switch for coll on ranks world[0..n) of topo with
+ * dtype and op (hccn_dtype_t, hccn_redop_t values): 1 when they are all
+ * NPUs of one node whose switch reduces dtype with op (for allgather: has
+ * a reduction unit), else 0 (algo_nvls.c). */
+int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
+                        hccn_coll_t coll, int dtype, int op);
 
 /* What phase `phase` (hccn_step_t.phase) of a schedule named algo does
  * for coll ("intra reduce-scatter"), or NULL when it has no name. */

@@ -267,12 +267,13 @@ void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
                                              : HCCN_SIM_TASK_RECV;
         t->peer = world[st->peer];
         t->bytes = st->bytes;
+        t->via = st->via;
         if (st->kind == HCCN_STEP_RECV_REDUCE)
             t->cost = (double)st->bytes / npu->reduce_bw;
         break;
     case HCCN_STEP_REDUCE:
         t->kind = HCCN_SIM_TASK_LOCAL;
-        t->cost = (double)st->bytes / npu->reduce_bw;
+        t->cost = st->via ? 0.0 : (double)st->bytes / npu->reduce_bw;
         break;
     default:
         t->kind = HCCN_SIM_TASK_LOCAL;

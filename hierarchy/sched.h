@@ -48,6 +48,10 @@ typedef struct {
     uint8_t kind;
     uint8_t src_buf, dst_buf;
     uint8_t phase;          /* algorithm phase, for traces (0 = none) */
+    uint8_t via;            /* SEND/RECV/RECV_REDUCE: the part of the route
+                               (hccn_sim_via_t, both sides alike); REDUCE:
+                               not 0 when the switch does it (no cost on
+                               the NPU: its unit carried the bytes) */
     int32_t peer;           /* communicator rank */
     uint32_t xfer;
     uint64_t src_off, dst_off, bytes;
