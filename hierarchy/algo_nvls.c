@@ -34,19 +34,31 @@
 
 enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
 
-/* Default chunk of the pipelined allreduce: the NVLS transfers run in
- * chunks of this size (docs/algorithms.md, nvls). */
-#define HCCN_NVLS_CHUNK ((uint64_t)1 << 20)
+/* Default chunk of the pipelined allreduce: p blocks of this size, so
+ * that each transfer is large enough for a bulk protocol where a stack
+ * picks protocols by size (docs/algorithms.md, nvls). */
+#define HCCN_NVLS_BLOCK ((uint64_t)2 << 20)
+
+/* SCRATCH sets of the allreduce: chunk c's contributions land in set
+ * c % NV_SETS, so NV_SETS chunks may be in reduction at once (enough to
+ * cover a chunk's latency and step costs with the next ones' bytes). */
+#define NV_SETS 4
 
 /* Per rank pair bookkeeping of one build, p x p each: the last SEND of
  * the reduction (up[i*p+j]: i to j) and of the multicast (mc[j*p+i]),
- * UINT32_MAX before the first. fin[j*2+k]: the last REDUCE of rank j's
- * chunk with SCRATCH set k, which frees the set. */
+ * UINT32_MAX before the first. fin[j*NV_SETS+k]: the last REDUCE of rank
+ * j's chunk with SCRATCH set k, which frees the set. */
 typedef struct {
     int p;
     uint32_t *up, *mc, *fin;
     uint64_t slot;           /* bytes of one SCRATCH slot */
 } nv_t;
+
+/* The pipelining chunk of a, in bytes (hccn_hier_chunk's rules). */
+static uint64_t nv_chunk(const hccn_coll_args_t *a)
+{
+    return hccn_hier_chunk(a, (uint64_t)a->nranks * HCCN_NVLS_BLOCK);
+}
 
 static void set_via(hccn_sched_t *s, int rank, uint32_t step, int via)
 {
@@ -73,8 +85,8 @@ static uint32_t reduce_in(hccn_sched_t *s, nv_t *v, int j, uint64_t soff,
                           uint64_t doff, uint64_t len, int c, uint32_t gate)
 {
     const int p = v->p;
-    uint64_t set = (uint64_t)(c % 2) * (uint64_t)(p - 1) * v->slot;
-    uint32_t free_dep = v->fin[j * 2 + c % 2], acc = UINT32_MAX;
+    uint64_t set = (uint64_t)(c % NV_SETS) * (uint64_t)(p - 1) * v->slot;
+    uint32_t free_dep = v->fin[j * NV_SETS + c % NV_SETS], acc = UINT32_MAX;
     uint32_t cp = hccn_sched_local(s, j, 0, HCCN_BUF_SEND, soff, HCCN_BUF_RECV,
                                    doff, len, &gate, gate != UINT32_MAX);
     for (int i = 0, k = 0; i < p; i++) {
@@ -103,7 +115,7 @@ static uint32_t reduce_in(hccn_sched_t *s, nv_t *v, int j, uint64_t soff,
     uint32_t d[2] = {acc, cp};
     uint32_t fin = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, set,
                                     HCCN_BUF_RECV, doff, len, d, pack(d));
-    v->fin[j * 2 + c % 2] = fin;
+    v->fin[j * NV_SETS + c % NV_SETS] = fin;
     return fin;
 }
 
@@ -138,12 +150,12 @@ static int nv_init(nv_t *v, int p, uint64_t slot)
     v->slot = slot;
     v->up = hccn_sim_malloc(pp * sizeof(uint32_t));
     v->mc = hccn_sim_malloc(pp * sizeof(uint32_t));
-    v->fin = hccn_sim_malloc((size_t)p * 2 * sizeof(uint32_t));
+    v->fin = hccn_sim_malloc((size_t)p * NV_SETS * sizeof(uint32_t));
     if (v->up == NULL || v->mc == NULL || v->fin == NULL)
         return -1;
     for (size_t k = 0; k < pp; k++)
         v->up[k] = v->mc[k] = UINT32_MAX;
-    for (int k = 0; k < 2 * p; k++)
+    for (int k = 0; k < NV_SETS * p; k++)
         v->fin[k] = UINT32_MAX;
     return 0;
 }
@@ -189,7 +201,7 @@ static void allreduce_chunk(hccn_sched_t *s, nv_t *v,
 static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     const int p = a->nranks;
-    uint64_t chunk = hccn_hier_chunk(a, HCCN_NVLS_CHUNK), n = a->count;
+    uint64_t chunk = nv_chunk(a), n = a->count;
     uint64_t per = chunk / a->esize;        /* elements per chunk */
     uint64_t first = n < per ? n : per;
     nv_t v;
@@ -200,7 +212,9 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
         nv_free(&v);
         return -1;
     }
-    s->scratch_bytes = (size_t)(2 * (uint64_t)(p - 1) * v.slot);
+    uint64_t sets = (n + per - 1) / per < NV_SETS ? (n + per - 1) / per
+                                                  : NV_SETS;
+    s->scratch_bytes = (size_t)(sets * (uint64_t)(p - 1) * v.slot);
     int c = 0;
     for (uint64_t at = 0; at < n && !s->failed; at += per, c++) {
         uint64_t q = n - at < per ? n - at : per;
@@ -331,7 +345,7 @@ static double nv_t2(const nv_form_t *f, int p, double b)
 static double nv_allreduce(hccn_cm_t *m, const nv_form_t *f, int p,
                            const hccn_coll_args_t *a)
 {
-    uint64_t per = hccn_hier_chunk(a, HCCN_NVLS_CHUNK) / a->esize;
+    uint64_t per = nv_chunk(a) / a->esize;
     uint64_t n = a->count, k = (n + per - 1) / per;
     double b0 = (double)hccn_hier_block(n < per ? n : per, a->esize, p, 0).len;
     double bl = (double)hccn_hier_block(n - (k - 1) * per, a->esize, p, 0).len;
@@ -357,7 +371,7 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                        : a->count * a->esize;
     for (int g = 0; g < t->ngroups; g++) {
         nv_form_t f;
-        uint64_t per = hccn_hier_chunk(a, HCCN_NVLS_CHUNK) / a->esize;
+        uint64_t per = nv_chunk(a) / a->esize;
         if (a->coll == HCCN_COLL_ALLREDUCE && a->count > per)
             blk = hccn_hier_block(per, a->esize, p, 0).len;
         if (form_of(m, t, g, blk, &f) != 0)
