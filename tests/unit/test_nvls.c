@@ -1,0 +1,274 @@
+/*
+ * In-switch reduction (docs/topology.md "In-switch reduction",
+ * docs/algorithms.md "nvls"): the fabric.reduce key and its errors, the
+ * nvls schedules' bytes on every link (each NPU's link carries S up and S
+ * down for an allreduce) and their times in the engine against formulas
+ * worked out by hand from the file's figures, and the closed form of the
+ * cost model against the engine.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "device_sim/engine.h"
+#include "device_sim/topo.h"
+#include "hierarchy/coll.h"
+#include "hierarchy/cost.h"
+
+hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
+
+/* One node of 8 NPUs on a switch of 100 GB/s links (2 us), NPUs reducing
+ * at 50 GB/s, copying at 200 GB/s; the switch's unit: REDUCE. */
+#define NODE(REDUCE)                                                          \
+    "{\"version\": 1, \"node_types\": [{\"count\": 1, \"npu\": {\"count\": " \
+    "8, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, \"mem_bw_GBps\": 200}, " \
+    "\"fabric\": {\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 2" \
+    REDUCE "}}]}"
+
+#define P 8
+#define B 100e9
+#define ALPHA 2e-6
+#define R 50e9
+#define M 200e9
+
+static hccn_sim_topo_t *load(const char *json)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    if (hccn_sim_topo_load_string(json, "nvls", &t, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return t;
+}
+
+static void assert_rel(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol * fabs(want)))
+        fail_msg("%s: %.17g, want %.17g", what, got, want);
+}
+
+static void expect_error(const char *json, const char *msg)
+{
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    assert_int_equal(hccn_sim_topo_load_string(json, "bad", &t, err,
+                                               sizeof(err)),
+                     HCCN_ERR_TOPOLOGY);
+    if (strstr(err, msg) == NULL)
+        fail_msg("error \"%s\" does not contain \"%s\"", err, msg);
+}
+
+/* The unit is one more link, after the others, from the switch to itself;
+ * the defaults are fp32/fp16/bf16 and sum/max/min. */
+static void test_parse(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *plain = load(NODE(""));
+    hccn_sim_topo_t *t = load(NODE(", \"reduce\": {\"bw_GBps\": 300}"));
+    assert_int_equal(t->nlinks, plain->nlinks + 1);
+    assert_int_equal(plain->nodes[0].reduce_link, -1);
+    int u = t->nodes[0].reduce_link;
+    assert_int_equal(u, t->nlinks - 1);
+    assert_int_equal(t->links[u].src, t->links[u].dst);
+    assert_string_equal(t->devs[t->links[u].src].name, "node0.nvswitch");
+    assert_true(t->links[u].bw == 300e9);
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_FP32, HCCN_SUM), u);
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_BF16, HCCN_MAX), u);
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_INT32, HCCN_SUM), -1);
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_FP32, HCCN_PROD), -1);
+    for (int l = 0; l < plain->nlinks; l++)   /* the rest is as it was */
+        assert_true(t->links[l].src == plain->links[l].src &&
+                    t->links[l].bw == plain->links[l].bw);
+    hccn_sim_topo_free(t);
+    t = load(NODE(", \"reduce\": {\"bw_GBps\": 300, \"dtypes\": [\"int32\"],"
+                  " \"ops\": [\"prod\"]}"));
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_INT32, HCCN_PROD),
+                     t->nlinks - 1);
+    assert_int_equal(hccn_sim_topo_reduce_node(t, 0, HCCN_FP32, HCCN_SUM), -1);
+    hccn_sim_topo_free(t);
+    hccn_sim_topo_free(plain);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error(NODE(", \"reduce\": {}"),
+                 "bad: node_types[0].fabric.reduce.bw_GBps: required");
+    expect_error(NODE(", \"reduce\": {\"bw_GBps\": 1, \"speed\": 2}"),
+                 "node_types[0].fabric.reduce.speed: unknown key");
+    expect_error(NODE(", \"reduce\": {\"bw_GBps\": 1, \"dtypes\": "
+                      "[\"fp32\", \"fp8\"]}"),
+                 "node_types[0].fabric.reduce.dtypes[1]: must be one of");
+    expect_error(NODE(", \"reduce\": {\"bw_GBps\": 1, \"ops\": [\"sum\", "
+                      "\"sum\"]}"),
+                 "node_types[0].fabric.reduce.ops[1]: \"sum\" is listed "
+                 "twice");
+    expect_error(NODE(", \"reduce\": {\"bw_GBps\": 1, \"ops\": []}"),
+                 "node_types[0].fabric.reduce.ops: must not be empty");
+    expect_error(NODE(", \"reduce\": 5"),
+                 "node_types[0].fabric.reduce: must be an object");
+    expect_error("{\"version\": 1, \"node_types\": [{\"count\": 1, \"npu\": "
+                 "{\"count\": 4, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50},"
+                 " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 100, "
+                 "\"lat_us\": 2, \"reduce\": {\"bw_GBps\": 1}}}]}",
+                 "node_types[0].fabric.reduce: only allowed when type is "
+                 "\"switch\"");
+}
+
+/* Runs s on topo from clock 0 (as the cost model's engine does) and
+ * returns the end; per-link bytes into bytes[]. */
+static double run(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
+                  double *bytes)
+{
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
+    hccn_sim_batch_t *b[P];
+    for (int r = 0; r < P; r++) {
+        const hccn_sched_rank_t *rk = &s->ranks[r];
+        hccn_sim_task_t *t = test_calloc(rk->nsteps + 1, sizeof(*t));
+        for (uint32_t i = 0; i < rk->nsteps; i++) {
+            hccn_sched_step_task(&rk->steps[i], &topo->npus[r], world, &t[i]);
+            if (t[i].kind != HCCN_SIM_TASK_LOCAL)
+                t[i].key = (hccn_sim_key_t){0, 0, rk->steps[i].xfer};
+        }
+        assert_non_null(b[r] = hccn_sim_post(eng, r, t, (int)rk->nsteps,
+                                             rk->deps, NULL));
+        test_free(t);
+    }
+    hccn_sim_finish_all(eng);
+    double end = 0.0;
+    for (int r = 0; r < P; r++)
+        end = fmax(end, hccn_sim_batch_end(b[r]));
+    for (int l = 0; l < topo->nlinks; l++) {
+        double busy;
+        hccn_sim_link_stats(eng, l, &bytes[l], &busy);
+    }
+    hccn_sim_engine_destroy(eng);
+    return end;
+}
+
+static hccn_coll_args_t args(hccn_coll_t coll, uint64_t count)
+{
+    return (hccn_coll_args_t){.coll = coll, .nranks = P, .count = count,
+                              .esize = 4, .in_switch = 1};
+}
+
+/* One chunk of an allreduce of S bytes: every NPU's link up carries
+ * (p-1) S/p of contributions and S/p of its multicast, S in all; its link
+ * down S/p of its reduced block and (p-1) S/p of the others' multicasts;
+ * the unit the p(p-1) contributions of S/p. The time:
+ * alpha + (p-1)(S/p)/B (reduction), + (S/p)/R (the owner's add), +
+ * alpha + (p-1)(S/p)/B (multicast); with a slow unit X the reduction
+ * drains at p(p-1)(S/p)/X instead. */
+static void check_allreduce(const char *reduce, double x)
+{
+    hccn_sim_topo_t *t = load(reduce);
+    const uint64_t count = 8 << 18;             /* 8 MiB: one chunk */
+    const double S = count * 4.0, b = S / P;
+    hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, count);
+    const hccn_algo_t *al = hccn_hier_algo_find("nvls");
+    assert_non_null(al);
+    hccn_sched_t *s = hccn_hier_build(al, &a);
+    assert_non_null(s);
+    double *bytes = test_calloc((size_t)t->nlinks, sizeof(double));
+    double end = run(t, s, bytes);
+    double up = fmax((P - 1) * b / B, P * (P - 1) * b / x);
+    double want = ALPHA + up + b / R + ALPHA + (P - 1) * b / B;
+    assert_rel(end, want, 1e-12, "nvls allreduce, engine");
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world};
+    assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+               1e-12, "nvls allreduce, closed form");
+    for (int l = 0; l < t->nlinks; l++) {
+        const hccn_sim_link_t *k = &t->links[l];
+        double wantb = k->src == k->dst ? P * (P - 1) * b : S;
+        assert_rel(bytes[l], wantb, 1e-12, "bytes on a link");
+    }
+    test_free(bytes);
+    hccn_sched_free(s);
+    hccn_sim_topo_free(t);
+}
+
+static void test_allreduce(void **state)
+{
+    (void)state;
+    check_allreduce(NODE(", \"reduce\": {\"bw_GBps\": 10000}"), 10000e9);
+    check_allreduce(NODE(", \"reduce\": {\"bw_GBps\": 200}"), 200e9);
+}
+
+/* reduce_scatter: the reduction part (block b = count*4); allgather: the
+ * multicast, the own block COPYed at M meanwhile. Closed form == engine. */
+static void test_rs_ag(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(NODE(", \"reduce\": {\"bw_GBps\": 10000}"));
+    const double b = 1 << 20;
+    const hccn_algo_t *al = hccn_hier_algo_find("nvls");
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world};
+    double *bytes = test_calloc((size_t)t->nlinks, sizeof(double));
+    hccn_coll_t colls[2] = {HCCN_COLL_REDUCE_SCATTER, HCCN_COLL_ALLGATHER};
+    double want[2] = {ALPHA + (P - 1) * b / B + b / R,
+                      ALPHA + (P - 1) * b / B};
+    for (int k = 0; k < 2; k++) {
+        hccn_coll_args_t a = args(colls[k], (uint64_t)b / 4);
+        hccn_sched_t *s = hccn_hier_build(al, &a);
+        assert_non_null(s);
+        double end = run(t, s, bytes);
+        assert_rel(end, want[k], 1e-12, hccn_coll_name(colls[k]));
+        assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+                   1e-12, "closed form");
+        hccn_sched_free(s);
+    }
+    test_free(bytes);
+    hccn_sim_topo_free(t);
+}
+
+/* Without the capability (or across nodes) the row does not apply. */
+static void test_not_applicable(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(NODE(""));
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_ALLREDUCE,
+                                         HCCN_FP32, HCCN_SUM), 0);
+    hccn_sim_topo_free(t);
+    t = load(NODE(", \"reduce\": {\"bw_GBps\": 10}"));
+    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_ALLREDUCE,
+                                         HCCN_FP32, HCCN_SUM), 1);
+    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_ALLREDUCE,
+                                         HCCN_INT32, HCCN_SUM), 0);
+    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_ALLGATHER,
+                                         HCCN_INT32, HCCN_PROD), 1);
+    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_BROADCAST,
+                                         HCCN_FP32, HCCN_SUM), 0);
+    hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, 1024);
+    a.in_switch = 0;
+    assert_null(hccn_hier_nvls_build(&a));
+    hccn_sim_topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_allreduce),
+        cmocka_unit_test(test_rs_ag),
+        cmocka_unit_test(test_not_applicable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
