@@ -3,6 +3,10 @@
  * (NVLink SHARP-like), for communicators whose ranks are all NPUs of one
  * node whose switch fabric declares in-switch reduction of the call's
  * dtype and operator (docs/topology.md; args->in_switch says so).
+ * Elsewhere it is the same exchange without the switch's help: mesh's
+ * schedule, named "nvls(mesh)" (as hier falls back to "hier(ring)"), so
+ * the row runs and is priced everywhere and, tying with mesh, is never
+ * chosen by cost where the switch does not reduce.
  *
  * allreduce       per chunk: every rank sends each other rank's block up
  *                 once; the switch reduces the p-1 contributions to a
@@ -25,6 +29,7 @@
  * switch (no NPU cost); the owner then adds the sum to its own part, one
  * REDUCE on the NPU. docs/algorithms.md gives bytes, times and the order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
@@ -269,14 +274,22 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
     }
 }
 
+hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
+
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
 {
     unsigned mask = (1u << HCCN_COLL_ALLREDUCE) |
                     (1u << HCCN_COLL_REDUCE_SCATTER) |
                     (1u << HCCN_COLL_ALLGATHER);
-    if (!hccn_hier_args_ok(args, mask) || !args->in_switch)
+    if (!hccn_hier_args_ok(args, mask))
         return NULL;
-    return hccn_hier_flat(args, "nvls", build);
+    if (args->in_switch)
+        return hccn_hier_flat(args, "nvls", build);
+    /* No switch reduces: the same pattern without it, mesh's schedule. */
+    hccn_sched_t *s = hccn_hier_mesh_build(args);
+    if (s != NULL)
+        snprintf(s->algo, sizeof(s->algo), "nvls(mesh)");
+    return s;
 }
 
 int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
@@ -363,8 +376,10 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a)
 {
     const int p = t->size;
-    if (!a->in_switch || p < 2 || a->count == 0)
-        return a->in_switch ? 0.0 : HCCN_COST_NONE;
+    if (!a->in_switch)
+        return hccn_hier_cm_mesh(m, t, a);   /* nvls(mesh) */
+    if (p < 2 || a->count == 0)
+        return 0.0;
     double b = (double)(a->count * a->esize), end = 0.0, one;
     uint64_t blk = a->coll == HCCN_COLL_ALLREDUCE
                        ? hccn_hier_block(a->count, a->esize, p, 0).len
@@ -375,7 +390,7 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
         if (a->coll == HCCN_COLL_ALLREDUCE && a->count > per)
             blk = hccn_hier_block(per, a->esize, p, 0).len;
         if (form_of(m, t, g, blk, &f) != 0)
-            return HCCN_COST_NONE;
+            return hccn_hier_cm_mesh(m, t, a);  /* not on one switch */
         switch (a->coll) {
         case HCCN_COLL_ALLREDUCE:
             one = nv_allreduce(m, &f, p, a);

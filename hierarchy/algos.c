@@ -91,8 +91,8 @@ static const hccn_algo_t algos[] = {
      hccn_hier_cm_torus, 1},
     {"nvls", "in-switch reduction and multicast inside one node (NVLink "
              "SHARP-like): each NPU's link carries S up and S down",
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_nvls_build, 0,
-     hccn_hier_cm_nvls, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_nvls_build,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_nvls, 0},
     {NULL, NULL, 0, NULL, 0, NULL, 0},
 };
 

@@ -235,7 +235,7 @@ static void test_rs_ag(void **state)
     hccn_sim_topo_free(t);
 }
 
-/* Without the capability (or across nodes) the row does not apply. */
+/* Without the capability (or across nodes) the switch does not reduce. */
 static void test_not_applicable(void **state)
 {
     (void)state;
@@ -255,9 +255,20 @@ static void test_not_applicable(void **state)
                                          HCCN_INT32, HCCN_PROD), 1);
     assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_BROADCAST,
                                          HCCN_FP32, HCCN_SUM), 0);
+    /* Elsewhere the row is mesh's schedule and priced as mesh, which
+     * wins the tie (earlier in the table). */
     hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, 1024);
     a.in_switch = 0;
-    assert_null(hccn_hier_nvls_build(&a));
+    hccn_sched_t *s = hccn_hier_nvls_build(&a);
+    assert_non_null(s);
+    assert_string_equal(s->algo, "nvls(mesh)");
+    hccn_cost_place_t pl = {t, world};
+    const hccn_algo_t *nv = hccn_hier_algo_find("nvls");
+    const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
+    for (int mode = HCCN_COST_ENGINE; mode <= HCCN_COST_MODEL; mode++)
+        assert_true(hccn_hier_cost(nv, &a, &pl, mode, NULL) ==
+                    hccn_hier_cost(mesh, &a, &pl, mode, NULL));
+    hccn_sched_free(s);
     hccn_sim_topo_free(t);
 }
 
