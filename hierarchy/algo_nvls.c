@@ -4,9 +4,9 @@
  * node whose switch fabric declares in-switch reduction of the call's
  * dtype and operator (docs/topology.md; args->in_switch says so).
  * Elsewhere it is the same exchange without the switch's help: mesh's
- * schedule, named "nvls(mesh)" (as hier falls back to "hier(ring)"), so
- * the row runs and is priced everywhere and, tying with mesh, is never
- * chosen by cost where the switch does not reduce.
+ * schedule (as hier falls back to a ring), so the row runs and is priced
+ * everywhere and, tying with mesh, is never chosen by cost where the
+ * switch does not reduce.
  *
  * allreduce       per chunk: every rank sends each other rank's block up
  *                 once; the switch reduces the p-1 contributions to a
@@ -285,10 +285,11 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
         return NULL;
     if (args->in_switch)
         return hccn_hier_flat(args, "nvls", build);
-    /* No switch reduces: the same pattern without it, mesh's schedule. */
+    /* No switch reduces: the same pattern without it, mesh's schedule
+     * under the row's name. */
     hccn_sched_t *s = hccn_hier_mesh_build(args);
     if (s != NULL)
-        snprintf(s->algo, sizeof(s->algo), "nvls(mesh)");
+        snprintf(s->algo, sizeof(s->algo), "nvls");
     return s;
 }
 
@@ -377,7 +378,7 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
 {
     const int p = t->size;
     if (!a->in_switch)
-        return hccn_hier_cm_mesh(m, t, a);   /* nvls(mesh) */
+        return hccn_hier_cm_mesh(m, t, a);   /* mesh's schedule */
     if (p < 2 || a->count == 0)
         return 0.0;
     double b = (double)(a->count * a->esize), end = 0.0, one;

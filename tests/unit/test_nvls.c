@@ -261,7 +261,19 @@ static void test_not_applicable(void **state)
     a.in_switch = 0;
     hccn_sched_t *s = hccn_hier_nvls_build(&a);
     assert_non_null(s);
-    assert_string_equal(s->algo, "nvls(mesh)");
+    assert_string_equal(s->algo, "nvls");
+    hccn_sched_t *ms = hccn_hier_algo_find("mesh")->build(&a);
+    for (int r = 0; r < P; r++) {   /* mesh's steps */
+        assert_int_equal(s->ranks[r].nsteps, ms->ranks[r].nsteps);
+        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++) {
+            const hccn_step_t *x = &s->ranks[r].steps[i],
+                              *y = &ms->ranks[r].steps[i];
+            assert_true(x->kind == y->kind && x->peer == y->peer &&
+                        x->bytes == y->bytes && x->src_off == y->src_off &&
+                        x->dst_off == y->dst_off && x->via == 0);
+        }
+    }
+    hccn_sched_free(ms);
     hccn_cost_place_t pl = {t, world};
     const hccn_algo_t *nv = hccn_hier_algo_find("nvls");
     const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
