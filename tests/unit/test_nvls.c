@@ -20,6 +20,7 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
+#include "sched_interp.h"
 
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
 
@@ -284,6 +285,98 @@ static void test_not_applicable(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* uint32 sums, for the interpreter. */
+static void add_u32(void *dst, const void *a, const void *b, size_t bytes,
+                    void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < bytes / 4; i++) {
+        uint32_t x, y;
+        memcpy(&x, (const char *)a + 4 * i, 4);
+        memcpy(&y, (const char *)b + 4 * i, 4);
+        x += y;
+        memcpy((char *)dst + 4 * i, &x, 4);
+    }
+}
+
+static uint32_t val(int r, uint64_t i)
+{
+    return (uint32_t)(r * 1000003u + i * 7919u + 1u);
+}
+
+/* Runs one in-switch schedule in the serial interpreter (races checked,
+ * shuffled) and compares every rank's RECV with the sums. */
+static void interp_case(hccn_coll_t coll, int p, uint64_t count,
+                        uint64_t chunk, int inplace, unsigned long long seed)
+{
+    hccn_coll_args_t a = {.coll = coll, .nranks = p, .count = count,
+                          .esize = 4, .chunk_bytes = chunk, .in_switch = 1};
+    hccn_sched_t *s = hccn_hier_nvls_build(&a);
+    assert_non_null(s);
+    char why[256];
+    if (hccn_sched_validate(s, why, sizeof(why)) != 0)
+        fail_msg("invalid schedule: %s", why);
+    uint64_t sn = coll == HCCN_COLL_REDUCE_SCATTER ? count * p : count;
+    uint64_t rn = coll == HCCN_COLL_ALLGATHER ? count * p : count;
+    sched_interp_bufs_t b[8];
+    uint32_t *mem[8];
+    for (int r = 0; r < p; r++) {
+        uint64_t big = sn > rn ? sn : rn;
+        mem[r] = test_calloc(2 * big + 1, 4);
+        uint32_t *send = mem[r], *recv = inplace ? mem[r] : mem[r] + big;
+        if (inplace && coll == HCCN_COLL_REDUCE_SCATTER)
+            recv = mem[r] + (uint64_t)r * count;
+        if (inplace && coll == HCCN_COLL_ALLGATHER)
+            send = mem[r] + (uint64_t)r * count;
+        for (uint64_t i = 0; i < sn; i++)
+            send[i] = val(r, i);
+        b[r] = (sched_interp_bufs_t){send, sn * 4, recv, rn * 4};
+    }
+    sched_interp_opts_t o = {.reduce = add_u32, .seed = seed,
+                             .check_races = 1};
+    if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
+        fail_msg("%s p=%d count=%llu: %s", hccn_coll_name(coll), p,
+                 (unsigned long long)count, why);
+    for (int r = 0; r < p; r++)
+        for (uint64_t i = 0; i < rn; i++) {
+            uint32_t want = 0, got;
+            if (coll == HCCN_COLL_ALLGATHER)
+                want = val((int)(i / count), i % count);
+            else
+                for (int q = 0; q < p; q++)
+                    want += val(q, coll == HCCN_COLL_ALLREDUCE
+                                       ? i : (uint64_t)r * count + i);
+            memcpy(&got, (const char *)b[r].recv + 4 * i, 4);
+            if (got != want)
+                fail_msg("%s p=%d count=%llu%s: rank %d [%llu] = %u, want %u",
+                         hccn_coll_name(coll), p, (unsigned long long)count,
+                         inplace ? " in place" : "", r,
+                         (unsigned long long)i, got, want);
+        }
+    for (int r = 0; r < p; r++)
+        test_free(mem[r]);
+    hccn_sched_free(s);
+}
+
+/* Odd rank counts, uneven and empty blocks, several chunks (chunk_bytes
+ * 64: up to 6 of them), in place and out, shuffled orders. */
+static void test_interp(void **state)
+{
+    (void)state;
+    const int ps[] = {2, 3, 5, 7, 8};
+    const uint64_t counts[] = {1, 13, 90};
+    const hccn_coll_t colls[] = {HCCN_COLL_ALLREDUCE,
+                                 HCCN_COLL_REDUCE_SCATTER,
+                                 HCCN_COLL_ALLGATHER};
+    for (int c = 0; c < 3; c++)
+        for (int pi = 0; pi < 5; pi++)
+            for (int ci = 0; ci < 3; ci++)
+                for (int ip = 0; ip < 2; ip++)
+                    for (unsigned long long seed = 0; seed < 3; seed++)
+                        interp_case(colls[c], ps[pi], counts[ci],
+                                    seed == 2 ? 0 : 64, ip, seed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_rs_ag),
         cmocka_unit_test(test_not_applicable),
+        cmocka_unit_test(test_interp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
