@@ -365,7 +365,8 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
             .kind = (hccn_sim_task_kind_t)rt[k].kind, .dev = d,
             .peer = rt[k].peer, .idx = k, .bytes = rt[k].bytes,
             .cost = rt[k].cost, .key = {key.a, key.b, rt[k].key_c},
-            .via = rt[k].via, .succ_off = off, .nsucc = rt[k].nsucc, .batch = b};
+            .via = rt[k].via, .succ_off = off, .nsucc = rt[k].nsucc,
+            .batch = b};
         off += rt[k].nsucc;
     }
     if (ns > 0)

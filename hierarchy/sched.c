@@ -304,6 +304,9 @@ int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len)
         if (sa->bytes != sb->bytes)
             return fail(why, len, "xfer %d: sizes differ (rank %d)", (int)x,
                         a.rank);
+        if (sa->via != sb->via)
+            return fail(why, len, "xfer %d: its sides cross different parts "
+                        "of the route (rank %d)", (int)x, a.rank);
     }
     for (int r = 0; r < s->nranks; r++) {
         const hccn_sched_rank_t *rk = &s->ranks[r];
