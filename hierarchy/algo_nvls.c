@@ -31,6 +31,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine.h"
@@ -283,7 +284,7 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
                     (1u << HCCN_COLL_ALLGATHER);
     if (!hccn_hier_args_ok(args, mask))
         return NULL;
-    if (args->in_switch)
+    if (args->in_switch & HCCN_IN_SWITCH_ONE)
         return hccn_hier_flat(args, "nvls", build);
     /* No switch reduces: the same pattern without it, mesh's schedule
      * under the row's name. */
@@ -296,17 +297,51 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
 int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
                         hccn_coll_t coll, int dtype, int op)
 {
-    if (topo == NULL || world == NULL || n < 2)
+    if (topo == NULL || world == NULL || n < 2 ||
+        (coll != HCCN_COLL_ALLREDUCE && coll != HCCN_COLL_REDUCE_SCATTER &&
+         coll != HCCN_COLL_ALLGATHER))
         return 0;
-    int node = topo->npus[world[0]].node;
-    for (int r = 1; r < n; r++)
-        if (topo->npus[world[r]].node != node)
+    int node0 = topo->npus[world[0]].node, one = 1;
+    for (int r = 0; r < n; r++) {
+        int node = topo->npus[world[r]].node;
+        one &= node == node0;
+        if (coll == HCCN_COLL_ALLGATHER ? topo->nodes[node].reduce_link < 0
+            : hccn_sim_topo_reduce_node(topo, node, dtype, op) < 0)
             return 0;
-    if (coll == HCCN_COLL_ALLGATHER)
-        return topo->nodes[node].reduce_link >= 0;
-    if (coll != HCCN_COLL_ALLREDUCE && coll != HCCN_COLL_REDUCE_SCATTER)
-        return 0;
-    return hccn_sim_topo_reduce_node(topo, node, dtype, op) >= 0;
+    }
+    return one ? HCCN_IN_SWITCH_ONE : HCCN_IN_SWITCH_NODES;
+}
+
+int hccn_hier_level_switch(const hccn_coll_args_t *a, const char *algo)
+{
+    return (a->in_switch & HCCN_IN_SWITCH_NODES) && algo != NULL &&
+                   strcmp(algo, "nvls") == 0
+               ? HCCN_IN_SWITCH_ONE : 0;
+}
+
+/* ------------------------------------------------- hierarchical row --- */
+
+/* hier_nvls: hier's composition (levels.h) with nvls inside every node
+ * and ring across nodes. Where the nodes' switches do not reduce, nvls is
+ * mesh's schedule, and the row is hier's (which wins the tie). */
+static const hccn_level_choice_t hier_nvls = {"hier_nvls", 2,
+                                              {"nvls", "ring", NULL}};
+
+hccn_sched_t *hccn_hier_hier_build_levels(const hccn_coll_args_t *args);
+
+hccn_sched_t *hccn_hier_hier_nvls_build(const hccn_coll_args_t *args)
+{
+    hccn_coll_args_t a = *args;
+    a.levels = &hier_nvls;
+    return hccn_hier_hier_build_levels(&a);
+}
+
+double hccn_hier_cm_hier_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *args)
+{
+    hccn_coll_args_t a = *args;
+    a.levels = &hier_nvls;
+    return hccn_hier_cm_hier_levels(m, t, &a);
 }
 
 /* ------------------------------------------------------- closed form --- */
@@ -377,7 +412,7 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a)
 {
     const int p = t->size;
-    if (!a->in_switch)
+    if (!(a->in_switch & HCCN_IN_SWITCH_ONE))
         return hccn_hier_cm_mesh(m, t, a);   /* mesh's schedule */
     if (p < 2 || a->count == 0)
         return 0.0;
