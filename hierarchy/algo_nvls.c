@@ -277,6 +277,9 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
 
 hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
 
+/* The nvls row's builder (algos.c): the in-switch schedule where
+ * args->in_switch has HCCN_IN_SWITCH_ONE, else mesh's; NULL for other
+ * collectives or malformed arguments. */
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
 {
     unsigned mask = (1u << HCCN_COLL_ALLREDUCE) |
@@ -329,6 +332,8 @@ static const hccn_level_choice_t hier_nvls = {"hier_nvls", 2,
 
 hccn_sched_t *hccn_hier_hier_build_levels(const hccn_coll_args_t *args);
 
+/* The hier_nvls row's builder and closed form (algos.c): hier's with
+ * the levels above. */
 hccn_sched_t *hccn_hier_hier_nvls_build(const hccn_coll_args_t *args)
 {
     hccn_coll_args_t a = *args;
@@ -408,6 +413,8 @@ static double nv_allreduce(hccn_cm_t *m, const nv_form_t *f, int p,
     return t + nv_t2(f, p, bl);
 }
 
+/* The nvls row's closed form (cost_internal.h): the forms above where
+ * the switch reduces, mesh's elsewhere. */
 double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a)
 {
