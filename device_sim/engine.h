@@ -38,6 +38,20 @@ typedef enum {
     HCCN_SIM_TASK_LOCAL,  /* `cost` seconds of local work */
 } hccn_sim_task_kind_t;
 
+/* Which part of its route a transfer crosses (docs/timing.md, In-switch
+ * reduction). Only where the route passes the reducing switch of the
+ * sender's node (hccn_sim_topo_reduce_split); elsewhere the whole route.
+ * Both halves of a transfer must post the same value. */
+typedef enum {
+    HCCN_SIM_VIA_ROUTE = 0,   /* the whole route */
+    HCCN_SIM_VIA_UP,          /* up to the switch, then its reduction unit:
+                                 a contribution the switch reduces */
+    HCCN_SIM_VIA_UP_DOWN,     /* the whole route and the reduction unit: the
+                                 contribution that carries the result down */
+    HCCN_SIM_VIA_DOWN,        /* from the switch down only: a copy the
+                                 switch multicasts */
+} hccn_sim_via_t;
+
 /* Pairs a SEND with its RECV: both sides post the same key. */
 typedef struct {
     uint64_t a, b, c;
@@ -51,6 +65,7 @@ typedef struct {
     hccn_sim_key_t key;    /* SEND/RECV */
     uint32_t dep_off;      /* deps[dep_off .. dep_off+ndeps) are earlier */
     uint32_t ndeps;        /*   task indices of the same batch */
+    int via;               /* SEND/RECV: hccn_sim_via_t (0: whole route) */
 } hccn_sim_task_t;
 
 /* Creates an engine for topo's NPUs (device index == NPU rank). All devices

@@ -35,6 +35,7 @@ struct etask {
     uint64_t bytes;
     double cost;
     hccn_sim_key_t key;
+    int via;                    /* hccn_sim_via_t */
     uint32_t npending;          /* deps not done yet */
     uint32_t succ_off, nsucc;   /* successors in batch->succ */
     double ready;               /* latest completion among deps (and gate) */
@@ -269,6 +270,12 @@ void hccn_sim_flow_rerate(hccn_sim_engine_t *eng);
  * *down = the downed link of the structural route when neither is whole. */
 int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
                         int *links, double *lat, int *down);
+/* The part of a route (links[0..n) from NPU src, latency *lat) that a
+ * transfer posted with via crosses, with the switch's reduction unit where
+ * it is reduced (flow_via.c): rewrites links and *lat in place and returns
+ * the new number of links (links has HCCN_SIM_ROUTE_MAX places). */
+int hccn_sim_flow_via(const hccn_sim_engine_t *eng, int via, int src,
+                      int *links, int n, double *lat);
 /* A route from src to dst through a relay NPU whose links are all up
  * (flow_relay.c): its number of links, or -1 where there is none. */
 int hccn_sim_flow_relay(const hccn_sim_engine_t *eng, int src, int dst,

@@ -205,6 +205,9 @@ static int flow_route(hccn_sim_engine_t *eng, flow_t *f)
     const hccn_sim_topo_t *topo = eng->topo;
     int down, n = hccn_sim_flow_route(eng, f->send->dev, f->send->peer,
                                       f->links, &f->lat, &down);
+    if (n > 0 && f->send->via != HCCN_SIM_VIA_ROUTE)
+        n = hccn_sim_flow_via(eng, f->send->via, f->send->dev, f->links, n,
+                              &f->lat);
     f->nlinks = 0;
     for (int k = 0; k < n; k++)
         if (isfinite(topo->links[f->links[k]].bw))

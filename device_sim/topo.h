@@ -75,6 +75,10 @@ typedef struct {
     int type;                    /* index into the file's node_types */
     hccn_sim_fabric_t fabric;
     int leaf;                    /* leaf switch index, -1 when none */
+    int reduce_link;             /* its switch's reduction unit (a link from
+                                    the switch to itself), -1 when none */
+    unsigned reduce_dtypes, reduce_ops; /* what the unit reduces: bit per
+                                    hccn_dtype_t / hccn_redop_t */
 } hccn_sim_node_t;
 
 typedef struct hccn_sim_topo hccn_sim_topo_t;
@@ -189,6 +193,19 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
  * (device_sim/flow_relay.c). */
 int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
                             int *links, double *lat);
+
+/* In-switch reduction (device_sim/topo_reduce.c). The reduction unit of
+ * node's switch when it reduces dtype with op (hccn_dtype_t, hccn_redop_t
+ * values), else -1. */
+int hccn_sim_topo_reduce_node(const hccn_sim_topo_t *topo, int node,
+                              int dtype, int op);
+
+/* Where a route from NPU src (links[0..n)) reaches the reducing switch of
+ * src's node: the index k of the link entering it (links[0..k] is the way
+ * up, the rest the way down), with *unit its reduction unit; -1 when the
+ * route does not pass a reducing switch of src's node. */
+int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
+                               const int *links, int n, int *unit);
 
 /* Summary figures printed by hccn-topo. */
 typedef struct {

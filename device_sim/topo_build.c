@@ -84,7 +84,8 @@ static void count_graph(const hccn_sim_spec_t *spec, long long *ndevs,
 {
     int has_net = spec->net.kind != HCCN_SIM_NET_NONE;
     *ndevs = spec->nnpus + net_devices(spec);
-    *nlinks = 2LL * (hccn_sim_spec_leaves(spec) + tree_upper(spec));
+    *nlinks = 2LL * (hccn_sim_spec_leaves(spec) + tree_upper(spec)) +
+              hccn_sim_reduce_units(spec);
     *nnics = *ngroups = 0;
     for (int i = 0; i < spec->ntypes; i++) {
         const hccn_sim_type_spec_t *t = &spec->types[i];
@@ -281,6 +282,7 @@ static void build_npus(bctx_t *b)
             nd->nnpus = t->nnpus;
             nd->type = ti;
             nd->fabric = t->fabric;
+            nd->reduce_link = -1;
             nd->leaf = spec->net.kind == HCCN_SIM_NET_LEAF_SPINE ||
                                spec->net.kind == HCCN_SIM_NET_FAT_TREE
                            ? node / per : -1;
@@ -348,6 +350,21 @@ static int build_network(bctx_t *b)
         }
     }
     return 0;
+}
+
+/* Each reducing switch's unit, after every other link, in node order. */
+static void build_reduce_units(bctx_t *b)
+{
+    for (int n = 0; n < b->t->nnodes; n++) {
+        hccn_sim_node_t *nd = &b->t->nodes[n];
+        const hccn_sim_type_spec_t *t = &b->spec->types[nd->type];
+        if (t->red_bw <= 0.0 || nd->fabric != HCCN_SIM_FABRIC_SWITCH)
+            continue;
+        int sw = b->t->links[b->p->npu[nd->first_npu].fab_up].dst;
+        nd->reduce_link = add_link(b, sw, sw, t->red_bw, 0.0, 0);
+        nd->reduce_dtypes = t->red_dtypes;
+        nd->reduce_ops = t->red_ops;
+    }
 }
 
 /* calloc that never returns NULL for a zero count (so NULL means failure). */
@@ -443,6 +460,7 @@ hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
         hccn_sim_topo_free(t);
         return HCCN_ERR_NOMEM;
     }
+    build_reduce_units(&b);
     if (b.ndev != t->ndevs || b.nlink != t->nlinks) {
         hccn_sim_topo_free(t);
         return HCCN_ERR_INTERNAL;

@@ -53,6 +53,9 @@ typedef struct {
     double *nic_bw, *nic_lat, *nic_attach_bw; /* per NIC; attach may be inf */
     int *nic_group;              /* per NIC: the PCIe switch (pcie_group) it
                                     sits under, -1 when attached to NPUs */
+    double red_bw;               /* fabric.reduce.bw_GBps in bytes/s; 0:
+                                    the switch does not reduce */
+    unsigned red_dtypes, red_ops;/* bit per hccn_dtype_t / hccn_redop_t */
 } hccn_sim_type_spec_t;
 
 typedef enum {
@@ -252,6 +255,14 @@ hccn_status_t hccn_sim_jkeys(hccn_sim_jctx_t *c, json_object *obj,
 /* Fails when obj has key: "only allowed <why>". */
 hccn_status_t hccn_sim_jforbid(hccn_sim_jctx_t *c, json_object *obj,
                                const char *key, const char *why);
+
+/* fabric.reduce of f (topo_reduce.c), at the path of the fabric: absent
+ * leaves t->red_bw 0; on a fabric other than "switch" it is an error. */
+hccn_status_t hccn_sim_parse_reduce(hccn_sim_jctx_t *c, json_object *f,
+                                    hccn_sim_type_spec_t *t);
+/* Switch reduction units of the whole cluster (one per node whose switch
+ * reduces): the links added after all others. */
+long long hccn_sim_reduce_units(const hccn_sim_spec_t *spec);
 
 /* node_types[i].nics (topo_nics.c), at the path of "nics"; t's fabric is
  * parsed already. */

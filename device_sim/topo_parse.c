@@ -223,7 +223,8 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
 {
     static const char *const keys[] = {
         "type", "bw_GBps", "lat_us", "bidirectional", "groups",
-        "host_bw_GBps", "host_lat_us", "p2p", "links", "efficiency", NULL};
+        "host_bw_GBps", "host_lat_us", "p2p", "links", "efficiency", "reduce",
+        NULL};
     static const char *const pcie_only[] = {"groups", "host_bw_GBps",
                                             "host_lat_us", "p2p"};
     hccn_status_t st;
@@ -252,6 +253,8 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
         st = hccn_sim_parse_links(c, f, t);
     if (st == HCCN_OK)
         st = hccn_sim_jefficiency(c, f, &t->fab_bw, &t->host_bw, 1);
+    if (st == HCCN_OK)
+        st = hccn_sim_parse_reduce(c, f, t);
     if (t->nnpus == 1)
         t->fabric = HCCN_SIM_FABRIC_NONE;  /* validated, then ignored */
     return st;

@@ -28,6 +28,8 @@ hccn_sched_t *hccn_hier_pairwise_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier3_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_nvls_build(const hccn_coll_args_t *args);
 
 /* The composition rows (algo_levels.c) by name. */
 const hccn_algo_t *hccn_hier_combo_find(const char *name);
@@ -88,6 +90,14 @@ static const hccn_algo_t algos[] = {
                 "ranks: 2(X-1) + 2(Y-1) latencies instead of 2(p-1)",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_torus_build, 0,
      hccn_hier_cm_torus, 1},
+    {"nvls", "in-switch reduction and multicast inside one node (NVLink "
+             "SHARP-like): each NPU's link carries S up and S down",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_nvls_build,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_nvls, 0},
+    {"hier_nvls", "hierarchical: nvls inside nodes whose switch reduces, "
+                  "ring across; allreduce pipelined in chunks",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
+     hccn_hier_hier_nvls_build, 0, hccn_hier_cm_hier_nvls, 0},
     {NULL, NULL, 0, NULL, 0, NULL, 0},
 };
 

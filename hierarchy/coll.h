@@ -87,6 +87,13 @@ typedef struct {
      * (algo_levels.c): the row's choice, set by hccn_hier_build and
      * the cost model from the row; NULL for every other row. */
     const struct hccn_level_choice *levels;
+    /* Where switches reduce this call's dtype with its operator
+     * (allgather: where they reduce at all), set by the runtime with
+     * hccn_hier_in_switch, 0 everywhere else: HCCN_IN_SWITCH_ONE when
+     * every rank is an NPU of one such node (nvls applies),
+     * HCCN_IN_SWITCH_NODES when the ranks span several nodes, each such a
+     * node (nvls applies inside nodes: hier_nvls). */
+    int in_switch;
 } hccn_coll_args_t;
 
 /* The flat algorithm of every level of a hierarchical composition. */
@@ -162,6 +169,22 @@ const hccn_algo_t *hccn_hier_levels_row(const char *level0,
 const char *const *hccn_hier_level_algos(void);
 
 const char *hccn_coll_name(hccn_coll_t coll);
+
+#define HCCN_IN_SWITCH_ONE 1
+#define HCCN_IN_SWITCH_NODES 2
+
+/* hccn_coll_args_t.in_switch for coll on ranks world[0..n) of topo with
+ * dtype and op (hccn_dtype_t, hccn_redop_t values): HCCN_IN_SWITCH_ONE
+ * when they are all NPUs of one node whose switch reduces dtype with op
+ * (for allgather: has a reduction unit), HCCN_IN_SWITCH_NODES when they
+ * are on several nodes that all do, else 0 (algo_nvls.c). */
+int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
+                        hccn_coll_t coll, int dtype, int op);
+
+/* The in_switch of a level's flat algorithm `algo` inside a composition
+ * on a: HCCN_IN_SWITCH_ONE for nvls (only ever a level 0) when a's nodes
+ * all reduce in their switches, else 0 (algo_nvls.c). */
+int hccn_hier_level_switch(const hccn_coll_args_t *a, const char *algo);
 
 /* What phase `phase` (hccn_step_t.phase) of a schedule named algo does
  * for coll ("intra reduce-scatter"), or NULL when it has no name. */

@@ -72,7 +72,9 @@ static double level(hccn_cm_t *m, const hier_t *h, int l,
     hccn_cm_form_fn fn = hccn_hier_cm_form(l == 0 ? h->l0 : h->l1);
     hccn_coll_args_t sub = {.coll = coll, .nranks = t->size, .count = count,
                             .esize = a->esize, .root = root,
-                            .chunk_bytes = a->chunk_bytes};
+                            .chunk_bytes = a->chunk_bytes,
+                            .in_switch = hccn_hier_level_switch(
+                                a, l == 0 ? h->l0 : h->l1)};
     if (count == 0)
         return 0.0;
     double time = fn != NULL ? fn(m, t, &sub) : HCCN_COST_NONE;
@@ -112,7 +114,9 @@ static double instances(hccn_cm_t *m, const hier_t *h, int l,
 {
     hccn_coll_args_t sub = {.coll = a->coll, .nranks = t->size,
                             .count = a->count, .esize = a->esize,
-                            .chunk_bytes = a->chunk_bytes};
+                            .chunk_bytes = a->chunk_bytes,
+                            .in_switch = hccn_hier_level_switch(
+                                a, l == 0 ? h->l0 : h->l1)};
     return hccn_hier_cm_instances(m, l == 0 ? h->l0 : h->l1, t, &sub, X);
 }
 

@@ -132,6 +132,12 @@ double hccn_hier_cm_instances(hccn_cm_t *m, const char *algo,
  * hierarchical rows' in cost_hier.c and cost_hier3.c. */
 double hccn_hier_cm_mesh(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
+/* algo_nvls.c: in-switch reduction inside one node, and as hier's
+ * level 0. */
+double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
+                         const hccn_coll_args_t *a);
+double hccn_hier_cm_hier_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *a);
 double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
                            const hccn_coll_args_t *a);
 double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,

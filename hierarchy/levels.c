@@ -87,7 +87,8 @@ const hccn_sched_t *hccn_hier_levels_flat(hccn_hier_comp_t *h, const char *algo,
     const hccn_algo_t *al = hccn_hier_algo_find(algo);
     hccn_coll_args_t sa = {.coll = coll, .nranks = n, .count = count,
                            .esize = h->a->esize, .root = root,
-                           .chunk_bytes = h->a->chunk_bytes};
+                           .chunk_bytes = h->a->chunk_bytes,
+                           .in_switch = hccn_hier_level_switch(h->a, algo)};
     hccn_sched_t *s = al != NULL ? al->build(&sa) : NULL;
     if (s == NULL)
         return NULL;

@@ -267,12 +267,13 @@ void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
                                              : HCCN_SIM_TASK_RECV;
         t->peer = world[st->peer];
         t->bytes = st->bytes;
+        t->via = st->via;
         if (st->kind == HCCN_STEP_RECV_REDUCE)
             t->cost = (double)st->bytes / npu->reduce_bw;
         break;
     case HCCN_STEP_REDUCE:
         t->kind = HCCN_SIM_TASK_LOCAL;
-        t->cost = (double)st->bytes / npu->reduce_bw;
+        t->cost = st->via ? 0.0 : (double)st->bytes / npu->reduce_bw;
         break;
     default:
         t->kind = HCCN_SIM_TASK_LOCAL;
@@ -303,6 +304,9 @@ int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len)
         if (sa->bytes != sb->bytes)
             return fail(why, len, "xfer %d: sizes differ (rank %d)", (int)x,
                         a.rank);
+        if (sa->via != sb->via)
+            return fail(why, len, "xfer %d: its sides cross different parts "
+                        "of the route (rank %d)", (int)x, a.rank);
     }
     for (int r = 0; r < s->nranks; r++) {
         const hccn_sched_rank_t *rk = &s->ranks[r];

@@ -48,6 +48,10 @@ typedef struct {
     uint8_t kind;
     uint8_t src_buf, dst_buf;
     uint8_t phase;          /* algorithm phase, for traces (0 = none) */
+    uint8_t via;            /* SEND/RECV/RECV_REDUCE: the part of the route
+                               (hccn_sim_via_t, both sides alike); REDUCE:
+                               not 0 when the switch does it (no cost on
+                               the NPU: its unit carried the bytes) */
     int32_t peer;           /* communicator rank */
     uint32_t xfer;
     uint64_t src_off, dst_off, bytes;
@@ -138,8 +142,8 @@ int hccn_sched_xfer_room(hccn_sched_t *s, uint32_t n);
 void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
                           const int *world, hccn_sim_task_t *t);
 
-/* Checks the invariants (deps backwards, every xfer paired, sizes equal,
- * buffers named, ranks in range). Returns 0 or -1 with a reason in why. */
+/* Checks the invariants (deps backwards, every xfer paired, sizes and via
+ * equal, buffers named, ranks in range). Returns 0 or -1 with a reason in why. */
 int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len);
 
 #endif /* HCCN_HIERARCHY_SCHED_H */

@@ -35,6 +35,7 @@ typedef struct {
     uint64_t count, chunk;
     size_t esize;
     int root, nranks;
+    int in_switch;          /* hccn_coll_args_t.in_switch */
     uint64_t world_hash;
     int *world;             /* NULL: slot unused */
     uint64_t vhash;         /* v-collectives: hash of vcounts */
@@ -103,6 +104,7 @@ static int slot_matches(const slot_t *s, const slot_t *key)
            s->coll == key->coll && s->count == key->count &&
            s->chunk == key->chunk && s->esize == key->esize &&
            s->root == key->root && s->nranks == key->nranks &&
+           s->in_switch == key->in_switch &&
            s->world_hash == key->world_hash && s->vhash == key->vhash &&
            (s->vcounts == NULL) == (key->vcounts == NULL) &&
            memcmp(s->world, key->world, (size_t)key->nranks * sizeof(int)) ==
@@ -181,6 +183,7 @@ static void predict_all(const hccn_coll_args_t *a,
         .topo = topo_print(in->topo), .coll = a->coll, .count = a->count,
         .chunk = a->chunk_bytes, .esize = a->esize,
         .root = rooted ? a->root : 0, .nranks = a->nranks,
+        .in_switch = a->in_switch,
         .world_hash = mix(0xcbf29ce484222325ULL, in->world,
                           (size_t)a->nranks * sizeof(int)),
         .world = (int *)in->world};

@@ -250,6 +250,9 @@ static hccn_status_t coll_post(const call_t *c, hccn_comm_t *comm,
                           .esize = hccn_dtype_size(c->dtype),
                           .root = is_rooted(c->coll) ? c->root : 0,
                           .view = &comm->sh->view};
+    a.in_switch = hccn_hier_in_switch(hccn_rt_sel_topo(comm->ctx->cl),
+                                      comm->sh->world, n, c->coll,
+                                      (int)c->dtype, (int)c->op);
     const char *spec = algo_spec(comm, c->opts ? c->opts->algo : NULL);
     /* With INFO logging rank 0 selects (and logs) on every call. */
     int logs = rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);

@@ -205,7 +205,7 @@ rt_pick_t *hccn_rt_pick_find(hccn_comm_t *comm, const hccn_coll_args_t *a,
         rt_pick_t *p = &comm->picks[i];
         if (p->used && p->coll == (int)a->coll && p->count == a->count &&
             p->esize == a->esize && p->root == a->root &&
-            pick_spec_equal(p, spec))
+            p->in_switch == a->in_switch && pick_spec_equal(p, spec))
             return p;
     }
     return NULL;
@@ -229,7 +229,8 @@ rt_pick_t *hccn_rt_pick_store(hccn_comm_t *comm, const hccn_coll_args_t *a,
     hccn_sim_free(p->part.tasks);
     *p = (rt_pick_t){.used = 1, .coll = (int)a->coll, .root = a->root,
                      .has_spec = spec != NULL, .count = a->count,
-                     .esize = a->esize, .algo = algo};
+                     .esize = a->esize, .algo = algo,
+                     .in_switch = a->in_switch};
     if (spec != NULL)
         strcpy(p->spec, spec);
     return p;

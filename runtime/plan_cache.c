@@ -47,7 +47,8 @@ static uint64_t sched_key(const hccn_coll_args_t *a, const hccn_algo_t *algo)
     uint64_t h = 1469598103934665603ULL;
     uint64_t parts[] = {(uint64_t)a->coll, a->count, (uint64_t)a->esize,
                         (uint64_t)(int64_t)a->root, a->chunk_bytes,
-                        (uint64_t)(uintptr_t)algo, (uint64_t)a->me};
+                        (uint64_t)(uintptr_t)algo, (uint64_t)a->me,
+                        (uint64_t)a->in_switch};
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         h = mix(h, parts[i]);
     const uint64_t *arr[4];
@@ -66,7 +67,8 @@ static int same_key(const rt_entry_t *e, uint64_t hash,
     if (e->hash != hash || e->algo != algo || b->coll != a->coll ||
         b->nranks != a->nranks || b->count != a->count ||
         b->esize != a->esize || b->root != a->root ||
-        b->chunk_bytes != a->chunk_bytes || b->me != a->me)
+        b->chunk_bytes != a->chunk_bytes || b->me != a->me ||
+        b->in_switch != a->in_switch)
         return 0;
     const uint64_t *x[4], *y[4];
     v_arrays(a, x);

@@ -226,6 +226,9 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
                              "in-place form", i, hccn_coll_name(c->coll));
     hccn_hier_select_in_t in = {p->sel_topo ? p->sel_topo : p->topo, p->world,
                                 c->spec, p->select_cache};
+    /* Predictions take no operator: they price a sum. */
+    a.in_switch = hccn_hier_in_switch(in.topo, p->world, p->n, c->coll,
+                                      (int)c->dtype, HCCN_SUM);
     char why[256], report[1024];
     /* HCCN_DEBUG=INFO: the choice of every call, as a run with data logs
      * it on rank 0. */

@@ -358,6 +358,7 @@ typedef struct {
     int coll, root, has_spec;
     uint64_t count;
     size_t esize;
+    int in_switch;                /* hccn_coll_args_t.in_switch */
     char spec[RT_PICK_SPEC];      /* the spec it was chosen under */
     const hccn_algo_t *algo;
     const rt_entry_t *entry;      /* its plan-cache entry, or NULL */

@@ -117,7 +117,11 @@ static hccn_coll_args_t call_args(const hccn_call_t *c, int n,
     return (hccn_coll_args_t){.coll = c->coll, .nranks = n, .count = c->count,
                               .esize = hccn_dtype_size(c->dtype),
                               .root = rooted(c->coll) ? c->root : 0,
-                              .view = &p->view};
+                              .view = &p->view,
+                              /* Predictions take no operator: a sum. */
+                              .in_switch = hccn_hier_in_switch(
+                                  p->pl.topo, p->pl.world, n, c->coll,
+                                  (int)c->dtype, HCCN_SUM)};
 }
 
 /* Fills out from a selection: the row, the schedule it builds for a (its
