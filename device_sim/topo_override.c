@@ -152,6 +152,10 @@ static hccn_status_t store(json_object *doc, const seg_t *segs, int n,
         if (s->key[0] != '\0') {
             if (!json_object_is_type(cur, json_type_object))
                 goto not_container;
+            if (last && value == NULL) {   /* PATH=null: the key goes */
+                json_object_object_del(cur, s->key);
+                return HCCN_OK;
+            }
             if (last)
                 return json_object_object_add(cur, s->key, value) == 0
                            ? HCCN_OK

@@ -27,7 +27,8 @@ PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
 # a full mesh of 150 GB/s per pair per direction, x 0.89 (hgx-h100's
 # calibrated NVLink efficiency) = 133.5; one 200 Gb/s Slingshot-11 NIC per
 # GPU, x 0.98 (Ethernet frame efficiency) = 24.5 GB/s.
-GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.type=mesh",
+GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.reduce=null",
+              "node_types[0].fabric.type=mesh",
               "node_types[0].fabric.bw_GBps=133.5",
               "node_types[0].nics.count=4",
               "node_types[0].nics.bw_GBps=24.5"]

@@ -3,7 +3,8 @@
  * reach the named field and only it; VALUE is JSON when it parses as one
  * value, else a string; a missing container or index is an error naming the
  * path and leaves the document unchanged; a key the format does not know is
- * added, then rejected by the loader with its path.
+ * added, then rejected by the loader with its path; PATH=null removes an
+ * object's key (its default applies).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +137,35 @@ static void test_value_kinds(void **state)
     json_object_put(doc);
 }
 
+/* key=null removes the key, and the loader then uses its default; an
+ * array element set to null stays (the loader names it). */
+static void test_null_removes_key(void **state)
+{
+    (void)state;
+    json_object *doc = load_default();
+    json_object *fabric =
+        at(json_object_array_get_idx(at(doc, "node_types"), 0), "fabric");
+    json_object *v = NULL;
+    hccn_sim_topo_summary_t s;
+    set_ok(doc, "node_types[0].fabric.efficiency=0.5");
+    hccn_sim_topo_t *t = load(doc);
+    hccn_sim_topo_summarize(t, &s);
+    assert_true(s.bw_per_level[HCCN_SIM_LEVEL_INTRA] == 28e9);
+    hccn_sim_topo_free(t);
+    set_ok(doc, "node_types[0].fabric.efficiency=null");
+    assert_false(json_object_object_get_ex(fabric, "efficiency", &v));
+    assert_true(json_object_get_double(at(fabric, "bw_GBps")) == 56.0);
+    set_ok(doc, "node_types[0].fabric.no_such_key=null");   /* nothing */
+    t = load(doc);
+    hccn_sim_topo_summarize(t, &s);   /* efficiency back to its default 1 */
+    assert_true(s.bw_per_level[HCCN_SIM_LEVEL_INTRA] == 56e9);
+    hccn_sim_topo_free(t);
+    set_ok(doc, "node_types[0]=null");   /* an element stays, as null */
+    assert_true(json_object_array_get_idx(at(doc, "node_types"), 0) == NULL);
+    assert_int_equal(json_object_array_length(at(doc, "node_types")), 1);
+    json_object_put(doc);
+}
+
 static void test_missing_paths(void **state)
 {
     (void)state;
@@ -206,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_number_through_index),
         cmocka_unit_test(test_nested_object_and_count),
         cmocka_unit_test(test_value_kinds),
+        cmocka_unit_test(test_null_removes_key),
         cmocka_unit_test(test_missing_paths),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_unknown_leaf_fails_in_loader),
