@@ -173,8 +173,7 @@ hccn_status_t hccn_predict_choice(const hccn_topo_t *topo,
                                                      topo->nfaults, &nomem);
     if (nomem) {
         hccn_sim_free(p.mem);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_predict_choice: out of "
-                             "memory");
+        return hccn_sim_fail_context("hccn_predict_choice");
     }
     hccn_hier_select_in_t in = {view != NULL ? view : topo, p.mem,
                                 call->algo && *call->algo ? call->algo : NULL,

@@ -72,6 +72,90 @@ NOT_FAILURES = {
         "a lookup: NULL is 'this phase has no name'",
     ("hierarchy/phase.c", "hccn_sched_phase_name"):
         "a lookup: NULL is 'this phase has no name'",
+    ("runtime/comm.c", "hccn_rt_comm_new"):
+        "its cleanup label: every goto follows an allocation or call that "
+        "recorded why",
+    ("runtime/comm.c", "hccn_rt_pick_find"):
+        "a cache lookup: NULL is a miss",
+    ("runtime/comm.c", "hccn_rt_pick_store"):
+        "a cache: NULL is 'not kept' (the call selects again next time)",
+    ("runtime/exec.c", "part_reuse"): "a cache lookup: NULL is a miss",
+    ("runtime/exec.c", "part_keep"):
+        "a cache: NULL is 'not kept' (the caller frees the tasks)",
+    ("runtime/exec_drive.c", "moves_for"):
+        "NULL is 'no precomputed moves': the caller moves step by step",
+    ("runtime/handle.c", "token_slot"):
+        "a lookup: NULL is 'names no slot' (the caller reports the stale "
+        "or foreign handle)",
+    ("runtime/inflight.c", "op_uses"):
+        "a lookup: NULL is 'the op does not use that memory'",
+    ("runtime/kernels.c", "kernel_lookup"):
+        "a lookup: dtype and op are checked at the API, so NULL never "
+        "reaches a reduction",
+    ("runtime/plan_cache.c", "find"): "a cache lookup: NULL is a miss",
+    ("runtime/plan_cache.c", "publish"):
+        "a cache: NULL is 'full' (the call keeps its own schedule) or the "
+        "allocator's recorded failure",
+    ("runtime/proc_join.c", "connect_host"):
+        "a socket call failed: errno holds the cause, which the caller "
+        "records with the process and rendezvous (sys_error)",
+    ("runtime/proc_run.c", "watch"): "a thread's return value, not a failure",
+    ("runtime/proc_wire.c", "take"):
+        "the wire reader: a short message marks the reader bad; the caller "
+        "that knows which message and process records it",
+    ("runtime/proc_wire.c", "hccn_rt_wire_get_str"):
+        "the wire reader: NULL is the NULL string sent, or a short message "
+        "(the reader is marked bad; its caller records it)",
+    ("runtime/proc_wire.c", "write_all"):
+        "a socket call failed: errno holds the cause; the caller records it "
+        "with the process",
+    ("runtime/proc_wire.c", "read_all"):
+        "a socket call failed or the peer left: the caller records it with "
+        "the process",
+    ("runtime/proc_wire.c", "hccn_rt_wire_send"):
+        "a bad message or a closed line: the caller records it with the "
+        "process",
+    ("runtime/recover.c", "hccn_rt_ft_find_grow"):
+        "a lookup: NULL is 'no communicator waits for this grow'",
+    ("runtime/sim_topo.c", "hccn_topo_config_dir"):
+        "an iterator: -1 is 'no directory i' (documented)",
+    ("runtime/proc_serve.c", "get_ctx"):
+        "-1 on the wire is 'no context' (a call outside any rank)",
+    ("runtime/recover_round.c", "token_of"):
+        "a lookup: NULL is 'not a member'",
+    ("device_sim/arena_numa.c", "hccn_sim_numa_pick"):
+        "-1 is 'no NUMA node to pin to' (one node, or no cores)",
+    ("device_sim/fault_view.c", "hccn_sim_topo_fault_view"):
+        "NULL is 'no fault changes the view' (or, with *nomem set, the "
+        "allocator's recorded failure)",
+    ("device_sim/launch.c", "thread_main"):
+        "a thread's return value, not a failure",
+    ("device_sim/software.c", "hccn_sim_sw_preset"):
+        "a lookup: NULL is 'no preset of that name'",
+    ("device_sim/topo_faults.c", "hccn_sim_topo_find_link"):
+        "a lookup: -1 is 'no such link' (the caller names the link asked "
+        "for)",
+    ("device_sim/topo_faults.c", "index_dev"):
+        "a lookup: -1 is 'no such device'",
+    ("device_sim/topo_faults.c", "index_link"):
+        "a lookup: -1 is 'no such link'",
+    ("device_sim/topo_find.c", "look_in"):
+        "a lookup: -1 is 'not in this directory' (the caller lists where "
+        "it looked)",
+    ("device_sim/topo_override.c", "split_path"):
+        "the edit parser: -1 with *bad at the column; its caller writes the "
+        "message naming the path and the column",
+    ("device_sim/topo_override.c", "parse_value"):
+        "json-c's tokenizer could not be made (*ok = 0): its caller reports "
+        "the allocation failure",
+    ("device_sim/topo_route.c", "route_intra"):
+        "-1 is 'no route' (documented: hccn_sim_topo_route)",
+    ("device_sim/topo_route.c", "route_inter"):
+        "-1 is 'no route' (validation rules it out)",
+    ("device_sim/topo_route.c", "route_any"):
+        "-1 is 'no route' (or no alternative route)",
+    ("device_sim/topo_route.c", "route_checked"):
+        "-1 is 'no route' for NPUs out of range (documented, tested)",
 }
 
 # Functions that answer a question and record nothing: a condition on them
