@@ -28,9 +28,8 @@ import re
 import sys
 
 # Functions that record a failure (besides hccn_sim_fail and friends).
-RECORDERS = r"\b(?:hccn_sim_v?fail\w*|hccn_rt_error\w*|nomem|fail_at|" \
-            r"jfail|hccn_sim_jfail\w*|spec_fail|choice_fail|bad|" \
-            r"hccn_sim_topo_fail\w*|hccn_hier_unsupported|unsupported)\s*\("
+RECORDERS = (r"\b(?:hccn_sim_v?fail\w*|hccn_rt_error\w*|hccn_sim_jfail\w*|"
+             r"nomem|not_hier|not_served|select_fail)\s*\(")
 
 # (file, function) -> why its -1 or NULL is an answer, not a failure.
 NOT_FAILURES = {
