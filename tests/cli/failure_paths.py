@@ -12,9 +12,16 @@ sorts it into one of:
              does: see RECORDERS);
   passes up  the block returns because a call it just made failed: the
              callee recorded the cause (the condition, or the statement
-             before it that set the tested variable, makes a call);
+             before it that set the tested variable, calls a library
+             function that is not a pure query, see PURE), or it tests a
+             schedule's `failed` flag, which is set where a failure is
+             recorded. The check trusts the callee; at run time
+             hccn_sim_fail_context reports a callee that recorded nothing
+             as a bug ("failed without a recorded cause");
   answer     not a failure: the function's contract gives -1 or NULL as an
-             ordinary answer (NOT_FAILURES names each with its reason);
+             ordinary answer (a lookup's "none", a cache miss), or it hands
+             the cause on in an out-parameter its caller records
+             (NOT_FAILURES names each with its reason);
   left       the timing engine's files, which another change rewrites
              (LEFT): counted, listed, not judged;
   bare       none of these: a failure that loses its cause.
