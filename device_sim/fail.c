@@ -66,6 +66,8 @@ hccn_status_t hccn_sim_fail_context(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof(ctx), fmt, ap);
     va_end(ap);
+    if (fail_status == HCCN_OK)
+        return hccn_sim_failed(ctx);
     snprintf(cause, sizeof(cause), "%s", fail_msg);
-    return hccn_sim_fail(hccn_sim_failed(ctx), "%s: %s", ctx, cause);
+    return hccn_sim_fail(fail_status, "%s: %s", ctx, cause);
 }

@@ -9,12 +9,15 @@
  * with transparent huge pages where the host allows them, and a chunk
  * whose pieces are all freed is kept for the next call, already mapped.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "device_sim/pool.h"
 
 /* Under AddressSanitizer a freed piece, and the part of a chunk not handed
@@ -101,8 +104,12 @@ static chunk_t *chunk_get(hccn_sim_pool_t *p, size_t need)
         return NULL;
     void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
+    if (m == MAP_FAILED) {
+        hccn_sim_fail(HCCN_ERR_NOMEM, "out of memory: cannot map %zu bytes "
+                      "for a chunk of the engine's task pool: %s", size,
+                      strerror(errno));
         return NULL;
+    }
 #ifdef MADV_HUGEPAGE
     (void)madvise(m, size, MADV_HUGEPAGE);   /* a hint: fine if refused */
 #endif

@@ -275,8 +275,7 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
         hccn_sim_topo_free(t);
         hccn_sim_topo_errf(err, errlen, source, "%s",
                            st == HCCN_ERR_NOMEM ? hccn_sim_nomem_msg()
-                                                : "internal error building "
-                                                  "the graph");
+                                                : hccn_sim_fail_msg());
         return st;
     }
     *out = t;

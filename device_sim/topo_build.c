@@ -462,8 +462,12 @@ hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
     }
     build_reduce_units(&b);
     if (b.ndev != t->ndevs || b.nlink != t->nlinks) {
+        hccn_status_t st = hccn_sim_fail(
+            HCCN_ERR_INTERNAL, "building the graph: %d devices and %d links "
+            "made where %d and %d were counted", b.ndev, b.nlink, t->ndevs,
+            t->nlinks);
         hccn_sim_topo_free(t);
-        return HCCN_ERR_INTERNAL;
+        return st;
     }
     *out = t;
     return HCCN_OK;

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -73,47 +74,62 @@ typedef struct {
 
 /* ------------------------------------------------------------ shape --- */
 
-/* 1 if every node of v has a distinct local index 0..size-1 per rank. */
+/* 1 if every node of v has a distinct local index 0..size-1 per rank; 0
+ * with the reason recorded. */
 static int places_ok(const hccn_hier_view_t *v, const int *size)
 {
     int *first = hccn_sim_calloc((size_t)v->nnodes + 1, sizeof(int));
     unsigned char *seen = hccn_sim_calloc((size_t)v->nranks + 1, 1);
-    int ok = first != NULL && seen != NULL;
+    int ok = first != NULL && seen != NULL, r = 0;
     for (int n = 0; ok && n < v->nnodes; n++)
         first[n + 1] = first[n] + size[n];
-    for (int r = 0; ok && r < v->nranks; r++) {
+    for (; ok && r < v->nranks; r++) {
         int nd = v->node[r], l = v->local[r];
         ok = l < size[nd] && !seen[first[nd] + l];
         if (ok)
             seen[first[nd] + l] = 1;
     }
+    if (!ok && first != NULL && seen != NULL)
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "rank %d's place in node %d "
+                      "(local %d) is out of range or taken", r - 1,
+                      v->node[r - 1], v->local[r - 1]);
     hccn_sim_free(first);
     hccn_sim_free(seen);
     return ok;
 }
 
+/* Records why hier does not apply; -1. */
+static int not_hier(const char *why, int n)
+{
+    hccn_sim_fail(HCCN_ERR_UNSUPPORTED, why, n);
+    return -1;
+}
+
 /* Checks args->view. Returns -1 when hier does not apply (no view, one
- * node, one rank per node, or a view that does not describe the ranks), 0
- * for nodes of different sizes, else 1 with *L ranks on every node. */
+ * node, one rank per node, or a view that does not describe the ranks),
+ * with the reason recorded, 0 for nodes of different sizes, else 1 with
+ * *L ranks on every node. */
 static int shape(const hccn_coll_args_t *a, int *L)
 {
     const hccn_hier_view_t *v = a->view;
-    if (v == NULL || v->nranks != a->nranks || v->nnodes < 2 ||
-        v->node == NULL || v->local == NULL)
-        return -1;
+    if (v == NULL || v->nranks != a->nranks || v->node == NULL ||
+        v->local == NULL)
+        return not_hier("no view of the nodes of the %d ranks", a->nranks);
+    if (v->nnodes < 2)
+        return not_hier("%d node: it needs two or more", v->nnodes);
     int *size = hccn_sim_calloc((size_t)v->nnodes, sizeof(int));
     if (size == NULL)
         return -1;
     int rc = 1;
     for (int r = 0; r < a->nranks && rc > 0; r++) {
         if (v->node[r] < 0 || v->node[r] >= v->nnodes || v->local[r] < 0)
-            rc = -1;
+            rc = not_hier("rank %d has no place on a node", r);
         else
             size[v->node[r]]++;
     }
     for (int n = 0; n < v->nnodes && rc > 0; n++)
         if (size[n] == 0)
-            rc = -1;
+            rc = not_hier("node %d holds none of the ranks", n);
     if (rc > 0 && !places_ok(v, size))
         rc = -1;
     *L = rc > 0 ? size[0] : 0;
@@ -122,7 +138,7 @@ static int shape(const hccn_coll_args_t *a, int *L)
             rc = 0;
     hccn_sim_free(size);
     if (rc > 0 && *L == 1)
-        rc = -1;
+        rc = not_hier("%d rank per node: it needs two or more", 1);
     return rc;
 }
 
@@ -332,8 +348,7 @@ static hccn_sched_t *build(const hccn_coll_args_t *a, const variant_t *v,
                            unsigned mine)
 {
     int L = 0;
-    if (!hccn_hier_args_ok(a, mine) ||
-        a->count > (UINT64_MAX >> 4) / a->esize / (uint64_t)a->nranks)
+    if (!hccn_hier_args_ok(a, mine) || !hccn_hier_count_fits(a, 4))
         return NULL;
     int sh = shape(a, &L);
     if (sh < 0)
@@ -401,7 +416,7 @@ hccn_sched_t *hccn_hier_hier_build_levels(const hccn_coll_args_t *args)
 {
     const hccn_level_choice_t *lv = args->levels;
     if (lv == NULL)
-        return NULL;
+        return hccn_hier_no_levels();
     variant_t v = {lv->name, lv->algo[0], lv->algo[1]};
     return build(args, &v, AR_RS_AG);
 }

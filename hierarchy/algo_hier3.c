@@ -37,6 +37,7 @@
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -160,6 +161,8 @@ static int *places(const hccn_coll_args_t *a, const shape3_t *sh)
     for (int r = 0; at != NULL && r < a->nranks; r++)
         if (at[r] < 0) {
             hccn_sim_free(at);   /* two ranks in one place: not a placement */
+            hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "two ranks share a place "
+                          "(pod, node, local): no rank is at place %d", r);
             return NULL;
         }
     return at;
@@ -192,16 +195,22 @@ static hccn_sched_t *two_levels(const hccn_coll_args_t *a,
                                 const variant3_t *v)
 {
     const hccn_algo_t *row = hccn_hier_levels_row(v->l[0], v->l[1], NULL);
+    if (row == NULL)
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "no two-level row runs %s inside "
+                      "nodes and %s across", v->l[0], v->l[1]);
     return row != NULL ? hccn_hier_build(row, a) : NULL;
 }
 
 static hccn_sched_t *build(const hccn_coll_args_t *a, const variant3_t *v)
 {
     const hccn_hier_view_t *vw = a->view;
-    if (!hccn_hier_args_ok(a, AR_RS_AG) || vw == NULL ||
-        vw->nranks != a->nranks || vw->nnodes < 1 ||
-        a->count > (UINT64_MAX >> 4) / a->esize / (uint64_t)a->nranks)
+    if (!hccn_hier_args_ok(a, AR_RS_AG) || !hccn_hier_count_fits(a, 4))
         return NULL;
+    if (vw == NULL || vw->nranks != a->nranks || vw->nnodes < 1) {
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "no view of the nodes of the %d "
+                      "ranks", a->nranks);
+        return NULL;
+    }
     shape3_t sh = {0, 0, 0, NULL};
     int even = shape3(vw, &sh);
     int three = even > 0 && sh.P > 1 && sh.M > 1 && sh.L > 1 &&
@@ -237,7 +246,7 @@ hccn_sched_t *hccn_hier_hier3_build_levels(const hccn_coll_args_t *args)
 {
     const hccn_level_choice_t *lv = args->levels;
     if (lv == NULL || lv->k != 3)
-        return NULL;
+        return hccn_hier_no_levels();
     variant3_t v = {lv->name, {lv->algo[0], lv->algo[1], lv->algo[2]}};
     return build(args, &v);
 }

@@ -20,6 +20,8 @@
  */
 #include <string.h>
 
+#include "device_sim/fail.h"
+#include "hierarchy/algo_util.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
 
@@ -31,10 +33,17 @@ typedef struct {
     hccn_level_choice_t lv;
 } combo_t;
 
+hccn_sched_t *hccn_hier_no_levels(void)
+{
+    hccn_sim_fail(HCCN_ERR_INTERNAL, "a composition row built without its "
+                  "levels (hccn_hier_build gives them)");
+    return NULL;
+}
+
 static hccn_sched_t *build(const hccn_coll_args_t *a)
 {
     if (a->levels == NULL)
-        return NULL;
+        return hccn_hier_no_levels();
     return a->levels->k == 2 ? hccn_hier_hier_build_levels(a)
                              : hccn_hier_hier3_build_levels(a);
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 #include "hierarchy/levels.h"
@@ -47,8 +48,13 @@ static int row_length(int p)
 hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args)
 {
     int X = args->nranks >= 4 ? row_length(args->nranks) : 0;
-    if (!hccn_hier_args_ok(args, TORUS_COLLS) || X == 0)
+    if (!hccn_hier_args_ok(args, TORUS_COLLS))
         return NULL;
+    if (X == 0) {
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%d ranks make no grid of two "
+                      "or more rows of two or more", args->nranks);
+        return NULL;
+    }
     hccn_sched_t *s = hccn_sched_new(args->nranks, "torus2d");
     int *at = hccn_sim_malloc((size_t)args->nranks * sizeof(int));
     if (s == NULL || at == NULL || args->count == 0) {

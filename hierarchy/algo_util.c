@@ -1,6 +1,9 @@
 /*
  * Helpers shared by the schedule builders (see algo_util.h).
  */
+#include <stdio.h>
+
+#include "device_sim/fail.h"
 #include "hierarchy/algo_util.h"
 
 int hccn_hier_mod(int a, int p)
@@ -40,34 +43,84 @@ int hccn_hier_is_rooted(hccn_coll_t coll)
 }
 
 /* A v-collective has all the arrays it reads or none (uniform blocks),
- * and me is a rank. */
+ * and me is a rank; records why not. */
 static int v_args_ok(const hccn_coll_args_t *a)
 {
     int none = !a->vcounts && !a->vrcounts && !a->vsdispls && !a->vrdispls;
+    int ok = 1;
     switch (a->coll) {
     case HCCN_COLL_ALLTOALLV:
-        return (none || (a->vcounts && a->vrcounts && a->vsdispls &&
-                         a->vrdispls)) &&
-               a->me >= 0 && a->me < a->nranks;
+        ok = none || (a->vcounts && a->vrcounts && a->vsdispls && a->vrdispls);
+        if (ok && (a->me < 0 || a->me >= a->nranks)) {
+            hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "building for rank %d, not "
+                          "one of the %d ranks", a->me, a->nranks);
+            return 0;
+        }
+        break;
     case HCCN_COLL_ALLGATHERV:
-        return none || (a->vcounts && a->vrdispls);
+        ok = none || (a->vcounts && a->vrdispls);
+        break;
     case HCCN_COLL_REDUCE_SCATTERV:
-        return none || (a->vcounts && a->vsdispls);
+        ok = none || (a->vcounts && a->vsdispls);
+        break;
     default:
-        return 1;
+        break;
     }
+    if (!ok)
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%s needs all of its count and "
+                      "displacement arrays or none", hccn_coll_name(a->coll));
+    return ok;
+}
+
+/* Records that the collective of a is not among those of mask. */
+static int not_served(const hccn_coll_args_t *a, unsigned mask)
+{
+    char list[256];
+    size_t w = 0;
+    list[0] = '\0';
+    for (int c = 0; c < HCCN_COLL_COUNT && w < sizeof(list); c++)
+        if (mask & 1u << c)
+            w += (size_t)snprintf(list + w, sizeof(list) - w, "%s%s",
+                                  w ? ", " : "", hccn_coll_name((hccn_coll_t)c));
+    hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "it does not serve %s (it serves %s)",
+                  hccn_coll_name(a->coll), list);
+    return 0;
 }
 
 int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask)
 {
-    if ((unsigned)a->coll >= HCCN_COLL_COUNT || !(mask & 1u << a->coll) ||
-        a->nranks < 1 || a->esize == 0 || !v_args_ok(a))
+    if ((unsigned)a->coll >= HCCN_COLL_COUNT) {
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "unknown collective %d",
+                      (int)a->coll);
+        return 0;
+    }
+    if (!(mask & 1u << a->coll))
+        return not_served(a, mask);
+    if (a->nranks < 1 || a->esize == 0) {
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%d ranks of %zu-byte elements",
+                      a->nranks, a->esize);
+        return 0;
+    }
+    if (!v_args_ok(a))
         return 0;
     if (hccn_hier_is_rooted(a->coll) &&
-        (a->root < 0 || a->root >= a->nranks))
+        (a->root < 0 || a->root >= a->nranks)) {
+        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "root %d is not one of the %d "
+                      "ranks", a->root, a->nranks);
         return 0;
+    }
     /* SEND/RECV sizes, up to p * count * esize, must fit comfortably. */
-    return a->count <= (UINT64_MAX >> 2) / a->esize / (uint64_t)a->nranks;
+    return hccn_hier_count_fits(a, 2);
+}
+
+int hccn_hier_count_fits(const hccn_coll_args_t *a, int shift)
+{
+    if (a->count <= (UINT64_MAX >> shift) / a->esize / (uint64_t)a->nranks)
+        return 1;
+    hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "count %llu of %zu-byte elements on "
+                  "%d ranks: the schedule's sizes would overflow 64 bits",
+                  (unsigned long long)a->count, a->esize, a->nranks);
+    return 0;
 }
 
 uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt)

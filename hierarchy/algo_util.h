@@ -32,8 +32,17 @@ int hccn_hier_is_rooted(hccn_coll_t coll);
 
 /* 1 when a is well formed for a builder that implements the collectives of
  * mask (bit 1u << coll): coll in mask, nranks >= 1, esize > 0, root in
- * range for rooted collectives, and 4 * p * count * esize fits in 64 bits. */
+ * range for rooted collectives, and 4 * p * count * esize fits in 64 bits.
+ * 0 with the reason recorded (HCCN_ERR_UNSUPPORTED, device_sim/fail.h). */
 int hccn_hier_args_ok(const hccn_coll_args_t *a, unsigned mask);
+
+/* NULL, recording HCCN_ERR_INTERNAL: a composition row's builder was
+ * called without args->levels. */
+hccn_sched_t *hccn_hier_no_levels(void);
+
+/* 1 when p * count * esize fits in 64 bits with shift bits to spare; 0
+ * with the reason recorded (HCCN_ERR_UNSUPPORTED). */
+int hccn_hier_count_fits(const hccn_coll_args_t *a, int shift);
 
 /* The default pipelining chunks of the algorithms that pipeline, in
  * bytes: one constant each, read by the algorithm's builder and by its

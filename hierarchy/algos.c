@@ -127,13 +127,10 @@ hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
     hccn_sched_t *s = algo->build(&args);
     if (s != NULL)
         return s;
-    if (hccn_sim_fail_status() != HCCN_OK)
-        hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),
-                              algo->name);
-    else
-        hccn_sim_fail(HCCN_ERR_UNSUPPORTED, "%s: algorithm '%s' does not "
-                      "support %d ranks, count %llu", hccn_coll_name(a->coll),
-                      algo->name, a->nranks, (unsigned long long)a->count);
+    /* The builder recorded why (a builder that did not is a bug, which
+     * hccn_sim_fail_context reports as such). */
+    hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),
+                          algo->name);
     return NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/levels.h"
 
 /* A place's stride at level i: the product of the group sizes below. */
@@ -35,10 +36,14 @@ int hccn_hier_levels_init(hccn_hier_comp_t *h, hccn_sched_t *s,
     int ok = h->grp != NULL && h->tmp != NULL && h->one != NULL;
     for (int i = 0; i < lv->k && ok; i++)
         ok = (h->f[i] = hccn_frontier_new(a->nranks)) != NULL;
-    return ok && lv->k >= 1 && lv->k <= HCCN_LEVELS_MAX &&
-                   stride(lv, lv->k) == (uint64_t)a->nranks
-               ? 0
-               : -1;
+    if (!ok)
+        return -1;   /* the allocation recorded why */
+    if (lv->k < 1 || lv->k > HCCN_LEVELS_MAX ||
+        stride(lv, lv->k) != (uint64_t)a->nranks)
+        return hccn_sim_fail(HCCN_ERR_INTERNAL, "%s: %d level(s) do not "
+                             "multiply to its %d ranks", lv->name, lv->k,
+                             a->nranks);
+    return 0;
 }
 
 void hccn_hier_levels_fini(hccn_hier_comp_t *h)
@@ -89,7 +94,12 @@ const hccn_sched_t *hccn_hier_levels_flat(hccn_hier_comp_t *h, const char *algo,
                            .esize = h->a->esize, .root = root,
                            .chunk_bytes = h->a->chunk_bytes,
                            .in_switch = hccn_hier_level_switch(h->a, algo)};
-    hccn_sched_t *s = al != NULL ? al->build(&sa) : NULL;
+    if (al == NULL) {
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "level algorithm '%s' is not in "
+                      "the table", algo);
+        return NULL;
+    }
+    hccn_sched_t *s = al->build(&sa);
     if (s == NULL)
         return NULL;
     int i = h->memo_next;

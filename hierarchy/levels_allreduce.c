@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
@@ -195,7 +196,9 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     uint64_t K = (main + ce - 1) / ce, first = main < ce ? main : ce;
     if (c.top < 1) {
         h->s->failed = 1;
-        return -1;
+        return hccn_sim_fail(HCCN_ERR_INTERNAL, "%s: allreduce over %d "
+                             "level(s): it needs two or more",
+                             h->lv->name, h->lv->k);
     }
     /* Block sizes of a whole chunk (the last may be shorter). */
     c.blk[0] = first / (uint64_t)h->lv->n[0] * e;

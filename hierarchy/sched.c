@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/sched.h"
 
 static int in_slab(const hccn_sched_t *s, const void *p)
@@ -56,8 +57,11 @@ static void free_array(const hccn_sched_t *s, void *p)
 
 hccn_sched_t *hccn_sched_new(int nranks, const char *algo)
 {
-    if (nranks <= 0)
+    if (nranks <= 0) {
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "schedule '%s' for %d ranks",
+                      algo ? algo : "", nranks);
         return NULL;
+    }
     hccn_sched_t *s = hccn_sim_calloc(1, sizeof(*s));
     if (s == NULL)
         return NULL;
@@ -90,8 +94,12 @@ void hccn_sched_free(hccn_sched_t *s)
 uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
                         const uint32_t *deps, uint32_t ndeps)
 {
-    if (s->failed || rank < 0 || rank >= s->nranks) {
+    if (s->failed)
+        return UINT32_MAX;   /* recorded where it failed */
+    if (rank < 0 || rank >= s->nranks) {
         s->failed = 1;
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "schedule '%s': a step for rank %d "
+                      "of %d", s->algo, rank, s->nranks);
         return UINT32_MAX;
     }
     hccn_sched_rank_t *r = &s->ranks[rank];
@@ -107,8 +115,12 @@ uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
     st->dep_off = r->ndeps;
     st->ndeps = ndeps;
     for (uint32_t i = 0; i < ndeps; i++) {
-        if (deps[i] >= r->nsteps)
+        if (deps[i] >= r->nsteps && !s->failed) {
             s->failed = 1;
+            hccn_sim_fail(HCCN_ERR_INTERNAL, "schedule '%s': rank %d step "
+                          "%u depends on step %u, not before it", s->algo,
+                          rank, r->nsteps, deps[i]);
+        }
         r->deps[r->ndeps++] = deps[i];
     }
     return r->nsteps++;
@@ -282,10 +294,14 @@ void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
     }
 }
 
+/* Writes why and records it (HCCN_ERR_INTERNAL, "invalid schedule"). */
 static int fail(char *why, size_t len, const char *fmt, int a, int b)
 {
+    char msg[256];
+    snprintf(msg, sizeof(msg), fmt, a, b);
     if (why != NULL && len > 0)
-        snprintf(why, len, fmt, a, b);
+        snprintf(why, len, "%s", msg);
+    hccn_sim_fail(HCCN_ERR_INTERNAL, "built an invalid schedule: %s", msg);
     return -1;
 }
 

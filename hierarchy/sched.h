@@ -143,7 +143,8 @@ void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
                           const int *world, hccn_sim_task_t *t);
 
 /* Checks the invariants (deps backwards, every xfer paired, sizes and via
- * equal, buffers named, ranks in range). Returns 0 or -1 with a reason in why. */
+ * equal, buffers named, ranks in range). Returns 0, or -1 with a reason in
+ * why, also recorded (HCCN_ERR_INTERNAL, "built an invalid schedule: ..."). */
 int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len);
 
 #endif /* HCCN_HIERARCHY_SCHED_H */

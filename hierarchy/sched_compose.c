@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/compose.h"
 
 #define ELIDED UINT32_MAX
@@ -98,8 +99,10 @@ static int set_add_all(hccn_stepset_t *s, const uint32_t *v, uint32_t n)
 
 hccn_frontier_t *hccn_frontier_new(int nranks)
 {
-    if (nranks <= 0)
+    if (nranks <= 0) {
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "a frontier of %d ranks", nranks);
         return NULL;
+    }
     hccn_frontier_t *f = hccn_sim_calloc(1, sizeof(*f));
     if (f == NULL)
         return NULL;
@@ -360,11 +363,16 @@ static int name_copies(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
             kept(how, sub->xfer_send[st->xfer].rank))
             continue;
         if (how->fold == NULL || i >= how->fold->nrep)
-            return -1;
+            return hccn_sim_fail(HCCN_ERR_INTERNAL, "composing '%s': member "
+                                 "%d step %u receives from a member left "
+                                 "out, with no fold to name its sender",
+                                 sub->algo, i, t);
         uint64_t key = how->fold->recv_key[i][t];
         uint32_t s0 = (uint32_t)key;
         if ((int)(key >> 32) != i || s0 >= rk->nsteps || w->map[s0] == ELIDED)
-            return -1;
+            return hccn_sim_fail(HCCN_ERR_INTERNAL, "composing '%s': member "
+                                 "%d step %u: the fold names no kept "
+                                 "send of its own", sub->algo, i, t);
         dst->xfer_send[xfer0 + st->xfer] =
             (hccn_sched_ref_t){how->ranks[i], w->map[s0]};
     }
@@ -406,9 +414,20 @@ int hccn_sched_compose(hccn_sched_t *dst, const hccn_sched_t *sub,
 {
     if (dst->failed)
         return -1;
-    if (sub == NULL || sub->failed || !map_ok(dst, sub, how) ||
-        (last != NULL && last->nranks != dst->nranks) ||
-        hccn_sched_xfer_room(dst, sub->nxfers) != 0) {
+    if (sub == NULL || sub->failed) {
+        dst->failed = 1;   /* its builder recorded why */
+        return -1;
+    }
+    if (!map_ok(dst, sub, how) ||
+        (last != NULL && last->nranks != dst->nranks)) {
+        dst->failed = 1;
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "composing '%s' (%d ranks) into "
+                      "'%s' (%d ranks): the rank map, buffers or frontiers "
+                      "do not fit", sub->algo, sub->nranks, dst->algo,
+                      dst->nranks);
+        return -1;
+    }
+    if (hccn_sched_xfer_room(dst, sub->nxfers) != 0) {
         dst->failed = 1;
         return -1;
     }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/fail.h"
 #include "hierarchy/algo_spec.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
@@ -336,6 +337,20 @@ static const hccn_algo_t *cheapest_levels(const hccn_coll_args_t *a,
     return best;
 }
 
+/* Records why selection failed (as written in why), unless it was for
+ * want of memory (already recorded): HCCN_ERR_UNSUPPORTED when the spec
+ * names one known algorithm (it cannot run a), else HCCN_ERR_INVALID. */
+static const hccn_algo_t *select_fail(const hccn_hier_select_in_t *in,
+                                      const char *why)
+{
+    if (hccn_sim_fail_status() == HCCN_ERR_NOMEM)
+        return NULL;
+    hccn_sim_fail(hccn_hier_algo_find(in->spec) != NULL ? HCCN_ERR_UNSUPPORTED
+                                                        : HCCN_ERR_INVALID,
+                  "algorithm: %s", why);
+    return NULL;
+}
+
 const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
                                     const hccn_hier_select_in_t *in,
                                     char *why, size_t len, char *report,
@@ -349,13 +364,14 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     int passed;
     if (report != NULL && rlen > 0)
         report[0] = '\0';
+    hccn_sim_fail_clear();
     if ((unsigned)a->coll >= HCCN_COLL_COUNT) {
         snprintf(why, len, "unknown collective %d", (int)a->coll);
-        return NULL;
+        return select_fail(in, why);
     }
     if (spec_get(in, &spec, why, len) != 0 ||
         hccn_hier_spec_pick(&spec, a->coll, &algo, &part, why, len) != 0)
-        return NULL;
+        return select_fail(in, why);
     const char *lv[3];
     int open = algo != NULL && hccn_hier_spec_open_levels(&spec, a->coll, lv);
     if (open)
@@ -379,7 +395,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     } else {
         snprintf(why, len, "no algorithm implements %s",
                  hccn_coll_name(a->coll));
-        return NULL;
+        return select_fail(in, why);
     }
     if (report != NULL && rlen > 0)
         write_report(a, algo, reason, t, report, rlen);

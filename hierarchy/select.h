@@ -26,7 +26,10 @@ typedef struct {
 } hccn_hier_select_in_t;
 
 /* Picks the algorithm for a. An override that names an unknown algorithm
- * or one that cannot run a is an error: returns NULL and writes why.
+ * or one that cannot run a is an error: returns NULL, writes why and
+ * records it (device_sim/fail.h) as "algorithm: <why>", with
+ * HCCN_ERR_UNSUPPORTED if the spec names one known algorithm, else
+ * HCCN_ERR_INVALID (HCCN_ERR_NOMEM for want of memory).
  * report (may be NULL) receives one line on the choice and the candidates'
  * predicted times, for HCCN_DEBUG=INFO. */
 const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,

@@ -192,21 +192,10 @@ hccn_status_t hccn_rt_coll_pick(hccn_comm_t *comm, const hccn_coll_args_t *a,
                                 hccn_rt_sel_cache(comm->ctx->cl)};
     char why[256], report[1024];
     int log = comm->rank == 0 && hccn_rt_log_on(HCCN_LOG_INFO);
-    hccn_sim_fail_clear();
     *algo = hccn_hier_select(a, &in, why, sizeof(why), log ? report : NULL,
                              sizeof(report));
-    if (*algo == NULL && hccn_sim_fail_status() == HCCN_ERR_NOMEM)
-        return hccn_sim_fail_context("%s: rank %d: algorithm selection",
-                                     name, comm->ctx->rank);
-    if (*algo == NULL) {
-        /* A known algorithm that lacks this collective is unsupported; a
-         * spec that names nothing, or breaks the grammar, is invalid. */
-        hccn_status_t code = hccn_hier_algo_find(spec) != NULL
-                                 ? HCCN_ERR_UNSUPPORTED
-                                 : HCCN_ERR_INVALID;
-        return hccn_rt_error(code, "%s: rank %d: algorithm: %s", name,
-                             comm->ctx->rank, why);
-    }
+    if (*algo == NULL)   /* selection recorded why (and the status) */
+        return hccn_sim_fail_context("%s: rank %d", name, comm->ctx->rank);
     if (log)
         hccn_rt_log(HCCN_LOG_INFO, "comm %llu: %s",
                     (unsigned long long)comm->sh->uid, report);

@@ -54,7 +54,7 @@ static hccn_status_t comm_token(hccn_comm_t *h)
     rt_handle_info_t in = {.world = c == c->cl->world, .rank = h->ctx->rank,
                            .size = c->size, .uid = c->uid};
     h->token = hccn_rt_handle_new(RT_H_COMM, h, h->ctx, &in);
-    return h->token != NULL ? HCCN_OK : HCCN_ERR_NOMEM;
+    return h->token != NULL ? HCCN_OK : hccn_sim_failed("comm_token");
 }
 
 rt_comm_t *hccn_rt_comm_new(hccn_cluster_t *cl, int size, const int *world)

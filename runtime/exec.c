@@ -255,7 +255,8 @@ hccn_status_t hccn_rt_coll_post(hccn_comm_t *comm, const hccn_coll_args_t *a,
     if (op->sched == NULL) {
         hccn_sim_free(op->vmem);
         hccn_sim_free(op);
-        return post_failed(comm, hccn_sim_failed("hccn_rt_coll_post"));
+        return post_failed(comm, hccn_sim_fail_context("%s: rank %d", name,
+                                                       ctx->rank));
     }
     op->fp.compress = call->compress;
     op->fp.algo = op->sched->algo;

@@ -81,8 +81,12 @@ static int slot_take(uint32_t *idx)
             free_tail = UINT32_MAX;
         return 0;
     }
-    if (nslots >= (uint32_t)CHUNKS * CHUNK)
+    if (nslots >= (uint32_t)CHUNKS * CHUNK) {
+        hccn_sim_fail(HCCN_ERR_NOMEM, "the handle table is full: %u "
+                      "communicator and future handles live",
+                      (unsigned)CHUNKS * CHUNK);
         return -1;
+    }
     uint32_t c = nslots >> CHUNK_BITS;
     if (atomic_load_explicit(&chunks[c], memory_order_relaxed) == NULL) {
         slot_t *n = hccn_sim_calloc(CHUNK, sizeof(*n));

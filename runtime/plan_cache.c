@@ -157,13 +157,11 @@ static hccn_sched_t *sched_build(const hccn_coll_args_t *a,
                                  const hccn_algo_t *algo)
 {
     hccn_sched_t *s = hccn_hier_build(algo, a);
-    char why[256];
     if (s == NULL)
         return NULL;
-    if (hccn_sched_validate(s, why, sizeof(why)) != 0) {
-        hccn_rt_error(HCCN_ERR_INTERNAL, "%s: algorithm '%s' built an invalid "
-                      "schedule: %s",
-                      hccn_coll_name(a->coll), algo->name, why);
+    if (hccn_sched_validate(s, NULL, 0) != 0) {
+        hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),
+                              algo->name);
         hccn_sched_free(s);
         return NULL;
     }

@@ -238,11 +238,9 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
                                                sizeof(report));
     if (algo != NULL && log)
         hccn_rt_log(HCCN_LOG_INFO, "timing only: call %d: %s", i, report);
-    if (algo == NULL)
-        return hccn_rt_error(hccn_hier_algo_find(c->spec) != NULL
-                                 ? HCCN_ERR_UNSUPPORTED : HCCN_ERR_INVALID,
-                             "predict: call %d: %s: algorithm: %s", i,
-                             hccn_coll_name(c->coll), why);
+    if (algo == NULL)   /* selection recorded why (and the status) */
+        return hccn_sim_fail_context("predict: call %d: %s", i,
+                                     hccn_coll_name(c->coll));
     if (p->sched != NULL && p->algo == algo && same_args(&p->args, &a))
         return HCCN_OK;
     hccn_sched_free(p->sched);
@@ -262,10 +260,9 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
         p->built_folded++;
         return folded_keys(p, i);
     }
-    if (hccn_sched_validate(p->sched, why, sizeof(why)) != 0)
-        return hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d: algorithm "
-                             "'%s' built an invalid schedule: %s", i,
-                             algo->name, why);
+    if (hccn_sched_validate(p->sched, NULL, 0) != 0)
+        return hccn_sim_fail_context("predict: call %d: algorithm '%s'", i,
+                                     algo->name);
     if (p->rep != NULL)
         return sched_folds(p, c, i);
     return HCCN_OK;

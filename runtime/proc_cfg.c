@@ -24,7 +24,8 @@
      (opts)->struct_size >= offsetof(hccn_cluster_opts_t, field) +            \
                                 sizeof((opts)->field))
 
-/* An integer environment variable: 1 and *v, 0 when unset, -1 when bad. */
+/* An integer environment variable: 1 and *v, 0 when unset, -1 when bad
+ * (recorded: HCCN_ERR_INVALID naming the variable and its value). */
 static int env_int(const char *name, int *v)
 {
     const char *s = getenv(name);
@@ -33,17 +34,13 @@ static int env_int(const char *name, int *v)
     char *end;
     errno = 0;
     long x = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || x < 0 || x > INT_MAX)
+    if (errno != 0 || *end != '\0' || x < 0 || x > INT_MAX) {
+        hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: %s=%s is not "
+                      "a count (a whole number >= 0)", name, s);
         return -1;
+    }
     *v = (int)x;
     return 1;
-}
-
-static hccn_status_t bad_env(const char *name)
-{
-    return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: %s=%s is "
-                         "not a count (a whole number >= 0)", name,
-                         getenv(name));
 }
 
 /* The process rank and count from the environment; *mpi is set when they
@@ -52,10 +49,10 @@ static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
 {
     int kw = env_int("HCCN_PROC_WORLD", &cfg->world);
     if (kw < 0)
-        return bad_env("HCCN_PROC_WORLD");
+        return HCCN_ERR_INVALID;   /* env_int recorded which and why */
     int kr = env_int("HCCN_PROC_RANK", &cfg->rank);
     if (kr < 0)
-        return bad_env("HCCN_PROC_RANK");
+        return HCCN_ERR_INVALID;
     /* Half a layout is a mistake in the launcher, not one process: said
      * so rather than run alone. */
     if (kw == 0 && kr > 0)
@@ -78,7 +75,7 @@ static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
     int ks = env_int("OMPI_COMM_WORLD_SIZE", &cfg->world);
     int km = env_int("OMPI_COMM_WORLD_RANK", &cfg->rank);
     if (ks < 0 || km < 0)
-        return bad_env(ks < 0 ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK");
+        return HCCN_ERR_INVALID;   /* env_int recorded which and why */
     *mpi = ks > 0;
     return HCCN_OK;
 }

@@ -63,8 +63,7 @@ static hccn_status_t split_ranks(rt_proc_t *p, const hccn_sim_topo_t *topo)
                              "needs at least one rank", topo->source, w, n);
     p->first = hccn_sim_calloc((size_t)w + 1, sizeof(int));
     if (p->first == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_create: out of "
-                             "memory");
+        return hccn_sim_fail_context("hccn_cluster_create");
     for (int q = 0; q <= w; q++) {
         if (w <= nodes) {
             int node = (int)((long long)q * nodes / w), r = 0;
@@ -222,8 +221,7 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     *out = NULL;
     rt_proc_t *p = hccn_sim_calloc(1, sizeof(*p));
     if (p == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_cluster_create: out of "
-                             "memory");
+        return hccn_sim_fail_context("hccn_cluster_create");
     p->rank = cfg->rank;
     p->world = cfg->world;
     p->nranks = topo->nnpus;
@@ -237,7 +235,7 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     p->rank_fd = hccn_sim_malloc((size_t)p->nranks * sizeof(int));
     hccn_status_t rc = HCCN_ERR_NOMEM;
     if (p->ctrl == NULL || p->rank_fd == NULL) {
-        hccn_rt_error(rc, "hccn_cluster_create: out of memory");
+        rc = hccn_sim_fail_context("hccn_cluster_create");
         goto fail;
     }
     for (int q = 0; q < p->world; q++)

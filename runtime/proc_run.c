@@ -149,7 +149,7 @@ hccn_status_t hccn_rt_proc_client_run(hccn_cluster_t *cl, hccn_rank_fn fn,
     hccn_status_t *st = hccn_sim_calloc((size_t)cl->nranks, sizeof(*st));
     hccn_status_t rc = HCCN_ERR_NOMEM;
     if (job.selves == NULL || st == NULL) {
-        hccn_rt_error(rc, "hccn_cluster_run: out of memory");
+        rc = hccn_sim_fail_context("hccn_cluster_run");
         goto out;
     }
     for (int i = 0; i < n; i++)

@@ -388,8 +388,7 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
         seq = comm != NULL ? ft->seqs[i]++ : ft->seq;
     pthread_mutex_unlock(&c->lock);
     if (ft == NULL)
-        return hccn_rt_error(HCCN_ERR_NOMEM, "%s: rank %d: out of memory",
-                             fn, ctx->rank);
+        return hccn_sim_fail_context("%s: rank %d", fn, ctx->rank);
     double now = hccn_sim_clock(eng, ctx->rank);
     double f = hccn_sim_fail_at(eng, ctx->rank);
     if (f <= now)
@@ -404,7 +403,7 @@ hccn_status_t hccn_rt_ft_call(const char *fn, hccn_ctx_t *ctx, rt_comm_t *c,
     rc = arrive(c, ft, i, kind, tag, ranks, n, seq, flag ? *flag : ~0);
     pthread_mutex_unlock(&c->lock);
     if (rc != HCCN_OK)
-        return hccn_rt_error(rc, "%s: rank %d: out of memory", fn, ctx->rank);
+        return hccn_sim_fail_context("%s: rank %d", fn, ctx->rank);
     ring_participants(c, ft);
     if (kind == RT_FT_GROW)
         rc = hccn_rt_ft_grow_gate(ctx, c, i, seq, tag, n, fn);

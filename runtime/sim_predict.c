@@ -151,17 +151,10 @@ static hccn_status_t choose(const hccn_coll_args_t *a,
                             const char *sched_name, hccn_choice_t *out)
 {
     char why[256], report[1024];
-    hccn_sim_fail_clear();
     const hccn_algo_t *algo = hccn_hier_select(a, in, why, sizeof(why),
                                                report, sizeof(report));
-    if (algo == NULL && hccn_sim_fail_status() == HCCN_ERR_NOMEM)
-        return hccn_sim_fail_context("%s: algorithm selection",
-                                     hccn_coll_name(a->coll));
-    if (algo == NULL)
-        return hccn_rt_error(hccn_hier_algo_find(in->spec) != NULL
-                                 ? HCCN_ERR_UNSUPPORTED : HCCN_ERR_INVALID,
-                             "%s: algorithm: %s", hccn_coll_name(a->coll),
-                             why);
+    if (algo == NULL)   /* selection recorded why (and the status) */
+        return hccn_sim_fail_context("%s", hccn_coll_name(a->coll));
     return choice_fill(algo, a, sched_name, report, out);
 }
 
@@ -184,8 +177,7 @@ hccn_status_t hccn_predict_choice(const hccn_topo_t *topo,
                                                      topo->nfaults, &nomem);
     if (nomem) {
         hccn_sim_free(p.mem);
-        return hccn_rt_error(HCCN_ERR_NOMEM, "hccn_predict_choice: out of "
-                             "memory");
+        return hccn_sim_fail_context("hccn_predict_choice");
     }
     hccn_hier_select_in_t in = {view != NULL ? view : topo, p.mem,
                                 call->algo && *call->algo ? call->algo : NULL,

@@ -255,7 +255,7 @@ static void pods(const hccn_cost_place_t *pl, int n, int *mem,
     lv->nlevels = 2;
     if (hccn_hier_cost_view(pl, n, mem, mem + n, &v) != 0 ||
         hccn_hier_cost_pods(pl, mem + 2 * n, &v) != 0) {
-        snprintf(lv->why, sizeof(lv->why), "no memory");
+        snprintf(lv->why, sizeof(lv->why), "%s", hccn_sim_nomem_msg());
         return;
     }
     int *ppod = mem + 3 * n, *psize = mem + 4 * n, even = 1, first = -1;

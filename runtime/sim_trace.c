@@ -6,8 +6,10 @@
  * so the file holds every traced run of the program so far. A trace the
  * program attaches itself takes the place of the process's one.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "device_sim/trace.h"
 #include "hccn/hccn_sim.h"
@@ -33,14 +35,23 @@ void hccn_trace_destroy(hccn_trace_t *tr)
     hccn_sim_trace_destroy(tr);
 }
 
-/* Writes tr to path; 0 or -1. */
+/* Writes tr to path; 0, or -1 with the cause recorded (HCCN_ERR_IO naming
+ * the path and the system's reason). */
 static int write_file(hccn_sim_trace_t *tr, const char *path)
 {
     FILE *f = fopen(path, "w");
-    if (f == NULL)
+    if (f == NULL) {
+        hccn_rt_error(HCCN_ERR_IO, "cannot write %s: %s", path,
+                      strerror(errno));
         return -1;
+    }
     int rc = hccn_sim_trace_write(tr, f);
-    return fclose(f) == 0 && rc == 0 ? 0 : -1;
+    errno = 0;
+    if (fclose(f) == 0 && rc == 0)
+        return 0;
+    hccn_rt_error(HCCN_ERR_IO, "cannot write %s: %s", path,
+                  errno != 0 ? strerror(errno) : "write error");
+    return -1;
 }
 
 hccn_status_t hccn_trace_write(hccn_trace_t *tr, const char *path)
@@ -50,8 +61,7 @@ hccn_status_t hccn_trace_write(hccn_trace_t *tr, const char *path)
                              tr == NULL ? "trace" : "path");
     return write_file(tr, path) == 0
                ? HCCN_OK
-               : hccn_rt_error(HCCN_ERR_IO, "hccn_trace_write: cannot write "
-                               "%s", path);
+               : hccn_sim_fail_context("hccn_trace_write");
 }
 
 hccn_status_t hccn_trace_attach(hccn_cluster_t *cl, hccn_trace_t *tr)
@@ -96,7 +106,7 @@ void hccn_rt_env_trace_detach(hccn_cluster_t *cl)
         hccn_sim_engine_set_trace(cl->eng, NULL);
         env_owner = NULL;
         if (path != NULL && *path != '\0' && write_file(env_trace, path) != 0)
-            fprintf(stderr, "hccn: HCCN_TRACE: cannot write %s\n", path);
+            fprintf(stderr, "hccn: HCCN_TRACE: %s\n", hccn_sim_fail_msg());
     }
     pthread_mutex_unlock(&env_lock);
 }

@@ -32,7 +32,6 @@ import argparse
 import importlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -251,9 +250,11 @@ def main():
     skipped = [(r["id"], skipped_reason(r["id"], r)) for r in allruns
                if r["id"] not in RUNS]
     nloo = 0 if args.no_loo else sum(
-        len(v) for v in validate_loo.families(RUNS, runs).values()
+        len(v) for v in validate_loo.families(
+            RUNS, runs, lambda rid: measured_rows(runs[rid])).values()
         if len(v) >= 3)
-    _PROGRESS["total"] = sum(len(k["runs"]) for k in LINKS) + 2 * len(ids) + 2 * nloo
+    _PROGRESS["total"] = (sum(len(k["runs"]) for k in LINKS) +
+                          2 * len(ids) + 2 * nloo)
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
         after, before, cmds = run_all(args, runs, ids, tmp)

@@ -66,11 +66,14 @@ def fit_family(build, config, members, runs, rows_of, sets_of, factor_of,
     return os.path.join(tmp, tag + ".json"), fitted
 
 
-def families(specs, present):
-    """family -> its run ids (those in the measurements)."""
+def families(specs, present, rows_of=None):
+    """family -> its run ids (those in the measurements; with rows_of,
+    those with sizes the fit uses: a run that published only large sizes
+    says nothing of launch and per-step costs)."""
     fam = {}
     for rid, spec in specs.items():
-        if rid in present:
+        if rid in present and (rows_of is None or
+                               any(r[0] <= FIT_MAX for r in rows_of(rid))):
             fam.setdefault(spec["family"], []).append(rid)
     return fam
 
@@ -81,7 +84,7 @@ def leave_one_out(build, specs, runs, rows_of, factor_of, predict, tmp,
     """One row per left-out run: (family, run, the fitted parameters, its
     rows predicted with the fit)."""
     out = []
-    for fam, ids in sorted(families(specs, runs).items()):
+    for fam, ids in sorted(families(specs, runs, rows_of).items()):
         if len(ids) < 3:
             continue
         for left in ids:
