@@ -136,6 +136,11 @@ NOT_FAILURES = {
         "allocator's recorded failure)",
     ("device_sim/launch.c", "thread_main"):
         "a thread's return value, not a failure",
+    ("device_sim/topo_reduce.c", "hccn_sim_topo_reduce_node"):
+        "a question: -1 is 'this node's switch does not reduce this dtype "
+        "and op' (the call then runs without in-switch reduction)",
+    ("device_sim/topo_reduce.c", "hccn_sim_topo_reduce_split"):
+        "a question: -1 is 'this route does not reach a reducing switch'",
     ("device_sim/software.c", "hccn_sim_sw_preset"):
         "a lookup: NULL is 'no preset of that name'",
     ("device_sim/topo_faults.c", "hccn_sim_topo_find_link"):
