@@ -176,8 +176,12 @@ int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
         for (live = 0; live < eng->ndev && rep[live] == live; live++)
             ;
         for (int d = live; d < eng->ndev; d++)
-            if (rep[d] < 0 || rep[d] >= live)
+            if (rep[d] < 0 || rep[d] >= live) {
+                hccn_sim_fail(HCCN_ERR_INTERNAL, "fold: device %d stands "
+                              "for %d, not one of the %d simulated devices",
+                              d, rep[d], live);
                 return -1;
+            }
         r = hccn_sim_malloc(nd * sizeof(*r));
         l = hccn_sim_malloc(nl * sizeof(*l));
         if (r == NULL || l == NULL) {

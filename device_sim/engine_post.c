@@ -380,6 +380,9 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
     uint32_t *nsucc = lists, *succ_off = lists + n;
     if (hccn_sim_succ_lists(tasks, n, deps, nsucc, succ_off, b->succ) != 0) {
         hccn_sim_free(lists);
+        hccn_sim_fail(HCCN_ERR_INTERNAL, "device %d: a task depends on "
+                      "itself or a later task (dependencies must point "
+                      "backwards)", b->dev);
         return -2;
     }
     for (int i = 0; i < n; i++)

@@ -154,8 +154,8 @@ static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
                                      part != NULL ? &part->hint : NULL);
     if (part == NULL)
         hccn_sim_free(tasks);
-    if (op->batch == NULL)
-        return HCCN_ERR_NOMEM;
+    if (op->batch == NULL)   /* the engine recorded why */
+        return hccn_sim_failed("posting a collective's steps");
     if (comm->stream_tail != NULL)
         hccn_sim_batch_release(cl->eng, comm->stream_tail);
     hccn_sim_batch_retain(cl->eng, op->batch);

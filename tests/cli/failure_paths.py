@@ -22,8 +22,6 @@ sorts it into one of:
              ordinary answer (a lookup's "none", a cache miss), or it hands
              the cause on in an out-parameter its caller records
              (NOT_FAILURES names each with its reason);
-  left       the timing engine's files, which another change rewrites
-             (LEFT): counted, listed, not judged;
   bare       none of these: a failure that loses its cause.
 
 Prints the counts (and with --list every site and its class) and exits 1 if
@@ -141,6 +139,28 @@ NOT_FAILURES = {
         "and op' (the call then runs without in-switch reduction)",
     ("device_sim/topo_reduce.c", "hccn_sim_topo_reduce_split"):
         "a question: -1 is 'this route does not reach a reducing switch'",
+    ("device_sim/engine_post.c", "hccn_sim_succ_lists"):
+        "a check: -1 is 'dependencies do not point backwards'; the poster "
+        "records it, the replay memo takes it as no match",
+    ("device_sim/flow.c", "route_down"):
+        "a question: -1 is 'no link of the route is down'",
+    ("device_sim/flow_relay.c", "whole_route"):
+        "a question: -1 is 'a link of the route is down'",
+    ("device_sim/flow_relay.c", "via"):
+        "a question: -1 is 'no route through this relay'",
+    ("device_sim/flow_relay.c", "hccn_sim_flow_relay"):
+        "a question: -1 is 'no relay route' (the caller fails the transfer "
+        "naming the link that is down)",
+    ("device_sim/replay.c", "eligible"):
+        "a question: -1 is 'this call may not be recorded or replayed' "
+        "(it runs normally)",
+    ("device_sim/replay.c", "hccn_sim_replay_find"):
+        "a cache lookup: NULL is a miss (the call runs normally)",
+    ("device_sim/replay.c", "hccn_sim_replay_lookup"):
+        "a cache lookup: NULL is a miss (the call runs normally)",
+    ("device_sim/topo_fold.c", "refuse"):
+        "a question: -1 is 'the topology does not fold', the reason written "
+        "to why (the engine then simulates every node)",
     ("device_sim/software.c", "hccn_sim_sw_preset"):
         "a lookup: NULL is 'no preset of that name'",
     ("device_sim/topo_faults.c", "hccn_sim_topo_find_link"):
@@ -175,10 +195,6 @@ PURE = {"hccn_coll_name", "seen", "set_has", "row_length", "now_s",
         "hccn_hier_is_rooted", "kept", "map_ok", "in_slab", "tok_is",
         "hccn_hier_algo_find", "hccn_hier_levels_row", "hccn_hier_combo_find",
         "strcmp", "hccn_sim_fail_status"}
-
-# Timing-engine files another change is rewriting: not judged here.
-LEFT = re.compile(r"^device_sim/(engine[^/]*|flow[^/]*|replay|topo_fold)\.c$"
-                  r"|^hierarchy/fold\.c$")
 
 RET = re.compile(r"\breturn\s+(-1|NULL)\s*;")
 FUNC = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;]*$")
@@ -271,8 +287,6 @@ def tested_calls(lines, first, cond, library):
 
 def classify(rel, lines, i, library):
     fn = function_of(lines, i)
-    if LEFT.match(rel):
-        return "left", fn, "timing engine: rewritten by another change"
     first, cond = controller(lines, i)
     if re.search(RECORDERS, cond + "\n" + just_before(lines, i)):
         return "records", fn, ""
@@ -311,9 +325,9 @@ def main():
                 counts[cls] = counts.get(cls, 0) + 1
                 rows.append((cls, "%s:%d: %s" % (rel, i + 1, fn), why))
     for cls, where, why in rows:
-        if listing or cls in ("bare", "answer", "left"):
+        if listing or cls in ("bare", "answer"):
             print("%-9s %s%s" % (cls, where, ": " + why if why else ""))
-    order = ("records", "passes up", "answer", "left", "bare")
+    order = ("records", "passes up", "answer", "bare")
     print("failure paths: " + ", ".join(
         "%d %s" % (counts.get(c, 0), c) for c in order))
     return 1 if counts.get("bare", 0) else 0
