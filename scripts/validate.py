@@ -57,6 +57,15 @@ LINKS = [
                                   "both directions",
      "runs": ["amd_aac8_1node_8xMI300X_rccl_allreduce",
               "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large"]},
+    # No ratio here: the rate at which the NVSwitch reduces (NVLS) is
+    # searched for, per run, as the one whose prediction meets the
+    # measured peak (bisection between the bounds).
+    {"name": "NVSwitch reduction rate (hgx-h100, NVLS)", "search":
+     "node_types[0].fabric.reduce.bw_GBps", "bounds": (400.0, 3600.0),
+     "used": 2090.0, "unit": "GB/s",
+     "runs": ["aws_p5_1node_8xH100_nvswitch_allreduce",
+              "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw",
+              "azure_nd_h200_v5_1node_8xH200_nvls_allreduce_busbw"]},
 ]
 
 
@@ -145,6 +154,23 @@ def measured_rows(run):
     return rows
 
 
+def search(build, link, run, spec, size, meas, tmp):
+    """The value of link["search"] (within its bounds) at which hccn's
+    busbw for run at size meets the measured meas, by bisection (the
+    prediction grows with it): (run, coll, size, measured, predicted at
+    that value, the value)."""
+    lo, hi = link["bounds"]
+    pred = None
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        sets = spec["sets"] + ["%s=%g" % (link["search"], mid)]
+        recs, _ = perf(build, spec["config"], run["collective"], sets, size,
+                       size, tmp, spec.get("algo"))
+        pred = recs[size]["busbw_GBps"]
+        lo, hi = (mid, hi) if pred < meas else (lo, mid)
+    return (run["id"], run["collective"], size, meas, pred, (lo + hi) / 2)
+
+
 def calibrate(build, runs, tmp):
     """For each calibrated link of LINKS, measured peak busbw / predicted
     busbw with the link at its nominal bandwidth (efficiency 1), for each
@@ -156,6 +182,9 @@ def calibrate(build, runs, tmp):
         for rid in link["runs"]:
             run, spec = runs[rid], RUNS[rid]
             size, _, meas = max(measured_rows(run), key=lambda r: r[2])
+            if "search" in link:
+                est.append(search(build, link, run, spec, size, meas, tmp))
+                continue
             sets = spec["sets"] + [
                 "node_types[0].fabric.bw_GBps=%g" % link["nominal"],
                 "node_types[0].fabric.efficiency=1"]
@@ -253,7 +282,8 @@ def main():
         len(v) for v in validate_loo.families(
             RUNS, runs, lambda rid: measured_rows(runs[rid])).values()
         if len(v) >= 3)
-    _PROGRESS["total"] = (sum(len(k["runs"]) for k in LINKS) +
+    _PROGRESS["total"] = (sum(len(k["runs"]) * (14 if "search" in k else 1)
+                              for k in LINKS) +
                           2 * len(ids) + 2 * nloo)
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
