@@ -154,6 +154,10 @@ def measured_rows(run):
     return rows
 
 
+# Bisection steps of a searched calibration (bounds' width / 2^14).
+SEARCH_STEPS = 14
+
+
 def search(build, link, run, spec, size, meas, tmp):
     """The value of link["search"] (within its bounds) at which hccn's
     busbw for run at size meets the measured meas, by bisection (the
@@ -161,7 +165,7 @@ def search(build, link, run, spec, size, meas, tmp):
     that value, the value)."""
     lo, hi = link["bounds"]
     pred = None
-    for _ in range(14):
+    for _ in range(SEARCH_STEPS):
         mid = (lo + hi) / 2
         sets = spec["sets"] + ["%s=%g" % (link["search"], mid)]
         recs, _ = perf(build, spec["config"], run["collective"], sets, size,
@@ -282,8 +286,9 @@ def main():
         len(v) for v in validate_loo.families(
             RUNS, runs, lambda rid: measured_rows(runs[rid])).values()
         if len(v) >= 3)
-    _PROGRESS["total"] = (sum(len(k["runs"]) * (14 if "search" in k else 1)
-                              for k in LINKS) +
+    steps = [SEARCH_STEPS if "search" in k else 1 for k in LINKS]
+    _PROGRESS["total"] = (sum(len(k["runs"]) * n
+                              for k, n in zip(LINKS, steps)) +
                           2 * len(ids) + 2 * nloo)
     with tempfile.TemporaryDirectory() as tmp:
         cal = calibrate(args.build, runs, tmp)
