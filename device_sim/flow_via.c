@@ -9,7 +9,8 @@
  * down carries the result once. A multicast is p-1 transfers from one
  * rank: one crosses the whole route, the others only their way down, so
  * the sender's way up carries the data once. Every part that touches the
- * switch counts its latency.
+ * switch counts its latency; a transfer through the unit also the
+ * unit's (a network switch's reduce.lat_us; 0 for a node's switch).
  */
 #include "device_sim/engine_internal.h"
 
@@ -40,10 +41,11 @@ int hccn_sim_flow_via(const hccn_sim_engine_t *eng, int via, int src,
         unit = eng->fold_link[unit];
     switch (via) {
     case HCCN_SIM_VIA_UP:
-        *lat = part_lat(topo, links, 0, k + 1, 0, 1);
+        *lat = part_lat(topo, links, 0, k + 1, 0, 1) + topo->links[unit].lat;
         links[k + 1] = unit;
         return k + 2;
     case HCCN_SIM_VIA_UP_DOWN:
+        *lat += topo->links[unit].lat;
         if (n < HCCN_SIM_ROUTE_MAX)
             links[n++] = unit;
         return n;

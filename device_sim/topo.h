@@ -116,6 +116,9 @@ struct hccn_sim_topo {
     int nfaults;
     hccn_sim_fault_t *faults;    /* the file's "faults", in file order */
     hccn_sim_sw_t *sw;           /* "stack"/"software"; NULL: none */
+    int net_reduce_link;         /* the network switch's reduction unit (a
+                                    link from it to itself), -1 when none */
+    unsigned net_reduce_dtypes, net_reduce_ops; /* what it reduces */
 };
 
 /* What selection sees of topo under the faults (device_sim/fault_view.c):
@@ -200,10 +203,14 @@ int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
 int hccn_sim_topo_reduce_node(const hccn_sim_topo_t *topo, int node,
                               int dtype, int op);
 
+/* The network switch's reduction unit when it reduces dtype with op, else
+ * -1 (network.reduce; docs/topology.md). */
+int hccn_sim_topo_reduce_net(const hccn_sim_topo_t *topo, int dtype, int op);
+
 /* Where a route from NPU src (links[0..n)) reaches the reducing switch of
- * src's node: the index k of the link entering it (links[0..k] is the way
- * up, the rest the way down), with *unit its reduction unit; -1 when the
- * route does not pass a reducing switch of src's node. */
+ * src's node, or else the reducing network switch: the index k of the
+ * link entering it (links[0..k] is the way up, the rest the way down),
+ * with *unit its reduction unit; -1 when the route passes neither. */
 int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
                                const int *links, int n, int *unit);
 

@@ -352,7 +352,8 @@ static int build_network(bctx_t *b)
     return 0;
 }
 
-/* Each reducing switch's unit, after every other link, in node order. */
+/* Each reducing switch's unit, after every other link, in node order,
+ * then the network switch's. */
 static void build_reduce_units(bctx_t *b)
 {
     for (int n = 0; n < b->t->nnodes; n++) {
@@ -364,6 +365,14 @@ static void build_reduce_units(bctx_t *b)
         nd->reduce_link = add_link(b, sw, sw, t->red_bw, 0.0, 0);
         nd->reduce_dtypes = t->red_dtypes;
         nd->reduce_ops = t->red_ops;
+    }
+    const hccn_sim_net_spec_t *net = &b->spec->net;
+    if (net->red_bw > 0.0 && net->kind == HCCN_SIM_NET_SWITCH &&
+        b->t->nnodes > 1) {
+        b->t->net_reduce_link = add_link(b, b->net_base, b->net_base,
+                                         net->red_bw, net->red_lat, 2);
+        b->t->net_reduce_dtypes = net->red_dtypes;
+        b->t->net_reduce_ops = net->red_ops;
     }
 }
 
@@ -447,6 +456,7 @@ hccn_status_t hccn_sim_topo_build(const hccn_sim_spec_t *spec,
         return HCCN_ERR_NOMEM;
     }
     t->priv = p;
+    t->net_reduce_link = -1;
     if (!alloc_graph(t, p, spec)) {
         hccn_sim_topo_free(t);
         return HCCN_ERR_NOMEM;

@@ -130,6 +130,9 @@ static int check_nodes(const hccn_sim_topo_t *topo, char *why, size_t len)
         return refuse(why, len, "one node");
     if (topo->nfaults > 0)
         return refuse(why, len, "a fault plan");
+    if (topo->net_reduce_link >= 0)
+        return refuse(why, len, "the network switch reduces (one unit "
+                      "that every node's traffic shares)");
     const hccn_sim_node_t *n0 = &topo->nodes[0];
     for (int n = 1; n < topo->nnodes; n++) {
         const hccn_sim_node_t *nd = &topo->nodes[n];

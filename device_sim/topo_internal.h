@@ -74,6 +74,9 @@ typedef struct {
     int tier_children[HCCN_SIM_MAX_TIERS];
     double tier_oversub[HCCN_SIM_MAX_TIERS];
     double tier_lat[HCCN_SIM_MAX_TIERS];  /* seconds */
+    double red_bw, red_lat;      /* network.reduce: bytes/s, seconds; red_bw
+                                    0: the network does not reduce */
+    unsigned red_dtypes, red_ops;/* bit per hccn_dtype_t / hccn_redop_t */
 } hccn_sim_net_spec_t;
 
 /* A validated file. Owns its strings and arrays (hccn_sim_spec_free). */
@@ -263,6 +266,10 @@ hccn_status_t hccn_sim_parse_reduce(hccn_sim_jctx_t *c, json_object *f,
 /* Switch reduction units of the whole cluster (one per node whose switch
  * reduces): the links added after all others. */
 long long hccn_sim_reduce_units(const hccn_sim_spec_t *spec);
+/* network.reduce of o (topo_reduce.c), at the path of the network: absent
+ * leaves net->red_bw 0; on a network other than "switch" it is an error. */
+hccn_status_t hccn_sim_parse_net_reduce(hccn_sim_jctx_t *c, json_object *o,
+                                        hccn_sim_net_spec_t *net);
 
 /* node_types[i].nics (topo_nics.c), at the path of "nics"; t's fabric is
  * parsed already. */

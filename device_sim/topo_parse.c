@@ -334,7 +334,7 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
 {
     static const char *const keys[] = {"type", "lat_us", "nodes_per_leaf",
                                        "oversubscription", "spine_lat_us",
-                                       "levels", NULL};
+                                       "levels", "reduce", NULL};
     static const char *const leaf_only[] = {"nodes_per_leaf",
                                             "oversubscription",
                                             "spine_lat_us"};
@@ -343,7 +343,8 @@ static hccn_status_t parse_network(jctx_t *c, json_object *o,
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, o, keys)) ||
         (st = parse_network_type(c, o, net)) ||
-        (st = hccn_sim_jlat(c, o, "lat_us", &net->lat, NULL)))
+        (st = hccn_sim_jlat(c, o, "lat_us", &net->lat, NULL)) ||
+        (st = hccn_sim_parse_net_reduce(c, o, net)))
         return st;
     net->oversub = 1.0;
     net->spine_lat = net->lat;

@@ -9,6 +9,10 @@
  * so concurrent reductions share it max-min fairly like any other link.
  * The units come after every other link (in node order), so a file
  * without "reduce" has the graph it always had.
+ *
+ * A "switch" network may reduce too (network.reduce, InfiniBand
+ * SHARP-like): its unit is a link from the network switch to itself,
+ * after the nodes' units, with the reduce object's latency.
  */
 #include <string.h>
 
@@ -102,13 +106,52 @@ hccn_status_t hccn_sim_parse_reduce(hccn_sim_jctx_t *c, json_object *f,
     return st;
 }
 
+hccn_status_t hccn_sim_parse_net_reduce(hccn_sim_jctx_t *c, json_object *o,
+                                        hccn_sim_net_spec_t *net)
+{
+    static const char *const keys[] = {"bw_GBps", "lat_us", "dtypes", "ops",
+                                       NULL};
+    json_object *r = NULL;
+    int has = 0;
+    hccn_status_t st = hccn_sim_jtyped(c, o, "reduce", json_type_object,
+                                       "an object", &r, &has);
+    if (st || !has)
+        return st;
+    if (net->kind != HCCN_SIM_NET_SWITCH)
+        return hccn_sim_jfail_key(c, "reduce", "only allowed when type is "
+                                  "\"switch\" (the one switch reduces)");
+    size_t old = hccn_sim_jkey(c, "reduce");
+    net->red_dtypes = DEFAULT_DTYPES;
+    net->red_ops = DEFAULT_OPS;
+    if ((st = hccn_sim_jkeys(c, r, keys)) == HCCN_OK &&
+        (st = hccn_sim_jbw(c, r, "bw_GBps", &net->red_bw, NULL)) == HCCN_OK &&
+        (st = hccn_sim_jlat(c, r, "lat_us", &net->red_lat, NULL)) == HCCN_OK &&
+        (st = parse_names(c, r, "dtypes", dtype_names, HCCN_DTYPE_COUNT,
+                          &net->red_dtypes)) == HCCN_OK)
+        st = parse_names(c, r, "ops", op_names, HCCN_REDOP_COUNT,
+                         &net->red_ops);
+    hccn_sim_jpop(c, old);
+    return st;
+}
+
 long long hccn_sim_reduce_units(const hccn_sim_spec_t *spec)
 {
     long long n = 0;
     for (int i = 0; i < spec->ntypes; i++)
         if (spec->types[i].red_bw > 0.0 && spec->types[i].nnpus > 1)
             n += spec->types[i].nnodes;
-    return n;
+    return n + (spec->net.red_bw > 0.0 &&
+                spec->net.kind == HCCN_SIM_NET_SWITCH && spec->nnodes > 1);
+}
+
+int hccn_sim_topo_reduce_net(const hccn_sim_topo_t *topo, int dtype, int op)
+{
+    if (topo->net_reduce_link < 0 || dtype < 0 || dtype >= HCCN_DTYPE_COUNT ||
+        op < 0 || op >= HCCN_REDOP_COUNT ||
+        !(topo->net_reduce_dtypes & (1u << dtype)) ||
+        !(topo->net_reduce_ops & (1u << op)))
+        return -1;
+    return topo->net_reduce_link;
 }
 
 int hccn_sim_topo_reduce_node(const hccn_sim_topo_t *topo, int node,
@@ -124,10 +167,11 @@ int hccn_sim_topo_reduce_node(const hccn_sim_topo_t *topo, int node,
     return nd->reduce_link;
 }
 
-int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
-                               const int *links, int n, int *unit)
+/* The index of the first of links[0..n) entering the switch of unit rl
+ * (*unit set to rl), or -1 (rl < 0: no unit). */
+static int split_at(const hccn_sim_topo_t *topo, int rl, const int *links,
+                    int n, int *unit)
 {
-    int node = topo->npus[src].node, rl = topo->nodes[node].reduce_link;
     if (rl < 0)
         return -1;
     int sw = topo->links[rl].src;
@@ -137,4 +181,12 @@ int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
             return k;
         }
     return -1;
+}
+
+int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
+                               const int *links, int n, int *unit)
+{
+    int node = topo->npus[src].node;
+    int k = split_at(topo, topo->nodes[node].reduce_link, links, n, unit);
+    return k >= 0 ? k : split_at(topo, topo->net_reduce_link, links, n, unit);
 }

@@ -277,6 +277,15 @@ static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
 
 hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
 
+/* The in-switch schedule of args (allreduce, reduce_scatter, allgather)
+ * named name, whichever switch the routes meet (sharp's too); NULL on
+ * malformed arguments or no memory. */
+hccn_sched_t *hccn_hier_nvls_sched(const hccn_coll_args_t *args,
+                                   const char *name)
+{
+    return hccn_hier_flat(args, name, build);
+}
+
 /* The nvls row's builder (algos.c): the in-switch schedule where
  * args->in_switch has HCCN_IN_SWITCH_ONE, else mesh's; NULL for other
  * collectives or malformed arguments. */
@@ -288,7 +297,7 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
     if (!hccn_hier_args_ok(args, mask))
         return NULL;
     if (args->in_switch & HCCN_IN_SWITCH_ONE)
-        return hccn_hier_flat(args, "nvls", build);
+        return hccn_hier_nvls_sched(args, "nvls");
     /* No switch reduces: the same pattern without it, mesh's schedule
      * under the row's name. */
     hccn_sched_t *s = hccn_hier_mesh_build(args);
@@ -304,19 +313,24 @@ int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
         (coll != HCCN_COLL_ALLREDUCE && coll != HCCN_COLL_REDUCE_SCATTER &&
          coll != HCCN_COLL_ALLGATHER))
         return 0;
-    int node0 = topo->npus[world[0]].node, one = 1;
+    int node0 = topo->npus[world[0]].node, one = 1, nodes = 1;
     for (int r = 0; r < n; r++) {
         int node = topo->npus[world[r]].node;
         one &= node == node0;
         if (coll == HCCN_COLL_ALLGATHER ? topo->nodes[node].reduce_link < 0
             : hccn_sim_topo_reduce_node(topo, node, dtype, op) < 0)
-            return 0;
+            nodes = 0;
     }
-    return one ? HCCN_IN_SWITCH_ONE : HCCN_IN_SWITCH_NODES;
+    int in = !nodes ? 0 : one ? HCCN_IN_SWITCH_ONE : HCCN_IN_SWITCH_NODES;
+    return one ? in : in | hccn_hier_net_switch(topo, world, n, coll, dtype,
+                                                op);
 }
 
 int hccn_hier_level_switch(const hccn_coll_args_t *a, const char *algo)
 {
+    if (algo != NULL && strcmp(algo, "sharp") == 0)
+        return a->in_switch & HCCN_IN_SWITCH_NET
+                   ? HCCN_IN_SWITCH_NET | HCCN_IN_SWITCH_NET_FLAT : 0;
     return (a->in_switch & HCCN_IN_SWITCH_NODES) && algo != NULL &&
                    strcmp(algo, "nvls") == 0
                ? HCCN_IN_SWITCH_ONE : 0;
@@ -351,11 +365,7 @@ double hccn_hier_cm_hier_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
 
 /* ------------------------------------------------------- closed form --- */
 
-/* What one group's transfers see: latency with the protocol's step, and
- * seconds per byte on the links up and down and through the unit. */
-typedef struct {
-    double alpha, up, down, unit;
-} nv_form_t;
+typedef hccn_hier_nv_form_t nv_form_t;
 
 /* The figures of group g for transfers of b bytes; -1 when the group is
  * not on one reducing switch. */
@@ -372,6 +382,7 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     hccn_cm_xf_t x = {.src = r0, .dst = r1, .bytes = b};
     double step = hccn_hier_cm_protocol(m, &x);
     f->alpha = lat + step;
+    f->ulat = 0.0;
     f->up = 1.0 / (x.eff * topo->links[links[0]].bw);
     f->down = 1.0 / (x.eff * topo->links[links[1]].bw);
     f->unit = 1.0 / (x.eff * topo->links[unit].bw);
@@ -382,7 +393,7 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
  * the most loaded of the link up (p-1 of them) and the unit (p(p-1)). */
 static double nv_t1(const nv_form_t *f, int p, double b)
 {
-    return f->alpha + hccn_hier_cm_max((p - 1) * b * f->up,
+    return f->alpha + f->ulat + hccn_hier_cm_max((p - 1) * b * f->up,
                                        (double)p * (p - 1) * b * f->unit);
 }
 
@@ -423,7 +434,7 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
         return hccn_hier_cm_mesh(m, t, a);   /* mesh's schedule */
     if (p < 2 || a->count == 0)
         return 0.0;
-    double b = (double)(a->count * a->esize), end = 0.0, one;
+    double end = 0.0, one;
     uint64_t blk = a->coll == HCCN_COLL_ALLREDUCE
                        ? hccn_hier_block(a->count, a->esize, p, 0).len
                        : a->count * a->esize;
@@ -434,20 +445,36 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
             blk = hccn_hier_block(per, a->esize, p, 0).len;
         if (form_of(m, t, g, blk, &f) != 0)
             return hccn_hier_cm_mesh(m, t, a);  /* not on one switch */
-        switch (a->coll) {
-        case HCCN_COLL_ALLREDUCE:
-            one = nv_allreduce(m, &f, p, a);
-            break;
-        case HCCN_COLL_REDUCE_SCATTER:
-            one = hccn_hier_cm_max(nv_t1(&f, p, b), b * m->m) + b * m->r;
-            break;
-        case HCCN_COLL_ALLGATHER:
-            one = hccn_hier_cm_max(nv_t2(&f, p, b), b * m->m);
-            break;
-        default:
+        if ((one = hccn_hier_nv_time(m, &f, p, a)) < 0.0)
             return HCCN_COST_NONE;
-        }
         end = hccn_hier_cm_max(end, one);
     }
     return end;
+}
+
+/* The transfer size a group's form is taken at: an allreduce's block of
+ * its first chunk, else the whole SEND. */
+uint64_t hccn_hier_nv_block(const hccn_coll_args_t *a)
+{
+    uint64_t per = nv_chunk(a) / a->esize;
+    if (a->coll != HCCN_COLL_ALLREDUCE)
+        return a->count * a->esize;
+    return hccn_hier_block(a->count < per ? a->count : per, a->esize,
+                           a->nranks, 0).len;
+}
+
+double hccn_hier_nv_time(hccn_cm_t *m, const hccn_hier_nv_form_t *f, int p,
+                         const hccn_coll_args_t *a)
+{
+    double b = (double)(a->count * a->esize);
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:
+        return nv_allreduce(m, f, p, a);
+    case HCCN_COLL_REDUCE_SCATTER:
+        return hccn_hier_cm_max(nv_t1(f, p, b), b * m->m) + b * m->r;
+    case HCCN_COLL_ALLGATHER:
+        return hccn_hier_cm_max(nv_t2(f, p, b), b * m->m);
+    default:
+        return HCCN_COST_NONE;
+    }
 }

@@ -30,6 +30,9 @@ hccn_sched_t *hccn_hier_hier3_hd_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_torus_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier_nvls_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_sharp_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_sharp_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_hier_nvls_sharp_build(const hccn_coll_args_t *args);
 
 /* The composition rows (algo_levels.c) by name. */
 const hccn_algo_t *hccn_hier_combo_find(const char *name);
@@ -98,6 +101,18 @@ static const hccn_algo_t algos[] = {
                   "ring across; allreduce pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
      hccn_hier_hier_nvls_build, 0, hccn_hier_cm_hier_nvls, 0},
+    {"sharp", "in-network reduction across nodes, one rank per node "
+              "(InfiniBand SHARP-like): each NIC carries S up and S down",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_sharp_build,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_sharp, 0},
+    {"hier_sharp", "hierarchical: mesh inside nodes, sharp across where "
+                   "the network switch reduces",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
+     hccn_hier_hier_sharp_build, 0, hccn_hier_cm_hier_sharp, 0},
+    {"hier_nvls_sharp", "hierarchical: nvls inside nodes, sharp across: "
+                        "reduced in the node's and the network's switches",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
+     hccn_hier_hier_nvls_sharp_build, 0, hccn_hier_cm_hier_nvls_sharp, 0},
     {NULL, NULL, 0, NULL, 0, NULL, 0},
 };
 

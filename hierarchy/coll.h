@@ -92,7 +92,8 @@ typedef struct {
      * hccn_hier_in_switch, 0 everywhere else: HCCN_IN_SWITCH_ONE when
      * every rank is an NPU of one such node (nvls applies),
      * HCCN_IN_SWITCH_NODES when the ranks span several nodes, each such a
-     * node (nvls applies inside nodes: hier_nvls). */
+     * node (nvls applies inside nodes: hier_nvls); HCCN_IN_SWITCH_NET(_FLAT)
+     * where the network switch reduces across nodes (sharp). */
     int in_switch;
 } hccn_coll_args_t;
 
@@ -172,18 +173,32 @@ const char *hccn_coll_name(hccn_coll_t coll);
 
 #define HCCN_IN_SWITCH_ONE 1
 #define HCCN_IN_SWITCH_NODES 2
+/* The ranks span several nodes and the network switch reduces (sharp's
+ * hierarchical rows apply); _FLAT: and each rank is on a node of its own
+ * (the flat sharp row applies). */
+#define HCCN_IN_SWITCH_NET 4
+#define HCCN_IN_SWITCH_NET_FLAT 8
 
 /* hccn_coll_args_t.in_switch for coll on ranks world[0..n) of topo with
  * dtype and op (hccn_dtype_t, hccn_redop_t values): HCCN_IN_SWITCH_ONE
  * when they are all NPUs of one node whose switch reduces dtype with op
  * (for allgather: has a reduction unit), HCCN_IN_SWITCH_NODES when they
- * are on several nodes that all do, else 0 (algo_nvls.c). */
+ * are on several nodes that all do, else 0 (algo_nvls.c); with the
+ * network's bits (hccn_hier_net_switch) or'ed in for several nodes. */
 int hccn_hier_in_switch(const hccn_sim_topo_t *topo, const int *world, int n,
                         hccn_coll_t coll, int dtype, int op);
 
+/* The network's part of hccn_hier_in_switch (algo_sharp.c): 0, or
+ * HCCN_IN_SWITCH_NET (| HCCN_IN_SWITCH_NET_FLAT when no two ranks share a
+ * node) when world[0..n) spans several nodes and the network switch
+ * reduces dtype with op (for allgather: has a reduction unit). */
+int hccn_hier_net_switch(const hccn_sim_topo_t *topo, const int *world,
+                         int n, hccn_coll_t coll, int dtype, int op);
+
 /* The in_switch of a level's flat algorithm `algo` inside a composition
  * on a: HCCN_IN_SWITCH_ONE for nvls (only ever a level 0) when a's nodes
- * all reduce in their switches, else 0 (algo_nvls.c). */
+ * all reduce in their switches; HCCN_IN_SWITCH_NET | _FLAT for sharp
+ * (only ever a level 1) when a's network reduces; else 0 (algo_nvls.c). */
 int hccn_hier_level_switch(const hccn_coll_args_t *a, const char *algo);
 
 /* What phase `phase` (hccn_step_t.phase) of a schedule named algo does

@@ -138,6 +138,26 @@ double hccn_hier_cm_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
 double hccn_hier_cm_hier_nvls(hccn_cm_t *m, const hccn_cm_team_t *t,
                               const hccn_coll_args_t *a);
+/* What one group of an in-switch exchange sees (algo_nvls.c): latency
+ * with the protocol's step, the reduction unit's own latency, and seconds
+ * per byte on the way up, the way down and through the unit. */
+typedef struct {
+    double alpha, ulat, up, down, unit;
+} hccn_hier_nv_form_t;
+/* nvls's time for one group of p ranks doing a under form f (also
+ * sharp's, algo_sharp.c); HCCN_COST_NONE for other collectives. */
+double hccn_hier_nv_time(hccn_cm_t *m, const hccn_hier_nv_form_t *f, int p,
+                         const hccn_coll_args_t *a);
+/* The transfer size nvls's form is taken at for a (bytes). */
+uint64_t hccn_hier_nv_block(const hccn_coll_args_t *a);
+/* algo_sharp.c: in-network reduction across nodes, and as hier's
+ * level 1. */
+double hccn_hier_cm_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a);
+double hccn_hier_cm_hier_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
+                               const hccn_coll_args_t *a);
+double hccn_hier_cm_hier_nvls_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
+                                    const hccn_coll_args_t *a);
 double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,
                            const hccn_coll_args_t *a);
 double hccn_hier_cm_bruck(hccn_cm_t *m, const hccn_cm_team_t *t,

@@ -50,6 +50,24 @@ static const char *arrow(const char *name)
     return tool_safe(safe, buf, sizeof(buf));
 }
 
+/* The network switch's reduction unit (network.reduce), when there is
+ * one: the link from a network device to itself. */
+static void print_net_reduce(const hccn_topo_t *t)
+{
+    for (int i = hccn_topo_links(t) - 1; i >= 0; i--) {
+        hccn_link_info_t l = {.struct_size = sizeof(l)};
+        hccn_device_info_t v = {.struct_size = sizeof(v)};
+        if (hccn_topo_link(t, i, &l) != HCCN_OK || l.src != l.dst ||
+            hccn_topo_device(t, l.src, &v) != HCCN_OK || v.node >= 0)
+            continue;
+        char safe[256];
+        printf("network reduce: %s, %g GB/s, lat %g us\n",
+               tool_safe(v.name, safe, sizeof(safe)), l.bw_Bps / 1e9,
+               l.lat_s * 1e6);
+        return;
+    }
+}
+
 static void print_summary(const hccn_topo_t *t)
 {
     hccn_topo_summary_t s = {.struct_size = sizeof(s)};
@@ -69,6 +87,7 @@ static void print_summary(const hccn_topo_t *t)
         printf("\n");
     }
     printf("bisection: %g GB/s\n", s.bisection_Bps / 1e9);
+    print_net_reduce(t);
 }
 
 static void print_graph(const hccn_topo_t *t)
