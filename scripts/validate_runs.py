@@ -14,6 +14,7 @@ H100 = "configs/hgx-h100.json"
 PCIE = "configs/pcie-8gpu.json"
 MI300X = "configs/mi300x-8.json"
 GB200 = "configs/gb200-nvl72.json"
+B200_SHARP = "configs/hgx-b200-sharp.json"
 ONE = "node_types[0].count=1"
 # Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
 # P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s x 0.914 (TLP efficiency,
@@ -133,6 +134,16 @@ RUNS = {
     "amd_aac14_2node_16xMI355X_pollara400_rccl_allreduce": {
         "config": MI300X, "sets": MI355X, "family": "mi300x",
         "note": "MI355X's faster Infinity Fabric links, Pollara 400 NICs."},
+    "together_slinky_64node_512xB200_ndr_sharp_collnetdirect_allreduce_busbw": {
+        "config": B200_SHARP, "sets": ["node_types[0].count=64"],
+        "family": "hgx-b200-sharp", "algo": "hier_sharp",
+        "note": "64 B200 servers, NCCL's CollNet Direct over InfiniBand "
+                "SHARP (NVLS off): hccn's hier_sharp (reduce-scatter inside "
+                "the node, allreduce in the network switch, allgather). The "
+                "source reports 12 HCAs per node without saying how they "
+                "are used: the config's 8 (one 400 Gb/s NIC per GPU). "
+                "Timing-only, each size takes about 100 s and 14 GB on the "
+                "host (512 ranks, no folding with a reducing network)."},
     "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_ring_busbw": {
         "config": GB200, "sets": ["node_types[0].npu.count=4"],
         "family": "gb200", "algo": "ring",
@@ -160,8 +171,6 @@ SKIPPED = [
     ("redhat_ocp_2node_16xH200", "NCCL's socket transport over one shared "
                                  "interface: no preset for it"),
     ("cscs_alps_2node_8rank", "OSU alltoall over MPI: no MPI preset"),
-    ("together_slinky_64node", "B200 with InfiniBand SHARP: no config, and "
-                               "in-network reduction is not modelled"),
     ("intel_gaudi", "no Gaudi config"),
     ("limulidae_910b", "one summary bandwidth per run, no sizes; no HCCL "
                        "preset"),
