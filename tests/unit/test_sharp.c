@@ -408,6 +408,49 @@ static void test_hier_sharp(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* hier_nvls_sharp on 2 nodes of 4 whose switches reduce too: both
+ * switches reduce (in_switch has both bits), results in the interpreter,
+ * one chunk's engine time equals the closed form and beats hier_sharp's
+ * (mesh inside the nodes). */
+static void test_hier_nvls_sharp(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(NET(2, 4, "\"fabric\": {\"type\": "
+                                  "\"switch\", \"bw_GBps\": 100, "
+                                  "\"lat_us\": 1, \"reduce\": {"
+                                  "\"bw_GBps\": 1000}}, ", RED(400)));
+    int world[P8], node[P8], local[P8];
+    for (int r = 0; r < P8; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t view;
+    assert_int_equal(hccn_hier_cost_view(&pl, P8, node, local, &view), 0);
+    int in = hccn_hier_in_switch(t, world, P8, HCCN_COLL_ALLREDUCE,
+                                 HCCN_FP32, HCCN_SUM);
+    assert_int_equal(in, HCCN_IN_SWITCH_NODES | HCCN_IN_SWITCH_NET);
+    const hccn_algo_t *hns = hccn_hier_algo_find("hier_nvls_sharp"),
+                      *hs = hccn_hier_algo_find("hier_sharp");
+    assert_non_null(hns);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = P8,
+                          .count = 1 << 18, .esize = 4, .view = &view,
+                          .in_switch = in};
+    double eng = hccn_hier_cost(hns, &a, &pl, HCCN_COST_ENGINE, NULL);
+    assert_rel(hccn_hier_cost(hns, &a, &pl, HCCN_COST_MODEL, NULL), eng,
+               1e-9, "hier_nvls_sharp allreduce, closed form");
+    assert_true(eng < hccn_hier_cost(hs, &a, &pl, HCCN_COST_ENGINE, NULL));
+    for (int c = 0; c < 3; c++) {
+        hccn_coll_args_t x = a;
+        x.coll = c == 0 ? HCCN_COLL_ALLREDUCE
+                 : c == 1 ? HCCN_COLL_REDUCE_SCATTER : HCCN_COLL_ALLGATHER;
+        x.count = 999;
+        hccn_sched_t *s = hccn_hier_build(hns, &x);
+        assert_non_null(s);
+        interp_check(s, &x, P8);
+        hccn_sched_free(s);
+    }
+    hccn_sim_topo_free(t);
+}
+
 /* The default selection on the runtime's in_switch: sharp (flat, one rank
  * per node) or a hierarchical sharp row where the network reduces and it
  * is cheaper; no sharp row where it does not reduce. */
@@ -461,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_allreduce),
         cmocka_unit_test(test_rs_ag),
         cmocka_unit_test(test_hier_sharp),
+        cmocka_unit_test(test_hier_nvls_sharp),
         cmocka_unit_test(test_select),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
