@@ -139,6 +139,11 @@ NOT_FAILURES = {
         "and op' (the call then runs without in-switch reduction)",
     ("device_sim/topo_reduce.c", "hccn_sim_topo_reduce_split"):
         "a question: -1 is 'this route does not reach a reducing switch'",
+    ("device_sim/topo_reduce.c", "hccn_sim_topo_reduce_net"):
+        "a question: -1 is 'the network switch does not reduce this dtype "
+        "and op' (the call then runs without in-network reduction)",
+    ("device_sim/topo_reduce.c", "split_at"):
+        "a question: -1 is 'this route does not enter that unit's switch'",
     ("device_sim/engine_post.c", "hccn_sim_succ_lists"):
         "a check: -1 is 'dependencies do not point backwards'; the poster "
         "records it, the replay memo takes it as no match",

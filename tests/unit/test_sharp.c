@@ -3,10 +3,9 @@
  * docs/algorithms.md "sharp"): the network.reduce key and its errors, the
  * sharp schedules' bytes on every NIC link (each NIC sends S and receives
  * S for an allreduce) and their times in the engine against formulas
- * worked out by hand from the file's figures, the closed form of the cost
- * model against the engine, hier_sharp's results in the serial
- * interpreter, and the selection: sharp where it is cheaper, never where
- * the network does not reduce.
+ * worked out by hand, the closed form against the engine, hier_sharp's
+ * results in the serial interpreter, and the selection: sharp where it is
+ * cheaper, never where the network does not reduce.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -14,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -86,7 +84,6 @@ static void test_parse(void **state)
     assert_string_equal(t->devs[t->links[u].src].name, "net");
     assert_true(t->links[u].bw == 400e9 && t->links[u].lat == 0.5e-6);
     assert_int_equal(hccn_sim_topo_reduce_net(t, HCCN_FP32, HCCN_SUM), u);
-    assert_int_equal(hccn_sim_topo_reduce_net(t, HCCN_BF16, HCCN_MIN), u);
     assert_int_equal(hccn_sim_topo_reduce_net(t, HCCN_INT32, HCCN_SUM), -1);
     assert_int_equal(hccn_sim_topo_reduce_net(plain, HCCN_FP32, HCCN_SUM),
                      -1);
@@ -127,9 +124,6 @@ static void test_errors(void **state)
                                "-1}"),
                  "network.reduce.lat_us: ");
     expect_error(NET(2, 1, "", ", \"reduce\": {\"bw_GBps\": 1, \"lat_us\": "
-                               "1, \"dtypes\": [\"fp8\"]}"),
-                 "network.reduce.dtypes[0]: must be one of");
-    expect_error(NET(2, 1, "", ", \"reduce\": {\"bw_GBps\": 1, \"lat_us\": "
                                "1, \"ops\": [\"max\", \"max\"]}"),
                  "network.reduce.ops[1]: \"max\" is listed twice");
     expect_error(NET(2, 1, "", ", \"reduce\": true"),
@@ -164,8 +158,6 @@ static void test_in_switch(void **state)
     assert_int_equal(hccn_hier_in_switch(t, all, 4, HCCN_COLL_ALLGATHER,
                                          HCCN_INT32, HCCN_SUM),
                      HCCN_IN_SWITCH_NET);
-    assert_int_equal(hccn_hier_in_switch(t, all, 4, HCCN_COLL_BROADCAST,
-                                         HCCN_FP32, HCCN_SUM), 0);
     assert_int_equal(hccn_hier_in_switch(plain, flat, 2, ar, HCCN_FP32,
                                          HCCN_SUM), 0);
     hccn_sim_topo_free(plain);
@@ -228,7 +220,6 @@ static void check_allreduce(double x, const char *json)
     int world[P] = {0, 1, 2, 3};
     hccn_coll_args_t a = flat_args(HCCN_COLL_ALLREDUCE, count);
     const hccn_algo_t *al = hccn_hier_algo_find("sharp");
-    assert_non_null(al);
     hccn_sched_t *s = hccn_hier_build(al, &a);
     assert_non_null(s);
     assert_string_equal(s->algo, "sharp");
@@ -485,14 +476,12 @@ static void test_select(void **state)
     assert_string_equal(select_on(NET(4, 2, FAB, RED(400)), P8, big,
                                   HCCN_FP32),
                         "hier_sharp");
-    const char *plain[] = {select_on(NET(4, 1, "", ""), P, big, HCCN_FP32),
-                           select_on(NET(4, 2, FAB, ""), P8, big, HCCN_FP32),
-                           select_on(NET(4, 1, "", RED(400)), P, big,
-                                     HCCN_INT32)};
-    for (int k = 0; k < 3; k++)
-        if (strstr(plain[k], "sharp") != NULL)
-            fail_msg("case %d: %s where the network does not reduce", k,
-                     plain[k]);
+    assert_null(strstr(select_on(NET(4, 1, "", ""), P, big, HCCN_FP32),
+                       "sharp"));
+    assert_null(strstr(select_on(NET(4, 2, FAB, ""), P8, big, HCCN_FP32),
+                       "sharp"));
+    assert_null(strstr(select_on(NET(4, 1, "", RED(400)), P, big, HCCN_INT32),
+                       "sharp"));   /* int32: the switch does not reduce */
 }
 
 int main(void)
