@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
 
@@ -51,13 +52,17 @@ int hccn_hier_net_switch(const hccn_sim_topo_t *topo, const int *world,
              ? topo->net_reduce_link < 0
              : hccn_sim_topo_reduce_net(topo, dtype, op) < 0))
         return 0;
-    int node0 = topo->npus[world[0]].node, several = 0, flat = 1;
+    unsigned char *seen = hccn_sim_calloc((size_t)topo->nnodes, 1);
+    int node0 = topo->npus[world[0]].node, several = 0, flat = seen != NULL;
     for (int r = 0; r < n; r++) {
         int node = topo->npus[world[r]].node;
         several |= node != node0;
-        for (int q = 0; q < r && flat; q++)
-            flat = topo->npus[world[q]].node != node;
+        if (seen != NULL) {
+            flat &= !seen[node];
+            seen[node] = 1;
+        }
     }
+    hccn_sim_free(seen);    /* without memory: not flat (hier_sharp only) */
     if (!several)
         return 0;
     return HCCN_IN_SWITCH_NET | (flat ? HCCN_IN_SWITCH_NET_FLAT : 0);
