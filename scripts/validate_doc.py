@@ -94,6 +94,26 @@ def method(w, d):
       % d["algo"])
 
 
+def host(w, d):
+    w("## Calibration of the host's issue of a call (nccl-2.2x `host_us`)\n")
+    w("In the runs where one thread drives 8 GPUs (nccl-tests `-g 8`) a "
+      "small call takes the thread's issue of its 8 launches, not the "
+      "GPUs' time (it is flat up to 128K-2M). Estimate: the least "
+      "published time / GPUs per thread.\n")
+    w("| run | collective | GPUs per thread | least time (size) | "
+      "estimate |")
+    w("|---|---|---:|---|---:|")
+    for rid, g, t, size, est in d["host"]:
+        w("| `%s` | %s | %d | %.2f us (%s) | %.2f us |"
+          % (rid, d["runs"][rid]["collective"], g, t, human(size), est))
+    vals = [h[4] for h in d["host"]]
+    w("\nMean: **%.2f us** (the preset uses %.1f); leave-one-out, each "
+      "run's estimate against the mean of the others: %s.\n"
+      % (statistics.mean(vals), d["host_used"],
+         ", ".join("%+.0f%%" % (100 * (v / statistics.mean(
+             vals[:i] + vals[i + 1:]) - 1)) for i, v in enumerate(vals))))
+
+
 def summary(w, d):
     ids, after, before = d["ids"], d["after"], d["before"]
     pool_a = [r for rid in ids for r in after[rid]]
@@ -119,7 +139,8 @@ def summary(w, d):
         spec = RUNS[rid]
         w("| `%s` | `%s`%s | %d | %s | %s | %s | %s | %s | %s | %s |"
           % (rid, os.path.basename(spec["config"]),
-             "".join(" `%s`" % x for x in spec["sets"]), len(after[rid]),
+             "".join(" `%s`" % x for x in spec["sets"] +
+                     spec.get("thread_sets", [])), len(after[rid]),
              *bands(before[rid]), *bands(after[rid]),
              med(after[rid], signed=True)))
     if d["has_plot"]:
@@ -225,6 +246,7 @@ def write_doc(path, d):
               (rid, coll, meas, human(size), pred, ratio))
         w("\nMean: **%.3f** (configs use %.2f).\n"
           % (statistics.mean(c[5] for c in est), link["used"]))
+    host(w, d)
     summary(w, d)
     loo(w, d)
     details(w, d)

@@ -8,6 +8,8 @@ runs (HCCN_ALGO); elsewhere hccn's default selection decides. A run's
 family groups the runs of one config and one stack: the
 leave-one-out table fits the stack on all runs of a family but one.
 """
+import json
+import re
 
 A100 = "configs/hgx-a100.json"
 H100 = "configs/hgx-h100.json"
@@ -152,6 +154,27 @@ for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
         "config": PCIE, "sets": PCIE3_2, "family": "pcie",
         "note": "Two GPUs behind one PCIe 3.0 switch, no P2P: staged "
                 "through host memory."}
+
+
+
+def gpus_per_thread(run):
+    """How many GPUs one host thread drives in run: nccl-tests' -g N in
+    the run's command (1 where it is not given: one process per GPU)."""
+    m = re.search(r"(?:^|\s)-g\s*(\d+)", run["software"].get("benchmark", ""))
+    return int(m.group(1)) if m else 1
+
+
+def thread_sets(config_path, run):
+    """The --set edit that gives the config's software model the run's
+    GPUs per host thread (docs/software.md, host_us): none for one."""
+    g = gpus_per_thread(run)
+    if g <= 1:
+        return []
+    with open(config_path) as f:
+        has_sw = "software" in json.load(f)
+    return ["software.ranks_per_thread=%d" % g if has_sw else
+            'software={"ranks_per_thread": %d}' % g]
+
 
 # Runs not simulated, by id prefix, and why.
 SKIPPED = [

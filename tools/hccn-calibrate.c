@@ -239,6 +239,8 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
     hccn_software_t *sw = &c->sw;
     if (list == NULL || strstr(list, "launch_us") != NULL)
         add_param(c, "launch_us", &sw->launch_us, 0.0, 500.0, 1);
+    if (list != NULL && strstr(list, "host_us") != NULL)   /* named only */
+        add_param(c, "host_us", &sw->host_us, 0.0, 100.0, 1);
     for (int p = 0; p < HCCN_NPROTO; p++)
         for (int k = 0; k < classes; k++) {
             if (!sw->enabled[p])
@@ -406,7 +408,9 @@ static void setup(calib_t *c, const char *list, int fit_bw)
         hccn_topo_t *t = load(c, 0, r);
         hccn_software_t own = {.struct_size = sizeof(own)};
         hccn_topo_software(t, &own);
-        c->per_thread[r] = own.ranks_per_thread;   /* the run's own */
+        /* The run's own: as its output says (nGpus), else its topology. */
+        c->per_thread[r] = c->runs[r].gpus > 0 ? c->runs[r].gpus
+                                                : own.ranks_per_thread;
         check_ranks(c, r, t);
         set_counts(c, r, hccn_topo_npus(t));
         classes = hccn_topo_nodes(t) > 1 ? 2 : classes;
