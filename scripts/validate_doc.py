@@ -69,8 +69,9 @@ def method(w, d):
       "a stated assumption, cited in its `sources`; the software stack "
       "(`docs/software.md`) is the library's own published tuning model "
       "(NCCL's `tuning.cc`): launch cost, per-step cost and efficiency of "
-      "each protocol. Nothing is fitted to these runs but the NVLink "
-      "efficiency below (on two runs, never one).")
+      "each protocol. Nothing is fitted to these runs but the link "
+      "efficiencies, the NVSwitch reduction rate and the host's issue of "
+      "a call below (each on two runs or more, never one).")
     w("- **Before / after.** *Before*: the configs with their `stack` and "
       "`software` keys removed, the links alone (hccn before the software "
       "model). *After*: the configs as shipped, with their stack.")
@@ -79,6 +80,8 @@ def method(w, d):
       "iteration (simulated time is deterministic); measured busbw is "
       "recomputed from size and time where the time is published. Error "
       "= (hccn - measured) / measured: negative when hccn is slower.")
+    w("- **GPUs per host thread** come from each run's command (nccl-tests "
+      "`-g N`: `software.ranks_per_thread`, shown among the run's edits).")
     caps = d["caps"]
     if caps[0] or caps[1]:
         w("- **Sizes are capped** at %s (8 ranks) and %s (16 ranks)."
@@ -251,8 +254,19 @@ def write_doc(path, d):
     loo(w, d)
     details(w, d)
     w("## What the model leaves out\n")
-    w("- **In-switch reduction** (NVLink SHARP, InfiniBand SHARP), "
-      "**several channels** and NCCL's own algorithm choice.")
+    w("- **The library's own algorithms.** hccn's default selection takes "
+      "the algorithm of least modelled time, often one of few steps (a "
+      "mesh over an NVSwitch: two), where NCCL runs a ring of 2(n-1) "
+      "steps, a tree or NVLS; below 64 MiB the step count decides (one "
+      "hgx-a100 node, 8 MiB allreduce: measured 162 us, hccn's ring 118, "
+      "its default choice 83). hccn's ring is one ring, which crosses "
+      "nodes through one NIC pair, not NCCL's one ring per channel over "
+      "every NIC, so forcing it is no answer across nodes.")
+    w("- **InfiniBand SHARP** and **several channels**.")
+    w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
+      "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
+      "GPU, not per transfer; as a per-transfer efficiency it moved the "
+      "64K..64M medians of the runs it applies to by a few percent only.")
     w("- **Host memory and CPU interconnect** are not resources in the "
       "topology format, which matters for GPUs without peer-to-peer.")
     w("- **Transports other than NCCL's InfiniBand** (TCPXO, EFA, "
