@@ -84,6 +84,23 @@ const char *const *hccn_sim_sw_presets(void)
 
 /* ------------------------------------------------------------ the model --- */
 
+int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
+                           uint64_t bytes, int *cls)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    if (topo->sw == NULL)
+        return -1;
+    int n = hccn_sim_topo_route(topo, src, dst, links, &lat);
+    for (int k = 0; k < n; k++)
+        if (topo->links[links[k]].bw < bw)
+            bw = topo->links[links[k]].bw;
+    int c = hccn_sim_sw_class(topo, links, n);
+    if (cls != NULL)
+        *cls = c;
+    return hccn_sim_sw_pick(topo->sw, bytes, c, bw);
+}
+
 double hccn_sim_sw_floor(const hccn_sim_sw_t *sw)
 {
     return sw->host_s * (double)sw->per_thread - sw->launch_s;

@@ -61,6 +61,12 @@ int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n);
 int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
                      double bw);
 
+/* The protocol of a transfer of bytes from NPU src to NPU dst on topo's
+ * nominal route (its class in *cls when cls is not NULL): what the engine
+ * runs it under; -1 when topo has no software model. */
+int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
+                           uint64_t bytes, int *cls);
+
 /* The least time of a call after its start (its launch done): the host's
  * issue, host_s x per_thread, less launch_s; <= 0 when it never binds. */
 double hccn_sim_sw_floor(const hccn_sim_sw_t *sw);
