@@ -541,6 +541,8 @@ int main(int argc, char **argv)
         rc = 1;
         goto free_spec;
     }
+    if ((rc = spec_gpus(&cli.topo, cli.o.gpus)) != 0)   /* -g: host thread */
+        goto free_spec;
     /* Check the topology, every edit and every sweep value before running. */
     int nv = cli.topo.sweep_path ? cli.topo.nsweep : 1;
     for (int v = 0; v < nv; v++) {
