@@ -265,8 +265,10 @@ def write_doc(path, d):
     w("- **InfiniBand SHARP** and **several channels**.")
     w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
       "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
-      "GPU, not per transfer; as a per-transfer efficiency it moved the "
-      "64K..64M medians of the runs it applies to by a few percent only.")
+      "GPU, not per transfer; tried on the two A100 runs as a "
+      "per-transfer efficiency (87.7 / 267 = 0.33 for `ll` inside a node) "
+      "it moved their 64K..64M predictions by -25% to +24% size by size, "
+      "through the algorithm choice, in no consistent direction.")
     w("- **Host memory and CPU interconnect** are not resources in the "
       "topology format, which matters for GPUs without peer-to-peer.")
     w("- **Transports other than NCCL's InfiniBand** (TCPXO, EFA, "
