@@ -63,8 +63,8 @@ RUNS = {
     "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
         "config": A100, "sets": [ONE], "family": "hgx-a100",
         "note": "One process drives all 8 GPUs (-g 8): its launches are "
-                "serialised on one thread, which costs more per call than "
-                "NCCL's per-GPU base latency that the preset carries."},
+                "serialised on one thread (ranks_per_thread 8: a call takes "
+                "at least 8 x host_us, docs/software.md)."},
     "crusoe_2node_16xA100_80G_ib_allreduce": {
         "config": A100, "sets": [], "family": "hgx-a100",
         "note": "Two nodes over 8 HDR adapters each."},
@@ -158,9 +158,11 @@ for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
 
 
 def gpus_per_thread(run):
-    """How many GPUs one host thread drives in run: nccl-tests' -g N in
-    the run's command (1 where it is not given: one process per GPU)."""
-    m = re.search(r"(?:^|\s)-g\s*(\d+)", run["software"].get("benchmark", ""))
+    """How many GPUs one host thread drives in run: nccl-tests' -g N
+    (--ngpus N) in the run's command (1 where it is not given: one process
+    per GPU)."""
+    m = re.search(r"(?:^|\s)(?:-g\s*|--ngpus[=\s]\s*)(\d+)",
+                  run["software"].get("benchmark", ""))
     return int(m.group(1)) if m else 1
 
 

@@ -268,6 +268,12 @@ for c in hgx-a100 pcie-8gpu; do
     rows "$tmp/out" | awk '$2 != "36.80" { exit 1 } { n++ } END { exit n != 1 }' ||
         fail "-g 8 on $c: $(rows "$tmp/out")"
 done
+# Two nodes, one process per node driving its 8 GPUs (mpirun -np 2 ...
+# -g 8): 16 NPUs, -g 8 divides them.
+run allreduce -t "$cfg/hgx-a100.json" -g 8 -b 8 -e 8 -n 1 -w 0 --no-data
+[ "$rc" -eq 0 ] || fail "-g 8 on two nodes: exit $rc: $(cat "$tmp/err")"
+rows "$tmp/out" | awk '$2 != "36.80" { exit 1 } { n++ } END { exit n != 1 }' ||
+    fail "-g 8 on two nodes: $(rows "$tmp/out")"
 run allreduce -t "$cfg/ring-8.json" -b 8 -e 8 -n 1 -w 0 --no-data
 rows "$tmp/out" >"$tmp/g1"
 run allreduce -t "$cfg/ring-8.json" -g 8 -b 8 -e 8 -n 1 -w 0 --no-data
