@@ -210,6 +210,10 @@ void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     eng->nopen--;
     if (b->end < b->start)
         b->end = b->start;
+    /* The host's issue of the call (software.h): it ends no sooner. */
+    if (eng->topo->sw != NULL && !hccn_sim_batch_failed(b) &&
+        b->end < b->start + hccn_sim_sw_floor(eng->topo->sw))
+        b->end = b->start + hccn_sim_sw_floor(eng->topo->sw);
     edev_t *d = &eng->devs[b->dev];
     int waited = d->state == DEV_WAITING && d->waiting_on == b;
     /* A sole batch's device posts nothing before it ends, and then goes on

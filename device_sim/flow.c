@@ -274,15 +274,8 @@ static int flows_grow(hccn_sim_engine_t *eng)
 static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
-    int links[HCCN_SIM_ROUTE_MAX];
-    double lat, bw = INFINITY;
-    int n = hccn_sim_topo_route(topo, f->send->dev, f->send->peer, links,
-                                &lat);
-    for (int k = 0; k < n; k++)
-        if (topo->links[links[k]].bw < bw)
-            bw = topo->links[links[k]].bw;
-    int cls = hccn_sim_sw_class(topo, links, n);
-    int p = hccn_sim_sw_pick(topo->sw, f->send->bytes, cls, bw);
+    int cls, p = hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer,
+                                        f->send->bytes, &cls);
     f->sw_lat = topo->sw->proto[p].step_s[cls];
     f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
 }

@@ -4,7 +4,10 @@
  * topology without "stack" or "software" has none, and times are the
  * links' alone.
  *
- *   - every call (a posted batch) starts launch_s after it could have;
+ *   - every call (a posted batch) starts launch_s after it could have,
+ *     and ends no sooner than host_s x per_thread after it could have
+ *     started (the host thread's issue of the call for each NPU it drives,
+ *     which overlaps the NPUs' side: hccn_sim_sw_floor);
  *   - every transfer runs under one of three protocols (low latency,
  *     medium, bulk: NCCL's LL, LL128 and Simple), which adds step_s to
  *     its latency and moves bytes / eff on the wire;
@@ -40,6 +43,8 @@ typedef struct {
 struct hccn_sim_sw {
     char stack[32];                  /* the preset's name, "" for none */
     double launch_s;                 /* per call */
+    double host_s;                   /* per call, per NPU a thread drives */
+    int per_thread;                  /* NPUs one host thread drives */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 
@@ -55,6 +60,16 @@ int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n);
  * be NULL and must have a protocol on. */
 int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
                      double bw);
+
+/* The protocol of a transfer of bytes from NPU src to NPU dst on topo's
+ * nominal route (its class in *cls when cls is not NULL): what the engine
+ * runs it under; -1 when topo has no software model. */
+int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
+                           uint64_t bytes, int *cls);
+
+/* The least time of a call after its start (its launch done): the host's
+ * issue, host_s x per_thread, less launch_s; <= 0 when it never binds. */
+double hccn_sim_sw_floor(const hccn_sim_sw_t *sw);
 
 /* The preset named name, or NULL. */
 const hccn_sim_sw_t *hccn_sim_sw_preset(const char *name);

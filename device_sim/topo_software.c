@@ -5,6 +5,7 @@
  *   "stack": "nccl-2.2x",
  *   "software": {
  *     "launch_us": 6.6,
+ *     "host_us": 4.6, "ranks_per_thread": 8,
  *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5},
  *     "ll128":  {"enabled": false},
  *     "simple": {"step_us": 3.4, "efficiency": 1, "max_bytes": 0}
@@ -86,9 +87,11 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
 static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                   hccn_sim_sw_t *sw)
 {
-    static const char *const keys[] = {"launch_us", "ll", "ll128", "simple",
-                                       "sources", "notes", NULL};
+    static const char *const keys[] = {"launch_us", "host_us",
+                                       "ranks_per_thread", "ll", "ll128",
+                                       "simple", "sources", "notes", NULL};
     double x;
+    long long n;
     int has;
     hccn_status_t st;
     if (!json_object_is_type(o, json_type_object))
@@ -98,6 +101,14 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->launch_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "host_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        sw->host_s = x * 1e-6;
+    if ((st = hccn_sim_jint(c, o, "ranks_per_thread", 1, 1 << 20, &n, &has)))
+        return st;
+    if (has)
+        sw->per_thread = (int)n;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
         const char *name = hccn_sim_proto_name(p);
@@ -117,6 +128,7 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
 static void sw_none(hccn_sim_sw_t *sw)
 {
     memset(sw, 0, sizeof(*sw));
+    sw->per_thread = 1;
     for (int p = 0; p < HCCN_SIM_NPROTO; p++)
         for (int k = 0; k < HCCN_SIM_NCLS; k++)
             sw->proto[p].eff[k] = 1.0;

@@ -244,8 +244,8 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = fn(&m, &all, a);
     if (m.failed)
         t = HCCN_COST_NONE;
-    else if (pl->topo->sw != NULL)
-        t += pl->topo->sw->launch_s;   /* every call's (software.h) */
+    else if (pl->topo->sw != NULL)   /* every call's (software.h) */
+        t = pl->topo->sw->launch_s + fmax(t, hccn_sim_sw_floor(pl->topo->sw));
 out:
     hccn_hier_cm_free(&m);
     hccn_sim_free(ident);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/software.h"
 #include "device_sim/trace.h"
 #include "hccn/hccn_sim.h"
 #include "runtime/rt.h"
@@ -93,6 +94,18 @@ static void add_phases(group_t *g, const rt_op_t *op, int *slot)
     }
 }
 
+/* The protocol the engine runs transfer step st of bytes under (on the
+ * sender's route: software.h), -1 without a software model. */
+static int step_proto(const rt_op_t *op, const hccn_step_t *st,
+                      uint64_t bytes)
+{
+    const int *world = op->comm->sh->world;
+    int me = world[op->comm->rank], peer = world[st->peer];
+    int send = st->kind == HCCN_STEP_SEND;
+    return hccn_sim_sw_route_pick(op->ctx->cl->topo, send ? me : peer,
+                                  send ? peer : me, bytes, NULL);
+}
+
 static void add_steps(group_t *g, const rt_op_t *op, const int *slot)
 {
     const hccn_sched_rank_t *rk = &op->sched->ranks[op->comm->rank];
@@ -114,8 +127,12 @@ static void add_steps(group_t *g, const rt_op_t *op, const int *slot)
                            "\"step\":%" PRIu32 ",\"phase\":%d,\"bytes\":%"
                            PRIu64, i, st->phase, bytes);
         if (xfer)
+            len += snprintf(g->args[k] + len, ARGS_MAX - (size_t)len,
+                            ",\"peer\":%d", world[st->peer]);
+        int p = xfer ? step_proto(op, st, bytes) : -1;
+        if (p >= 0 && len > 0 && len < ARGS_MAX)
             snprintf(g->args[k] + len, ARGS_MAX - (size_t)len,
-                     ",\"peer\":%d", world[st->peer]);
+                     ",\"proto\":\"%s\"", hccn_sim_proto_name(p));
     }
 }
 

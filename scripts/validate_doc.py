@@ -69,8 +69,9 @@ def method(w, d):
       "a stated assumption, cited in its `sources`; the software stack "
       "(`docs/software.md`) is the library's own published tuning model "
       "(NCCL's `tuning.cc`): launch cost, per-step cost and efficiency of "
-      "each protocol. Nothing is fitted to these runs but the NVLink "
-      "efficiency below (on two runs, never one).")
+      "each protocol. Nothing is fitted to these runs but the link "
+      "efficiencies, the NVSwitch reduction rate and the host's issue of "
+      "a call below (each on two runs or more, never one).")
     w("- **Before / after.** *Before*: the configs with their `stack` and "
       "`software` keys removed, the links alone (hccn before the software "
       "model). *After*: the configs as shipped, with their stack.")
@@ -79,6 +80,8 @@ def method(w, d):
       "iteration (simulated time is deterministic); measured busbw is "
       "recomputed from size and time where the time is published. Error "
       "= (hccn - measured) / measured: negative when hccn is slower.")
+    w("- **GPUs per host thread** come from each run's command (nccl-tests "
+      "`-g N`: `software.ranks_per_thread`, shown among the run's edits).")
     caps = d["caps"]
     if caps[0] or caps[1]:
         w("- **Sizes are capped** at %s (8 ranks) and %s (16 ranks)."
@@ -92,6 +95,26 @@ def method(w, d):
       "same (`HCCN_ALGO`, shown in the run's command). NCCL's own choices "
       "(rings, trees, NVLS, several channels) are not reproduced.\n"
       % d["algo"])
+
+
+def host(w, d):
+    w("## Calibration of the host's issue of a call (nccl-2.2x `host_us`)\n")
+    w("In the runs where one thread drives 8 GPUs (nccl-tests `-g 8`) a "
+      "small call takes the thread's issue of its 8 launches, not the "
+      "GPUs' time (it is flat up to 128K-2M). Estimate: the least "
+      "published time / GPUs per thread.\n")
+    w("| run | collective | GPUs per thread | least time (size) | "
+      "estimate |")
+    w("|---|---|---:|---|---:|")
+    for rid, g, t, size, est in d["host"]:
+        w("| `%s` | %s | %d | %.2f us (%s) | %.2f us |"
+          % (rid, d["runs"][rid]["collective"], g, t, human(size), est))
+    vals = [h[4] for h in d["host"]]
+    w("\nMean: **%.2f us** (the preset uses %.1f); leave-one-out, each "
+      "run's estimate against the mean of the others: %s.\n"
+      % (statistics.mean(vals), d["host_used"],
+         ", ".join("%+.0f%%" % (100 * (v / statistics.mean(
+             vals[:i] + vals[i + 1:]) - 1)) for i, v in enumerate(vals))))
 
 
 def summary(w, d):
@@ -119,7 +142,8 @@ def summary(w, d):
         spec = RUNS[rid]
         w("| `%s` | `%s`%s | %d | %s | %s | %s | %s | %s | %s | %s |"
           % (rid, os.path.basename(spec["config"]),
-             "".join(" `%s`" % x for x in spec["sets"]), len(after[rid]),
+             "".join(" `%s`" % x for x in spec["sets"] +
+                     spec.get("thread_sets", [])), len(after[rid]),
              *bands(before[rid]), *bands(after[rid]),
              med(after[rid], signed=True)))
     if d["has_plot"]:
@@ -225,12 +249,26 @@ def write_doc(path, d):
               (rid, coll, meas, human(size), pred, ratio))
         w("\nMean: **%.3f** (configs use %.2f).\n"
           % (statistics.mean(c[5] for c in est), link["used"]))
+    host(w, d)
     summary(w, d)
     loo(w, d)
     details(w, d)
     w("## What the model leaves out\n")
-    w("- **In-switch reduction** (NVLink SHARP, InfiniBand SHARP), "
-      "**several channels** and NCCL's own algorithm choice.")
+    w("- **The library's own algorithms.** hccn's default selection takes "
+      "the algorithm of least modelled time, often one of few steps (a "
+      "mesh over an NVSwitch: two), where NCCL runs a ring of 2(n-1) "
+      "steps, a tree or NVLS; below 64 MiB the step count decides (one "
+      "hgx-a100 node, 8 MiB allreduce: measured 162 us, hccn's ring 118, "
+      "its default choice 83). hccn's ring is one ring, which crosses "
+      "nodes through one NIC pair, not NCCL's one ring per channel over "
+      "every NIC, so forcing it is no answer across nodes.")
+    w("- **InfiniBand SHARP** and **several channels**.")
+    w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
+      "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
+      "GPU, not per transfer; tried on the two A100 runs as a "
+      "per-transfer efficiency (87.7 / 267 = 0.33 for `ll` inside a node) "
+      "it moved their 64K..64M predictions by -25% to +24% size by size, "
+      "through the algorithm choice, in no consistent direction.")
     w("- **Host memory and CPU interconnect** are not resources in the "
       "topology format, which matters for GPUs without peer-to-peer.")
     w("- **Transports other than NCCL's InfiniBand** (TCPXO, EFA, "

@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 
+from validate_runs import gpus_per_thread
+
 # The parameters fitted: what the software model adds per call and per
 # step; efficiencies and the hardware's bandwidths stay the preset's and
 # the config's.
@@ -25,8 +27,9 @@ def write_nccl_text(path, run, rows, factor):
     '#  Rank' line per rank, for hccn-calibrate."""
     n = run["hardware"]["ranks"]
     with open(path, "w") as f:
-        f.write("# nThread 1 nGpus 1 minBytes %d maxBytes %d (from "
-                "measurements.json: %s)\n#\n" % (rows[0][0], rows[-1][0],
+        f.write("# nThread 1 nGpus %d minBytes %d maxBytes %d (from "
+                "measurements.json: %s)\n#\n" % (gpus_per_thread(run),
+                                                 rows[0][0], rows[-1][0],
                                                  run["id"]))
         for r in range(n):
             f.write("#  Rank %2d Group  0 Pid %d on host device %d\n"
@@ -80,7 +83,8 @@ def families(specs, present, rows_of=None):
 
 def leave_one_out(build, specs, runs, rows_of, factor_of, predict, tmp,
                   progress):
-    sets_of = lambda rid: specs[rid]["sets"]  # noqa: E731
+    sets_of = lambda rid: (specs[rid]["sets"] +  # noqa: E731
+                           specs[rid].get("thread_sets", []))
     """One row per left-out run: (family, run, the fitted parameters, its
     rows predicted with the fit)."""
     out = []
@@ -99,12 +103,15 @@ def leave_one_out(build, specs, runs, rows_of, factor_of, predict, tmp,
 
 
 def strip_software(config, tmp):
-    """A copy of config without "stack" and "software": the links alone,
-    as before the software model."""
+    """A copy of config without "stack" and with "software" emptied (a
+    model of no cost, bit for bit no model's, kept so that a run's
+    software.ranks_per_thread edit has its object): the links alone, as
+    before the software model."""
     with open(config) as f:
         doc = json.load(f)
     doc.pop("stack", None)
-    doc.pop("software", None)
+    if "software" in doc:
+        doc["software"] = {}
     path = os.path.join(tmp, "nosw-" + os.path.basename(config))
     with open(path, "w") as f:
         json.dump(doc, f)

@@ -8,6 +8,8 @@ runs (HCCN_ALGO); elsewhere hccn's default selection decides. A run's
 family groups the runs of one config and one stack: the
 leave-one-out table fits the stack on all runs of a family but one.
 """
+import json
+import re
 
 A100 = "configs/hgx-a100.json"
 H100 = "configs/hgx-h100.json"
@@ -62,8 +64,8 @@ RUNS = {
     "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
         "config": A100, "sets": [ONE], "family": "hgx-a100",
         "note": "One process drives all 8 GPUs (-g 8): its launches are "
-                "serialised on one thread, which costs more per call than "
-                "NCCL's per-GPU base latency that the preset carries."},
+                "serialised on one thread (ranks_per_thread 8: a call takes "
+                "at least 8 x host_us, docs/software.md)."},
     "crusoe_2node_16xA100_80G_ib_allreduce": {
         "config": A100, "sets": [], "family": "hgx-a100",
         "note": "Two nodes over 8 HDR adapters each."},
@@ -163,6 +165,29 @@ for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
         "config": PCIE, "sets": PCIE3_2, "family": "pcie",
         "note": "Two GPUs behind one PCIe 3.0 switch, no P2P: staged "
                 "through host memory."}
+
+
+
+def gpus_per_thread(run):
+    """How many GPUs one host thread drives in run: nccl-tests' -g N
+    (--ngpus N) in the run's command (1 where it is not given: one process
+    per GPU)."""
+    m = re.search(r"(?:^|\s)(?:-g\s*|--ngpus[=\s]\s*)(\d+)",
+                  run["software"].get("benchmark", ""))
+    return int(m.group(1)) if m else 1
+
+
+def thread_sets(config_path, run):
+    """The --set edit that gives the config's software model the run's
+    GPUs per host thread (docs/software.md, host_us): none for one."""
+    g = gpus_per_thread(run)
+    if g <= 1:
+        return []
+    with open(config_path) as f:
+        has_sw = "software" in json.load(f)
+    return ["software.ranks_per_thread=%d" % g if has_sw else
+            'software={"ranks_per_thread": %d}' % g]
+
 
 # Runs not simulated, by id prefix, and why.
 SKIPPED = [

@@ -5,7 +5,8 @@
  *   nccl-tests, rccl-tests, hccn-perf: rows "size count type redop root
  *     time algbw busbw #wrong [time algbw busbw #wrong]"; the in-place
  *     time (the second) where printed, else the first; ranks from the
- *     "#  Rank N ..." lines (or hccn-perf's "# N ranks on ...");
+ *     "#  Rank N ..." lines (or hccn-perf's "# N ranks on ..."); GPUs per
+ *     thread from "# nThread T nGpus G" (nccl-tests' -g);
  *   OSU micro-benchmarks: rows "size avg-latency [min max iterations]"
  *     after a "# Size" header; count = size / 4 (float);
  *   hccl_test: rows "size time bandwidth check" (columns under a
@@ -34,6 +35,7 @@ typedef struct {
     hccn_dtype_t dtype;
     const char *format;          /* "nccl-tests", "osu", "hccl_test" */
     int ranks;                   /* 0: the output does not say */
+    int gpus;                    /* GPUs per thread; 0: not said */
     int nrows;
     calib_row_t *rows;
     unsigned long long last_size;  /* the last row read, as read */
@@ -146,6 +148,8 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
             rank_lines++;
         else if (sscanf(p, "# %d ranks on", &n) == 1)
             stated = n;
+        else if (sscanf(p, "# nThread %*d nGpus %d", &n) == 1 && n > 0)
+            run->gpus = n;
         else if (strncmp(p, "# Size", 6) == 0)
             mode = 1;
         else if (strstr(p, "data_size") != NULL)

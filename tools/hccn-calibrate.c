@@ -51,6 +51,7 @@ typedef struct {
     int nruns;
     uint64_t fit_max;
     hccn_software_t sw;
+    int per_thread[MAX_RUNS];    /* each run's ranks_per_thread */
     param_t params[MAX_PARAMS];
     int nparams;
     double **pred;               /* per run, per row: seconds */
@@ -70,10 +71,14 @@ static void pair_json(char *buf, size_t len, const char *key,
              key, v[0], v[1]);
 }
 
-/* The whole "software" object of sw (every field, so no preset shows). */
-static void software_json(const hccn_software_t *sw, char *buf, size_t len)
+/* The whole "software" object of sw (every field, so no preset shows),
+ * with per_thread NPUs driven by one host thread. */
+static void software_json(const hccn_software_t *sw, int per_thread,
+                          char *buf, size_t len)
 {
-    snprintf(buf, len, "{\"launch_us\": %.17g", sw->launch_us);
+    snprintf(buf, len, "{\"launch_us\": %.17g, \"host_us\": %.17g, "
+             "\"ranks_per_thread\": %d", sw->launch_us, sw->host_us,
+             per_thread);
     for (int p = 0; p < HCCN_NPROTO; p++) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"%s\": {\"enabled\": %s, ",
@@ -103,7 +108,9 @@ static hccn_topo_t *load(calib_t *c, int with_sw, int r)
         edits[n++] = c->runs[r].edits[i];
     if (with_sw) {
         strcpy(edit, "software=");
-        software_json(&c->sw, edit + 9, sizeof(edit) - 9);
+        software_json(&c->sw, r >= 0 ? c->per_thread[r]
+                                     : c->sw.ranks_per_thread,
+                      edit + 9, sizeof(edit) - 9);
         edits[n++] = edit;
     }
     hccn_topo_t *t = NULL;
@@ -232,6 +239,8 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
     hccn_software_t *sw = &c->sw;
     if (list == NULL || strstr(list, "launch_us") != NULL)
         add_param(c, "launch_us", &sw->launch_us, 0.0, 500.0, 1);
+    if (list != NULL && strstr(list, "host_us") != NULL)   /* named only */
+        add_param(c, "host_us", &sw->host_us, 0.0, 100.0, 1);
     for (int p = 0; p < HCCN_NPROTO; p++)
         for (int k = 0; k < classes; k++) {
             if (!sw->enabled[p])
@@ -264,7 +273,7 @@ static int write_topology(calib_t *c, const char *out)
     json_object *doc = json_object_from_file(hccn_topo_source(t));
     hccn_topo_free(t);
     char sw[4096];
-    software_json(&c->sw, sw, sizeof(sw));
+    software_json(&c->sw, c->sw.ranks_per_thread, sw, sizeof(sw));
     json_object *obj = json_tokener_parse(sw);
     if (doc == NULL || obj == NULL) {
         fprintf(stderr, "hccn-calibrate: cannot read %s again\n", c->topo);
@@ -397,6 +406,11 @@ static void setup(calib_t *c, const char *list, int fit_bw)
     int classes = 1;
     for (int r = 0; r < c->nruns; r++) {
         hccn_topo_t *t = load(c, 0, r);
+        hccn_software_t own = {.struct_size = sizeof(own)};
+        hccn_topo_software(t, &own);
+        /* The run's own: as its output says (nGpus), else its topology. */
+        c->per_thread[r] = c->runs[r].gpus > 0 ? c->runs[r].gpus
+                                                : own.ranks_per_thread;
         check_ranks(c, r, t);
         set_counts(c, r, hccn_topo_npus(t));
         classes = hccn_topo_nodes(t) > 1 ? 2 : classes;

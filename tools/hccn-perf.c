@@ -340,17 +340,18 @@ static int oop_only(coll_t c)
            c == C_GATHER;
 }
 
-/* nccl-tests' -g and -t must make the ranks (one thread per NPU here),
- * and point-to-point tests need data. Returns 0, or 2 with the error
- * printed. */
+/* nccl-tests' -g and -t must make the ranks of each of its processes
+ * (one thread per NPU here: the ranks, divided by -t x -g, are mpirun's
+ * process count), and point-to-point tests need data. Returns 0, or 2
+ * with the error printed. */
 static int check_target(const cli_t *cli, const target_t *tg)
 {
     const opts_t *o = &cli->o;
     int g = o->gpus ? o->gpus : 1, t = o->threads ? o->threads : 1;
-    if ((o->gpus || o->threads) && g * t != tg->n) {
-        fprintf(stderr, "hccn-perf: options -g %d x -t %d make %d ranks, but "
-                "%s has %d NPUs (one thread per NPU here)\n", g, t, g * t,
-                cli->topo.path, tg->n);
+    if ((o->gpus || o->threads) && tg->n % (g * t) != 0) {
+        fprintf(stderr, "hccn-perf: options -g %d x -t %d make %d ranks per "
+                "process, which do not divide the %d NPUs of %s (one thread "
+                "per NPU here)\n", g, t, g * t, tg->n, cli->topo.path);
         return 2;
     }
     for (int i = 0; i < o->ncolls; i++)
@@ -541,6 +542,8 @@ int main(int argc, char **argv)
         rc = 1;
         goto free_spec;
     }
+    if ((rc = spec_gpus(&cli.topo, cli.o.gpus)) != 0)   /* -g: host thread */
+        goto free_spec;
     /* Check the topology, every edit and every sweep value before running. */
     int nv = cli.topo.sweep_path ? cli.topo.nsweep : 1;
     for (int v = 0; v < nv; v++) {

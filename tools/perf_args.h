@@ -142,7 +142,7 @@ static void usage(FILE *f)
         "                         (default: latest start to latest end)\n"
         "  -g, --ngpus N, -t N    nccl-tests' GPUs per thread and threads: "
         "one thread\n"
-        "                         per NPU here; N x M must be the ranks\n"
+        "                         per NPU here; N x M must divide the ranks\n"
         "  -z, --blocking 0|1     0: post the timed calls as futures, wait "
         "at the end\n"
         "  -m, --agg_iters N      N calls per timed iteration, in one group\n"

@@ -127,6 +127,43 @@ static int make_topo(const topo_spec_t *spec, int v, hccn_topo_t **out)
     return 2;
 }
 
+/* nccl-tests' -g G: one host thread drives G GPUs. Where the topology
+ * (with the --set edits) has a software model and no edit names
+ * ranks_per_thread, appends the edit that gives it G (docs/software.md):
+ * into the file's "software" object, or a new one where the file names
+ * only a stack. Returns 0, or 2 with the error printed. */
+static int spec_gpus(topo_spec_t *spec, int g)
+{
+    static char edit[64];
+    const char *edits[PERF_SETS_MAX + 1];
+    hccn_software_t sw = {.struct_size = sizeof(sw)};
+    hccn_topo_t *t;
+    for (int i = 0; i < spec->nsets; i++)
+        if (strstr(spec->sets[i], "ranks_per_thread") != NULL)
+            return 0;
+    if (g <= 1 || make_topo(spec, -1, &t) != 0)
+        return g <= 1 ? 0 : 2;
+    hccn_topo_software(t, &sw);
+    hccn_topo_free(t);
+    if (!sw.present)
+        return 0;
+    if (spec->nsets == PERF_SETS_MAX) {
+        fprintf(stderr, "hccn-perf: -g: more than %d --set edits\n",
+                PERF_SETS_MAX - 1);
+        return 2;
+    }
+    snprintf(edit, sizeof(edit), "software.ranks_per_thread=%d", g);
+    spec->sets[spec->nsets++] = edit;
+    for (int i = 0; i < spec->nsets; i++)
+        edits[i] = spec->sets[i];
+    if (hccn_topo_load(spec->path, edits, spec->nsets, &t) == HCCN_OK)
+        hccn_topo_free(t);
+    else   /* no "software" object to edit: the file names a stack only */
+        snprintf(edit, sizeof(edit), "software={\"ranks_per_thread\": %d}",
+                 g);
+    return 0;
+}
+
 /* Set in a client process of a cluster that spans several processes
  * (docs/processes.md): the host alone prints and writes files. */
 static int perf_client;

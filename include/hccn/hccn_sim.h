@@ -324,6 +324,8 @@ typedef struct {
     double step_us[HCCN_NPROTO][HCCN_NCLASS];
     double efficiency[HCCN_NPROTO][HCCN_NCLASS];
     double max_bytes[HCCN_NPROTO][HCCN_NCLASS];   /* 0: none */
+    double host_us;          /* the host's issue of a call, per NPU */
+    int ranks_per_thread;    /* NPUs one host thread drives */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

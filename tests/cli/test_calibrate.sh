@@ -3,7 +3,8 @@
 # synthetic benchmark output (tests/data/calibrate/synthetic_*.txt:
 # hccn-perf on hgx-a100 x1 with launch_us 20 and ll.step_us.intra 1.5,
 # printed in nccl-tests' layout); reads OSU and hccl_test outputs; writes
-# a topology that loads and carries the fitted values; refuses bad input
+# a topology that loads and carries the fitted values; takes GPUs per
+# thread from nccl-tests' header (host_us); refuses bad input
 # with a message naming the file.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 # shellcheck source=common.sh
@@ -37,6 +38,28 @@ PY
     fail "fitted topology does not run: $(cat "$tmp/perf")"
 grep -qE '^ +8 +2 +float +sum +-1 +25\.0[0-9] ' "$tmp/perf" ||
     fail "fitted topology: 8 B allreduce is not 25.0 us: $(grep '^ *8 ' "$tmp/perf")"
+
+# One thread driving 8 GPUs (nccl-tests' "nGpus 8" header): the fit
+# prices the run's calls at 8 x host_us and recovers host_us 3 from an
+# output made with it; the written topology keeps the file's
+# ranks_per_thread (1).
+{
+    echo "# nThread 1 nGpus 8 minBytes 8 maxBytes 524288 step: 4(factor)"
+    "$perf" allreduce -t "$cfg" --set 'node_types[0].count=1' \
+        --set 'software={"host_us": 3, "ranks_per_thread": 8}' -b 8 \
+        -e 512K -f 4 -n 1 -w 0 --no-data
+} >"$tmp/g8.txt" 2>&1 || fail "g8: hccn-perf: $(cat "$tmp/g8.txt")"
+"$bin" -t "$cfg" --set 'node_types[0].count=1' --fit host_us \
+    -o "$tmp/g8.json" allreduce:"$tmp/g8.txt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "g8: exit $? ($(cat "$tmp/err"))"
+$py - "$tmp/g8.json" <<'PY' || fail "g8: host_us not recovered"
+import json, sys
+sw = json.load(open(sys.argv[1]))["software"]
+print("recovered host_us %.3f (3), ranks_per_thread %d (1)"
+      % (sw["host_us"], sw["ranks_per_thread"]))
+sys.exit(0 if abs(sw["host_us"] - 3) <= 0.03 and
+         sw["ranks_per_thread"] == 1 else 1)
+PY
 
 # OSU and hccl_test outputs are read as printed; a run's own edits
 # follow its file after '@' (here: one node for the hccl_test run, two

@@ -256,6 +256,29 @@ cmp -s "$tmp/avg3" "$tmp/avgnone" || fail "-a 3 (max) != the span"
 awk -v lo="$(cat "$tmp/avg2")" -v hi="$(cat "$tmp/avg3")" \
     '{ if (!(lo < $1 && $1 < hi)) exit 1 }' "$tmp/avg1" ||
     fail "-a: mean $(cat "$tmp/avg1") not between min $(cat "$tmp/avg2") and max $(cat "$tmp/avg3")"
+# -g G under a software model: one thread drives G GPUs, so an 8-byte
+# allreduce takes G x host_us (nccl-2.2x: 8 x 4.6 = 36.80 us), whether
+# the file has a "software" object (pcie-8gpu) or a stack only (hgx-a100);
+# without a model (ring-8) -g changes nothing.
+label=gpus
+for c in hgx-a100 pcie-8gpu; do
+    run allreduce -t "$cfg/$c.json" --set 'node_types[0].count=1' -g 8 \
+        -b 8 -e 8 -n 1 -w 0 --no-data
+    [ "$rc" -eq 0 ] || fail "-g 8 on $c: exit $rc: $(cat "$tmp/err")"
+    rows "$tmp/out" | awk '$2 != "36.80" { exit 1 } { n++ } END { exit n != 1 }' ||
+        fail "-g 8 on $c: $(rows "$tmp/out")"
+done
+# Two nodes, one process per node driving its 8 GPUs (mpirun -np 2 ...
+# -g 8): 16 NPUs, -g 8 divides them.
+run allreduce -t "$cfg/hgx-a100.json" -g 8 -b 8 -e 8 -n 1 -w 0 --no-data
+[ "$rc" -eq 0 ] || fail "-g 8 on two nodes: exit $rc: $(cat "$tmp/err")"
+rows "$tmp/out" | awk '$2 != "36.80" { exit 1 } { n++ } END { exit n != 1 }' ||
+    fail "-g 8 on two nodes: $(rows "$tmp/out")"
+run allreduce -t "$cfg/ring-8.json" -b 8 -e 8 -n 1 -w 0 --no-data
+rows "$tmp/out" >"$tmp/g1"
+run allreduce -t "$cfg/ring-8.json" -g 8 -b 8 -e 8 -n 1 -w 0 --no-data
+rows "$tmp/out" | cmp -s - "$tmp/g1" ||
+    fail "-g 8 on ring-8 (no model) changed the time"
 # hypercube (nccl-tests'): an allgather in log2(n) exchanges, step k moving
 # 2^k blocks of B = size/n bytes: time = log2(n) x 1 us + (n-1) B / 50 GB/s
 # on laptop-4; algbw = (n-1)/n x size / time and busbw = algbw (factor 1).

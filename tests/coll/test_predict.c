@@ -269,7 +269,8 @@ static void test_default(void **state)
 
 /* default.json running NCCL's preset, with the thresholds of the low
  * latency protocol given, so that both ways of choosing a protocol
- * (docs/timing.md, Software) run: timing-only still gives the bits. */
+ * (docs/timing.md, Software) run, and with the host's issue of a call
+ * binding: timing-only still gives the bits. */
 static void test_software(void **state)
 {
     (void)state;
@@ -289,6 +290,15 @@ static void test_software(void **state)
     strcpy(json2, ll);
     strcat(json2, strchr(text, '{') + 1);
     sweep(json2, "default.json + thresholds", 16);
+    /* One host thread driving 8 NPUs: small calls end at its issue. */
+    const char *host = "{\"stack\": \"nccl-2.2x\", \"software\": "
+                       "{\"ranks_per_thread\": 8}, ";
+    char *json3 = malloc(strlen(text) + strlen(host) + 1);
+    assert_non_null(json3);
+    strcpy(json3, host);
+    strcat(json3, strchr(text, '{') + 1);
+    sweep(json3, "default.json + host floor", 16);
+    free(json3);
     free(json2);
     free(json);
     free(text);

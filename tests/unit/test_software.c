@@ -205,6 +205,52 @@ static void test_times(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* The host's issue of a call (docs/timing.md, Software): a call driven
+ * with 7 other NPUs by one thread at 3 us each takes max(launch +
+ * transfer, 8 x 3 us), in the engine and the closed form alike. */
+static void test_host_floor(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE ", \"stack\": \"nccl-2.2x\", "
+                              "\"software\": {\"host_us\": 3, "
+                              "\"ranks_per_thread\": 8}}");
+    assert_true(t->sw->host_s == 3e-6 && t->sw->per_thread == 8);
+    assert_true(hccn_sim_sw_floor(t->sw) == 24e-6 - 6.6e-6);
+    int world[2] = {0, 1};
+    hccn_cost_place_t pl = {t, world};
+    const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
+    /* 4 KiB (LL, 0.6 us step, 50 GB/s): the floor, 24 us; 4 MiB
+     * (simple, 3.4 us, 100 GB/s): its transfer, 6.6 + 1 + 3.4 +
+     * 41.94304 us. */
+    const uint64_t sizes[] = {4096, 4 << 20};
+    const double want[] = {24e-6, 6.6e-6 + 1e-6 + 3.4e-6 + 4194304 / 100e9};
+    for (int i = 0; i < 2; i++) {
+        hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                                 .count = sizes[i] / 4, .esize = 4};
+        hccn_sched_t *s = mesh->build(&args);
+        assert_non_null(s);
+        double eng = test_engine_time(t, s, world, NULL);
+        hccn_sched_free(s);
+        double model = hccn_hier_cost(mesh, &args, &pl, HCCN_COST_MODEL,
+                                      NULL);
+        if (!(fabs(eng - want[i]) <= 1e-12 * want[i]) ||
+            !(fabs(model - want[i]) <= 1e-12 * want[i]))
+            fail_msg("%llu B: engine %.6f us, model %.6f us, formula "
+                     "%.6f us", (unsigned long long)sizes[i], eng * 1e6,
+                     model * 1e6, want[i] * 1e6);
+    }
+    hccn_sim_topo_free(t);
+    /* One NPU per thread: 4.6 us never exceeds NCCL's 6.6 us launch. */
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    assert_true(t->sw->host_s == 4.6e-6 && t->sw->per_thread == 1);
+    assert_true(hccn_sim_sw_floor(t->sw) < 0.0);
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE ", \"software\": {\"ranks_per_thread\": 0}}",
+                 "bad.json: software.ranks_per_thread");
+    expect_error("{" BASE ", \"software\": {\"host_us\": -2}}",
+                 "bad.json: software.host_us");
+}
+
 /* "software": {} is a model of no cost: the times of no model, bit for
  * bit, in the engine and the cost model. */
 static void test_none_is_identity(void **state)
@@ -251,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_switch_points),
         cmocka_unit_test(test_times),
+        cmocka_unit_test(test_host_floor),
         cmocka_unit_test(test_none_is_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
