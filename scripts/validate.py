@@ -300,6 +300,9 @@ def main():
                     help="leave the leave-one-out table out")
     ap.add_argument("--no-plot", action="store_true",
                     help="write the page without docs/img/validation.png")
+    ap.add_argument("--heavy", action="store_true",
+                    help="also simulate the runs marked heavy in "
+                         "validate_runs.py (each needs many GB and minutes)")
     args = ap.parse_args()
     check_environment(args)
     with open(args.measurements) as f:
@@ -310,9 +313,13 @@ def main():
             spec["thread_sets"] = thread_sets(
                 os.path.join(ROOT, spec["config"]), runs[rid])
     ids = [rid for rid in (args.only.split(",") if args.only else RUNS)
-           if rid in runs]
+           if rid in runs and (args.heavy or args.only or
+                               "heavy" not in RUNS[rid])]
     skipped = [(r["id"], skipped_reason(r["id"], r)) for r in allruns
                if r["id"] not in RUNS]
+    skipped += [(rid, "heavy (run with --heavy): " + RUNS[rid]["heavy"])
+                for rid in RUNS if rid in runs and rid not in ids and
+                "heavy" in RUNS[rid] and not args.only]
     nloo = 0 if args.no_loo else sum(
         len(v) for v in validate_loo.families(
             RUNS, runs, lambda rid: measured_rows(runs[rid])).values()
