@@ -189,7 +189,15 @@ struct hccn_sim_engine {
     double *link_cap;           /* scratch per link */
     int *link_cnt;
     int *touched;
-    int *link_pos;              /* fill.c: a link's place in link_order */
+    int *link_pos;              /* fill.c: a link's place in link_order,
+                                   then in touched */
+    int *pick_tree;             /* fill.c: the tournament over touched */
+    double *pick_share;         /*   per place: the link's share */
+    int *pick_dirty;            /*   places whose share changed */
+    unsigned char *pick_mark;   /*   1 while a place is in pick_dirty */
+    int tree_links;             /*   fewer links are scanned instead (a
+                                   round of a few hundred links costs less
+                                   than keeping the tree); tests lower it */
     link_order_t *link_order;
     double *link_bytes;
     double *link_busy;          /* busy seconds before link_since */

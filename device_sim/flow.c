@@ -59,17 +59,26 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->touched = hccn_sim_calloc(m, sizeof(int));
     eng->link_pos = hccn_sim_calloc(m, sizeof(int));
     eng->link_order = hccn_sim_calloc(m, sizeof(*eng->link_order));
+    size_t tree = 2;
+    while (tree < 2 * m)
+        tree *= 2;
+    eng->pick_tree = hccn_sim_calloc(tree, sizeof(int));
+    eng->pick_share = hccn_sim_calloc(m, sizeof(double));
+    eng->pick_dirty = hccn_sim_calloc(m, sizeof(int));
+    eng->pick_mark = hccn_sim_calloc(m, 1);
     eng->link_bytes = hccn_sim_calloc(m, sizeof(double));
     eng->link_busy = hccn_sim_calloc(m, sizeof(double));
     eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
-        !eng->link_pos || !eng->link_order ||
+        !eng->link_pos || !eng->link_order || !eng->pick_tree ||
+        !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
         !eng->link_factor)
         return -1;
     for (size_t l = 0; l < m; l++)
         eng->link_factor[l] = 1.0;
+    eng->tree_links = 256;
     return 0;
 }
 
@@ -100,6 +109,10 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->touched);
     hccn_sim_free(eng->link_pos);
     hccn_sim_free(eng->link_order);
+    hccn_sim_free(eng->pick_tree);
+    hccn_sim_free(eng->pick_share);
+    hccn_sim_free(eng->pick_dirty);
+    hccn_sim_free(eng->pick_mark);
     hccn_sim_free(eng->link_bytes);
     hccn_sim_free(eng->link_busy);
     hccn_sim_free(eng->link_active);

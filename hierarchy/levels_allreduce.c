@@ -134,15 +134,16 @@ static void room_add(const hccn_sched_t *sub, int y, uint64_t times,
                      uint64_t *st, uint64_t *dp)
 {
     if (sub != NULL && y < sub->nranks) {
-        *st += times * sub->ranks[y].nsteps;
+        *st += times * (sub->ranks[y].nsteps + 1);   /* + a join */
         *dp += times * (sub->ranks[y].ndeps + sub->ranks[y].nsteps);
     }
 }
 
 /* Room for K chunks and the tail on every rank, one flat schedule at a
- * time. Each phase's first steps also wait for the last phase's: the room
- * allows one dependency more a step, an estimate (what goes beyond it is
- * grown into, as without room). */
+ * time. Each phase's first steps also wait for the last phase's (or for a
+ * join step, compose.h: one step more a phase): the room allows one
+ * dependency more a step, an estimate (what goes beyond it is grown into,
+ * as without room). */
 static void reserve(hccn_hier_comp_t *h, const ar_t *c, uint64_t K, uint64_t t)
 {
     const size_t e = h->a->esize;

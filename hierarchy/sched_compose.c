@@ -173,6 +173,7 @@ typedef struct {
     hccn_stepset_t *res;  /* for an elided step: the dst steps it stood for */
     unsigned char *succ;  /* 1 if some later sub step depends on it */
     hccn_stepset_t deps;  /* dependencies of the step being appended */
+    hccn_stepset_t join;  /* {the join step} when there is one (below) */
     uint32_t n;
 } rank_work_t;
 
@@ -185,6 +186,7 @@ static void work_free(rank_work_t *w)
     hccn_sim_free(w->res);
     hccn_sim_free(w->succ);
     hccn_sim_free(w->deps.idx);
+    hccn_sim_free(w->join.idx);
 }
 
 static int work_init(rank_work_t *w, uint32_t n)
@@ -229,6 +231,8 @@ static int collect_deps(rank_work_t *w, const hccn_sched_rank_t *rk,
                         const hccn_step_t *st, const hccn_stepset_t *after)
 {
     w->deps.n = 0;
+    if (st->ndeps == 0 && w->join.n > 0)
+        return set_add_all(&w->deps, w->join.idx, w->join.n);
     if (st->ndeps == 0)
         return after != NULL ? set_add_all(&w->deps, after->idx, after->n)
                              : 0;
@@ -255,6 +259,58 @@ static uint64_t scratch_end(const hccn_step_t *m)
     return end;
 }
 
+/* A COPY onto its own bytes (a sub-collective run in place on a slice):
+ * dropped (compose.h). */
+static int elided(const hccn_step_t *m)
+{
+    return m->kind == HCCN_STEP_COPY && m->src_buf == m->dst_buf &&
+           m->src_off == m->dst_off;
+}
+
+/* A join pays when the entries it saves (every appended root waiting for
+ * every step of `after`) outnumber what it costs (a step of its own) by
+ * this much. */
+#define JOIN_SAVES 64
+
+/* The root steps of sub rank i that are appended, not dropped. */
+static uint64_t appended_roots(const hccn_sched_rank_t *rk,
+                               const hccn_compose_t *how, int i)
+{
+    uint64_t n = 0;
+    for (uint32_t j = 0; j < rk->nsteps; j++) {
+        if (rk->steps[j].ndeps > 0)
+            continue;
+        hccn_step_t m = map_step(how, i, &rk->steps[j], 0);
+        n += !elided(&m);
+    }
+    return n;
+}
+
+/* When many roots would each wait for many steps of `after`, appends one
+ * zero-byte COPY (SEND to RECV, offset 0) that waits for `after`, and the
+ * roots wait for it instead: n + m dependency entries instead of n x m. It
+ * moves nothing and costs no time, so it is ready and complete the
+ * instant the last step of `after` is (the engine ends a local task of no
+ * cost as it starts, and orders events by their tasks, not by when they
+ * were queued: the roots start at the same instant, in the same order). */
+static int add_join(hccn_sched_t *dst, int r, const hccn_compose_t *how,
+                    const hccn_sched_rank_t *rk, int i,
+                    const hccn_stepset_t *after, rank_work_t *w)
+{
+    if (after == NULL || after->n < 2)
+        return 0;
+    uint64_t roots = appended_roots(rk, how, i);
+    if (roots * after->n < roots + after->n + JOIN_SAVES)
+        return 0;
+    hccn_step_t j = {.kind = HCCN_STEP_COPY, .src_buf = HCCN_BUF_SEND,
+                     .dst_buf = HCCN_BUF_RECV, .phase = (uint8_t)how->phase,
+                     .peer = r};
+    uint32_t x = hccn_sched_add(dst, r, &j, after->idx, after->n);
+    if (dst->failed)
+        return -1;
+    return set_add(&w->join, x);
+}
+
 /* Appends the steps of sub rank i to rank r of dst. */
 static int append_rank(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
                        const hccn_compose_t *how, uint32_t xfer0,
@@ -264,13 +320,14 @@ static int append_rank(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
     int r = how->ranks[i];
     const hccn_stepset_t *after =
         how->after != NULL ? &how->after->rank[r] : NULL;
+    if (add_join(dst, r, how, rk, i, after, w) != 0)
+        return -1;
     for (uint32_t j = 0; j < rk->nsteps; j++) {
         const hccn_step_t *st = &rk->steps[j];
         hccn_step_t m = map_step(how, i, st, xfer0);
         if (collect_deps(w, rk, st, after) != 0)
             return -1;
-        if (m.kind == HCCN_STEP_COPY && m.src_buf == m.dst_buf &&
-            m.src_off == m.dst_off) {
+        if (elided(&m)) {
             w->map[j] = ELIDED;
             if (set_add_all(&w->res[j], w->deps.idx, w->deps.n) != 0)
                 return -1;
@@ -290,14 +347,14 @@ static int append_rank(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
     return 0;
 }
 
-/* Adds what elided sink j stood for, but not steps of `after`: every
- * appended step already waits for those. */
+/* Adds what elided sink j stood for, but not steps of `after` nor the
+ * join: every appended step already waits for those. */
 static int add_elided(hccn_stepset_t *out, const hccn_stepset_t *res,
-                      const hccn_stepset_t *after)
+                      const hccn_stepset_t *after, const hccn_stepset_t *join)
 {
     for (uint32_t k = 0; k < res->n; k++)
         if ((after == NULL || !set_has(after, res->idx[k])) &&
-            set_add(out, res->idx[k]) != 0)
+            !set_has(join, res->idx[k]) && set_add(out, res->idx[k]) != 0)
             return -1;
     return 0;
 }
@@ -316,7 +373,8 @@ static int sinks(const hccn_sched_rank_t *rk, const rank_work_t *w,
         if (w->succ[j])
             continue;
         int rc = w->map[j] != ELIDED ? set_add(out, w->map[j])
-                                     : add_elided(out, &w->res[j], after);
+                                     : add_elided(out, &w->res[j], after,
+                                                  &w->join);
         if (rc != 0)
             return -1;
     }

@@ -12,7 +12,10 @@
  * at one instant (bursts), drain at one instant, tie for the smallest
  * share, and start while others are in flight (bursts that reach a flow
  * last brought up to date earlier and must close). Every task's end is
- * compared with ==.
+ * compared with ==. The solver runs twice: as it comes (these components
+ * are small enough to be scanned for their bottleneck link) and with the
+ * tournament that larger components use (device_sim/fill.c) on every
+ * component; the reference always scans.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -95,15 +98,17 @@ static void make_plan(plan_t *p, uint64_t seed, int ntransfers)
     }
 }
 
-/* Runs plan p with the solver or its reference; every task's end into
- * ends. Returns the engine's count of deferred starts and of closed
- * bursts. */
-static void run(const hccn_sim_topo_t *topo, const plan_t *p, int reference,
+/* Runs plan p with the solver (mode 0; mode 2: the tournament on every
+ * component) or its reference (mode 1); every task's end into ends.
+ * Returns the engine's count of deferred starts and of closed bursts. */
+static void run(const hccn_sim_topo_t *topo, const plan_t *p, int mode,
                 double ends[NDEV][2 * MAXT], long *joined, long *broken)
 {
     hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
     assert_non_null(eng);
-    hccn_sim_engine_set_reference(eng, reference);
+    hccn_sim_engine_set_reference(eng, mode == 1);
+    if (mode == 2)
+        eng->tree_links = 2;
     hccn_sim_batch_t *b[NDEV];
     for (int d = 0; d < NDEV; d++) {
         b[d] = hccn_sim_post(eng, d, p->t[d], p->n[d], p->deps[d], NULL);
@@ -127,23 +132,26 @@ static void compare(const char *json, const char *name)
     if (hccn_sim_topo_load_string(json, name, &topo, err, sizeof(err)) != 0)
         fail_msg("%s", err);
     static plan_t p;
-    static double on[NDEV][2 * MAXT], off[NDEV][2 * MAXT];
+    static double on[NDEV][2 * MAXT], off[NDEV][2 * MAXT],
+        tree[NDEV][2 * MAXT];
     long joined = 0, broken = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         make_plan(&p, seed, 20 + (int)(seed % 6) * 30);
-        long j, k, j0, k0;
+        long j, k, j0, k0, j2, k2;
         run(topo, &p, 0, on, &j, &k);
         run(topo, &p, 1, off, &j0, &k0);
-        assert_true(j0 == 0 && k0 == 0);
+        run(topo, &p, 2, tree, &j2, &k2);
+        assert_true(j0 == 0 && k0 == 0 && j2 == j && k2 == k);
         joined += j;
         broken += k;
         for (int d = 0; d < NDEV; d++)
             for (int i = 0; i < p.n[d]; i++)
-                if (!(on[d][i] == off[d][i]))
+                if (!(on[d][i] == off[d][i]) || !(tree[d][i] == off[d][i]))
                     fail_msg("%s, seed %llu: NPU %d task %d ends at %.17g "
-                             "s, %.17g s with the reference solver", name,
+                             "s (%.17g s with the tournament), %.17g s with "
+                             "the reference solver", name,
                              (unsigned long long)seed, d, i, on[d][i],
-                             off[d][i]);
+                             tree[d][i], off[d][i]);
     }
     /* Both paths were taken, many times. */
     if (joined < 1000 || broken < 20)
