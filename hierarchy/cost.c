@@ -244,7 +244,8 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = fn(&m, &all, a);
     if (m.failed)
         t = HCCN_COST_NONE;
-    else if (pl->topo->sw != NULL)   /* every call's (software.h) */
+    else if (pl->topo->sw != NULL && t >= 0.0)
+        /* every call's (software.h); "none" stays none */
         t = pl->topo->sw->launch_s + fmax(t, hccn_sim_sw_floor(pl->topo->sw));
 out:
     hccn_hier_cm_free(&m);

@@ -208,6 +208,17 @@ static void test_times(void **state)
 /* The host's issue of a call (docs/timing.md, Software): a call driven
  * with 7 other NPUs by one thread at 3 us each takes max(launch +
  * transfer, 8 x 3 us), in the engine and the closed form alike. */
+/* A row that does not apply (hier on the ranks of one node) has no
+ * price under a software model either: neither the launch nor the
+ * host's floor may turn "none" into a time the selection would pick. */
+static int unpriced_stays(const hccn_cost_place_t *pl)
+{
+    hccn_coll_args_t args = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 2,
+                             .count = 1024, .esize = 4};
+    return hccn_hier_cost(hccn_hier_algo_find("hier"), &args, pl,
+                          HCCN_COST_MODEL, NULL) < 0.0;
+}
+
 static void test_host_floor(void **state)
 {
     (void)state;
@@ -239,11 +250,14 @@ static void test_host_floor(void **state)
                      "%.6f us", (unsigned long long)sizes[i], eng * 1e6,
                      model * 1e6, want[i] * 1e6);
     }
+    assert_true(unpriced_stays(&pl));
     hccn_sim_topo_free(t);
     /* One NPU per thread: 4.6 us never exceeds NCCL's 6.6 us launch. */
     t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
     assert_true(t->sw->host_s == 4.6e-6 && t->sw->per_thread == 1);
     assert_true(hccn_sim_sw_floor(t->sw) < 0.0);
+    pl.topo = t;
+    assert_true(unpriced_stays(&pl));
     hccn_sim_topo_free(t);
     expect_error("{" BASE ", \"software\": {\"ranks_per_thread\": 0}}",
                  "bad.json: software.ranks_per_thread");
