@@ -21,6 +21,7 @@
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
 #include "sched_interp.h"
+#include "test_topo_load.h"
 
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
 
@@ -40,11 +41,7 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
 
 static hccn_sim_topo_t *load(const char *json)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_string(json, "nvls", &t, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return t;
+    return test_topo_load(json, "nvls");
 }
 
 static void assert_rel(double got, double want, double tol, const char *what)
@@ -55,13 +52,7 @@ static void assert_rel(double got, double want, double tol, const char *what)
 
 static void expect_error(const char *json, const char *msg)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    assert_int_equal(hccn_sim_topo_load_string(json, "bad", &t, err,
-                                               sizeof(err)),
-                     HCCN_ERR_TOPOLOGY);
-    if (strstr(err, msg) == NULL)
-        fail_msg("error \"%s\" does not contain \"%s\"", err, msg);
+    test_topo_refused(json, "bad", msg);
 }
 
 /* The unit is one more link, after the others, from the switch to itself;

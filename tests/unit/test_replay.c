@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "device_sim/engine.h"
+#include "test_topo_load.h"
 
 #define NB 1000000.0            /* b, bytes */
 #define NDEV_MAX 8
@@ -42,11 +43,7 @@ static const char *const pair2 =
 
 static hccn_sim_topo_t *load(const char *json)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_string(json, "replay", &t, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return t;
+    return test_topo_load(json, "replay");
 }
 
 /* The latency of a transfer on the star: two hops, up and down. */

@@ -23,6 +23,7 @@
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 #include "sched_interp.h"
+#include "test_topo_load.h"
 
 /* N nodes of K NPUs (a switch fabric of 100 GB/s, 1 us, when K > 1), one
  * NIC per NPU of 25 GB/s (2 us), a switch network of 1 us whose unit is
@@ -45,11 +46,7 @@
 
 static hccn_sim_topo_t *load(const char *json)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_string(json, "sharp", &t, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return t;
+    return test_topo_load(json, "sharp");
 }
 
 static void assert_rel(double got, double want, double tol, const char *what)
@@ -60,13 +57,7 @@ static void assert_rel(double got, double want, double tol, const char *what)
 
 static void expect_error(const char *json, const char *msg)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    assert_int_equal(hccn_sim_topo_load_string(json, "bad", &t, err,
-                                               sizeof(err)),
-                     HCCN_ERR_TOPOLOGY);
-    if (strstr(err, msg) == NULL)
-        fail_msg("error \"%s\" does not contain \"%s\"", err, msg);
+    test_topo_refused(json, "bad", msg);
 }
 
 /* The unit is one more link, after all others, from the network switch to

@@ -22,6 +22,7 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
+#include "test_topo_load.h"
 #include "test_engine.h"
 #include "test_util.h"
 
@@ -42,23 +43,12 @@
 
 static hccn_sim_topo_t *load(const char *json)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_string(json, "sw-test", &t, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return t;
+    return test_topo_load(json, "sw-test");
 }
 
-static void expect_error(const char *json, const char *want)
+static void expect_error(const char *json, const char *msg)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    assert_int_equal(hccn_sim_topo_load_string(json, "bad.json", &t, err,
-                                               sizeof(err)),
-                     HCCN_ERR_TOPOLOGY);
-    assert_null(t);
-    if (strstr(err, want) == NULL)
-        fail_msg("error \"%s\" lacks \"%s\"", err, want);
+    test_topo_refused(json, "bad.json", msg);
 }
 
 static void test_presets(void **state)

@@ -18,17 +18,14 @@
 
 #include "device_sim/engine.h"
 #include "device_sim/topo.h"
+#include "test_topo_load.h"
 
 #define S 8e6                   /* bytes per transfer */
 #define MAXT 8                  /* transfers per test */
 
 static hccn_sim_topo_t *load(const char *json)
 {
-    char err[512];
-    hccn_sim_topo_t *t = NULL;
-    if (hccn_sim_topo_load_string(json, "rich", &t, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-    return t;
+    return test_topo_load(json, "rich");
 }
 
 static void assert_time(double got, double want, const char *what)
