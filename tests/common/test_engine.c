@@ -66,3 +66,9 @@ double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
         hccn_sim_engine_destroy(eng);
     return end;
 }
+
+void test_assert_rel(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol * fabs(want)))
+        fail_msg("%s: %.17g, want %.17g", what, got, want);
+}

@@ -16,4 +16,8 @@
 double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
                         const int *world, hccn_sim_engine_t **keep);
 
+/* Fails the test, naming what, unless got is within tol (relative) of
+ * want: a time against its closed form or hand formula. */
+void test_assert_rel(double got, double want, double tol, const char *what);
+
 #endif

@@ -21,6 +21,7 @@
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
 #include "sched_interp.h"
+#include "test_engine.h"
 #include "test_topo_load.h"
 
 hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
@@ -42,12 +43,6 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args);
 static hccn_sim_topo_t *load(const char *json)
 {
     return test_topo_load(json, "nvls");
-}
-
-static void assert_rel(double got, double want, double tol, const char *what)
-{
-    if (!(fabs(got - want) <= tol * fabs(want)))
-        fail_msg("%s: %.17g, want %.17g", what, got, want);
 }
 
 static void expect_error(const char *json, const char *msg)
@@ -173,17 +168,17 @@ static void check_allreduce(const char *reduce, double x)
     double end = run(t, s, bytes);
     double up = fmax((P - 1) * b / B, P * (P - 1) * b / x);
     double want = ALPHA + up + b / R + ALPHA + (P - 1) * b / B;
-    assert_rel(end, want, 1e-12, "nvls allreduce, engine");
+    test_assert_rel(end, want, 1e-12, "nvls allreduce, engine");
     int world[P];
     for (int r = 0; r < P; r++)
         world[r] = r;
     hccn_cost_place_t pl = {t, world};
-    assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
-               1e-12, "nvls allreduce, closed form");
+    test_assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+                    1e-12, "nvls allreduce, closed form");
     for (int l = 0; l < t->nlinks; l++) {
         const hccn_sim_link_t *k = &t->links[l];
         double wantb = k->src == k->dst ? P * (P - 1) * b : S;
-        assert_rel(bytes[l], wantb, 1e-12, "bytes on a link");
+        test_assert_rel(bytes[l], wantb, 1e-12, "bytes on a link");
     }
     test_free(bytes);
     hccn_sched_free(s);
@@ -218,9 +213,9 @@ static void test_rs_ag(void **state)
         hccn_sched_t *s = hccn_hier_build(al, &a);
         assert_non_null(s);
         double end = run(t, s, bytes);
-        assert_rel(end, want[k], 1e-12, hccn_coll_name(colls[k]));
-        assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
-                   1e-12, "closed form");
+        test_assert_rel(end, want[k], 1e-12, hccn_coll_name(colls[k]));
+        test_assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+                        1e-12, "closed form");
         hccn_sched_free(s);
     }
     test_free(bytes);
@@ -401,8 +396,8 @@ static void test_hier_nvls(void **state)
                           .count = 1 << 18, .esize = 4, .view = &view,
                           .in_switch = HCCN_IN_SWITCH_NODES};
     double eng = hccn_hier_cost(hn, &a, &pl, HCCN_COST_ENGINE, NULL);
-    assert_rel(hccn_hier_cost(hn, &a, &pl, HCCN_COST_MODEL, NULL), eng,
-               1e-9, "hier_nvls allreduce, closed form");
+    test_assert_rel(hccn_hier_cost(hn, &a, &pl, HCCN_COST_MODEL, NULL), eng,
+                    1e-9, "hier_nvls allreduce, closed form");
     assert_true(eng < hccn_hier_cost(hier, &a, &pl, HCCN_COST_ENGINE, NULL));
     for (int c = 0; c < 3; c++) {
         hccn_coll_t coll = c == 0 ? HCCN_COLL_ALLREDUCE

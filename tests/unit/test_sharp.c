@@ -23,6 +23,7 @@
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 #include "sched_interp.h"
+#include "test_engine.h"
 #include "test_topo_load.h"
 
 /* N nodes of K NPUs (a switch fabric of 100 GB/s, 1 us, when K > 1), one
@@ -47,12 +48,6 @@
 static hccn_sim_topo_t *load(const char *json)
 {
     return test_topo_load(json, "sharp");
-}
-
-static void assert_rel(double got, double want, double tol, const char *what)
-{
-    if (!(fabs(got - want) <= tol * fabs(want)))
-        fail_msg("%s: %.17g, want %.17g", what, got, want);
 }
 
 static void expect_error(const char *json, const char *msg)
@@ -197,8 +192,8 @@ static hccn_coll_args_t flat_args(hccn_coll_t coll, uint64_t count)
 }
 
 /* One chunk of an allreduce of S bytes on 4 nodes (blocks b = S/4): every
- * NIC's network link sends (p-1) b of contributions and b of its multicast, S in all,
- * and receives b of its reduced block and (p-1) b of the others'
+ * NIC's network link sends (p-1) b of contributions and b of its
+ * multicast, S in all, and receives b of its reduced block and (p-1) b of the others'
  * multicasts; the unit carries the p(p-1) contributions. Time:
  * ALPHA + ULAT + max((p-1) b/B, p(p-1) b/X) (reduction, the last
  * contribution carrying the sum down), + b/R (the owner's add), +
@@ -218,16 +213,16 @@ static void check_allreduce(double x, const char *json)
     double end = run(t, s, world, P, bytes);
     double up = fmax((P - 1) * b / B, P * (P - 1) * b / x);
     double want = ALPHA + ULAT + up + b / R + ALPHA + (P - 1) * b / B;
-    assert_rel(end, want, 1e-12, "sharp allreduce, engine");
+    test_assert_rel(end, want, 1e-12, "sharp allreduce, engine");
     hccn_cost_place_t pl = {t, world};
-    assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
-               1e-12, "sharp allreduce, closed form");
+    test_assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+                    1e-12, "sharp allreduce, closed form");
     for (int l = 0; l < t->nlinks; l++) {
         const hccn_sim_link_t *k = &t->links[l];
         double wantb = k->src == k->dst ? P * (P - 1) * b
                        : isinf(k->bw)   ? 0.0   /* NPU <-> NIC: free */
                                         : S;
-        assert_rel(bytes[l], wantb, 1e-12, "bytes on a link");
+        test_assert_rel(bytes[l], wantb, 1e-12, "bytes on a link");
     }
     test_free(bytes);
     hccn_sched_free(s);
@@ -262,9 +257,9 @@ static void test_rs_ag(void **state)
         hccn_sched_t *s = hccn_hier_build(al, &a);
         assert_non_null(s);
         double end = run(t, s, world, P, bytes);
-        assert_rel(end, want[k], 1e-12, hccn_coll_name(colls[k]));
-        assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
-                   1e-12, "closed form");
+        test_assert_rel(end, want[k], 1e-12, hccn_coll_name(colls[k]));
+        test_assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL), end,
+                        1e-12, "closed form");
         for (int n = 0; n < P; n++) {
             char name[64];
             snprintf(name, sizeof(name), "node%d.nic0->net", n);
@@ -272,9 +267,10 @@ static void test_rs_ag(void **state)
             snprintf(name, sizeof(name), "net->node%d.nic0", n);
             int down = hccn_sim_topo_find_link(t, name);
             assert_true(up >= 0 && down >= 0);
-            assert_rel(bytes[up], k == 0 ? (P - 1) * b : b, 1e-12, "NIC up");
-            assert_rel(bytes[down], k == 0 ? b : (P - 1) * b, 1e-12,
-                       "NIC down");
+            test_assert_rel(bytes[up], k == 0 ? (P - 1) * b : b, 1e-12,
+                            "NIC up");
+            test_assert_rel(bytes[down], k == 0 ? b : (P - 1) * b, 1e-12,
+                            "NIC down");
         }
         hccn_sched_free(s);
     }
@@ -363,8 +359,8 @@ static void test_hier_sharp(void **state)
                           .count = 1 << 18, .esize = 4, .view = &view,
                           .in_switch = HCCN_IN_SWITCH_NET};
     double eng = hccn_hier_cost(hs, &a, &pl, HCCN_COST_ENGINE, NULL);
-    assert_rel(hccn_hier_cost(hs, &a, &pl, HCCN_COST_MODEL, NULL), eng,
-               1e-9, "hier_sharp allreduce, closed form");
+    test_assert_rel(hccn_hier_cost(hs, &a, &pl, HCCN_COST_MODEL, NULL), eng,
+                    1e-9, "hier_sharp allreduce, closed form");
     assert_true(eng < hccn_hier_cost(hier, &a, &pl, HCCN_COST_ENGINE, NULL));
     for (int c = 0; c < 3; c++) {
         hccn_coll_args_t x = a;
@@ -417,8 +413,8 @@ static void test_hier_nvls_sharp(void **state)
                           .count = 1 << 18, .esize = 4, .view = &view,
                           .in_switch = in};
     double eng = hccn_hier_cost(hns, &a, &pl, HCCN_COST_ENGINE, NULL);
-    assert_rel(hccn_hier_cost(hns, &a, &pl, HCCN_COST_MODEL, NULL), eng,
-               1e-9, "hier_nvls_sharp allreduce, closed form");
+    test_assert_rel(hccn_hier_cost(hns, &a, &pl, HCCN_COST_MODEL, NULL), eng,
+                    1e-9, "hier_nvls_sharp allreduce, closed form");
     assert_true(eng < hccn_hier_cost(hs, &a, &pl, HCCN_COST_ENGINE, NULL));
     for (int c = 0; c < 3; c++) {
         hccn_coll_args_t x = a;
