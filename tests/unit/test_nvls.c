@@ -271,20 +271,6 @@ static void test_not_applicable(void **state)
     hccn_sim_topo_free(t);
 }
 
-/* uint32 sums, for the interpreter. */
-static void add_u32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes / 4; i++) {
-        uint32_t x, y;
-        memcpy(&x, (const char *)a + 4 * i, 4);
-        memcpy(&y, (const char *)b + 4 * i, 4);
-        x += y;
-        memcpy((char *)dst + 4 * i, &x, 4);
-    }
-}
-
 static uint32_t val(int r, uint64_t i)
 {
     return (uint32_t)(r * 1000003u + i * 7919u + 1u);
@@ -318,7 +304,7 @@ static void interp_case(hccn_coll_t coll, int p, uint64_t count,
             send[i] = val(r, i);
         b[r] = (sched_interp_bufs_t){send, sn * 4, recv, rn * 4};
     }
-    sched_interp_opts_t o = {.reduce = add_u32, .seed = seed,
+    sched_interp_opts_t o = {.reduce = sched_interp_sum_u32, .seed = seed,
                              .check_races = 1};
     if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
         fail_msg("%s p=%d count=%llu: %s", hccn_coll_name(coll), p,
@@ -418,7 +404,8 @@ static void test_hier_nvls(void **state)
                 mem[r][i] = val(r, i);
             b[r] = (sched_interp_bufs_t){mem[r], sn * 4, mem[r] + sn, rn * 4};
         }
-        sched_interp_opts_t o = {.reduce = add_u32, .check_races = 1};
+        sched_interp_opts_t o = {.reduce = sched_interp_sum_u32,
+                                 .check_races = 1};
         char why[256];
         if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
             fail_msg("hier_nvls %s: %s", hccn_coll_name(coll), why);

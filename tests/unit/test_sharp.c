@@ -193,8 +193,8 @@ static hccn_coll_args_t flat_args(hccn_coll_t coll, uint64_t count)
 
 /* One chunk of an allreduce of S bytes on 4 nodes (blocks b = S/4): every
  * NIC's network link sends (p-1) b of contributions and b of its
- * multicast, S in all, and receives b of its reduced block and (p-1) b of the others'
- * multicasts; the unit carries the p(p-1) contributions. Time:
+ * multicast, S in all, and receives b of its reduced block and (p-1) b
+ * of the others' multicasts; the unit carries the p(p-1) contributions. Time:
  * ALPHA + ULAT + max((p-1) b/B, p(p-1) b/X) (reduction, the last
  * contribution carrying the sum down), + b/R (the owner's add), +
  * ALPHA + (p-1) b/B (multicast). */
@@ -278,19 +278,6 @@ static void test_rs_ag(void **state)
     hccn_sim_topo_free(t);
 }
 
-static void add_u32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes / 4; i++) {
-        uint32_t x, y;
-        memcpy(&x, (const char *)a + 4 * i, 4);
-        memcpy(&y, (const char *)b + 4 * i, 4);
-        x += y;
-        memcpy((char *)dst + 4 * i, &x, 4);
-    }
-}
-
 static uint32_t val(int r, uint64_t i)
 {
     return (uint32_t)(r * 1000003u + i * 7919u + 1u);
@@ -312,7 +299,7 @@ static void interp_check(const hccn_sched_t *s, const hccn_coll_args_t *x,
             mem[r][i] = val(r, i);
         b[r] = (sched_interp_bufs_t){mem[r], sn * 4, mem[r] + sn, rn * 4};
     }
-    sched_interp_opts_t o = {.reduce = add_u32, .check_races = 1};
+    sched_interp_opts_t o = {.reduce = sched_interp_sum_u32, .check_races = 1};
     char why[256];
     if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
         fail_msg("%s %s: %s", s->algo, hccn_coll_name(coll), why);
