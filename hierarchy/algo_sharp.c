@@ -205,6 +205,12 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     return 0;
 }
 
+int hccn_hier_cm_sharp_form(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            uint64_t b, hccn_hier_nv_form_t *f)
+{
+    return t->size >= 2 ? form_of(m, t, 0, b, f) : -1;
+}
+
 /* The sharp row's closed form (cost_internal.h): nvls's forms with the
  * network's figures where args->in_switch has HCCN_IN_SWITCH_NET_FLAT,
  * else mesh's. Exact for one chunk of even blocks when nothing
