@@ -68,10 +68,12 @@ uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt);
 void hccn_hier_stamp(hccn_sched_t *s, int ph);
 
 /* The protocol every transfer of an in-switch schedule (nvls, sharp)
- * runs under whatever its size, as hccn_step_t.proto: the library runs
- * its in-switch algorithms (NCCL's NVLS, NVLS tree and CollNet) under the
- * bulk protocol (Simple) only (NCCL, src/graph/tuning.cc). */
-#define HCCN_IN_SWITCH_PROTO (1 + HCCN_SIM_PROTO_SIMPLE)
+ * runs under whatever its size, as hccn_step_t.proto; 0: the size picks
+ * it, as for every other row. The library runs its in-switch algorithms
+ * under Simple only (NCCL, src/graph/tuning.cc), but with
+ * 1 + HCCN_SIM_PROTO_SIMPLE here and the NVSwitch rate recalibrated, the
+ * three published NVLS runs' errors grow (docs/software.md), so it is 0. */
+#define HCCN_IN_SWITCH_PROTO 0
 
 /* Gives every transfer step of s (SEND, RECV, RECV_REDUCE) the protocol
  * proto (hccn_step_t.proto; no-op on NULL). */

@@ -342,60 +342,12 @@ static void test_step_protocols(void **state)
     hccn_sim_trace_destroy(tr);
 }
 
-/* One node of 4 NPUs on a switch that reduces, running NCCL's preset. */
-static const char *nvls_json =
-    "{\"version\":1,\"stack\":\"nccl-2.2x\",\"node_types\":[{\"count\":1,"
-    "\"npu\":{\"count\":4,\"arena_MiB\":16,\"reduce_bw_GBps\":100},"
-    "\"fabric\":{\"type\":\"switch\",\"bw_GBps\":50,\"lat_us\":1,"
-    "\"reduce\":{\"bw_GBps\":400}}}]}";
-
-/* An in-switch allreduce's transfer steps run under the bulk protocol
- * whatever their size (the library runs NVLS under Simple only): each
- * 1 KiB and 256 KiB step of nvls is "simple", where the size alone picks
- * ll and ll128 (the ring of test_step_protocols). */
-static void test_in_switch_protocol(void **state)
-{
-    (void)state;
-    hccn_cluster_t *cl;
-    setenv("HCCN_ALGO", "nvls", 1);
-    assert_int_equal(hccn_cluster_create_json(nvls_json, "nvls", NULL, &cl),
-                     HCCN_OK);
-    hccn_sim_trace_t *tr = hccn_sim_trace_create();
-    assert_non_null(tr);
-    assert_int_equal(hccn_sim_engine_set_trace(cl->eng, tr), 0);
-    assert_int_equal(hccn_cluster_run(cl, proto_rank, NULL, NULL), HCCN_OK);
-    hccn_cluster_destroy(cl);
-    unsetenv("HCCN_ALGO");
-    char *text;
-    json_object *doc = trace_json(tr, &text), *ev = events(doc);
-    int seen[2] = {0, 0};
-    for (size_t i = 0; i < json_object_array_length(ev); i++) {
-        json_object *s = json_object_array_get_idx(ev, i);
-        if (strcmp(str(s, "cat"), "step") != 0 ||
-            (strcmp(str(s, "name"), "send") != 0 &&
-             strcmp(str(s, "name"), "recv") != 0))
-            continue;
-        int big = num(args(s), "bytes") == (1 << 18);
-        assert_true(big || num(args(s), "bytes") == (1 << 10));
-        assert_string_equal(str(args(s), "proto"), "simple");
-        seen[big]++;
-    }
-    /* per rank and allreduce (one chunk of 4 blocks): 3 contributions and
-     * 3 multicast copies sent, as many received */
-    assert_int_equal(seen[0], 4 * 12);
-    assert_int_equal(seen[1], 4 * 12);
-    json_object_put(doc);
-    free(text);
-    hccn_sim_trace_destroy(tr);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_link),
         cmocka_unit_test(test_compute_and_collective),
         cmocka_unit_test(test_step_protocols),
-        cmocka_unit_test(test_in_switch_protocol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,10 +58,12 @@ static void test_two_part_formulas(void **state)
 {
     (void)state;
     const double x[4] = {3.0, 2.0, 4.0, 4.0}, y[4] = {3.0, 2.0, 5.0, 3.5};
+    const double z[4] = {3.0, 2.0, 3.5, 5.0};
     double in[16] = {0};
     for (uint64_t K = 1; K <= 16; K++) {
         assert_true(two_part(in, K, x) == 3.0 + 4.0 * (K - 1) + 2.0);
         assert_true(two_part(in, K, y) == 3.0 + 5.0 * (K - 1) + 2.0);
+        assert_true(two_part(in, K, z) == 3.0 + 5.0 * (K - 1) + 2.0);
     }
     for (int k = 0; k < 16; k++)
         in[k] = 100.0 * k;
