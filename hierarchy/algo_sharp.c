@@ -182,7 +182,8 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     const int *world = m->pl->world;
     int links[HCCN_SIM_ROUTE_MAX], unit = -1, p = t->size;
     hccn_cm_xf_t x = {.src = hccn_hier_cm_member(t, g, 0),
-                      .dst = hccn_hier_cm_member(t, g, 1), .bytes = b};
+                      .dst = hccn_hier_cm_member(t, g, 1), .bytes = b,
+                      .proto = HCCN_IN_SWITCH_PROTO};
     double step = hccn_hier_cm_protocol(m, &x), lat;
     *f = (hccn_hier_nv_form_t){0.0, 0.0, 0.0, 0.0, 0.0};
     for (int i = 0; i < p; i++) {
@@ -202,6 +203,12 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     f->ulat = topo->links[unit].lat;
     f->unit = (double)t->ngroups / (x.eff * topo->links[unit].bw);
     return 0;
+}
+
+int hccn_hier_cm_sharp_form(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            uint64_t b, hccn_hier_nv_form_t *f)
+{
+    return t->size >= 2 ? form_of(m, t, 0, b, f) : -1;
 }
 
 /* The sharp row's closed form (cost_internal.h): nvls's forms with the

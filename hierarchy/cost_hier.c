@@ -4,6 +4,7 @@
  * the flat forms on teams (every node's ranks, every local index's ranks)
  * and put together as the schedules compose them.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,13 +121,60 @@ static double instances(hccn_cm_t *m, const hier_t *h, int l,
     return hccn_hier_cm_instances(m, l == 0 ? h->l0 : h->l1, t, &sub, X);
 }
 
+void hccn_hier_cm_two_part(const double *in, uint64_t K,
+                           const double full[4], const double last[4],
+                           double *out)
+{
+    double er = 0.0, ea = 0.0;
+    for (uint64_t k = 0; k < K; k++) {
+        const double *x = k + 1 == K ? last : full;
+        double start = hccn_hier_cm_max(in[k], er);
+        er = start + (k > 0 && start < ea ? x[2] : x[0]);
+        double from = hccn_hier_cm_max(er, ea);
+        double next = k + 1 < K ? hccn_hier_cm_max(in[k + 1], er) : INFINITY;
+        ea = from + (next < from + x[1] ? x[3] : x[1]);
+        out[k] = ea;
+    }
+}
+
+/* The top's allreduce of q elements per block in its two parts where
+ * the schedule splits it (levels_allreduce.c: the level-1 switch reduces
+ * and N divides q): x = {reduction, multicast, each while the other
+ * chunk's runs}; 0 when it does not split. While they overlap, a
+ * chunk's reduction and the previous chunk's multicast share the links:
+ * p b instead of (p-1) b up for the reduction, p b instead of (p-1) b
+ * down for the multicast (sharp's figures; none known for other rows). */
+static int split_parts(hccn_cm_t *m, const hier_t *h,
+                       const hccn_coll_args_t *a, uint64_t q, double x[4])
+{
+    const int N = h->N;
+    if (!hccn_hier_level_switch(a, h->l1) || q % (uint64_t)N != 0 || q == 0)
+        return 0;
+    uint64_t bq = q / (uint64_t)N;
+    double b = (double)(bq * a->esize);
+    x[0] = level(m, h, 1, &h->inter, a, HCCN_COLL_REDUCE_SCATTER, bq, 0);
+    x[1] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLGATHER, bq, 0);
+    x[2] = x[0];
+    x[3] = x[1];
+    hccn_hier_nv_form_t f;
+    if (strcmp(h->l1, "sharp") == 0 &&
+        hccn_hier_cm_sharp_form(m, &h->inter, bq * a->esize, &f) == 0) {
+        double unit = (double)N * (N - 1) * b * f.unit;
+        x[2] += hccn_hier_cm_max(N * b * f.up, unit) -
+                hccn_hier_cm_max((N - 1) * b * f.up, unit);
+        x[3] += b * f.down;
+    }
+    return 1;
+}
+
 /* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
  * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
  * and P2 of chunk k-1 are done, intra allgather (P3) of chunk k after all
  * P1s, P3 of k-1 and P2 of k; then the count % L leftover elements. A
  * rank's reductions run one at a time, so P1 of chunk k also waits for the
  * reductions of P2 of chunk k-1 ((N-1)/N of its block, the least any
- * allreduce reduces). */
+ * allreduce reduces). Where the level-1 switch reduces, P2 is its two
+ * parts pipelined (hccn_hier_cm_two_part). */
 static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                              const hccn_coll_args_t *a)
 {
@@ -135,25 +183,46 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
-    double p1[2], p2[2], p3[2], e1 = 0.0, e2 = 0.0, e3;
+    double p1[2], p2[2], p3[2], sp[2][4], e1 = 0.0, e2 = 0.0, e3;
+    int split[2] = {0, 0};
     for (int i = 0; i < 2 && K > 0; i++) {
         uint64_t q = i == 0 ? ce / L : ql;
         p1[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
-        p2[i] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q, 0);
+        split[i] = split_parts(m, h, a, q, sp[i]);
+        p2[i] = split[i] ? 0.0
+                         : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
+                                 q, 0);
         p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
     }
-    double *e2k = hccn_sim_malloc((size_t)(K > 0 ? K : 1) * sizeof(double));
+    double *e2k = hccn_sim_malloc(2 * (size_t)(K > 0 ? K : 1) *
+                                  sizeof(double));
     if (e2k == NULL) {
         m->failed = 1;
         return 0.0;
     }
+    double *e1k = e2k + (K > 0 ? K : 1);
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     for (uint64_t k = 0; k < K; k++) {
-        int i = k + 1 == K;
-        e1 += p1[i] + (k > 0 ? red2 : 0.0);
-        e2 = hccn_hier_cm_max(e1, e2) + p2[i];
-        e2k[k] = e2;
+        e1 += p1[k + 1 == K] + (k > 0 ? red2 : 0.0);
+        e1k[k] = e1;
+    }
+    if (K > 0 && split[0] && split[1]) {
+        hccn_hier_cm_two_part(e1k, K, sp[0], sp[1], e2k);
+        e2 = e2k[K - 1];
+    } else {        /* neither splits, or one of full and last chunks */
+        double er = 0.0;
+        for (uint64_t k = 0; k < K; k++) {
+            int i = k + 1 == K;
+            if (split[i]) {
+                er = hccn_hier_cm_max(e1k[k], er) + sp[i][0];
+                e2 = hccn_hier_cm_max(er, e2) + sp[i][1];
+            } else {
+                e2 = hccn_hier_cm_max(e1k[k], e2) + p2[i];
+                er = e2;
+            }
+            e2k[k] = e2;
+        }
     }
     e3 = e1;
     for (uint64_t k = 0; k < K; k++)

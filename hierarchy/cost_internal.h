@@ -30,6 +30,8 @@ typedef struct {
     double w;                /* seconds per byte it drains at */
     double eff;              /* its protocol's efficiency (1: no software
                                 model; device_sim/software.h) */
+    int proto;               /* 0, or 1 + the protocol it always runs
+                                under (hccn_step_t.proto) */
 } hccn_cm_xf_t;
 
 typedef struct hccn_cm_team {
@@ -156,6 +158,20 @@ double hccn_hier_cm_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
                           const hccn_coll_args_t *a);
 double hccn_hier_cm_hier_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
                                const hccn_coll_args_t *a);
+/* cost_hier.c: the end of each of K chunks' two-part pipeline at the
+ * top of hier's allreduce (levels_allreduce.c, top_split): chunk k's
+ * input ready at in[k]; its reduction part after the previous one's, its
+ * multicast after its reduction and the previous multicast. Parts of a
+ * chunk (last: of the last one) x = {reduction alone, multicast alone,
+ * reduction while the previous multicast runs, multicast while the next
+ * reduction runs}; out[k] is chunk k's multicast's end. */
+void hccn_hier_cm_two_part(const double *in, uint64_t K,
+                           const double full[4], const double last[4],
+                           double *out);
+/* sharp's figures for group 0 of t, transfers of b bytes, into *f: 0, or
+ * -1 when its routes do not pass the network's reducing switch. */
+int hccn_hier_cm_sharp_form(hccn_cm_t *m, const hccn_cm_team_t *t,
+                            uint64_t b, hccn_hier_nv_form_t *f);
 double hccn_hier_cm_hier_nvls_sharp(hccn_cm_t *m, const hccn_cm_team_t *t,
                                     const hccn_coll_args_t *a);
 double hccn_hier_cm_linear(hccn_cm_t *m, const hccn_cm_team_t *t,

@@ -15,6 +15,9 @@ typedef struct {
     int top;                        /* the top level, k - 1 */
     uint64_t unit;                  /* n0 ... n(top-1): a chunk's multiple */
     uint64_t blk[HCCN_LEVELS_MAX];  /* bytes of a level's block, one chunk */
+    int split;                      /* the top reduces in a switch: its
+                                       allreduce runs as two parts */
+    hccn_frontier_t *fred;          /* the top's reduction part's sinks */
 } ar_t;
 
 /* Place digits: the index at level j of the places below level i of g. */
@@ -36,11 +39,13 @@ static uint64_t groups(const hccn_hier_comp_t *h, int i)
 }
 
 /* Level i runs coll on count elements in every group: SEND (sbuf) and
- * RECV at byte o plus the group's base, member strides ss and rs; after
- * `after`, sinks into f[i]. */
-static void run(hccn_hier_comp_t *h, const ar_t *c, int i, hccn_coll_t coll,
-                uint64_t count, hccn_buf_t sbuf, uint64_t o, uint64_t ss,
-                uint64_t rs, const hccn_frontier_t *after, int phase)
+ * RECV at byte o plus the group's base, member strides ss and rs, SCRATCH
+ * at sc; after `after`, sinks into last. */
+static void run_to(hccn_hier_comp_t *h, const ar_t *c, int i,
+                   hccn_coll_t coll, uint64_t count, hccn_buf_t sbuf,
+                   uint64_t o, uint64_t ss, uint64_t rs, uint64_t sc,
+                   const hccn_frontier_t *after, hccn_frontier_t *last,
+                   int phase)
 {
     const hccn_sched_t *sub = hccn_hier_levels_flat(h, h->lv->algo[i], coll,
                                                h->lv->n[i], count, 0);
@@ -48,9 +53,53 @@ static void run(hccn_hier_comp_t *h, const ar_t *c, int i, hccn_coll_t coll,
         uint64_t at = o + base(h, c, i, g);
         hccn_hier_levels_put(h, sub, hccn_hier_levels_group(h, i, g),
                         (hccn_bufmap_t){sbuf, at, ss},
-                        (hccn_bufmap_t){HCCN_BUF_RECV, at, rs}, h->sbase[i],
-                        after, h->f[i], phase);
+                        (hccn_bufmap_t){HCCN_BUF_RECV, at, rs}, sc,
+                        after, last, phase);
     }
+}
+
+/* run_to into level i's own SCRATCH and frontier f[i]. */
+static void run(hccn_hier_comp_t *h, const ar_t *c, int i, hccn_coll_t coll,
+                uint64_t count, hccn_buf_t sbuf, uint64_t o, uint64_t ss,
+                uint64_t rs, const hccn_frontier_t *after, int phase)
+{
+    run_to(h, c, i, coll, count, sbuf, o, ss, rs, h->sbase[i], after,
+           h->f[i], phase);
+}
+
+/* SCRATCH bytes of a flat schedule (0 if none or it cannot be built). */
+static uint64_t probe(hccn_hier_comp_t *h, int i, hccn_coll_t coll,
+                      uint64_t count)
+{
+    const hccn_sched_t *s = count > 0 ? hccn_hier_levels_flat(
+        h, h->lv->algo[i], coll, h->lv->n[i], count, 0) : NULL;
+    return s != NULL ? s->scratch_bytes : 0;
+}
+
+/* The top's allreduce of the chunk at byte o (q elements in every top
+ * group) where its switch reduces and q splits evenly: the reduction
+ * part (a reduce-scatter in place, blocks at the members' places) after
+ * the level below and the previous chunk's reduction part, then the
+ * multicast part (an allgather in place) after it and the previous
+ * chunk's multicast part, in SCRATCH of its own. So chunk k+1's
+ * reduction overlaps chunk k's multicast, as the library's pipeline
+ * does; the data and its order of reduction are the allreduce's. 1 when
+ * done, 0 when it does not apply. */
+static int top_split(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
+                     uint64_t q)
+{
+    const int t = c->top, n = h->lv->n[t];
+    const size_t e = h->a->esize;
+    if (!c->split || q % (uint64_t)n != 0 || q == 0)
+        return 0;
+    uint64_t b = q / (uint64_t)n, bb = b * e;
+    uint64_t sc = h->sbase[t] + probe(h, t, HCCN_COLL_REDUCE_SCATTER, b);
+    run_to(h, c, t, HCCN_COLL_REDUCE_SCATTER, b, HCCN_BUF_RECV, o, 0, bb,
+           h->sbase[t], hccn_hier_levels_both(h, h->f[t - 1], c->fred),
+           c->fred, t + 1);
+    run_to(h, c, t, HCCN_COLL_ALLGATHER, b, HCCN_BUF_RECV, o, bb, 0, sc,
+           hccn_hier_levels_both(h, c->fred, h->f[t]), h->f[t], t + 1);
+    return 1;
 }
 
 /* Level i starts after its own last phase and, above level 0, the one
@@ -70,8 +119,14 @@ static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
         run(h, c, i, HCCN_COLL_REDUCE_SCATTER, c->blk[i] / e,
             i == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, o, 0, c->blk[i],
             up_after(h, i), i + 1);
-    run(h, c, c->top, HCCN_COLL_ALLREDUCE, c->blk[c->top - 1] / e,
-        HCCN_BUF_RECV, o, 0, 0, up_after(h, c->top), c->top + 1);
+    uint64_t q = c->blk[c->top - 1] / e;
+    if (!top_split(h, c, o, q)) {
+        run(h, c, c->top, HCCN_COLL_ALLREDUCE, q, HCCN_BUF_RECV, o, 0, 0,
+            up_after(h, c->top), c->top + 1);
+        /* a later chunk's reduction part reuses this one's SCRATCH */
+        if (c->split && hccn_frontier_copy(c->fred, h->f[c->top]) != 0)
+            h->s->failed = 1;
+    }
     if (hccn_frontier_copy(ftop, h->f[c->top]) != 0)
         h->s->failed = 1;
 }
@@ -104,15 +159,6 @@ static void tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o, uint64_t t)
                             h->sbase[i], up_after(h, i), h->f[i],
                             2 * c->top + 2);
     }
-}
-
-/* SCRATCH bytes of a flat schedule (0 if none or it cannot be built). */
-static uint64_t probe(hccn_hier_comp_t *h, int i, hccn_coll_t coll,
-                      uint64_t count)
-{
-    const hccn_sched_t *s = count > 0 ? hccn_hier_levels_flat(
-        h, h->lv->algo[i], coll, h->lv->n[i], count, 0) : NULL;
-    return s != NULL ? s->scratch_bytes : 0;
 }
 
 /* Levels overlap in time, so each gets its own SCRATCH range. */
@@ -206,9 +252,13 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     for (int i = 1; i < c.top; i++)
         c.blk[i] = c.blk[i - 1] / (uint64_t)h->lv->n[i];
     scratch(h, &c, t);
+    c.split = hccn_hier_level_switch(h->a, h->lv->algo[c.top]) != 0;
     hccn_frontier_t **ftop = hccn_sim_calloc(K + 1, sizeof(*ftop));
-    if (ftop == NULL)
+    if (ftop == NULL ||
+        (c.split && (c.fred = hccn_frontier_new(h->a->nranks)) == NULL)) {
+        hccn_sim_free(ftop);
         return -1;
+    }
     if (h->keep == NULL)
         reserve(h, &c, K, t);
     for (int pass = 0; pass < 2; pass++)
@@ -233,5 +283,6 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     for (uint64_t k = 0; k < K; k++)
         hccn_frontier_free(ftop[k]);
     hccn_sim_free(ftop);
+    hccn_frontier_free(c.fred);
     return h->s->failed ? -1 : 0;
 }

@@ -358,6 +358,20 @@ static void test_hier_sharp(void **state)
         assert_non_null(s);
         interp_check(s, &x, P8);
         hccn_sched_free(s);
+        /* allreduce in chunks (levels_allreduce.c, top_split): of 64
+         * elements, 32 per node block, every top allreduce in its two
+         * parts (1000), the last one whole (1002: 21 per block), with a
+         * tail (1003); of 66, the last one alone in two parts (140) */
+        static const uint64_t ck[4][2] = {{256, 1000}, {256, 1002},
+                                          {256, 1003}, {264, 140}};
+        for (int k = 0; c == 0 && k < 4; k++) {
+            hccn_coll_args_t y = x;
+            y.chunk_bytes = ck[k][0];
+            y.count = ck[k][1];
+            assert_non_null(s = hccn_hier_build(hs, &y));
+            interp_check(s, &y, P8);
+            hccn_sched_free(s);
+        }
         x.nranks = P;
         x.view = NULL;
         x.in_switch |= HCCN_IN_SWITCH_NET_FLAT;
