@@ -66,9 +66,6 @@ typedef struct {
     uint32_t dep_off;      /* deps[dep_off .. dep_off+ndeps) are earlier */
     uint32_t ndeps;        /*   task indices of the same batch */
     int via;               /* SEND/RECV: hccn_sim_via_t (0: whole route) */
-    int proto;             /* SEND/RECV: 0, the software model picks the
-                              protocol by size; else 1 + the protocol
-                              (software.h) the algorithm always runs */
 } hccn_sim_task_t;
 
 /* Creates an engine for topo's NPUs (device index == NPU rank). All devices

@@ -36,7 +36,6 @@ struct etask {
     double cost;
     hccn_sim_key_t key;
     int via;                    /* hccn_sim_via_t */
-    int proto;                  /* hccn_sim_task_t.proto */
     uint32_t npending;          /* deps not done yet */
     uint32_t succ_off, nsucc;   /* successors in batch->succ */
     double ready;               /* latest completion among deps (and gate) */

@@ -395,7 +395,6 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
                                 .bytes = tasks[i].bytes,
                                 .cost = tasks[i].cost, .key = tasks[i].key,
                                 .via = tasks[i].via,
-                                .proto = tasks[i].proto,
                                 .npending = tasks[i].ndeps,
                                 .succ_off = succ_off[i], .nsucc = nsucc[i],
                                 .batch = b};

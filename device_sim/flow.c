@@ -288,7 +288,7 @@ static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
     int cls, p = hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer,
-                                        f->send->bytes, f->send->proto, &cls);
+                                        f->send->bytes, &cls);
     f->sw_lat = topo->sw->proto[p].step_s[cls];
     f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
 }

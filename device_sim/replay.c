@@ -57,7 +57,7 @@ typedef struct {
                                    the join's) */
     int peer, mate_idx;
     uint32_t nsucc;
-    int kind, via, proto;
+    int kind, via;
 } rtask_t;
 
 struct hccn_sim_replay_rec {
@@ -108,8 +108,7 @@ static rtask_t rtask_of(const etask_t *t)
     return (rtask_t){.kind = (int)t->kind, .peer = t->peer,
                      .mate_idx = t->mate != NULL ? t->mate->idx : -1,
                      .bytes = t->bytes, .cost = t->cost, .key_c = t->key.c,
-                     .nsucc = t->nsucc, .via = t->via,
-                     .proto = t->proto};
+                     .nsucc = t->nsucc, .via = t->via};
 }
 
 static int rtask_eq(const rtask_t *x, const rtask_t *y)
@@ -117,7 +116,7 @@ static int rtask_eq(const rtask_t *x, const rtask_t *y)
     return x->kind == y->kind && x->peer == y->peer &&
            x->mate_idx == y->mate_idx && x->bytes == y->bytes &&
            x->cost == y->cost && x->key_c == y->key_c && x->nsucc == y->nsucc &&
-           x->via == y->via && x->proto == y->proto;
+           x->via == y->via;
 }
 
 static void rec_unref(hccn_sim_replay_rec_t *r)
@@ -366,8 +365,8 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
             .kind = (hccn_sim_task_kind_t)rt[k].kind, .dev = d,
             .peer = rt[k].peer, .idx = k, .bytes = rt[k].bytes,
             .cost = rt[k].cost, .key = {key.a, key.b, rt[k].key_c},
-            .via = rt[k].via, .proto = rt[k].proto, .succ_off = off,
-            .nsucc = rt[k].nsucc, .batch = b};
+            .via = rt[k].via, .succ_off = off, .nsucc = rt[k].nsucc,
+            .batch = b};
         off += rt[k].nsucc;
     }
     if (ns > 0)
@@ -450,7 +449,6 @@ static int part_matches(const hccn_sim_replay_rec_t *r, int dev,
         if ((int)x->kind != rt[k].kind || x->peer != rt[k].peer ||
             x->bytes != rt[k].bytes || x->cost != rt[k].cost ||
             x->key.c != rt[k].key_c || x->via != rt[k].via ||
-            x->proto != rt[k].proto ||
             (x->kind != HCCN_SIM_TASK_LOCAL &&
              (x->key.a != join.a || x->key.b != join.b)))
             return 0;

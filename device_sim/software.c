@@ -85,7 +85,7 @@ const char *const *hccn_sim_sw_presets(void)
 /* ------------------------------------------------------------ the model --- */
 
 int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
-                           uint64_t bytes, int want, int *cls)
+                           uint64_t bytes, int *cls)
 {
     int links[HCCN_SIM_ROUTE_MAX];
     double lat, bw = INFINITY;
@@ -98,7 +98,7 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
     int c = hccn_sim_sw_class(topo, links, n);
     if (cls != NULL)
         *cls = c;
-    return hccn_sim_sw_pick_want(topo->sw, bytes, c, bw, want);
+    return hccn_sim_sw_pick(topo->sw, bytes, c, bw);
 }
 
 double hccn_sim_sw_floor(const hccn_sim_sw_t *sw)
@@ -157,12 +157,4 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
         }
     }
     return p;
-}
-
-int hccn_sim_sw_pick_want(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
-                          double bw, int want)
-{
-    if (want > 0 && want <= HCCN_SIM_NPROTO && sw->proto[want - 1].on)
-        return want - 1;
-    return hccn_sim_sw_pick(sw, bytes, cls, bw);
 }

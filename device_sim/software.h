@@ -61,20 +61,11 @@ int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n);
 int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
                      double bw);
 
-/* As hccn_sim_sw_pick, for an algorithm that wants protocol want - 1
- * whatever the size (want 0: none; hccn_sim_task_t.proto): that one when
- * sw has it on, else the size decides. */
-int hccn_sim_sw_pick_want(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
-                          double bw, int want);
-
 /* The protocol of a transfer of bytes from NPU src to NPU dst on topo's
  * nominal route (its class in *cls when cls is not NULL): what the engine
- * runs it under; -1 when topo has no software model. want not 0 names the
- * protocol the transfer's algorithm runs under whatever its size (1 + a
- * HCCN_SIM_PROTO_ value: hccn_sim_task_t.proto); it is taken when the
- * stack has it on, else the size decides. */
+ * runs it under; -1 when topo has no software model. */
 int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
-                           uint64_t bytes, int want, int *cls);
+                           uint64_t bytes, int *cls);
 
 /* The least time of a call after its start (its launch done): the host's
  * issue, host_s x per_thread, less launch_s; <= 0 when it never binds. */

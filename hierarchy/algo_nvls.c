@@ -283,9 +283,7 @@ hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_nvls_sched(const hccn_coll_args_t *args,
                                    const char *name)
 {
-    hccn_sched_t *s = hccn_hier_flat(args, name, build);
-    hccn_hier_set_proto(s, HCCN_IN_SWITCH_PROTO);
-    return s;
+    return hccn_hier_flat(args, name, build);
 }
 
 /* The nvls row's builder (algos.c): the in-switch schedule where
@@ -381,8 +379,7 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     int n = hccn_sim_topo_route(topo, a, m->pl->world[r1], links, &lat);
     if (hccn_sim_topo_reduce_split(topo, a, links, n, &unit) != 0 || n != 2)
         return -1;
-    hccn_cm_xf_t x = {.src = r0, .dst = r1, .bytes = b,
-                      .proto = HCCN_IN_SWITCH_PROTO};
+    hccn_cm_xf_t x = {.src = r0, .dst = r1, .bytes = b};
     double step = hccn_hier_cm_protocol(m, &x);
     f->alpha = lat + step;
     f->ulat = 0.0;

@@ -182,8 +182,7 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
     const int *world = m->pl->world;
     int links[HCCN_SIM_ROUTE_MAX], unit = -1, p = t->size;
     hccn_cm_xf_t x = {.src = hccn_hier_cm_member(t, g, 0),
-                      .dst = hccn_hier_cm_member(t, g, 1), .bytes = b,
-                      .proto = HCCN_IN_SWITCH_PROTO};
+                      .dst = hccn_hier_cm_member(t, g, 1), .bytes = b};
     double step = hccn_hier_cm_protocol(m, &x), lat;
     *f = (hccn_hier_nv_form_t){0.0, 0.0, 0.0, 0.0, 0.0};
     for (int i = 0; i < p; i++) {

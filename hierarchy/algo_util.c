@@ -154,17 +154,6 @@ void hccn_hier_stamp(hccn_sched_t *s, int ph)
                 s->ranks[r].steps[i].phase = (uint8_t)ph;
 }
 
-void hccn_hier_set_proto(hccn_sched_t *s, int proto)
-{
-    for (int r = 0; s != NULL && r < s->nranks; r++)
-        for (uint32_t i = 0; i < s->ranks[r].nsteps; i++) {
-            hccn_step_t *st = &s->ranks[r].steps[i];
-            if (st->kind == HCCN_STEP_SEND || st->kind == HCCN_STEP_RECV ||
-                st->kind == HCCN_STEP_RECV_REDUCE)
-                st->proto = (uint8_t)proto;
-        }
-}
-
 hccn_sched_t *hccn_hier_finish(hccn_sched_t *s, int rc)
 {
     if (s != NULL && (rc != 0 || s->failed)) {

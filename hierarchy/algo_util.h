@@ -8,7 +8,6 @@
 
 #include <stdint.h>
 
-#include "device_sim/software.h"
 #include "hierarchy/coll.h"
 
 /* A byte range of a buffer. */
@@ -66,18 +65,6 @@ uint64_t hccn_hier_chunk(const hccn_coll_args_t *a, uint64_t dflt);
 /* Gives every step of s that has no phase yet the phase ph (no-op once
  * construction has failed). */
 void hccn_hier_stamp(hccn_sched_t *s, int ph);
-
-/* The protocol every transfer of an in-switch schedule (nvls, sharp)
- * runs under whatever its size, as hccn_step_t.proto; 0: the size picks
- * it, as for every other row. The library runs its in-switch algorithms
- * under Simple only (NCCL, src/graph/tuning.cc), but with
- * 1 + HCCN_SIM_PROTO_SIMPLE here and the NVSwitch rate recalibrated, the
- * three published NVLS runs' errors grow (docs/software.md), so it is 0. */
-#define HCCN_IN_SWITCH_PROTO 0
-
-/* Gives every transfer step of s (SEND, RECV, RECV_REDUCE) the protocol
- * proto (hccn_step_t.proto; no-op on NULL). */
-void hccn_hier_set_proto(hccn_sched_t *s, int proto);
 
 /* Ends a build: frees s and returns NULL if construction failed (or rc is
  * non-zero), else returns s. */

@@ -158,8 +158,7 @@ double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
                  : m->proto_div > 1 ? x->bytes / m->proto_div
                                     : x->bytes;
     const hccn_sim_proto_t *p =
-        &topo->sw->proto[hccn_sim_sw_pick_want(topo->sw, b, cls, bw,
-                                               x->proto)];
+        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
     x->eff = p->eff[cls];
     return p->step_s[cls];
 }

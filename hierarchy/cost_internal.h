@@ -30,8 +30,6 @@ typedef struct {
     double w;                /* seconds per byte it drains at */
     double eff;              /* its protocol's efficiency (1: no software
                                 model; device_sim/software.h) */
-    int proto;               /* 0, or 1 + the protocol it always runs
-                                under (hccn_step_t.proto) */
 } hccn_cm_xf_t;
 
 typedef struct hccn_cm_team {

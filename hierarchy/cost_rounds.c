@@ -44,7 +44,7 @@ double hccn_hier_cm_slowest(const hccn_cm_xf_t *x, size_t n, const double *done)
 
 hccn_cm_xf_t hccn_hier_cm_xf(int src, int dst, uint64_t bytes)
 {
-    return (hccn_cm_xf_t){src, dst, bytes, 0.0, 0.0, 1.0, 0};
+    return (hccn_cm_xf_t){src, dst, bytes, 0.0, 0.0, 1.0};
 }
 
 /* One round: in every group member i sends bytes to member i + k. */

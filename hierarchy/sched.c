@@ -280,7 +280,6 @@ void hccn_sched_step_task(const hccn_step_t *st, const hccn_sim_npu_t *npu,
         t->peer = world[st->peer];
         t->bytes = st->bytes;
         t->via = st->via;
-        t->proto = st->proto;
         if (st->kind == HCCN_STEP_RECV_REDUCE)
             t->cost = (double)st->bytes / npu->reduce_bw;
         break;
@@ -324,9 +323,6 @@ int hccn_sched_validate(const hccn_sched_t *s, char *why, size_t len)
         if (sa->via != sb->via)
             return fail(why, len, "xfer %d: its sides cross different parts "
                         "of the route (rank %d)", (int)x, a.rank);
-        if (sa->proto != sb->proto)
-            return fail(why, len, "xfer %d: its sides name different "
-                        "protocols (rank %d)", (int)x, a.rank);
     }
     for (int r = 0; r < s->nranks; r++) {
         const hccn_sched_rank_t *rk = &s->ranks[r];

@@ -52,10 +52,6 @@ typedef struct {
                                (hccn_sim_via_t, both sides alike); REDUCE:
                                not 0 when the switch does it (no cost on
                                the NPU: its unit carried the bytes) */
-    uint8_t proto;          /* SEND/RECV/RECV_REDUCE: 0, the software model
-                               picks the protocol by size; else 1 + the
-                               protocol the algorithm always runs under
-                               (hccn_sim_task_t.proto; both sides alike) */
     int32_t peer;           /* communicator rank */
     uint32_t xfer;
     uint64_t src_off, dst_off, bytes;

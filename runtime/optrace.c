@@ -103,7 +103,7 @@ static int step_proto(const rt_op_t *op, const hccn_step_t *st,
     int me = world[op->comm->rank], peer = world[st->peer];
     int send = st->kind == HCCN_STEP_SEND;
     return hccn_sim_sw_route_pick(op->ctx->cl->topo, send ? me : peer,
-                                  send ? peer : me, bytes, st->proto, NULL);
+                                  send ? peer : me, bytes, NULL);
 }
 
 static void add_steps(group_t *g, const rt_op_t *op, const int *slot)

@@ -28,7 +28,6 @@ static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
         tk[i].peer = world != NULL ? world[st->peer] : st->peer;
         tk[i].bytes = tk[i].kind == HCCN_SIM_TASK_LOCAL ? 0 : st->bytes;
         tk[i].key = (hccn_sim_key_t){1, 1, st->xfer};
-        tk[i].proto = st->proto;   /* a protocol the schedule names */
         if (st->kind == HCCN_STEP_RECV_REDUCE || st->kind == HCCN_STEP_REDUCE)
             tk[i].cost = (double)st->bytes / npu->reduce_bw;
         else if (st->kind == HCCN_STEP_COPY && npu->mem_bw > 0)

@@ -20,7 +20,6 @@
 
 #include "device_sim/software.h"
 #include "device_sim/topo.h"
-#include "hierarchy/algo_util.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
 #include "test_topo_load.h"
@@ -196,51 +195,6 @@ static void test_times(void **state)
     hccn_sim_topo_free(t);
 }
 
-/* A protocol the schedule names (hccn_step_t.proto, docs/timing.md):
- * taken whatever the size where the stack has it on, else the size's
- * choice; a 4 KiB exchange named simple takes launch + lat + simple's
- * step + b / B in the engine (ll's figures unnamed); a transfer whose
- * sides name different protocols is refused. */
-static void test_named_protocol(void **state)
-{
-    (void)state;
-    hccn_sim_topo_t *t = load("{" BASE SW "}");
-    const hccn_sim_sw_t *sw = t->sw;
-    const int simple = 1 + HCCN_SIM_PROTO_SIMPLE;
-    assert_int_equal(hccn_sim_sw_pick_want(sw, 4096, 0, 100e9, 0),
-                     HCCN_SIM_PROTO_LL);
-    assert_int_equal(hccn_sim_sw_pick_want(sw, 4096, 0, 100e9, simple),
-                     HCCN_SIM_PROTO_SIMPLE);
-    assert_int_equal(hccn_sim_sw_pick_want(sw, 4 << 20, 1, 10e9,
-                                           1 + HCCN_SIM_PROTO_LL),
-                     HCCN_SIM_PROTO_LL);
-    hccn_sim_sw_t off = *sw;
-    off.proto[HCCN_SIM_PROTO_SIMPLE].on = 0;
-    assert_int_equal(hccn_sim_sw_pick_want(&off, 4096, 0, 100e9, simple),
-                     HCCN_SIM_PROTO_LL);
-    int world[2] = {0, 1};
-    hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
-                             .count = 1024, .esize = 4};
-    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&args);
-    assert_non_null(s);
-    double ll = test_engine_time(t, s, world, NULL);
-    test_assert_rel(ll, 5e-6 + 1e-6 + 0.5e-6 + 4096 / (0.5 * 100e9), 1e-12,
-                    "4 KiB, ll by size");
-    hccn_hier_set_proto(s, simple);
-    char why[256];
-    assert_int_equal(hccn_sched_validate(s, why, sizeof(why)), 0);
-    test_assert_rel(test_engine_time(t, s, world, NULL),
-                    5e-6 + 1e-6 + 3e-6 + 4096 / 100e9, 1e-12,
-                    "4 KiB, simple named");
-    for (uint32_t i = 0; i < s->ranks[1].nsteps; i++)
-        if (s->ranks[1].steps[i].kind == HCCN_STEP_RECV)
-            s->ranks[1].steps[i].proto = 0;
-    assert_int_not_equal(hccn_sched_validate(s, why, sizeof(why)), 0);
-    assert_non_null(strstr(why, "different protocols"));
-    hccn_sched_free(s);
-    hccn_sim_topo_free(t);
-}
-
 /* The host's issue of a call (docs/timing.md, Software): a call driven
  * with 7 other NPUs by one thread at 3 us each takes max(launch +
  * transfer, 8 x 3 us), in the engine and the closed form alike. */
@@ -347,7 +301,6 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_switch_points),
         cmocka_unit_test(test_times),
-        cmocka_unit_test(test_named_protocol),
         cmocka_unit_test(test_host_floor),
         cmocka_unit_test(test_none_is_identity),
     };
