@@ -258,6 +258,15 @@ static void lose(rt_proc_t *p, int q, const char *why)
         hccn_sim_bell_ring(&cl->ctxs[r].bell);
 }
 
+/* 1 if q's control line closes within a second: a data line that
+ * failed is, in all likelihood, a process that died, whose every line
+ * the kernel closes at once. */
+static int ctrl_closed(const rt_proc_t *p, int q)
+{
+    struct pollfd pf = {.fd = q > 0 ? p->ctrl[q] : -1, .events = POLLIN};
+    return q > 0 && poll(&pf, 1, 1000) == 1;
+}
+
 static void *watch(void *arg)
 {
     rt_proc_t *p = arg;
@@ -281,7 +290,9 @@ static void *watch(void *arg)
         if (pf[p->world].revents != 0) {
             pf[p->world].fd = -1;
             if (d > 0)
-                lose(p, d - 1, "a data line to it failed");
+                lose(p, d - 1, ctrl_closed(p, d - 1)
+                                   ? "its connection closed"
+                                   : "a data line to it failed");
         }
     }
     hccn_sim_free(pf);
