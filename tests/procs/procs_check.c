@@ -20,6 +20,12 @@
  *                               rank is in a 64 MiB allreduce whose bytes
  *                               other processes are fetching from it
  *
+ *   procs_check TOPOLOGY mem    every rank allreduces 32 MiB of fp32 in
+ *                               place and checks the sums; each process
+ *                               then prints its peak resident set
+ *                               (VmHWM): with the data partitioned, about
+ *                               its ranks' share of the data
+ *
  * With a third argument OUT, process p writes its lines to OUT.p instead
  * of stdout (mpirun forwards the processes' output in pieces, not lines).
  */
@@ -344,12 +350,56 @@ static hccn_status_t kill_rank(hccn_ctx_t *ctx, void *arg)
                                       HCCN_SUM)
                      : hccn_allreduce(w, k.send, k.recv, CNT, HCCN_FP32,
                                       HCCN_SUM);
-    if (victim && kill_data) {   /* the killer comes before the return */
-        struct timespec ts = {10, 0};
+    /* killdata: the killer comes before the victim's return, and the
+     * others end well after it (hccn-launch, which polls, then reports
+     * the victim's signal as the first failure). */
+    if (kill_data) {
+        struct timespec ts = {victim ? 10 : 0, victim ? 0 : 500 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     report(&k, ctx, "allreduce", st);
     return st;
+}
+
+#define MEM_ELEMS ((size_t)8 << 20)   /* mem: 32 MiB of fp32 a rank */
+
+/* mem: element i of rank r is i % 251 + r; the sum over n ranks is
+ * n * (i % 251) + n (n - 1) / 2, exact in fp32 at these sizes. */
+static hccn_status_t mem_rank(hccn_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    int r = hccn_rank(ctx), n = hccn_nranks(ctx);
+    float *buf;
+    hccn_status_t st = hccn_malloc(ctx, MEM_ELEMS * sizeof(float),
+                                   (void **)&buf);
+    if (st != HCCN_OK)
+        return st;
+    for (size_t i = 0; i < MEM_ELEMS; i++)
+        buf[i] = (float)(i % 251 + (size_t)r);
+    st = hccn_allreduce(hccn_comm_world(ctx), buf, buf, MEM_ELEMS,
+                        HCCN_FP32, HCCN_SUM);
+    size_t bad = 0;
+    for (size_t i = 0; st == HCCN_OK && i < MEM_ELEMS; i++)
+        bad += buf[i] != (float)((size_t)n * (i % 251) +
+                                 (size_t)(n * (n - 1) / 2));
+    pthread_mutex_lock(&out_lock);
+    fprintf(out, "r%02d mem %s %zu wrong\n", r, hccn_status_name(st), bad);
+    pthread_mutex_unlock(&out_lock);
+    return st;
+}
+
+/* This process's peak resident set in KiB (VmHWM), or -1. */
+static long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
 }
 
 static int run(hccn_cluster_t *cl, const char *name, hccn_rank_fn fn,
@@ -369,7 +419,7 @@ int main(int argc, char **argv)
 {
     if (argc != 3 && argc != 4) {
         fprintf(stderr, "usage: procs_check TOPOLOGY "
-                "all|kill|killhost|killdata [OUT]\n");
+                "all|kill|killhost|killdata|mem [OUT]\n");
         return 2;
     }
     hccn_cluster_t *cl = NULL;
@@ -393,6 +443,9 @@ int main(int argc, char **argv)
     kill_data = strcmp(argv[2], "killdata") == 0;
     if (strcmp(argv[2], "kill") == 0 || kill_host || kill_data) {
         bad = run(cl, "kill", kill_rank, cl);
+    } else if (strcmp(argv[2], "mem") == 0) {
+        bad = run(cl, "mem", mem_rank, NULL);
+        fprintf(out, "proc %d peak_rss_kib %ld\n", proc_rank, peak_rss_kib());
     } else {
         bad |= run(cl, "all", all_rank, NULL);
         /* A downed link of a mesh is routed round (a relay NPU: its
