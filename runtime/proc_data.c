@@ -40,7 +40,10 @@ typedef struct {
     uint64_t kind;                /* DREQ_* */
     uint64_t mkind, dst, a, b;    /* a move: RT_MOVE_*, layout offsets */
     uint64_t n, dt, op, aux;      /* READ/WRITE: dst and n bytes */
+    uint64_t inl;                 /* a move: INL_A, INL_B: that operand's
+                                     bytes follow the request */
 } dreq_t;
+enum { INL_A = 1, INL_B = 2 };
 
 typedef struct {
     int64_t status;
@@ -228,21 +231,33 @@ static const char *operand(rt_proc_t *p, uint64_t off, size_t at, size_t n,
     return buf;
 }
 
-/* Runs the move req here, where its destination lives. */
-static drep_t exec_here(rt_proc_t *p, const dreq_t *req)
+/* Where an operand at off is here: in the arenas, or ia (its bytes sent
+ * with the request); NULL if remote (or absent). */
+static const char *here(const rt_proc_t *p, uint64_t off, const char *ia)
+{
+    if (ia != NULL)
+        return ia;
+    return off != NONE && off_owner(p, off) == p->rank ? p->region + off
+                                                       : NULL;
+}
+
+/* Runs the move req here, where its destination lives; ia, ib: operands
+ * that came with the request, or NULL. */
+static drep_t exec_here(rt_proc_t *p, const dreq_t *req, const char *ia,
+                        const char *ib)
 {
     drep_t rep = {HCCN_OK, -1};
     rt_move_t m = {.kind = (int)req->mkind, .dst = p->region + req->dst,
                    .n = req->n, .aux = (int)req->aux};
     hccn_dtype_t dt = (hccn_dtype_t)req->dt;
     size_t es = hccn_rt_move_esize(&m, dt);
-    int la = req->a == NONE || off_owner(p, req->a) == p->rank;
-    int lb = req->b == NONE || off_owner(p, req->b) == p->rank;
+    int la = req->a == NONE || here(p, req->a, ia) != NULL;
+    int lb = req->b == NONE || here(p, req->b, ib) != NULL;
     if (es == 0)
         return (drep_t){HCCN_ERR_INVALID, -1};
     if (la && lb) {
-        m.a = req->a == NONE ? NULL : p->region + req->a;
-        m.b = req->b == NONE ? NULL : p->region + req->b;
+        m.a = here(p, req->a, ia);
+        m.b = here(p, req->b, ib);
         hccn_rt_move_apply(&m, dt, (hccn_redop_t)req->op);
         return rep;
     }
@@ -288,8 +303,28 @@ void hccn_rt_proc_move(rt_proc_t *p, const rt_move_t *m, hccn_dtype_t dt,
                   .op = (uint64_t)op, .aux = (uint64_t)(int64_t)m->aux};
     int q = off_owner(p, req.dst);
     atomic_fetch_add_explicit(&p->remote_moves, 1, memory_order_relaxed);
-    drep_t rep = q == p->rank ? exec_here(p, &req)
-                              : request(p, q, &req, NULL, 0, NULL, 0);
+    drep_t rep;
+    if (q == p->rank) {
+        rep = exec_here(p, &req, NULL, NULL);
+    } else {
+        /* Small operands of this process go with the request: the owner
+         * of the destination need not come back for them. */
+        size_t bytes = m->n * hccn_rt_move_esize(m, dt), len = 0;
+        const void *out = NULL;
+        if (bytes <= RT_DATA_CHUNK && req.a != NONE &&
+            off_owner(p, req.a) == p->rank && req.b == NONE) {
+            req.inl = INL_A;
+            out = m->a;
+            len = bytes;
+        } else if (bytes <= RT_DATA_CHUNK && req.b != NONE &&
+                   off_owner(p, req.b) == p->rank &&
+                   (req.a == NONE || off_owner(p, req.a) == q)) {
+            req.inl = INL_B;
+            out = m->b;
+            len = bytes;
+        }
+        rep = request(p, q, &req, out, len, NULL, 0);
+    }
     if (rep.status != HCCN_OK)
         data_lost(p, (int)rep.lost);
 }
@@ -336,6 +371,27 @@ static int send_arena(rt_proc_t *p, int fd, const char *src, size_t n)
 #endif
 }
 
+/* A move with one operand's bytes after the request (at most a piece). */
+static int serve_inline(rt_proc_t *p, int fd, const dreq_t *req)
+{
+    rt_move_t m = {.kind = (int)req->mkind, .n = req->n};
+    size_t es = hccn_rt_move_esize(&m, (hccn_dtype_t)req->dt);
+    size_t bytes = req->n * es;
+    char *buf = bytes <= RT_DATA_CHUNK ? hccn_sim_malloc(bytes ? bytes : 1)
+                                       : NULL;
+    if (buf == NULL || io_all(fd, buf, bytes, 0) != 0) {
+        hccn_sim_free(buf);
+        return -1;   /* the line is out of step: ended */
+    }
+    drep_t rep = {HCCN_ERR_INVALID, -1};
+    if (own_range(p, req->dst, 1))
+        rep = exec_here(p, req, req->inl == INL_A ? buf : NULL,
+                        req->inl == INL_B ? buf : NULL);
+    hccn_sim_free(buf);
+    hccn_rt_proc_sync_release(p);
+    return io_all(fd, &rep, sizeof(rep), 1);
+}
+
 /* Answers one request on fd; -1 ends the line. */
 static int serve_one(rt_proc_t *p, int fd, const dreq_t *req)
 {
@@ -357,8 +413,10 @@ static int serve_one(rt_proc_t *p, int fd, const dreq_t *req)
         atomic_fetch_add_explicit(&p->served, req->n, memory_order_relaxed);
         return 0;
     }
+    if (req->kind == DREQ_MOVE && req->inl != 0)
+        return serve_inline(p, fd, req);
     if (req->kind == DREQ_MOVE && own_range(p, req->dst, 1))
-        rep = exec_here(p, req);
+        rep = exec_here(p, req, NULL, NULL);
     hccn_rt_proc_sync_release(p);
     return io_all(fd, &rep, sizeof(rep), 1);
 }
