@@ -5,7 +5,7 @@
 # rank, one timed call after one warm-up, under hccn-launch (LAUNCH=launch)
 # or mpirun (LAUNCH=mpi). Prints, per P, the wall seconds of the whole
 # command, the simulated time, the MiB that crossed between processes per
-# allreduce (what the processes' data servers served, over the two calls)
+# allreduce (what the processes' data servers carried, over the two calls)
 # and every process's peak resident set (GNU time's %M).
 #
 #   bench/procs_allreduce.sh [BUILD_DIR]
@@ -43,7 +43,7 @@ for p in $procs; do
     HCCN_DEBUG=INFO "${run[@]}" "${wrap[@]}" "$build/hccn-perf" "${args[@]}" \
         >"$tmp/out" 2>"$tmp/log"
     t1=$(date +%s.%N)
-    crossed=$(awk '/data plane:/ { for (i = 1; i < NF; i++) if ($(i + 1) == "bytes" && $(i + 2) == "served") s += $i }
+    crossed=$(awk '/data plane:/ { for (i = 1; i < NF; i++) if ($(i + 1) == "bytes" && $(i + 2) == "carried") s += $i }
                    END { printf "%.1f", s / 2 / 1048576 }' "$tmp/log")
     sim=$(grep -v '^#' "$tmp/out" | awk 'NF { print $6; exit }')
     rss=$(awk '/peak_rss_kib/ { printf "%s%d", sep, $2 / 1024; sep = " " }' "$tmp/rss")

@@ -220,7 +220,8 @@ struct rt_proc {
     struct rt_data_pool *pool;    /* per process: idle lines to it */
     _Atomic uint64_t sync;        /* orders bytes across sockets for
                                      race detectors (proc_data.c) */
-    _Atomic uint64_t fetched, served, remote_moves;
+    _Atomic uint64_t fetched, served, remote_moves;   /* served: bytes
+                                     the data server sent or received */
     _Atomic int data_lost;        /* 1 + a process a data line lost */
     int fail_pipe[2];             /* tells the watcher of data_lost */
     int listen_fd;                /* host: until every client joined */

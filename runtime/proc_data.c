@@ -384,6 +384,7 @@ static int serve_inline(rt_proc_t *p, int fd, const dreq_t *req)
         return -1;   /* the line is out of step: ended */
     }
     drep_t rep = {HCCN_ERR_INVALID, -1};
+    atomic_fetch_add_explicit(&p->served, bytes, memory_order_relaxed);
     if (own_range(p, req->dst, 1))
         rep = exec_here(p, req, req->inl == INL_A ? buf : NULL,
                         req->inl == INL_B ? buf : NULL);
@@ -499,8 +500,9 @@ void hccn_rt_proc_data_close(rt_proc_t *p)
     unsigned long long served = atomic_load(&p->served);
     unsigned long long fetched = atomic_load(&p->fetched);
     if (p->data_on)
-        hccn_rt_log(HCCN_LOG_INFO, "process %d: data plane: %llu bytes served "
-                    "to other processes, %llu fetched from them, %llu moves "
+        hccn_rt_log(HCCN_LOG_INFO, "process %d: data plane: %llu bytes "
+                    "carried by its data server (read from it or sent to it "
+                    "by other processes), %llu fetched from them, %llu moves "
                     "across processes", p->rank, served, fetched,
                     (unsigned long long)atomic_load(&p->remote_moves));
     if (p->data_on && write(p->data_wake[1], &c, 1) == 1)
