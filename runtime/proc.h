@@ -268,7 +268,7 @@ size_t hccn_rt_proc_arena_span(const hccn_sim_topo_t *topo, int r);
 /* The process running rank. */
 int hccn_rt_proc_owner(const rt_proc_t *p, int rank);
 
-/* ----------------------------------- the data plane (proc_data.c) */
+/* ------------------- the data plane (proc_data.c, proc_dserve.c) */
 
 /* Starts / stops this process's data server (DIR/hccn.G.d.Q.sock), which
  * answers other processes' reads, writes and moves on its ranks' bytes. */

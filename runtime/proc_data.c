@@ -1,9 +1,9 @@
 /*
  * The data plane between the processes of a cluster (proc.h): each
  * process backs only its own ranks' arenas and scratch windows, and runs
- * a data server on DIR/hccn.G.d.Q.sock that answers three requests about
- * them: read N bytes at layout offset O, write N bytes there, and run a
- * move whose destination is there (fetching the operands it does not
+ * a data server (proc_dserve.c) on DIR/hccn.G.d.Q.sock that answers
+ * three requests about them: read N bytes at layout offset O, write N
+ * bytes there, and run a move whose destination is there (fetching the operands it does not
  * hold from their owners' servers, in pieces of RT_DATA_CHUNK bytes, so
  * no staging buffer grows with the data).
  *
@@ -29,38 +29,8 @@
 #include <unistd.h>
 
 #include "device_sim/alloc.h"
-#include "runtime/proc.h"
+#include "runtime/proc_data.h"
 #include "runtime/rt.h"
-
-#define RT_DATA_CHUNK ((size_t)1 << 20)
-#define NONE UINT64_MAX
-enum { DREQ_READ = 1, DREQ_WRITE, DREQ_MOVE };
-
-typedef struct {
-    uint64_t kind;                /* DREQ_* */
-    uint64_t mkind, dst, a, b;    /* a move: RT_MOVE_*, layout offsets */
-    uint64_t n, dt, op, aux;      /* READ/WRITE: dst and n bytes */
-    uint64_t inl;                 /* a move: INL_A, INL_B: that operand's
-                                     bytes follow the request */
-} dreq_t;
-enum { INL_A = 1, INL_B = 2 };
-
-typedef struct {
-    int64_t status;
-    int64_t lost;                 /* the process a line failed to, or -1 */
-} drep_t;
-
-struct rt_data_conn {
-    int fd;
-    pthread_t thr;
-    rt_proc_t *p;
-    struct rt_data_conn *next;
-};
-
-struct rt_data_pool {
-    int *fd;
-    int n, cap;
-};
 
 void hccn_rt_proc_sync_release(rt_proc_t *p)
 {
@@ -90,17 +60,19 @@ static int off_owner(const rt_proc_t *p, uint64_t off)
     return hccn_rt_proc_owner(p, lo);
 }
 
-/* ptr's offset in the layout, or NONE (NULL, or not in it). */
+/* ptr's offset in the layout, or RT_DATA_NONE (NULL, or not in it). */
 static uint64_t ptr_off(const rt_proc_t *p, const void *ptr)
 {
     uintptr_t a = (uintptr_t)ptr, b = (uintptr_t)p->region;
-    return ptr != NULL && a >= b && a - b < 2 * p->region_len ? a - b : NONE;
+    if (ptr == NULL || a < b || a - b >= 2 * p->region_len)
+        return RT_DATA_NONE;
+    return a - b;
 }
 
 int hccn_rt_proc_ptr_local(const rt_proc_t *p, const void *ptr)
 {
     uint64_t off = ptr_off(p, ptr);
-    return off == NONE || off_owner(p, off) == p->rank;
+    return off == RT_DATA_NONE || off_owner(p, off) == p->rank;
 }
 
 int hccn_rt_proc_move_local(const rt_proc_t *p, const rt_move_t *m)
@@ -110,7 +82,7 @@ int hccn_rt_proc_move_local(const rt_proc_t *p, const rt_move_t *m)
 }
 
 /* 1 if [off, off + n) is this process's own memory. */
-static int own_range(const rt_proc_t *p, uint64_t off, uint64_t n)
+int hccn_rt_pdata_own(const rt_proc_t *p, uint64_t off, uint64_t n)
 {
     return off < 2 * p->region_len && n <= 2 * p->region_len - off &&
            off_owner(p, off) == p->rank &&
@@ -119,7 +91,7 @@ static int own_range(const rt_proc_t *p, uint64_t off, uint64_t n)
 
 /* --------------------------------------------------------------- lines */
 
-static int io_all(int fd, void *buf, size_t n, int out)
+int hccn_rt_pdata_io(int fd, void *buf, size_t n, int out)
 {
     char *c = buf;
     while (n > 0) {
@@ -134,7 +106,7 @@ static int io_all(int fd, void *buf, size_t n, int out)
     return 0;
 }
 
-static int data_addr(const rt_proc_t *p, int q, struct sockaddr_un *a)
+int hccn_rt_pdata_addr(const rt_proc_t *p, int q, struct sockaddr_un *a)
 {
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
@@ -152,7 +124,7 @@ static int pool_get(rt_proc_t *p, int q)
         fd = p->pool[q].fd[--p->pool[q].n];
     pthread_mutex_unlock(&p->data_lock);
     struct sockaddr_un a;
-    if (fd >= 0 || data_addr(p, q, &a) != 0)
+    if (fd >= 0 || hccn_rt_pdata_addr(p, q, &a) != 0)
         return fd;
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
@@ -194,10 +166,11 @@ static drep_t request(rt_proc_t *p, int q, const dreq_t *req,
     if (fd < 0)
         return rep;
     hccn_rt_proc_sync_release(p);
-    if (io_all(fd, (void *)req, sizeof(*req), 1) != 0 ||
-        (n_out > 0 && io_all(fd, (void *)out, n_out, 1) != 0) ||
-        io_all(fd, &rep, sizeof(rep), 0) != 0 ||
-        (rep.status == HCCN_OK && n_in > 0 && io_all(fd, in, n_in, 0) != 0)) {
+    if (hccn_rt_pdata_io(fd, (void *)req, sizeof(*req), 1) != 0 ||
+        (n_out > 0 && hccn_rt_pdata_io(fd, (void *)out, n_out, 1) != 0) ||
+        hccn_rt_pdata_io(fd, &rep, sizeof(rep), 0) != 0 ||
+        (rep.status == HCCN_OK && n_in > 0 &&
+         hccn_rt_pdata_io(fd, in, n_in, 0) != 0)) {
         close(fd);
         return (drep_t){HCCN_ERR_REMOTE, q};
     }
@@ -222,7 +195,7 @@ static drep_t fetch(rt_proc_t *p, uint64_t off, size_t n, void *buf)
 static const char *operand(rt_proc_t *p, uint64_t off, size_t at, size_t n,
                            char *buf, drep_t *rep)
 {
-    if (off == NONE)
+    if (off == RT_DATA_NONE)
         return NULL;
     if (off_owner(p, off) == p->rank)
         return p->region + off + at;
@@ -237,22 +210,21 @@ static const char *here(const rt_proc_t *p, uint64_t off, const char *ia)
 {
     if (ia != NULL)
         return ia;
-    return off != NONE && off_owner(p, off) == p->rank ? p->region + off
-                                                       : NULL;
+    if (off == RT_DATA_NONE || off_owner(p, off) != p->rank)
+        return NULL;
+    return p->region + off;
 }
 
-/* Runs the move req here, where its destination lives; ia, ib: operands
- * that came with the request, or NULL. */
-static drep_t exec_here(rt_proc_t *p, const dreq_t *req, const char *ia,
-                        const char *ib)
+drep_t hccn_rt_pdata_exec(rt_proc_t *p, const dreq_t *req, const char *ia,
+                          const char *ib)
 {
     drep_t rep = {HCCN_OK, -1};
     rt_move_t m = {.kind = (int)req->mkind, .dst = p->region + req->dst,
                    .n = req->n, .aux = (int)req->aux};
     hccn_dtype_t dt = (hccn_dtype_t)req->dt;
     size_t es = hccn_rt_move_esize(&m, dt);
-    int la = req->a == NONE || here(p, req->a, ia) != NULL;
-    int lb = req->b == NONE || here(p, req->b, ib) != NULL;
+    int la = req->a == RT_DATA_NONE || here(p, req->a, ia) != NULL;
+    int lb = req->b == RT_DATA_NONE || here(p, req->b, ib) != NULL;
     if (es == 0)
         return (drep_t){HCCN_ERR_INVALID, -1};
     if (la && lb) {
@@ -305,20 +277,20 @@ void hccn_rt_proc_move(rt_proc_t *p, const rt_move_t *m, hccn_dtype_t dt,
     atomic_fetch_add_explicit(&p->remote_moves, 1, memory_order_relaxed);
     drep_t rep;
     if (q == p->rank) {
-        rep = exec_here(p, &req, NULL, NULL);
+        rep = hccn_rt_pdata_exec(p, &req, NULL, NULL);
     } else {
         /* Small operands of this process go with the request: the owner
          * of the destination need not come back for them. */
         size_t bytes = m->n * hccn_rt_move_esize(m, dt), len = 0;
         const void *out = NULL;
-        if (bytes <= RT_DATA_CHUNK && req.a != NONE &&
-            off_owner(p, req.a) == p->rank && req.b == NONE) {
+        if (bytes <= RT_DATA_CHUNK && req.a != RT_DATA_NONE &&
+            off_owner(p, req.a) == p->rank && req.b == RT_DATA_NONE) {
             req.inl = INL_A;
             out = m->a;
             len = bytes;
-        } else if (bytes <= RT_DATA_CHUNK && req.b != NONE &&
+        } else if (bytes <= RT_DATA_CHUNK && req.b != RT_DATA_NONE &&
                    off_owner(p, req.b) == p->rank &&
-                   (req.a == NONE || off_owner(p, req.a) == q)) {
+                   (req.a == RT_DATA_NONE || off_owner(p, req.a) == q)) {
             req.inl = INL_B;
             out = m->b;
             len = bytes;
@@ -344,193 +316,4 @@ hccn_status_t hccn_rt_proc_xfer(rt_proc_t *p, void *dev, void *buf, size_t n,
                          "of process %d's device memory: its data line "
                          "failed (it exited or was killed)", p->rank,
                          put ? "write" : "read", n, q);
-}
-
-/* ----------------------------------------------------------- the server */
-
-/* Sends n bytes of the arenas at src. The reader may go on as soon as the
- * bytes arrive, before send returns here: a race detector, which sees
- * the reads in send but not the socket's order, is shown them first, as
- * copies made before a release (a build without one sends in place). */
-static int send_arena(rt_proc_t *p, int fd, const char *src, size_t n)
-{
-#ifdef __SANITIZE_THREAD__
-    char *buf = hccn_sim_malloc(n < RT_DATA_CHUNK ? n : RT_DATA_CHUNK);
-    int rc = buf != NULL || n == 0 ? 0 : -1;
-    for (size_t i = 0; i < n && rc == 0; i += RT_DATA_CHUNK) {
-        size_t k = n - i < RT_DATA_CHUNK ? n - i : RT_DATA_CHUNK;
-        memcpy(buf, src + i, k);
-        hccn_rt_proc_sync_release(p);
-        rc = io_all(fd, buf, k, 1);
-    }
-    hccn_sim_free(buf);
-    return rc;
-#else
-    (void)p;
-    return io_all(fd, (void *)src, n, 1);
-#endif
-}
-
-/* A move with one operand's bytes after the request (at most a piece). */
-static int serve_inline(rt_proc_t *p, int fd, const dreq_t *req)
-{
-    rt_move_t m = {.kind = (int)req->mkind, .n = req->n};
-    size_t es = hccn_rt_move_esize(&m, (hccn_dtype_t)req->dt);
-    size_t bytes = req->n * es;
-    char *buf = bytes <= RT_DATA_CHUNK ? hccn_sim_malloc(bytes ? bytes : 1)
-                                       : NULL;
-    if (buf == NULL || io_all(fd, buf, bytes, 0) != 0) {
-        hccn_sim_free(buf);
-        return -1;   /* the line is out of step: ended */
-    }
-    drep_t rep = {HCCN_ERR_INVALID, -1};
-    atomic_fetch_add_explicit(&p->served, bytes, memory_order_relaxed);
-    if (own_range(p, req->dst, 1))
-        rep = exec_here(p, req, req->inl == INL_A ? buf : NULL,
-                        req->inl == INL_B ? buf : NULL);
-    hccn_sim_free(buf);
-    hccn_rt_proc_sync_release(p);
-    return io_all(fd, &rep, sizeof(rep), 1);
-}
-
-/* Answers one request on fd; -1 ends the line. */
-static int serve_one(rt_proc_t *p, int fd, const dreq_t *req)
-{
-    drep_t rep = {HCCN_ERR_INVALID, -1};
-    hccn_rt_proc_sync_acquire(p);
-    if (req->kind == DREQ_READ || req->kind == DREQ_WRITE) {
-        if (!own_range(p, req->dst, req->n))
-            return req->kind == DREQ_WRITE ? -1
-                                           : io_all(fd, &rep, sizeof(rep), 1);
-        rep.status = HCCN_OK;
-        if (req->kind == DREQ_WRITE &&
-            io_all(fd, p->region + req->dst, req->n, 0) != 0)
-            return -1;
-        hccn_rt_proc_sync_release(p);
-        if (io_all(fd, &rep, sizeof(rep), 1) != 0 ||
-            (req->kind == DREQ_READ &&
-             send_arena(p, fd, p->region + req->dst, req->n) != 0))
-            return -1;
-        atomic_fetch_add_explicit(&p->served, req->n, memory_order_relaxed);
-        return 0;
-    }
-    if (req->kind == DREQ_MOVE && req->inl != 0)
-        return serve_inline(p, fd, req);
-    if (req->kind == DREQ_MOVE && own_range(p, req->dst, 1))
-        rep = exec_here(p, req, NULL, NULL);
-    hccn_rt_proc_sync_release(p);
-    return io_all(fd, &rep, sizeof(rep), 1);
-}
-
-static void *serve_line(void *arg)
-{
-    struct rt_data_conn *c = arg;
-    dreq_t req;
-    while (io_all(c->fd, &req, sizeof(req), 0) == 0 &&
-           serve_one(c->p, c->fd, &req) == 0)
-        ;
-    return NULL;
-}
-
-static void *accept_lines(void *arg)
-{
-    rt_proc_t *p = arg;
-    struct pollfd pf[2] = {{.fd = p->data_fd, .events = POLLIN},
-                           {.fd = p->data_wake[0], .events = POLLIN}};
-    while (poll(pf, 2, -1) >= 0 && pf[1].revents == 0) {
-        if (pf[0].revents == 0)
-            continue;
-        int fd = accept4(p->data_fd, NULL, NULL, SOCK_CLOEXEC);
-        struct rt_data_conn *c = fd >= 0 ? hccn_sim_calloc(1, sizeof(*c)) : NULL;
-        if (c == NULL) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        *c = (struct rt_data_conn){fd, 0, p, NULL};
-        pthread_mutex_lock(&p->data_lock);
-        if (pthread_create(&c->thr, NULL, serve_line, c) == 0) {
-            c->next = p->conns;
-            p->conns = c;
-            c = NULL;
-        }
-        pthread_mutex_unlock(&p->data_lock);
-        if (c != NULL) {
-            close(fd);
-            hccn_sim_free(c);
-        }
-    }
-    return NULL;
-}
-
-hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p)
-{
-    struct sockaddr_un a;
-    if (data_addr(p, p->rank, &a) != 0)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
-                             "rendezvous directory's path is too long for "
-                             "a socket: %s", p->dir);
-    p->pool = hccn_sim_calloc((size_t)p->world, sizeof(*p->pool));
-    if (p->pool == NULL)
-        return hccn_sim_fail_context("hccn_cluster_create");
-    unlink(a.sun_path);   /* a stale one of an earlier run */
-    p->data_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (p->data_fd < 0 || bind(p->data_fd, (struct sockaddr *)&a, sizeof(a)) ||
-        listen(p->data_fd, 4096) != 0 || pipe(p->data_wake) != 0 ||
-        pipe(p->fail_pipe) != 0 ||
-        pthread_create(&p->data_thr, NULL, accept_lines, p) != 0)
-        return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
-                             "of %d: cannot start its data server (%s): %s",
-                             p->rank, p->world, a.sun_path, strerror(errno));
-    p->data_on = 1;
-    return HCCN_OK;
-}
-
-static void close_pair(int fd[2])
-{
-    for (int i = 0; i < 2; i++)
-        if (fd[i] >= 0)
-            close(fd[i]);
-    fd[0] = fd[1] = -1;
-}
-
-void hccn_rt_proc_data_close(rt_proc_t *p)
-{
-    char c = 0;
-    unsigned long long served = atomic_load(&p->served);
-    unsigned long long fetched = atomic_load(&p->fetched);
-    if (p->data_on)
-        hccn_rt_log(HCCN_LOG_INFO, "process %d: data plane: %llu bytes "
-                    "carried by its data server (read from it or sent to it "
-                    "by other processes), %llu fetched from them, %llu moves "
-                    "across processes", p->rank, served, fetched,
-                    (unsigned long long)atomic_load(&p->remote_moves));
-    if (p->data_on && write(p->data_wake[1], &c, 1) == 1)
-        pthread_join(p->data_thr, NULL);
-    p->data_on = 0;
-    /* Every served line is shut, so its thread ends. */
-    for (struct rt_data_conn *l = p->conns; l != NULL; l = l->next)
-        shutdown(l->fd, SHUT_RDWR);
-    while (p->conns != NULL) {
-        struct rt_data_conn *l = p->conns;
-        p->conns = l->next;
-        pthread_join(l->thr, NULL);
-        close(l->fd);
-        hccn_sim_free(l);
-    }
-    for (int q = 0; p->pool != NULL && q < p->world; q++) {
-        for (int i = 0; i < p->pool[q].n; i++)
-            close(p->pool[q].fd[i]);
-        hccn_sim_free(p->pool[q].fd);
-    }
-    hccn_sim_free(p->pool);
-    p->pool = NULL;
-    struct sockaddr_un a;
-    if (p->data_fd >= 0 && data_addr(p, p->rank, &a) == 0)
-        unlink(a.sun_path);
-    if (p->data_fd >= 0)
-        close(p->data_fd);
-    p->data_fd = -1;
-    close_pair(p->data_wake);
-    close_pair(p->fail_pipe);
 }
