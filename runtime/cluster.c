@@ -116,7 +116,8 @@ static hccn_status_t cluster_arenas(hccn_cluster_t *cl)
     char *shared = cl->proc != NULL ? cl->proc->region : NULL;
     for (int r = 0; r < cl->nranks; r++) {
         size_t bytes = topo->npus[r].arena_bytes;
-        /* Several processes: the arenas are slices of one shared mapping. */
+        /* Several processes: the arenas are slices of one reserved range,
+         * backed only where this process owns the rank (proc_join.c). */
         hccn_status_t ok =
             shared != NULL
                 ? hccn_sim_arena_init_at(&cl->arenas[r], shared + mapped, bytes)

@@ -27,7 +27,7 @@ static void comm_free_handles(rt_comm_t *c)
         if (h->token != NULL)
             hccn_rt_handle_free(h->token, why);
         hccn_sim_free(h->algo_spec);
-        hccn_sim_free(h->scratch);
+        hccn_rt_scratch_free(c->cl, c->world[r], h->scratch);
         hccn_rt_picks_clear(h);
         hccn_sim_free(h);
     }

@@ -186,7 +186,7 @@ static void scratch_take(rt_op_t *op, size_t bytes)
         comm->scratch = NULL;
         return;
     }
-    op->scratch = hccn_sim_malloc(bytes);
+    op->scratch = hccn_rt_scratch_alloc(op->ctx->cl, op->ctx->rank, bytes);
     op->scratch_len = bytes;
 }
 
@@ -194,14 +194,16 @@ static void scratch_take(rt_op_t *op, size_t bytes)
 void hccn_rt_scratch_give_back(rt_op_t *op)
 {
     hccn_comm_t *comm = op->comm;
+    hccn_cluster_t *cl = op->ctx->cl;
+    int r = op->ctx->rank;
     if (op->scratch == NULL || comm == NULL) {
-        hccn_sim_free(op->scratch);
+        hccn_rt_scratch_free(cl, r, op->scratch);
     } else if (comm->scratch == NULL || comm->scratch_bytes < op->scratch_len) {
-        hccn_sim_free(comm->scratch);
+        hccn_rt_scratch_free(cl, r, comm->scratch);
         comm->scratch = op->scratch;
         comm->scratch_bytes = op->scratch_len;
     } else {
-        hccn_sim_free(op->scratch);
+        hccn_rt_scratch_free(cl, r, op->scratch);
     }
     op->scratch = NULL;
 }

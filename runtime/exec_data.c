@@ -23,16 +23,17 @@ int hccn_rt_deps_done(const rt_op_t *op, const hccn_sched_rank_t *rk,
     return 1;
 }
 
-static hccn_redop_t kernel_op(hccn_redop_t op)
-{
-    return op == HCCN_AVG ? HCCN_SUM : op;
-}
-
 /* base + off, without arithmetic on NULL (unused buffers of rooted calls
  * and zero-byte steps may name a NULL buffer). */
 static char *buf_at(char *base, uint64_t off)
 {
     return base != NULL ? base + off : NULL;
+}
+
+/* The wire type of op's compression. */
+static int wire_type(const rt_op_t *op)
+{
+    return op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
 }
 
 /* Where the sender (comm rank peer) of xfer x keeps its bytes, read from
@@ -48,48 +49,6 @@ static const char *peer_src(const rt_op_t *op, int peer, uint32_t x)
     hccn_sched_ref_t ref = ss->xfer_send[x];
     const hccn_step_t *snd = &ss->ranks[ref.rank].steps[ref.step];
     return buf_at(op->slot->bufs[ref.rank * 3 + snd->src_buf], snd->src_off);
-}
-
-/* Rounds n fp32 values through the wire type, in place. */
-static void round_wire(const rt_op_t *op, float *buf, size_t n)
-{
-    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
-    uint16_t wire[2048];
-    for (size_t i = 0; i < n; i += 2048) {
-        size_t k = n - i < 2048 ? n - i : 2048;
-        hccn_rt_fp32_to_half_array(wire, buf + i, k, wt);
-        hccn_rt_half_to_fp32_array(buf + i, wire, k, wt);
-    }
-}
-
-/* Receives n fp32 values that crossed the wire as fp16/bf16: each incoming
- * value is rounded to the wire type, then stored (local == NULL) or reduced
- * in fp32 with the local operand, itself rounded to the wire type first.
- * The result is rounded too. Every operand and result of a reduction is
- * then a wire-type value, so partial results cross later hops exactly and
- * two ranks that combine the same values (recursive doubling, composite
- * algorithms) get the same bits. */
-static void recv_compressed(rt_op_t *op, float *dst, const float *local,
-                            const float *in, size_t n)
-{
-    enum { BLOCK = 2048 };
-    uint16_t wire[BLOCK];
-    float val[BLOCK], mine[BLOCK];
-    hccn_dtype_t wt = op->compress == HCCN_COMPRESS_BF16 ? HCCN_BF16 : HCCN_FP16;
-    for (size_t i = 0; i < n; i += BLOCK) {
-        size_t k = n - i < BLOCK ? n - i : BLOCK;
-        hccn_rt_fp32_to_half_array(wire, in + i, k, wt);
-        if (local == NULL) {
-            hccn_rt_half_to_fp32_array(dst + i, wire, k, wt);
-            continue;
-        }
-        hccn_rt_half_to_fp32_array(val, wire, k, wt);
-        memcpy(mine, local + i, k * sizeof(float));
-        round_wire(op, mine, k);
-        hccn_rt_reduce3(dst + i, mine, val, k, HCCN_FP32,
-                        op->op == HCCN_AVG ? HCCN_SUM : op->op);
-        round_wire(op, dst + i, k);
-    }
 }
 
 /* 1 if the dependencies of st other than step skip are done. */
@@ -118,10 +77,10 @@ int hccn_rt_step_move(const rt_op_t *op, uint32_t i, uint32_t fused,
     char *src = buf_at(op->bufs[st->src_buf], st->src_off);
     if (fused != UINT32_MAX) {
         const hccn_step_t *red = &steps[fused];
-        *m = (rt_move_t){RT_MOVE_REDUCE,
-                         buf_at(op->bufs[red->dst_buf], red->dst_off),
-                         peer_src(op, st->peer, st->xfer), NULL,
-                         red->bytes / esize};
+        *m = (rt_move_t){.kind = RT_MOVE_REDUCE,
+                         .dst = buf_at(op->bufs[red->dst_buf], red->dst_off),
+                         .a = peer_src(op, st->peer, st->xfer),
+                         .n = red->bytes / esize};
         return 1;
     }
     if (st->bytes == 0)
@@ -130,32 +89,25 @@ int hccn_rt_step_move(const rt_op_t *op, uint32_t i, uint32_t fused,
     case HCCN_STEP_SEND:
         return 0;
     case HCCN_STEP_RECV:
-        *m = (rt_move_t){RT_MOVE_COPY, dst, peer_src(op, st->peer, st->xfer),
-                         NULL, st->bytes};
+        *m = (rt_move_t){.kind = RT_MOVE_COPY, .dst = dst,
+                         .a = peer_src(op, st->peer, st->xfer),
+                         .n = st->bytes};
         return 1;
     case HCCN_STEP_RECV_REDUCE:
-        *m = (rt_move_t){RT_MOVE_REDUCE3, dst, src,
-                         peer_src(op, st->peer, st->xfer), st->bytes / esize};
+        *m = (rt_move_t){.kind = RT_MOVE_REDUCE3, .dst = dst, .a = src,
+                         .b = peer_src(op, st->peer, st->xfer),
+                         .n = st->bytes / esize};
         return 1;
     case HCCN_STEP_COPY:
-        *m = (rt_move_t){RT_MOVE_COPY, dst, src, NULL, st->bytes};
+        *m = (rt_move_t){.kind = RT_MOVE_COPY, .dst = dst, .a = src,
+                         .n = st->bytes};
         return dst != src;
     case HCCN_STEP_REDUCE:
-        *m = (rt_move_t){RT_MOVE_REDUCE, dst, src, NULL, st->bytes / esize};
+        *m = (rt_move_t){.kind = RT_MOVE_REDUCE, .dst = dst, .a = src,
+                         .n = st->bytes / esize};
         return 1;
     }
     return 0;
-}
-
-/* Moves m's bytes (elements of type dt, combined with op). */
-void hccn_rt_move_run(const rt_move_t *m, hccn_dtype_t dt, hccn_redop_t op)
-{
-    if (m->kind == RT_MOVE_COPY)
-        memmove(m->dst, m->a, m->n);
-    else if (m->kind == RT_MOVE_REDUCE)
-        hccn_rt_reduce(m->dst, m->a, m->n, dt, kernel_op(op));
-    else
-        hccn_rt_reduce3(m->dst, m->a, m->b, m->n, dt, kernel_op(op));
 }
 
 /* The bytes of receive i and of REDUCE j, its fuse partner, in one pass
@@ -164,7 +116,7 @@ void hccn_rt_fused_data(rt_op_t *op, uint32_t i, uint32_t j)
 {
     rt_move_t m = {0};
     hccn_rt_step_move(op, i, j, &m);
-    hccn_rt_move_run(&m, op->dtype, op->op);
+    hccn_rt_move_run(op->ctx->cl, &m, op->dtype, op->op);
 }
 
 static void plan_note(rt_op_t *op, uint32_t i, uint32_t fused);
@@ -201,22 +153,22 @@ void hccn_rt_step_data(rt_op_t *op, uint32_t i)
     if (!op->compress || st->bytes == 0 || st->kind == HCCN_STEP_SEND ||
         st->kind == HCCN_STEP_COPY) {
         if (hccn_rt_step_move(op, i, UINT32_MAX, &m))
-            hccn_rt_move_run(&m, op->dtype, op->op);
+            hccn_rt_move_run(op->ctx->cl, &m, op->dtype, op->op);
         return;
     }
     /* Compressed: the wire's bytes are rounded to its type on the way. */
-    float *dst = (float *)buf_at(op->bufs[st->dst_buf], st->dst_off);
-    const float *src = (const float *)buf_at(op->bufs[st->src_buf],
-                                             st->src_off);
-    size_t n = st->bytes / sizeof(float);
+    char *src = buf_at(op->bufs[st->src_buf], st->src_off);
+    m = (rt_move_t){.kind = RT_MOVE_WIRE,
+                    .dst = buf_at(op->bufs[st->dst_buf], st->dst_off),
+                    .n = st->bytes / sizeof(float), .aux = wire_type(op)};
     if (st->kind == HCCN_STEP_REDUCE) {
-        round_wire(op, dst, n);
-        hccn_rt_reduce(dst, src, n, op->dtype, kernel_op(op->op));
-        round_wire(op, dst, n);
-        return;
+        m.kind = RT_MOVE_WIRE_REDUCE;
+        m.a = src;
+    } else {
+        m.a = st->kind == HCCN_STEP_RECV ? NULL : src;
+        m.b = peer_src(op, st->peer, st->xfer);
     }
-    recv_compressed(op, dst, st->kind == HCCN_STEP_RECV ? NULL : src,
-                    (const float *)peer_src(op, st->peer, st->xfer), n);
+    hccn_rt_move_run(op->ctx->cl, &m, op->dtype, op->op);
 }
 
 /* Adds step i of op's rank (with the REDUCE fused into it, or UINT32_MAX)
@@ -292,7 +244,9 @@ static int run_step(rt_op_t *op, uint32_t i)
  * precision that its peers never saw). */
 static void round_result(rt_op_t *op)
 {
-    round_wire(op, (float *)op->bufs[HCCN_BUF_RECV], op->out_elems);
+    rt_move_t m = {.kind = RT_MOVE_ROUND, .dst = op->bufs[HCCN_BUF_RECV],
+                   .n = op->out_elems, .aux = wire_type(op)};
+    hccn_rt_move_run(op->ctx->cl, &m, HCCN_FP32, HCCN_SUM);
 }
 
 void hccn_rt_coll_finish(rt_op_t *op)
@@ -300,9 +254,12 @@ void hccn_rt_coll_finish(rt_op_t *op)
     op->comm->data_seq = op->seq + 1;
     if (op->status == HCCN_OK && op->compress && op->out_elems > 0)
         round_result(op);
-    if (op->op == HCCN_AVG && op->status == HCCN_OK && op->avg_elems > 0)
-        hccn_rt_avg_finish(op->bufs[HCCN_BUF_RECV], op->avg_elems, op->dtype,
-                           op->comm->sh->size);
+    if (op->op == HCCN_AVG && op->status == HCCN_OK && op->avg_elems > 0 &&
+        op->comm->sh->size > 1) {
+        rt_move_t m = {.kind = RT_MOVE_AVG, .dst = op->bufs[HCCN_BUF_RECV],
+                       .n = op->avg_elems, .aux = op->comm->sh->size};
+        hccn_rt_move_run(op->ctx->cl, &m, op->dtype, op->op);
+    }
     hccn_rt_slot_leave(op);
     op->stage = RT_STAGE_DONE;
 }

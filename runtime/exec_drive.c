@@ -68,7 +68,8 @@ static void plan_run(rt_slot_t *s, int size, const rt_plan_t *p)
     const rt_moves_t *mv = moves_for(s->ops[0]->comm->sh, s, p);
     if (mv != NULL) {
         for (uint32_t k = 0; k < mv->n; k++)
-            hccn_rt_move_run(&mv->moves[k], s->ops[0]->dtype, s->ops[0]->op);
+            hccn_rt_move_run(s->ops[0]->ctx->cl, &mv->moves[k],
+                             s->ops[0]->dtype, s->ops[0]->op);
     } else {
         for (uint32_t k = 0; k < p->n; k++) {
             const rt_plan_step_t *e = &p->steps[k];
@@ -244,7 +245,9 @@ static int progress_recv(rt_op_t *op)
                  (unsigned long long)op->pseq, op->comm->rank, op->peer,
                  op->bytes, e->bytes);
     } else {
-        memcpy(op->buf, e->buf, op->bytes);
+        rt_move_t m = {.kind = RT_MOVE_COPY, .dst = op->buf, .a = e->buf,
+                       .n = op->bytes};
+        hccn_rt_move_run(c->cl, &m, HCCN_UINT8, HCCN_SUM);
     }
     atomic_store_explicit(&e->state, 2, memory_order_release);
     hccn_sim_bell_ring(&c->cl->ctxs[c->world[op->peer]].bell);

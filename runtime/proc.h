@@ -3,16 +3,24 @@
  * (docs/processes.md).
  *
  * The process of process rank 0 is the host: it creates the cluster as in
- * one process, with every NPU arena in one shared mapping (a memfd), and
- * runs every rank's thread. The others are clients: they map the same
- * arenas and run their ranks' functions on their own threads, and every
- * ctx/comm/future call of such a rank is forwarded over a Unix socket to
- * the host, where that rank's thread makes the real call. The same engine
- * computes every time, so times and bits are those of one process.
+ * one process and runs every rank's executor thread (the control plane and
+ * the timing engine). The others are clients: they run their ranks'
+ * functions on their own threads, and every ctx/comm/future call of such a
+ * rank is forwarded over a Unix socket to the host, where that rank's
+ * thread makes the real call. The same engine computes every time, so
+ * times are those of one process.
+ *
+ * Data is partitioned: every process reserves the same layout of all
+ * arenas (and of a scratch window per rank) but backs only its own ranks'
+ * slices; the rest stays PROT_NONE. A move whose operands are not all
+ * local runs in the process owning its destination, which fetches the
+ * other operands from their owners' data servers (proc_data.c), in the
+ * same order and with the same kernels, so the bits are those of one
+ * process too.
  *
  * Wire: every message is a frame of 64-bit words and length-prefixed byte
  * strings (proc_wire.c); pointers into arenas travel as offsets into the
- * shared mapping.
+ * layout.
  */
 #ifndef HCCN_RUNTIME_PROC_H
 #define HCCN_RUNTIME_PROC_H
@@ -25,6 +33,7 @@
 #include "hccn/hccn.h"
 #include "device_sim/topo.h"
 #include "hccn/hccn_sim.h"
+#include "runtime/rt.h"
 
 typedef struct rt_proc rt_proc_t;
 
@@ -79,10 +88,11 @@ hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
  * and the library was built without MPI, or MPI's thread level is short. */
 hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg);
 
-/* First step of a multi-process cluster on topo: the host makes the
- * shared arena mapping and listens; a client connects and maps it.
- * *region receives the mapping (region_len bytes: every arena, in rank
- * order, each rounded to the arena alignment). */
+/* First step of a multi-process cluster on topo: every process reserves
+ * the arena layout, backs its own ranks' slices and starts its data
+ * server; the host listens, a client connects. *region receives the
+ * layout (region_len bytes: every arena, in rank order, each rounded to
+ * whole pages; the scratch windows follow). */
 hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
                                 const hccn_sim_topo_t *topo, double timeout_s,
                                 rt_proc_t **out, char **region);
@@ -194,9 +204,26 @@ struct rt_proc {
     int gen;                      /* the process's n-th such cluster */
     int *first;                   /* per process: its first rank;
                                      first[world] = nranks */
-    char *region;                 /* every arena, shared */
-    size_t region_len;
-    int region_fd;                /* host: the memfd (until joined) */
+    char *region;                 /* every arena, then every scratch
+                                     window; backed for own ranks only */
+    size_t region_len;            /* the arenas' part */
+    size_t *arena_off;            /* per rank + 1: where its arena starts
+                                     (its window: region_len further) */
+    hccn_sim_arena_t *scratch;    /* per rank: its scratch window */
+    /* the data plane between processes (proc_data.c) */
+    int data_fd;                  /* listens for other processes' lines */
+    pthread_t data_thr;
+    int data_on;
+    int data_wake[2];
+    pthread_mutex_t data_lock;    /* the two lists below */
+    struct rt_data_conn *conns;   /* lines served, each by a thread */
+    struct rt_data_pool *pool;    /* per process: idle lines to it */
+    _Atomic uint64_t sync;        /* orders bytes across sockets for
+                                     race detectors (proc_data.c) */
+    _Atomic uint64_t fetched, served, remote_moves;   /* served: bytes
+                                     the data server sent or received */
+    _Atomic int data_lost;        /* 1 + a process a data line lost */
+    int fail_pipe[2];             /* tells the watcher of data_lost */
     int listen_fd;                /* host: until every client joined */
     int *ctrl;                    /* host: per process (-1 for itself);
                                      client: ctrl[0], its line to the host */
@@ -240,5 +267,28 @@ size_t hccn_rt_proc_arena_span(const hccn_sim_topo_t *topo, int r);
 
 /* The process running rank. */
 int hccn_rt_proc_owner(const rt_proc_t *p, int rank);
+
+/* ------------------- the data plane (proc_data.c, proc_dserve.c) */
+
+/* Starts / stops this process's data server (DIR/hccn.G.d.Q.sock), which
+ * answers other processes' reads, writes and moves on its ranks' bytes. */
+hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p);
+void hccn_rt_proc_data_close(rt_proc_t *p);
+/* 1 if ptr (NULL too) is memory this process may touch. */
+int hccn_rt_proc_ptr_local(const rt_proc_t *p, const void *ptr);
+/* 1 if every operand of m is. */
+int hccn_rt_proc_move_local(const rt_proc_t *p, const rt_move_t *m);
+/* Runs m where its destination lives, fetching remote operands; waits
+ * for it. A failed line marks its process lost (the run then ends with
+ * HCCN_ERR_REMOTE naming its ranks). */
+void hccn_rt_proc_move(rt_proc_t *p, const rt_move_t *m, hccn_dtype_t dt,
+                       hccn_redop_t op);
+/* n bytes between device memory dev of another process and host memory
+ * buf: put (buf -> dev) or get (dev -> buf). */
+hccn_status_t hccn_rt_proc_xfer(rt_proc_t *p, void *dev, void *buf, size_t n,
+                                int put);
+/* Release before a message that hands bytes on; acquire after one. */
+void hccn_rt_proc_sync_release(rt_proc_t *p);
+void hccn_rt_proc_sync_acquire(rt_proc_t *p);
 
 #endif /* HCCN_RUNTIME_PROC_H */

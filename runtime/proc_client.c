@@ -59,9 +59,13 @@ static rt_wire_t *begin(int fn)
 static hccn_status_t roundtrip_as(const char *name)
 {
     rt_fwd_self_t *s = hccn_rt_fwd_self();
+    /* The rank's bytes written before the call are read, and those the
+     * call writes are written, by this process's data server (proc_data.c). */
+    hccn_rt_proc_sync_release(s->p);
     if (!s->dead && (hccn_rt_wire_send(s->fd, &s->req) != 0 ||
                      hccn_rt_wire_recv(s->fd, &s->rep) != 0))
         s->dead = 1;
+    hccn_rt_proc_sync_acquire(s->p);
     if (s->dead) {
         hccn_rt_wire_reset(&s->rep);
         return hccn_rt_error(HCCN_ERR_REMOTE, "%s: rank %d (process %d): the "

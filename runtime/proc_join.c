@@ -2,11 +2,13 @@
  * Setting up a multi-process cluster (proc.h): who is who, the shared
  * arena mapping, the rendezvous socket and the handshake.
  *
- * The host (process 0) makes a memfd holding every arena and listens on
- * DIR/hccn.N.sock (its N-th such cluster). A client connects a control line, says who it is and
- * what it loaded (process rank and count, NPUs, arena bytes), and gets the
- * memfd back (SCM_RIGHTS); once its cluster is built it connects one line
- * per rank it runs. hccn_cluster_create returns, in every process, when
+ * Every process reserves the layout of every arena and scratch window and
+ * backs its own ranks' slices (the others stay PROT_NONE: a stray access
+ * faults), and starts its data server (proc_data.c). The host (process 0)
+ * listens on DIR/hccn.N.sock (its N-th such cluster). A client connects a
+ * control line, says who it is and what it loaded (process rank and count,
+ * NPUs, arena bytes), and gets the host's word; once its cluster is built
+ * it connects one line per rank it runs. hccn_cluster_create returns, in every process, when
  * every client has joined, or fails after the timeout naming who did not
  * (or at once when a process dies while the others join).
  */
@@ -42,12 +44,15 @@ size_t hccn_rt_proc_arena_span(const hccn_sim_topo_t *topo, int r)
     return (topo->npus[r].arena_bytes + PAGE - 1) & ~(size_t)(PAGE - 1);
 }
 
-/* Where rank r's arena starts in the shared mapping. */
-static size_t arena_offset(const hccn_sim_topo_t *topo, int r)
+/* Where each rank's arena starts in the layout (nranks + 1 entries). */
+static size_t *arena_offsets(const hccn_sim_topo_t *topo)
 {
-    size_t off = 0;
-    for (int i = 0; i < r; i++)
-        off += hccn_rt_proc_arena_span(topo, i);
+    size_t *off = hccn_sim_malloc(((size_t)topo->nnpus + 1) * sizeof(*off));
+    if (off == NULL)
+        return NULL;
+    off[0] = 0;
+    for (int i = 0; i < topo->nnpus; i++)
+        off[i + 1] = off[i] + hccn_rt_proc_arena_span(topo, i);
     return off;
 }
 
@@ -98,7 +103,35 @@ static hccn_status_t sys_error(const rt_proc_t *p, const char *what)
                          what, p->dir, strerror(errno));
 }
 
-/* Host: the shared mapping and the listening socket. */
+/* The layout: arenas, then scratch windows, all PROT_NONE but this
+ * process's ranks' arenas and windows, and the scratch allocators. */
+static hccn_status_t reserve(rt_proc_t *p)
+{
+    size_t len = 2 * p->region_len;
+    void *m = mmap(NULL, len ? len : PAGE, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return sys_error(p, "cannot reserve the arenas' address range");
+    p->region = m;
+    int a = p->first[p->rank], b = p->first[p->rank + 1];
+    size_t off = p->arena_off[a], n = p->arena_off[b] - off;
+    if (n > 0 && (mprotect(p->region + off, n, PROT_READ | PROT_WRITE) != 0 ||
+                  mprotect(p->region + p->region_len + off, n,
+                           PROT_READ | PROT_WRITE) != 0))
+        return sys_error(p, "cannot map its ranks' arenas");
+    p->scratch = hccn_sim_calloc((size_t)p->nranks, sizeof(*p->scratch));
+    if (p->scratch == NULL)
+        return hccn_sim_fail_context("hccn_cluster_create");
+    for (int r = 0; r < p->nranks; r++)
+        if (hccn_sim_arena_init_at(&p->scratch[r],
+                                   p->region + p->region_len + p->arena_off[r],
+                                   p->arena_off[r + 1] - p->arena_off[r]) !=
+            HCCN_OK)
+            return hccn_sim_fail_context("hccn_cluster_create");
+    return HCCN_OK;
+}
+
+/* Host: the listening socket. */
 static hccn_status_t host_open(rt_proc_t *p)
 {
     struct sockaddr_un a;
@@ -109,14 +142,6 @@ static hccn_status_t host_open(rt_proc_t *p)
                              sizeof(a.sun_path) - 20, p->dir);
     if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
         return sys_error(p, "cannot make the rendezvous directory");
-    p->region_fd = memfd_create("hccn-arenas", MFD_CLOEXEC);
-    if (p->region_fd < 0 || ftruncate(p->region_fd, (off_t)p->region_len) != 0)
-        return sys_error(p, "cannot make the shared arena memory");
-    void *m = mmap(NULL, p->region_len, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_NORESERVE, p->region_fd, 0);
-    if (m == MAP_FAILED)
-        return sys_error(p, "cannot map the shared arena memory");
-    p->region = m;
     unlink(a.sun_path);   /* a stale one of an earlier run */
     p->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (p->listen_fd < 0 ||
@@ -165,7 +190,7 @@ static void hello(rt_wire_t *m, const rt_proc_t *p, int kind, int rank)
     hccn_rt_wire_u64(m, (uint64_t)rank);
 }
 
-/* Client: the control line's handshake; maps the host's arenas. */
+/* Client: the control line's handshake. */
 static hccn_status_t client_open(rt_proc_t *p)
 {
     rt_wire_t m = {0};
@@ -176,14 +201,7 @@ static hccn_status_t client_open(rt_proc_t *p)
     }
     p->ctrl[0] = fd;
     hello(&m, p, HELLO_CTRL, -1);
-    char byte;
-    struct iovec iov = {&byte, 1};
-    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-    int rfd = -1;
     if (hccn_rt_wire_send(fd, &m) != 0 || wait_readable(fd, p->timeout_s) ||
-        recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != 1 ||
         hccn_rt_wire_recv(fd, &m) != 0) {
         hccn_rt_wire_free(&m);
         return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
@@ -191,27 +209,12 @@ static hccn_status_t client_open(rt_proc_t *p)
                              "not answer within %.0f s", p->rank, p->world,
                              p->dir, p->timeout_s);
     }
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    if (c != NULL && c->cmsg_type == SCM_RIGHTS)
-        memcpy(&rfd, CMSG_DATA(c), sizeof(int));
     hccn_status_t rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
     const char *msg = hccn_rt_wire_get_str(&m);
-    if (rc != HCCN_OK || rfd < 0) {
-        rc = hccn_rt_error(rc != HCCN_OK ? rc : HCCN_ERR_IO, "%s",
-                           msg != NULL ? msg : "the host sent no arenas");
-        hccn_rt_wire_free(&m);
-        if (rfd >= 0)
-            close(rfd);
-        return rc;
-    }
+    if (rc != HCCN_OK)
+        rc = hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
     hccn_rt_wire_free(&m);
-    void *r = mmap(NULL, p->region_len, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_NORESERVE, rfd, 0);
-    close(rfd);
-    if (r == MAP_FAILED)
-        return sys_error(p, "cannot map the host's arenas");
-    p->region = r;
-    return HCCN_OK;
+    return rc;
 }
 
 hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
@@ -228,13 +231,17 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     p->made_dir = cfg->made_dir;
     p->gen = atomic_fetch_add(&generations, 1);
     p->timeout_s = timeout_s;
-    p->region_fd = p->listen_fd = p->wake[0] = p->wake[1] = -1;
+    p->listen_fd = p->wake[0] = p->wake[1] = -1;
+    p->data_fd = p->data_wake[0] = p->data_wake[1] = -1;
+    p->fail_pipe[0] = p->fail_pipe[1] = -1;
+    pthread_mutex_init(&p->data_lock, NULL);
     snprintf(p->dir, sizeof(p->dir), "%s", cfg->dir);
-    p->region_len = arena_offset(topo, topo->nnpus);
+    p->arena_off = arena_offsets(topo);
+    p->region_len = p->arena_off != NULL ? p->arena_off[topo->nnpus] : 0;
     p->ctrl = hccn_sim_malloc((size_t)p->world * sizeof(int));
     p->rank_fd = hccn_sim_malloc((size_t)p->nranks * sizeof(int));
     hccn_status_t rc = HCCN_ERR_NOMEM;
-    if (p->ctrl == NULL || p->rank_fd == NULL) {
+    if (p->ctrl == NULL || p->rank_fd == NULL || p->arena_off == NULL) {
         rc = hccn_sim_fail_context("hccn_cluster_create");
         goto fail;
     }
@@ -242,7 +249,9 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
         p->ctrl[q] = -1;
     for (int r = 0; r < p->nranks; r++)
         p->rank_fd[r] = -1;
-    if ((rc = split_ranks(p, topo)) != HCCN_OK)
+    if ((rc = split_ranks(p, topo)) != HCCN_OK ||
+        (rc = reserve(p)) != HCCN_OK ||
+        (rc = hccn_rt_proc_data_open(p)) != HCCN_OK)
         goto fail;
     rc = p->rank == 0 ? host_open(p) : client_open(p);
     if (rc != HCCN_OK)
@@ -255,7 +264,7 @@ fail:
     return rc;
 }
 
-/* Host: answers a client's control line (with the memfd when all is well). */
+/* Host: answers a client's control line. */
 static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
                                  uint64_t world, uint64_t nranks,
                                  uint64_t len)
@@ -278,21 +287,7 @@ static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
     hccn_rt_wire_reset(m);
     hccn_rt_wire_u64(m, (uint64_t)(int64_t)rc);
     hccn_rt_wire_str(m, msg);
-    char byte = 0;
-    struct iovec iov = {&byte, 1};
-    union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (rc == HCCN_OK) {
-        mh.msg_control = u.b;
-        mh.msg_controllen = sizeof(u.b);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &p->region_fd, sizeof(int));
-    }
-    if (sendmsg(fd, &mh, MSG_NOSIGNAL) != 1 || hccn_rt_wire_send(fd, m) != 0)
+    if (hccn_rt_wire_send(fd, m) != 0)
         return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
                              "went away while joining", q);
     if (rc != HCCN_OK)
@@ -463,6 +458,7 @@ void hccn_rt_proc_close(rt_proc_t *p)
 {
     if (p == NULL)
         return;
+    hccn_rt_proc_data_close(p);
     for (int q = 0; p->ctrl != NULL && q < p->world; q++)
         if (p->ctrl[q] >= 0)
             close(p->ctrl[q]);
@@ -471,14 +467,17 @@ void hccn_rt_proc_close(rt_proc_t *p)
             close(p->rank_fd[r]);
     if (p->listen_fd >= 0)
         close(p->listen_fd);
-    if (p->region_fd >= 0)
-        close(p->region_fd);
+    for (int r = 0; p->scratch != NULL && r < p->nranks; r++)
+        hccn_sim_arena_fini(&p->scratch[r]);
     if (p->region != NULL)
-        munmap(p->region, p->region_len);
+        munmap(p->region, p->region_len > 0 ? 2 * p->region_len : PAGE);
+    pthread_mutex_destroy(&p->data_lock);
     if (p->made_dir)
         rmdir(p->dir);
     hccn_sim_free(p->ctrl);
     hccn_sim_free(p->rank_fd);
     hccn_sim_free(p->first);
+    hccn_sim_free(p->arena_off);
+    hccn_sim_free(p->scratch);
     hccn_sim_free(p);
 }

@@ -203,14 +203,13 @@ static void lost_state(hccn_ctx_t *x, char *buf, size_t len)
 
 /* Writes the lost message of process q: its ranks and what each was in,
  * ranks alike in a row named once ("ranks 8-15 in allreduce #1 ..."). */
-static void lost_message(rt_proc_t *p, int q)
+static void lost_message(rt_proc_t *p, int q, const char *why)
 {
     hccn_cluster_t *cl = p->cl;
     size_t len = sizeof(p->lost_msg), k;
     int a = p->first[q], b = p->first[q + 1] - 1;
     k = (size_t)snprintf(p->lost_msg, len, "process %d (ranks %d-%d) was "
-                         "lost (its connection closed: it exited or was "
-                         "killed):", q, a, b);
+                         "lost (%s: it exited or was killed):", q, a, b, why);
     char cur[160], next[160];
     lost_state(&cl->ctxs[a], cur, sizeof(cur));
     for (int r = a, from = a; r <= b && k + 1 < len; r++) {
@@ -230,12 +229,12 @@ static void lost_message(rt_proc_t *p, int q)
 }
 
 /* Breaks every communicator with the lost message and wakes every rank. */
-static void lose(rt_proc_t *p, int q)
+static void lose(rt_proc_t *p, int q, const char *why)
 {
     hccn_cluster_t *cl = p->cl;
     if (atomic_load(&p->lost))
         return;   /* the first loss is the cause; the rest follow from it */
-    lost_message(p, q);
+    lost_message(p, q, why);
     atomic_store(&p->lost, 1);
     /* A communicator's lock is taken before comms_lock elsewhere (split):
      * the list is copied first. Sub-communicators live until the run
@@ -259,21 +258,41 @@ static void lose(rt_proc_t *p, int q)
         hccn_sim_bell_ring(&cl->ctxs[r].bell);
 }
 
+/* 1 if q's control line closes within a second: a data line that
+ * failed is, in all likelihood, a process that died, whose every line
+ * the kernel closes at once. */
+static int ctrl_closed(const rt_proc_t *p, int q)
+{
+    struct pollfd pf = {.fd = q > 0 ? p->ctrl[q] : -1, .events = POLLIN};
+    return q > 0 && poll(&pf, 1, 1000) == 1;
+}
+
 static void *watch(void *arg)
 {
     rt_proc_t *p = arg;
-    struct pollfd *pf = hccn_sim_calloc((size_t)p->world, sizeof(*pf));
+    struct pollfd *pf = hccn_sim_calloc((size_t)p->world + 1, sizeof(*pf));
     if (pf == NULL)
         return NULL;
     pf[0] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
     for (int q = 1; q < p->world; q++)
         pf[q] = (struct pollfd){.fd = p->ctrl[q], .events = POLLIN};
-    while (poll(pf, (nfds_t)p->world, -1) >= 0 && pf[0].revents == 0) {
+    /* pf[world]: a data line failed (proc_data.c): its process is lost
+     * too, even before its control line says so. */
+    pf[p->world] = (struct pollfd){.fd = p->fail_pipe[0], .events = POLLIN};
+    while (poll(pf, (nfds_t)p->world + 1, -1) >= 0 && pf[0].revents == 0) {
         for (int q = 1; q < p->world; q++) {
             if (pf[q].revents == 0)
                 continue;
             pf[q].fd = -1;    /* seen once */
-            lose(p, q);
+            lose(p, q, "its connection closed");
+        }
+        int d = atomic_load(&p->data_lost);
+        if (pf[p->world].revents != 0) {
+            pf[p->world].fd = -1;
+            if (d > 0)
+                lose(p, d - 1, ctrl_closed(p, d - 1)
+                                   ? "its connection closed"
+                                   : "a data line to it failed");
         }
     }
     hccn_sim_free(pf);
@@ -285,6 +304,13 @@ void hccn_rt_proc_run_begin(hccn_cluster_t *cl)
     rt_proc_t *p = cl->proc;
     atomic_store(&p->lost, 0);
     p->lost_msg[0] = '\0';
+    /* A data line lost before this run (none is used between runs) is
+     * forgotten with its byte in the pipe. */
+    char c;
+    if (atomic_exchange(&p->data_lost, 0) != 0 &&
+        read(p->fail_pipe[0], &c, 1) != 1)
+        hccn_rt_log(HCCN_LOG_WARN, "process 0: a data line's failure was "
+                    "not read");
     p->watching = pipe(p->wake) == 0 &&
                   pthread_create(&p->watcher, NULL, watch, p) == 0;
 }

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "device_sim/alloc.h"
 #include "runtime/proc.h"
@@ -341,10 +342,18 @@ static hccn_status_t dispatch(srv_t *s, int fn)
     }
 }
 
-/* The end of a lost client's rank: its function is over, with an error. */
+/* The end of a lost client's rank: its function is over, with an error.
+ * The watcher (proc_run.c) sees the same process go on its control line
+ * and breaks every communicator naming it: that is waited for (a second
+ * at most), so that the others' operations fail with the cause, not with
+ * this rank's leaving a call it had in fact finished. */
 static hccn_status_t lost_rank(rt_proc_t *p, hccn_ctx_t *ctx)
 {
     int q = hccn_rt_proc_owner(p, ctx->rank);
+    for (int i = 0; i < 1000 && !atomic_load(&p->lost); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     return hccn_rt_error(HCCN_ERR_REMOTE, "rank %d: process %d, which ran "
                          "it, was lost (its connection closed: it exited "
                          "or was killed)", ctx->rank, q);

@@ -115,15 +115,20 @@ hccn_status_t hccn_rt_ft_vote(hccn_ctx_t *ctx, rt_comm_t *rc, int idx,
     if (pos == m || hccn_sim_arena_alloc(a, bytes, (void **)&buf) != HCCN_OK)
         return hccn_rt_error(HCCN_ERR_NOMEM, "rank %d: no device memory for "
                              "%zu bytes of votes", ctx->rank, bytes);
-    buf[0] = flag;
-    buf[1] = idx;
+    /* The rank's arena may be another process's (proc.h): its bytes are
+     * written and read through the data seam (move.c). */
+    int32_t mine[VOTE_INTS] = {flag, idx};
+    hccn_status_t st = hccn_rt_data_put(ctx->cl, buf, mine, sizeof(mine));
     hccn_coll_opts_t o = {sizeof(o), -1, "bruck"};
-    hccn_status_t st = hccn_allgather_opts(rc->handles[pos]->token, buf,
-                                           buf + VOTE_INTS, VOTE_INTS,
-                                           HCCN_INT32, &o, NULL);
+    if (st == HCCN_OK)
+        st = hccn_allgather_opts(rc->handles[pos]->token, buf, buf + VOTE_INTS,
+                                 VOTE_INTS, HCCN_INT32, &o, NULL);
     int v = ~0;
-    for (int j = 0; st == HCCN_OK && j < m; j++)
-        v &= buf[VOTE_INTS * (j + 1)];
+    for (int j = 0; st == HCCN_OK && j < m; j++) {
+        st = hccn_rt_data_get(ctx->cl, mine, buf + VOTE_INTS * (j + 1),
+                              sizeof(mine));
+        v &= mine[0];
+    }
     *and_out = v;
     hccn_sim_arena_free(a, buf);
     return st;

@@ -215,13 +215,19 @@ typedef struct rt_plan {
  * the same buffers on every rank (exec.c): a repeated small call moves its
  * bytes without looking a step up. Element counts follow the schedule's
  * element size; the type and operator are each call's own. */
-enum { RT_MOVE_COPY, RT_MOVE_REDUCE, RT_MOVE_REDUCE3 };
+enum { RT_MOVE_COPY, RT_MOVE_REDUCE, RT_MOVE_REDUCE3, RT_MOVE_WIRE,
+       RT_MOVE_WIRE_REDUCE, RT_MOVE_ROUND, RT_MOVE_AVG };
 typedef struct {
     int kind;                     /* RT_MOVE_* */
     char *dst;
     const char *a, *b;            /* COPY: dst <- a; REDUCE: dst op= a;
-                                     REDUCE3: dst <- a op b */
+                                     REDUCE3: dst <- a op b; WIRE: dst <-
+                                     b through the wire type aux, reduced
+                                     with a unless a is NULL; WIRE_REDUCE:
+                                     REDUCE rounded to aux; ROUND: dst
+                                     rounded to aux; AVG: dst /= aux */
     size_t n;                     /* bytes (COPY) or elements */
+    int aux;                      /* wire dtype, or AVG's rank count */
 } rt_move_t;
 
 typedef struct {
@@ -625,9 +631,26 @@ int hccn_rt_slot_arrive(rt_op_t *op);
 void hccn_rt_coll_finish(rt_op_t *op);
 /* Runs every step of op that can run now; 1 if any did. */
 int hccn_rt_run_steps(rt_op_t *op);
-/* Moves m's bytes (elements of type dt, combined with op). */
-void hccn_rt_move_run(const rt_move_t *m, hccn_dtype_t dt,
-                      hccn_redop_t op);
+/* Moves m's bytes (elements of type dt, combined with op) wherever
+ * they live (move.c): in place when this process holds every operand,
+ * else by the destination's owner process. */
+void hccn_rt_move_run(hccn_cluster_t *cl, const rt_move_t *m,
+                      hccn_dtype_t dt, hccn_redop_t op);
+/* Runs m on operands this process holds (the kernels of every kind). */
+void hccn_rt_move_apply(const rt_move_t *m, hccn_dtype_t dt,
+                        hccn_redop_t op);
+/* Bytes of one of m's n elements. */
+size_t hccn_rt_move_esize(const rt_move_t *m, hccn_dtype_t dt);
+/* n bytes from host memory src to device memory dev (put), or from dev
+ * to host memory dst (get), whichever process holds dev. */
+hccn_status_t hccn_rt_data_put(hccn_cluster_t *cl, void *dev,
+                               const void *src, size_t n);
+hccn_status_t hccn_rt_data_get(hccn_cluster_t *cl, void *dst,
+                               const void *dev, size_t n);
+/* A scratch buffer of rank's (with several processes, in the window of
+ * the process that owns rank); NULL on no memory. */
+void *hccn_rt_scratch_alloc(hccn_cluster_t *cl, int rank, size_t bytes);
+void hccn_rt_scratch_free(hccn_cluster_t *cl, int rank, void *ptr);
 /* The bytes of receive i and of REDUCE j, its fuse partner, in one pass
  * from the sender's buffer. */
 void hccn_rt_fused_data(rt_op_t *op, uint32_t i, uint32_t j);

@@ -104,6 +104,14 @@ NOT_FAILURES = {
         "a socket call failed: errno holds the cause, which the caller "
         "records with the process and rendezvous (sys_error)",
     ("runtime/proc_run.c", "watch"): "a thread's return value, not a failure",
+    ("runtime/proc_data.c", "hccn_rt_pdata_io"):
+        "a socket call failed or the peer left: the caller answers "
+        "HCCN_ERR_REMOTE naming the process, which the host then loses",
+    ("runtime/proc_data.c", "operand"):
+        "NULL is the absent operand of a move (a receive without a local "
+        "operand), not a failure",
+    ("runtime/proc_dserve.c", "serve_line"):
+        "a thread's return value, not a failure",
     ("runtime/proc_wire.c", "take"):
         "the wire reader: a short message marks the reader bad; the caller "
         "that knows which message and process records it",

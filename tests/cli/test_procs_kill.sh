@@ -4,7 +4,8 @@
 # while its ranks wait in an allreduce; every rank of the others fails with
 # HCCN_ERR_REMOTE naming the lost process, its ranks and the operation they
 # were in, well within the timeout, and hccn-launch exits with 128 + 9.
-# When the host (process 0) is killed, the clients' ranks and runs end
+# The same when the victim dies while the others fetch its bytes
+# (killdata). When the host (process 0) is killed, the clients' ranks and runs end
 # with HCCN_ERR_REMOTE naming the host.
 # Needs HCCN_SOURCE_DIR and HCCN_BINARY_DIR (set by ctest).
 # shellcheck source=common.sh
@@ -43,6 +44,24 @@ for n in 2 4; do
             fail "kill -n $n: rank $r: first allreduce"
         grep "^$rr 001 allreduce .*HCCN_ERR_REMOTE" "$tmp/all" |
             grep -qF "$want" || fail "kill -n $n: rank $r: $(grep "^$rr 001" "$tmp/all")"
+    done
+done
+
+# killdata: the last process dies while every rank is in a 64 MiB
+# allreduce whose bytes the other processes fetch from it (a fetch from
+# a dead process fails; its process is lost); nothing hangs.
+for n in 2 4; do
+    kill_run killdata "$n"
+    first=$((16 - 16 / n))
+    [ "$rc" -eq 137 ] || fail "killdata -n $n: hccn-launch exit $rc, not 137"
+    [ "$secs" -lt 50 ] || fail "killdata -n $n: took $secs s (timeout 60)"
+    grep -q "^run kill: HCCN_ERR_REMOTE .*process $((n - 1)) (ranks $first-15) was lost" \
+        "$tmp/all" || fail "killdata -n $n: run: $(grep '^run' "$tmp/all")"
+    for r in $(seq 0 $((first - 1))); do
+        rr=$(printf 'r%02d' "$r")
+        grep "^$rr 001 allreduce .*HCCN_ERR_REMOTE" "$tmp/all" |
+            grep -qF "process $((n - 1)) (ranks $first-15) was lost" ||
+            fail "killdata -n $n: rank $r: $(grep "^$rr 001" "$tmp/all")"
     done
 done
 

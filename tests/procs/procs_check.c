@@ -15,6 +15,16 @@
  *   procs_check TOPOLOGY killhost
  *                               process 0, the host, kills itself while
  *                               the other processes' ranks are in one
+ *   procs_check TOPOLOGY killdata
+ *                               the last process kills itself while every
+ *                               rank is in a 64 MiB allreduce whose bytes
+ *                               other processes are fetching from it
+ *
+ *   procs_check TOPOLOGY mem    every rank allreduces 32 MiB of fp32 in
+ *                               place and checks the sums; each process
+ *                               then prints its peak resident set
+ *                               (VmHWM): with the data partitioned, about
+ *                               its ranks' share of the data
  *
  * With a third argument OUT, process p writes its lines to OUT.p instead
  * of stdout (mpirun forwards the processes' output in pieces, not lines).
@@ -42,6 +52,8 @@ typedef struct {
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static int proc_rank, proc_world;
 static int kill_host;           /* killhost: the victim is process 0 */
+static int kill_data;           /* killdata: it dies with bytes in flight */
+#define BIG_ELEMS ((size_t)16 << 20)  /* killdata: 64 MiB of fp32 a rank */
 static FILE *out;
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -298,7 +310,7 @@ static hccn_status_t fault_rank(hccn_ctx_t *ctx, void *arg)
 static void *killer(void *arg)
 {
     (void)arg;
-    struct timespec ts = {0, 500 * 1000 * 1000};
+    struct timespec ts = {0, (kill_data ? 150 : 500) * 1000 * 1000};
     nanosleep(&ts, NULL);
     raise(SIGKILL);
     return NULL;
@@ -318,18 +330,76 @@ static hccn_status_t kill_rank(hccn_ctx_t *ctx, void *arg)
     int victim = proc_world > 1 &&
                  proc_rank == (kill_host ? 0 : proc_world - 1);
     int first = k.rank == 0 || !hccn_cluster_rank_local(cl, k.rank - 1);
+    float *big = NULL;
+    if (kill_data && (st = hccn_malloc(ctx, BIG_ELEMS * sizeof(float),
+                                       (void **)&big)) != HCCN_OK)
+        return st;
+    for (size_t i = 0; big != NULL && i < BIG_ELEMS; i++)
+        big[i] = (float)(i % 251);
     pthread_t t;
     if (victim && first)
         pthread_create(&t, NULL, killer, NULL);
     /* The ranks that wait in the call when the victim dies are the
-     * victim's (kill) or the others' (killhost): the rest come late. */
-    if (victim == kill_host) {
+     * victim's (kill) or the others' (killhost): the rest come late.
+     * killdata: all are in it, its bytes on the move. */
+    if (victim == kill_host && !kill_data) {
         struct timespec ts = {2, 0};
         nanosleep(&ts, NULL);
     }
-    st = hccn_allreduce(w, k.send, k.recv, CNT, HCCN_FP32, HCCN_SUM);
+    st = big != NULL ? hccn_allreduce(w, big, big, BIG_ELEMS, HCCN_FP32,
+                                      HCCN_SUM)
+                     : hccn_allreduce(w, k.send, k.recv, CNT, HCCN_FP32,
+                                      HCCN_SUM);
+    /* killdata: the killer comes before the victim's return, and the
+     * others end well after it (hccn-launch, which polls, then reports
+     * the victim's signal as the first failure). */
+    if (kill_data) {
+        struct timespec ts = {victim ? 10 : 0, victim ? 0 : 500 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     report(&k, ctx, "allreduce", st);
     return st;
+}
+
+#define MEM_ELEMS ((size_t)8 << 20)   /* mem: 32 MiB of fp32 a rank */
+
+/* mem: element i of rank r is i % 251 + r; the sum over n ranks is
+ * n * (i % 251) + n (n - 1) / 2, exact in fp32 at these sizes. */
+static hccn_status_t mem_rank(hccn_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    int r = hccn_rank(ctx), n = hccn_nranks(ctx);
+    float *buf;
+    hccn_status_t st = hccn_malloc(ctx, MEM_ELEMS * sizeof(float),
+                                   (void **)&buf);
+    if (st != HCCN_OK)
+        return st;
+    for (size_t i = 0; i < MEM_ELEMS; i++)
+        buf[i] = (float)(i % 251 + (size_t)r);
+    st = hccn_allreduce(hccn_comm_world(ctx), buf, buf, MEM_ELEMS,
+                        HCCN_FP32, HCCN_SUM);
+    size_t bad = 0;
+    for (size_t i = 0; st == HCCN_OK && i < MEM_ELEMS; i++)
+        bad += buf[i] != (float)((size_t)n * (i % 251) +
+                                 (size_t)(n * (n - 1) / 2));
+    pthread_mutex_lock(&out_lock);
+    fprintf(out, "r%02d mem %s %zu wrong\n", r, hccn_status_name(st), bad);
+    pthread_mutex_unlock(&out_lock);
+    return st;
+}
+
+/* This process's peak resident set in KiB (VmHWM), or -1. */
+static long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
 }
 
 static int run(hccn_cluster_t *cl, const char *name, hccn_rank_fn fn,
@@ -348,7 +418,8 @@ static int run(hccn_cluster_t *cl, const char *name, hccn_rank_fn fn,
 int main(int argc, char **argv)
 {
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: procs_check TOPOLOGY all|kill|killhost [OUT]\n");
+        fprintf(stderr, "usage: procs_check TOPOLOGY "
+                "all|kill|killhost|killdata|mem [OUT]\n");
         return 2;
     }
     hccn_cluster_t *cl = NULL;
@@ -369,8 +440,12 @@ int main(int argc, char **argv)
     }
     int bad = 0;
     kill_host = strcmp(argv[2], "killhost") == 0;
-    if (strcmp(argv[2], "kill") == 0 || kill_host) {
+    kill_data = strcmp(argv[2], "killdata") == 0;
+    if (strcmp(argv[2], "kill") == 0 || kill_host || kill_data) {
         bad = run(cl, "kill", kill_rank, cl);
+    } else if (strcmp(argv[2], "mem") == 0) {
+        bad = run(cl, "mem", mem_rank, NULL);
+        fprintf(out, "proc %d peak_rss_kib %ld\n", proc_rank, peak_rss_kib());
     } else {
         bad |= run(cl, "all", all_rank, NULL);
         /* A downed link of a mesh is routed round (a relay NPU: its
