@@ -54,7 +54,9 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
  * ranks are simulated, and the times are the same. */
 typedef struct {
     int no_fold;            /* in: 1 = never fold */
-    int folded;             /* out: 1 if the run was folded */
+    int folded;             /* out: 1 if every call ran folded */
+    int folded_calls;       /* out: how many calls ran folded (a run
+                               folds block by block: predict.c) */
     int built_folded;       /* out: schedules built for node 0 alone
                                (coll.h, fold_rep) */
     char why[256];          /* out: when not, why not */
