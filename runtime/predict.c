@@ -11,6 +11,12 @@
  * real peers (for the routes) and are keyed by the sending copy's rank and
  * step in node 0, so that the two halves of a transfer between copies
  * pair up as the real transfer's halves do.
+ *
+ * Blocks: where the topology folds, the calls are cut where no later call
+ * could replay an earlier one (pred_cuts), and each block runs on an
+ * engine of its own from the end of the block before, folded if all its
+ * schedules fold (docs/performance.md, "Folding block by block", says
+ * why the times are those of one engine).
  */
 #include <stdio.h>
 #include <stdlib.h>
