@@ -138,6 +138,13 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
 int hccn_sim_hint_stands(hccn_sim_engine_t *eng,
                          const hccn_sim_replay_hint_t *hint);
 
+/* Recordings hold at most this many tasks in all (about 50 bytes a task
+ * with its dependencies); a larger call is not recorded, and a new one
+ * lets the oldest go while they would hold more. A call that no later
+ * call can replay (the last of a timing-only run) is not recorded either:
+ * hccn_sim_engine_set_recording. */
+#define HCCN_SIM_REPLAY_MAX (1L << 24)
+
 /* on = 0: calls posted from now on are not recorded (the caller knows
  * that no later call can replay them, as for the last call of a
  * timing-only run: a recording costs memory in proportion to the call);

@@ -99,10 +99,12 @@ typedef struct hccn_sim_flow {
 } flow_t;
 
 /* fill.c: a link, and where a canonical pass over the flows meets it
- * first (flow f, at place k of its route). */
+ * first: flow (dev, seq, idx), the canonical key (drain.c), at place k
+ * of its route; kept in the entry so that ordering reads no flow. */
 typedef struct {
-    const flow_t *f;
-    int k, l;
+    uint64_t dev, seq;
+    uint64_t idx_k;             /* idx << 32 | k */
+    int l;
 } link_order_t;
 
 typedef struct {
@@ -199,6 +201,7 @@ struct hccn_sim_engine {
                                    round of a few hundred links costs less
                                    than keeping the tree); tests lower it */
     link_order_t *link_order;
+    uint64_t *link_sort;        /* fill.c: radix sort's scratch, 4 per link */
     double *link_bytes;
     double *link_busy;          /* busy seconds before link_since */
     double *link_since;         /* link_active last rose from 0 then */

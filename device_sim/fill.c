@@ -31,14 +31,89 @@
 #include "device_sim/engine_internal.h"
 
 /* By the link's canonically first flow, then by its place in that flow's
- * route. */
+ * route: (dev, seq, idx, k), as hccn_sim_flow_cmp orders flows. */
 static int order_cmp(const void *pa, const void *pb)
 {
     const link_order_t *a = pa, *b = pb;
-    int c = a->f == b->f ? 0 : hccn_sim_flow_cmp(a->f, b->f);
-    if (c != 0)
-        return c;
-    return (a->k > b->k) - (a->k < b->k);
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return (a->idx_k > b->idx_k) - (a->idx_k < b->idx_k);
+}
+
+/* v << s, 0 past 63 (a field of no bits at the top of a full key). */
+static uint64_t put(uint64_t v, int s)
+{
+    return s < 64 ? v << s : 0;
+}
+
+static int bits(uint64_t v)
+{
+    int b = 0;
+    while (v != 0) {
+        b++;
+        v >>= 1;
+    }
+    return b;
+}
+
+/* The order of link_order[0..m) by order_cmp, without comparisons where
+ * its entries' keys, less the least of each field, fit in 64 bits (they
+ * do but for runs of billions of batches or tasks): packed
+ * (dev, seq, idx, k) keep the order, and a radix sort over 8-bit digits
+ * sorts them. Writes touched and link_pos; 0 if the keys do not fit, and
+ * for the reference solver, which sorts by comparisons (so that
+ * tests/unit/test_solver_ref.c checks one order against the other). */
+static int radix_order(hccn_sim_engine_t *eng, int m)
+{
+    const link_order_t *ord = eng->link_order;
+    if (eng->no_bursts)
+        return 0;
+    uint64_t lo[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX}, hi[3] = {0, 0, 0};
+    for (int j = 0; j < m; j++) {
+        uint64_t v[3] = {ord[j].dev, ord[j].seq, ord[j].idx_k >> 32};
+        for (int x = 0; x < 3; x++) {
+            lo[x] = v[x] < lo[x] ? v[x] : lo[x];
+            hi[x] = v[x] > hi[x] ? v[x] : hi[x];
+        }
+    }
+    int bk = bits(HCCN_SIM_ROUTE_MAX - 1), bi = bits(hi[2] - lo[2]);
+    int bs = bits(hi[1] - lo[1]), bd = bits(hi[0] - lo[0]);
+    if (bd + bs + bi + bk > 64)
+        return 0;
+    /* key, link pairs in a, sorted into b and back, digit by digit. */
+    uint64_t *a = eng->link_sort, *b = a + 2 * (size_t)m;
+    for (int j = 0; j < m; j++) {
+        uint64_t key = put(ord[j].dev - lo[0], bs + bi + bk) |
+                       put(ord[j].seq - lo[1], bi + bk) |
+                       put((ord[j].idx_k >> 32) - lo[2], bk) |
+                       (ord[j].idx_k & 0xffffffffu);
+        a[2 * j] = key;
+        a[2 * j + 1] = (uint64_t)ord[j].l;
+    }
+    int nbits = bd + bs + bi + bk;
+    for (int shift = 0; shift < nbits; shift += 8) {
+        int count[257] = {0};
+        for (int j = 0; j < m; j++)
+            count[((a[2 * j] >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (int j = 0; j < m; j++) {
+            int at = count[(a[2 * j] >> shift) & 0xff]++;
+            b[2 * at] = a[2 * j];
+            b[2 * at + 1] = a[2 * j + 1];
+        }
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    for (int j = 0; j < m; j++) {
+        int l = (int)a[2 * j + 1];
+        eng->touched[j] = l;
+        eng->link_pos[l] = j;
+    }
+    return 1;
 }
 
 /* Counts flows[0..n) on their links, marks them unfixed, and writes their
@@ -51,22 +126,34 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
 
     for (int i = 0; i < n; i++) {
         flow_t *f = flows[i];
+        /* Canonical keys are never negative: dev and idx fit as they are. */
+        link_order_t key = {(uint64_t)f->dev, f->seq,
+                            (uint64_t)f->idx << 32, 0};
         f->was = f->rate;
         f->rate = -1.0;
         for (int k = 0; k < f->nlinks; k++) {
             int l = f->links[k];
+            key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
+            key.l = l;
             if (eng->link_cnt[l]++ == 0) {
                 eng->link_cap[l] = links[l].bw * eng->link_factor[l];
                 eng->link_pos[l] = m;
-                ord[m++] = (link_order_t){f, k, l};
-            } else if (hccn_sim_flow_cmp(f, ord[eng->link_pos[l]].f) < 0) {
-                ord[eng->link_pos[l]].f = f;
-                ord[eng->link_pos[l]].k = k;
+                ord[m++] = key;
+            } else {
+                /* f before the link's first so far (a later place of the
+                 * same flow is not). */
+                link_order_t *o = &ord[eng->link_pos[l]];
+                if (key.dev < o->dev ||
+                    (key.dev == o->dev && (key.seq < o->seq ||
+                     (key.seq == o->seq && key.idx_k >> 32 < o->idx_k >> 32))))
+                    *o = key;
             }
         }
     }
-    if (m > 1)
+    if (m > 1 && !radix_order(eng, m))
         qsort(ord, (size_t)m, sizeof(*ord), order_cmp);
+    else if (m > 1)
+        return m;               /* radix_order wrote touched */
     for (int j = 0; j < m; j++) {
         eng->touched[j] = ord[j].l;
         eng->link_pos[ord[j].l] = j;

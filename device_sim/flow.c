@@ -59,6 +59,7 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->touched = hccn_sim_calloc(m, sizeof(int));
     eng->link_pos = hccn_sim_calloc(m, sizeof(int));
     eng->link_order = hccn_sim_calloc(m, sizeof(*eng->link_order));
+    eng->link_sort = hccn_sim_calloc(4 * m, sizeof(uint64_t));
     size_t tree = 2;
     while (tree < 2 * m)
         tree *= 2;
@@ -71,7 +72,8 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
     if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
-        !eng->link_pos || !eng->link_order || !eng->pick_tree ||
+        !eng->link_pos || !eng->link_order || !eng->link_sort ||
+        !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
         !eng->link_factor)
@@ -109,6 +111,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->touched);
     hccn_sim_free(eng->link_pos);
     hccn_sim_free(eng->link_order);
+    hccn_sim_free(eng->link_sort);
     hccn_sim_free(eng->pick_tree);
     hccn_sim_free(eng->pick_share);
     hccn_sim_free(eng->pick_dirty);

@@ -42,11 +42,8 @@
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
 
-/* Recordings hold at most this many tasks in all (about 50 bytes a task
- * with its dependencies); a larger call is not recorded. A call that no
- * later call can replay (the last of a timing-only run) is not recorded
- * either: hccn_sim_engine_set_recording. */
-#define REPLAY_MAX (1L << 24)
+/* Recordings hold at most HCCN_SIM_REPLAY_MAX tasks in all (engine.h). */
+#define REPLAY_MAX HCCN_SIM_REPLAY_MAX
 
 /* What a task is compared on. Its mate's device is its peer, and how many
  * tasks it waits for follows from the successor lists, compared too. */

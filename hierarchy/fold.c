@@ -273,12 +273,18 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
         size_t m = (size_t)s->ranks[r].nsteps + 1;
         pair[r] = hccn_sim_calloc(m, sizeof(**pair));
         f->recv_key[r] = hccn_sim_calloc(m, sizeof(**f->recv_key));
-        if (pair[r] == NULL || f->recv_key[r] == NULL ||
-            rep_init(&c, r, tasks, arg) != 0)
+        if (pair[r] == NULL || f->recv_key[r] == NULL)
             rc = -1;
     }
     for (int r = nrep; r < n && rc == 0; r++) {
         const hccn_sched_rank_t *rk = &s->ranks[r];
+        /* A copy's tables are made when a rank first maps onto it: a
+         * schedule that does not fold is refused at its first such rank
+         * for the price of one copy, not of node 0's part. */
+        if (c.reps[rep[r]].rk == NULL && rep_init(&c, rep[r], tasks, arg) != 0) {
+            rc = -1;
+            break;
+        }
         const hccn_sched_rank_t *rk0 = c.reps[rep[r]].rk;
         if (rk->nsteps != rk0->nsteps || rk->ndeps != rk0->ndeps) {
             rc = refuse(&c, r, "its number of steps");

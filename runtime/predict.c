@@ -11,6 +11,12 @@
  * real peers (for the routes) and are keyed by the sending copy's rank and
  * step in node 0, so that the two halves of a transfer between copies
  * pair up as the real transfer's halves do.
+ *
+ * Blocks: where the topology folds, the calls are cut where no later call
+ * could replay an earlier one (pred_cuts), and each block runs on an
+ * engine of its own from the end of the block before, folded if all its
+ * schedules fold (docs/performance.md, "Folding block by block", says
+ * why the times are those of one engine).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +45,14 @@ typedef struct {
     int *node_local;            /* view's arrays: node, local, pod */
     hccn_sim_engine_t *eng;
     int nrun;                   /* ranks that post: n, or node 0's */
-    int *rep;                   /* folded: per rank, its copy in node 0 */
-    int *link_map;              /*   and per link; NULL unfolded */
+    int *fold_rep;              /* the topology's copies: per rank, its */
+    int *fold_link;             /*   copy in node 0, and per link; NULL
+                                     if the nodes are not copies */
+    int *rep;                   /* this block folded: fold_rep, */
+    int *link_map;              /*   fold_link; NULL unfolded */
     hccn_sched_fold_t fold;     /*   the keys of the schedule's RECVs */
+    int fold_keys;              /* fold holds the keys of sched */
+    long *call_tasks;           /* per call: its tasks on every rank */
     const hccn_rt_pcall_t *call;    /* the call the check makes tasks of */
     int unfold;                 /* a schedule does not fold: run again */
     int built_folded;           /* schedules built for node 0 alone */
@@ -146,6 +157,7 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
         snprintf(p->why, sizeof(p->why), "call %d (%s): %s", i,
                  p->sched->algo, why);
     }
+    p->fold_keys = rc == 0;
     return HCCN_OK;
 }
 
@@ -203,7 +215,16 @@ static hccn_status_t folded_keys(pred_t *p, int i)
                 p->fold.recv_key[r][k] = hccn_sched_fold_key(a.rank, a.step);
         }
     }
+    p->fold_keys = 1;
     return HCCN_OK;
+}
+
+/* Whether the kept schedule serves this block: built whole for an
+ * unfolded one; folded-built or checked (its keys made) for a folded one
+ * (a block runs folded or not, hccn_rt_predict_opts). */
+static int sched_fits(const pred_t *p)
+{
+    return p->rep == NULL ? !p->sched->folded : p->fold_keys;
 }
 
 /* Picks the algorithm of call i as the runtime would and builds (or
@@ -241,9 +262,12 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
     if (algo == NULL)   /* selection recorded why (and the status) */
         return hccn_sim_fail_context("predict: call %d: %s", i,
                                      hccn_coll_name(c->coll));
-    if (p->sched != NULL && p->algo == algo && same_args(&p->args, &a))
+    if (p->sched != NULL && p->algo == algo && same_args(&p->args, &a) &&
+        sched_fits(p))
         return HCCN_OK;
     hccn_sched_free(p->sched);
+    hccn_sched_fold_free(&p->fold);
+    p->fold_keys = 0;
     p->hinted = NULL;           /* the hints were for that schedule */
     p->algo = algo;
     p->args = a;
@@ -279,6 +303,11 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
         p->hinted->compress != c->compress || p->hinted->dtype != c->dtype)
         memset(p->hints, 0, (size_t)p->n * sizeof(*p->hints));
     p->hinted = c;
+    p->call_tasks[i] = 0;
+    for (int r = 0; r < p->nrun; r++)
+        p->call_tasks[i] += p->sched->ranks[r].nsteps;
+    if (p->sched->folded)       /* every node has node 0's part */
+        p->call_tasks[i] *= p->n / p->nrun;
     for (int r = 0; r < p->nrun; r++) {
         const hccn_sched_rank_t *rk = &p->sched->ranks[r];
         if (rk->nsteps > p->captasks) {
@@ -304,18 +333,19 @@ static hccn_status_t post_call(pred_t *p, const hccn_rt_pcall_t *c, int i)
     return HCCN_OK;
 }
 
+/* The next block runs unfolded (the topology's copies are kept). */
 static void pred_unfold(pred_t *p)
 {
-    hccn_sim_free(p->rep);
-    hccn_sim_free(p->link_map);
     p->rep = p->link_map = NULL;
     hccn_sched_fold_free(&p->fold);
+    p->fold_keys = 0;
     p->unfold = 0;
 }
 
-/* A new engine for the run: lean, with the file's faults; folded (only
- * node 0's devices run) if p->rep is set. */
-static hccn_status_t pred_engine(pred_t *p)
+/* A new engine for a block of calls that starts at t0 (the end of the
+ * block before, 0 for the first): lean, with the file's faults; folded
+ * (only node 0's devices run) if p->rep is set. */
+static hccn_status_t pred_engine(pred_t *p, double t0)
 {
     hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
     memset(p->tail, 0, (size_t)p->n * sizeof(*p->tail));
@@ -335,6 +365,10 @@ static hccn_status_t pred_engine(pred_t *p)
     p->nrun = p->rep != NULL ? p->topo->nodes[0].nnpus : p->n;
     for (int r = p->nrun; r < p->n; r++)
         hccn_sim_finish(p->eng, r);
+    /* Every rank's clock at t0 (0 + t0 is t0: no fault plan slows a
+     * device, or the run is a single block starting at 0). */
+    for (int r = 0; r < p->nrun && t0 > 0.0; r++)
+        hccn_sim_advance(p->eng, r, t0);
     return HCCN_OK;
 }
 
@@ -342,14 +376,17 @@ static hccn_status_t pred_engine(pred_t *p)
  * they are built). */
 static hccn_status_t pred_fold(pred_t *p)
 {
-    p->rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->rep));
-    p->link_map = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
-                         sizeof(*p->link_map));
-    if (p->rep == NULL || p->link_map == NULL)
+    p->fold_rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->fold_rep));
+    p->fold_link = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
+                                   sizeof(*p->fold_link));
+    if (p->fold_rep == NULL || p->fold_link == NULL)
         return hccn_sim_fail_context("predict");
-    if (hccn_sim_topo_fold(p->topo, p->rep, p->link_map, p->why,
-                           sizeof(p->why)) != 0)
-        pred_unfold(p);
+    if (hccn_sim_topo_fold(p->topo, p->fold_rep, p->fold_link, p->why,
+                           sizeof(p->why)) != 0) {
+        hccn_sim_free(p->fold_rep);
+        hccn_sim_free(p->fold_link);
+        p->fold_rep = p->fold_link = NULL;
+    }
     return HCCN_OK;
 }
 
@@ -372,8 +409,6 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
         return hccn_sim_fail_context("predict");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
-    if (rc == HCCN_OK)
-        rc = pred_engine(p);
     if (rc != HCCN_OK)
         return rc;
     for (int r = 0; r < p->n; r++)
@@ -391,6 +426,9 @@ static void pred_free(pred_t *p)
     hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
     hccn_sched_free(p->sched);
     pred_unfold(p);
+    hccn_sim_free(p->fold_rep);
+    hccn_sim_free(p->fold_link);
+    hccn_sim_free(p->call_tasks);
     hccn_sim_free(p->tasks);
     hccn_sim_free(p->hints);
     hccn_sim_free(p->tail);
@@ -423,11 +461,11 @@ static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
                          hccn_coll_name(c->coll), first, why);
 }
 
-/* The calls on p's engine; p->unfold if a schedule did not fold. */
+/* Calls [s, e) on p's engine; p->unfold if a schedule did not fold. */
 static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
-                              int ncalls, double *ends)
+                              int s, int e, double *ends)
 {
-    int k = p->nrun;
+    int k = p->nrun, ncalls = e - s;
     hccn_sim_batch_t **all = NULL;
     int *devs = hccn_sim_malloc((size_t)k * sizeof(int));
     hccn_status_t rc = HCCN_OK;
@@ -436,17 +474,18 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
         rc = hccn_sim_fail_context("predict");
     for (int r = 0; rc == HCCN_OK && r < k; r++)
         devs[r] = r;
-    for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
-        /* No later call can replay the last: its recording would only
-         * cost memory (a what-if study's one call on 65 536 ranks). */
-        if (i == ncalls - 1)
+    for (int j = 0; j < ncalls && rc == HCCN_OK; j++) {
+        /* No later call can replay the block's last (blocks end where
+         * none can: pred_cuts): its recording would only cost memory (a
+         * what-if study's one call on 65 536 ranks). */
+        if (j == ncalls - 1)
             hccn_sim_engine_set_recording(p->eng, 0);
-        rc = post_call(p, &calls[i], i);
+        rc = post_call(p, &calls[s + j], s + j);
         if (p->unfold)
             break;
         /* Held until the run ends, to read their end times. */
         for (int r = 0; r < k && rc == HCCN_OK; r++) {
-            all[(size_t)i * k + r] = p->tail[r];
+            all[(size_t)j * k + r] = p->tail[r];
             hccn_sim_batch_retain(p->eng, p->tail[r]);
         }
         /* Every rank waits for its part, as a blocking call does, so the
@@ -459,10 +498,11 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
     hccn_sim_free(devs);
     if (rc == HCCN_OK && !p->unfold) {
         hccn_sim_finish_all(p->eng);
-        for (int i = 0; i < ncalls && rc == HCCN_OK; i++) {
+        for (int j = 0; j < ncalls && rc == HCCN_OK; j++) {
+            int i = s + j;
             ends[i] = 0.0;
             for (int r = 0; r < k; r++) {
-                const hccn_sim_batch_t *b = all[(size_t)i * k + r];
+                const hccn_sim_batch_t *b = all[(size_t)j * k + r];
                 if (!hccn_sim_batch_done(p->eng, b)) {
                     rc = hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d "
                                        "never completed on rank %d", i, r);
@@ -472,10 +512,131 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
                     ends[i] = hccn_sim_batch_end(b);
             }
             if (rc == HCCN_OK)
-                rc = call_status(p, all + (size_t)i * k, &calls[i], i);
+                rc = call_status(p, all + (size_t)j * k, &calls[i], i);
         }
     }
     hccn_sim_free(all);
+    return rc;
+}
+
+/* Where the run may start a new engine (a block) before call k: where no
+ * call from k on has the size in bytes (count x element size) of a call
+ * before k, so none could have been replayed from a call before k (a
+ * replay needs the same tasks, and every task's bytes are a share of the
+ * call's). cut[k] = 1 for those k in 1 .. n-1 (cut has n + 1 entries);
+ * none with compression (it changes the bytes on the wire) or past
+ * PRED_CLASSES sizes. */
+#define PRED_CLASSES 64
+static void pred_cuts(const hccn_rt_pcall_t *calls, int n, int *cut)
+{
+    uint64_t size[PRED_CLASSES];
+    int first[PRED_CLASSES], last[PRED_CLASSES], nc = 0;
+    memset(cut, 0, (size_t)(n + 1) * sizeof(*cut));
+    for (int i = 0; i < n; i++) {
+        uint64_t b = calls[i].count * hccn_dtype_size(calls[i].dtype);
+        int c = 0;
+        while (c < nc && size[c] != b)
+            c++;
+        if (c == PRED_CLASSES || calls[i].compress != 0)
+            return;             /* one block */
+        if (c == nc) {
+            size[nc] = b;
+            first[nc++] = i;
+        }
+        last[c] = i;
+    }
+    /* open: the sizes met before k and again from k on. */
+    for (int c = 0; c < nc; c++) {
+        cut[first[c] + 1]++;
+        cut[last[c] + 1]--;
+    }
+    for (int k = 1, open = 0; k <= n; k++) {
+        open += cut[k];
+        cut[k] = k < n && open == 0;
+    }
+}
+
+/* Calls [s, e), starting at t0: folded where the topology and every
+ * schedule of the block allow, else again unfolded. Counts the block's
+ * calls run folded in *nfolded; the first reason not to goes to *why. */
+static hccn_status_t pred_block(pred_t *p, const hccn_rt_pcall_t *calls,
+                                int s, int e, double t0, double *ends,
+                                int *nfolded, char *why, size_t len)
+{
+    p->rep = p->fold_rep;
+    p->link_map = p->fold_link;
+    hccn_status_t rc = pred_engine(p, t0);
+    if (rc == HCCN_OK)
+        rc = pred_run(p, calls, s, e, ends);
+    if (rc == HCCN_OK && p->unfold) {
+        /* The schedule that did not fold is kept: the next run builds
+         * it first. */
+        if (why[0] == '\0')
+            snprintf(why, len, "%s", p->why);
+        pred_unfold(p);
+        rc = pred_engine(p, t0);
+        if (rc == HCCN_OK)
+            rc = pred_run(p, calls, s, e, ends);
+    }
+    if (p->rep != NULL)
+        *nfolded += e - s;
+    pred_unfold(p);
+    return rc;
+}
+
+/* Calls [0, ncalls) in the blocks that cut (pred_cuts) marks. */
+static hccn_status_t run_blocks(pred_t *p, const hccn_rt_pcall_t *calls,
+                                int ncalls, const int *cut, double *ends,
+                                int *nfolded, char *why, size_t len)
+{
+    hccn_status_t rc;
+    int s = 0;
+    do {                        /* once with no calls */
+        int e = s + 1;
+        while (e < ncalls && !cut[e])
+            e++;
+        if (e > ncalls)
+            e = ncalls;
+        rc = pred_block(p, calls, s, e, s > 0 ? ends[s - 1] : 0.0, ends,
+                        nfolded, why, len);
+        s = e;
+    } while (rc == HCCN_OK && s < ncalls);
+    return rc;
+}
+
+/* The blocks of the run, one after another, each starting when the one
+ * before ended (on every rank: a collective starts when its last rank
+ * calls it). Unfolded runs are one block. Where the calls that could be
+ * recorded (all but the last) hold more tasks than the engine keeps
+ * recorded, the run is done again as one block: a recording made before
+ * a cut could then have pushed out one made after it. */
+static hccn_status_t pred_blocks(pred_t *p, const hccn_rt_pcall_t *calls,
+                                 int ncalls, double *ends, int *nfolded,
+                                 char *why, size_t len)
+{
+    int *cut = hccn_sim_calloc((size_t)ncalls + 1, sizeof(*cut));
+    p->call_tasks = hccn_sim_calloc((size_t)ncalls + 1, sizeof(long));
+    if (cut == NULL || p->call_tasks == NULL) {
+        hccn_sim_free(cut);
+        return hccn_sim_fail_context("predict");
+    }
+    int cuts = 0;
+    if (p->fold_rep != NULL)
+        pred_cuts(calls, ncalls, cut);
+    for (int k = 1; k < ncalls; k++)
+        cuts += cut[k];
+    hccn_status_t rc = run_blocks(p, calls, ncalls, cut, ends, nfolded, why,
+                                  len);
+    long held = 0;
+    for (int i = 0; i + 1 < ncalls; i++)
+        held += p->call_tasks[i];
+    if (rc == HCCN_OK && cuts > 0 && held > HCCN_SIM_REPLAY_MAX) {
+        memset(cut, 0, (size_t)(ncalls + 1) * sizeof(*cut));
+        *nfolded = 0;
+        why[0] = '\0';
+        rc = run_blocks(p, calls, ncalls, cut, ends, nfolded, why, len);
+    }
+    hccn_sim_free(cut);
     return rc;
 }
 
@@ -483,7 +644,8 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
                                    const hccn_rt_pcall_t *calls, int ncalls,
                                    double *ends, hccn_rt_popts_t *o)
 {
-    int fold = o == NULL || !o->no_fold;
+    int fold = o == NULL || !o->no_fold, nfolded = 0;
+    char why[sizeof(o->why)] = "";
     pred_t p;
     if (topo->nnpus > HCCN_MAX_TIMING_NPUS)
         return hccn_rt_error(HCCN_ERR_UNSUPPORTED,
@@ -492,22 +654,18 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
                              topo->nnpus, HCCN_MAX_TIMING_NPUS);
     hccn_status_t rc = pred_init(&p, topo, fold);
     if (rc == HCCN_OK)
-        rc = pred_run(&p, calls, ncalls, ends);
-    if (rc == HCCN_OK && p.unfold) {
-        /* The schedule that did not fold is kept: the next run builds
-         * it first. */
-        char why[sizeof(p.why)];
-        memcpy(why, p.why, sizeof(why));
-        pred_unfold(&p);
-        rc = pred_engine(&p);
-        memcpy(p.why, why, sizeof(why));
-        if (rc == HCCN_OK)
-            rc = pred_run(&p, calls, ncalls, ends);
-    }
+        rc = pred_blocks(&p, calls, ncalls, ends, &nfolded, why, sizeof(why));
     if (o != NULL) {
-        o->folded = p.rep != NULL;
+        o->folded = p.fold_rep != NULL && why[0] == '\0';
+        o->folded_calls = nfolded;
         o->built_folded = p.built_folded;
-        snprintf(o->why, sizeof(o->why), "%s", p.rep != NULL ? "" : p.why);
+        if (p.fold_rep == NULL)
+            snprintf(o->why, sizeof(o->why), "%s", p.why);
+        else if (why[0] != '\0' && nfolded > 0)
+            snprintf(o->why, sizeof(o->why), "%.200s (%d of %d calls "
+                     "folded)", why, nfolded, ncalls);
+        else
+            snprintf(o->why, sizeof(o->why), "%s", why);
     }
     pred_free(&p);
     return rc;

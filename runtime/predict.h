@@ -51,10 +51,13 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
  * node 0 (hccn_sim_topo_fold) and every call's schedule gives each rank
  * the part of its copy in node 0, with each transfer between copies of
  * the same steps, every node runs as node 0 does; then only node 0's
- * ranks are simulated, and the times are the same. */
+ * ranks are simulated, and the times are the same. A run folds block by
+ * block: calls that fold after calls that do not still may. */
 typedef struct {
     int no_fold;            /* in: 1 = never fold */
-    int folded;             /* out: 1 if the run was folded */
+    int folded;             /* out: 1 if every call ran folded */
+    int folded_calls;       /* out: how many calls ran folded (a run
+                               folds block by block: predict.c) */
     int built_folded;       /* out: schedules built for node 0 alone
                                (coll.h, fold_rep) */
     char why[256];          /* out: when not, why not */

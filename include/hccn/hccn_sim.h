@@ -181,8 +181,9 @@ typedef struct {
 typedef struct {
     size_t struct_size;      /* sizeof(hccn_predict_opts_t) */
     int no_fold;             /* in: 1 = simulate every node */
-    int folded;              /* out: the run was folded onto node 0 */
-    char why[256];           /* out: when not folded, why not */
+    int folded;              /* out: every call was folded onto node 0 */
+    char why[256];           /* out: when not, why not (and how many
+                                calls were: "(k of n calls folded)") */
 } hccn_predict_opts_t;
 
 /* The simulated time of calls[0..ncalls) made back to back by every rank

@@ -488,6 +488,61 @@ static void test_fold_data(void **state)
     assert_int_equal(built_folded - built0, 6);
 }
 
+/* The timing-only run of calls[0..n) folded where it may and not at all:
+ * the same ends, bit for bit; returns how many calls ran folded. */
+static int blocks_equal(const hccn_sim_topo_t *topo, const hccn_rt_pcall_t *c,
+                        int n)
+{
+    double whole[MAXCALLS], ends[MAXCALLS];
+    hccn_rt_popts_t no = {.no_fold = 1}, yes = {0};
+    assert_int_equal(hccn_rt_predict_opts(topo, c, n, whole, &no), HCCN_OK);
+    assert_int_equal(hccn_rt_predict_opts(topo, c, n, ends, &yes), HCCN_OK);
+    for (int i = 0; i < n; i++)
+        if (ends[i] != whole[i])
+            fail_msg("call %d of %d: %.17g s in blocks, %.17g s whole", i, n,
+                     ends[i], whole[i]);
+    assert_int_equal(no.folded_calls, 0);
+    if (yes.folded_calls > 0 && yes.folded_calls < n)
+        assert_non_null(strstr(yes.why, "calls folded"));
+    return yes.folded_calls;
+}
+
+/* A run folds block by block (runtime/predict.c): a one-element
+ * allreduce (the mesh, which does not fold) and a 256 KiB one (which
+ * does), in either order, against the run with data and the run that
+ * never folds; where a size comes back after the other, one block. */
+static void test_fold_blocks(void **state)
+{
+    (void)state;
+    for (int nodes = 2; nodes <= 4; nodes *= 2) {
+        char *text = default_with(nodes);
+        hccn_sim_topo_t *topo;
+        char err[512];
+        assert_int_equal(hccn_sim_topo_load_string(text, "blocks", &topo,
+                                                   err, sizeof(err)), HCCN_OK);
+        hccn_rt_pcall_t big = {.coll = HCCN_COLL_ALLREDUCE, .count = 65536,
+                               .dtype = HCCN_FP32};
+        hccn_rt_pcall_t big_in = big, one = big;
+        big_in.inplace = 1;
+        one.count = 1;
+        one.dtype = HCCN_INT32;
+        one.inplace = 1;
+        /* The sizes of the calls before a cut never come back after it. */
+        seq_t q = {.calls = {big, big_in, one, one}, .ncalls = 4};
+        assert_int_equal(check_seq(text, "default.json blocks", &q), HCCN_OK);
+        assert_int_equal(blocks_equal(topo, q.calls, 4), 2);
+        hccn_rt_pcall_t agree_first[] = {one, one, big, big_in};
+        assert_int_equal(blocks_equal(topo, agree_first, 4), 2);
+        hccn_rt_pcall_t alone[] = {big};
+        assert_int_equal(blocks_equal(topo, alone, 1), 1);
+        /* Each size comes back: one block, which does not fold. */
+        hccn_rt_pcall_t mixed[] = {one, big, one, big_in};
+        assert_int_equal(blocks_equal(topo, mixed, 4), 0);
+        hccn_sim_topo_free(topo);
+        free(text);
+    }
+}
+
 /* Where the nodes are not copies of node 0, nothing folds, and the
  * reason says why. */
 static void test_no_fold(void **state)
@@ -555,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_fold),
         cmocka_unit_test(test_fold_data),
         cmocka_unit_test(test_no_fold),
+        cmocka_unit_test(test_fold_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

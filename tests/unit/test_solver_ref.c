@@ -15,7 +15,10 @@
  * compared with ==. The solver runs twice: as it comes (these components
  * are small enough to be scanned for their bottleneck link) and with the
  * tournament that larger components use (device_sim/fill.c) on every
- * component; the reference always scans.
+ * component; the reference always scans. The solver orders each
+ * component's links by a radix sort of packed keys, the reference by
+ * comparisons (fill.c, radix_order): the same order or the ties break
+ * differently.
  */
 #include <math.h>
 #include <setjmp.h>
