@@ -14,11 +14,12 @@
  * hccn_hier_rings_channels): ranks on several nodes take one channel per
  * NIC of a node, and channel c enters each node at the NPU of NIC c and
  * leaves it by the NPU of NIC c+1 (NIC q taken to be that of the node's
- * local rank q L/C, as the block form of "nics" assigns them), so every
- * channel crosses the network through NICs of its own; on one node whose
- * NPUs are a full mesh channel c walks the ranks with the c-th stride k
- * coprime to p (r -> r + k), each on directed links of its own; elsewhere
- * one channel. "software": {"channels": C} overrides.
+ * local rank q L/C, as the block form of "nics" assigns them), so
+ * channels cross the network through NICs of their own, and inside a node
+ * follows the node's c-th mesh cycle; on one node whose NPUs are a full
+ * mesh one channel per directed Hamiltonian cycle of a set that shares no
+ * link (2 floor((p-1)/2), rings_order.c); elsewhere one channel.
+ * "software": {"channels": C} overrides.
  *
  * Pipelining (docs/algorithms.md, rings): a step's block goes in K slices
  * of at most chunk_bytes (default HCCN_RINGS_SLICE); slice s of step k of
@@ -40,25 +41,6 @@
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 
 /* ------------------------------------------------------------- channels --- */
-
-static int gcd(int a, int b)
-{
-    while (b != 0) {
-        int t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The number of strides 1..p-1 coprime to p. */
-static int coprimes(int p)
-{
-    int n = 0;
-    for (int k = 1; k < p; k++)
-        n += gcd(k, p) == 1;
-    return n;
-}
 
 /* 1 when every two of the n NPUs of world share a direct link. */
 static int full_mesh(const hccn_sim_topo_t *topo, const int *world, int n)
@@ -106,7 +88,7 @@ int hccn_hier_rings_channels(const hccn_sim_topo_t *topo, const int *world,
     else if (v->nnodes > 1)
         c = nics_per_node(topo, world, n, v);
     else if (n > 2 && n <= HCCN_RINGS_MESH_MAX && full_mesh(topo, world, n))
-        c = coprimes(n);
+        c = hccn_hier_rings_mesh_cycles(n);
     return c < HCCN_RINGS_MAX_CHANNELS ? c : HCCN_RINGS_MAX_CHANNELS;
 }
 

@@ -19,8 +19,11 @@
 #define HCCN_RINGS_SLICE ((uint64_t)512 << 10)
 /* Full meshes are looked for up to this many NPUs (p^2 route queries). */
 #define HCCN_RINGS_MESH_MAX 64
+/* Ring orders follow mesh cycles up to this many ranks (a node's or the
+ * communicator's); beyond, rank order. */
+#define HCCN_RINGS_SEG_MAX 1024
 /* Transfers a schedule may have: channels, then slices, are cut to fit. */
-#define HCCN_RINGS_XFERS_MAX ((uint64_t)1 << 22)
+#define HCCN_RINGS_XFERS_MAX ((uint64_t)1 << 20)
 
 typedef struct {
     int C, K;            /* channels; slices per step of a channel */
@@ -30,8 +33,9 @@ typedef struct {
 
 /* The channels of the ranks world[0..n) of topo whose view is v: the
  * software model's "channels" when given, else the fewest NICs of a node
- * on several nodes, the strides coprime to n on one node whose NPUs are a
- * full mesh, else 1; at most HCCN_RINGS_MAX_CHANNELS. */
+ * on several nodes, the directed link-disjoint Hamiltonian cycles of a
+ * full mesh (hccn_hier_rings_mesh_cycles) on one node whose NPUs are one,
+ * else 1; at most HCCN_RINGS_MAX_CHANNELS. */
 int hccn_hier_rings_channels(const hccn_sim_topo_t *topo, const int *world,
                              int n, const hccn_hier_view_t *v);
 
@@ -43,6 +47,10 @@ int hccn_hier_rings_shape(const hccn_coll_args_t *a, hccn_rings_shape_t *sh);
 /* Writes the ring of each of C channels of a to order[c p + i]
  * (algo_rings.c's top comment says which). */
 void hccn_hier_rings_orders(const hccn_coll_args_t *a, int C, int *order);
+
+/* The directed Hamiltonian cycles of a full mesh of n NPUs that share no
+ * link (rings_order.c): 2 floor((n-1)/2), 1 below 3. */
+int hccn_hier_rings_mesh_cycles(int n);
 
 /* Slice s of block j of channel c (see algo_rings.c): offset inside a
  * block-sized region, and length, in bytes. */

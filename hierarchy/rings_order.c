@@ -1,67 +1,83 @@
 /*
- * The ring of each channel of the "rings" row (algo_rings.c): on one node,
- * channel c steps through the ranks with the c-th stride coprime to p
- * (strides repeat when there are more channels than strides); on several
- * nodes, the nodes in view order, and inside node n its ranks in local
- * order rotated to start at the rank of NIC c (local c L/C) and with the
- * rank of NIC c+1 (local (c+1) L/C) moved to the end, so channel c enters
- * every node through NIC c and leaves it through NIC c+1.
+ * The ring of each channel of the "rings" row (algo_rings.c). On one node,
+ * channel c is the c-th of the directed Hamiltonian cycles of a full mesh
+ * that share no link (Walecki's decomposition, both directions: 2 floor(
+ * (p-1)/2) of them; channels beyond repeat them). On several nodes, the
+ * nodes in view order, and inside each node of L ranks the node's c-th
+ * such cycle (over local indices) from the rank of NIC c (local c L/C),
+ * with the rank of NIC c+1 (local (c+1) L/C) moved to the end: channel c
+ * enters every node through NIC c, leaves it through NIC c+1, and spreads
+ * over the node's links much as on one node. On a switch every order
+ * costs the same. One channel keeps rank (local) order.
  */
 #include <string.h>
 
 #include "device_sim/alloc.h"
 #include "hierarchy/rings.h"
 
-/* The ring of stride k over p ranks: position i holds rank i k mod p. */
-static void stride_ring(int p, int k, int *o)
+/* The directed Hamiltonian cycles of a full mesh of n members that share
+ * no link: Walecki's decomposition of the complete graph (members n-1 and
+ * the zigzags j, j+1, j-1, j+2, j-2, ... over 0..n-2, for j = 0 ..
+ * (n-1)/2 - 1), each cycle in both directions. */
+int hccn_hier_rings_mesh_cycles(int n)
 {
-    for (int i = 0; i < p; i++)
-        o[i] = (int)(((long long)i * k) % p);
+    return n < 3 ? 1 : 2 * ((n - 1) / 2);
 }
 
-/* The c-th stride (mod the number of strides) in 1..p-1 coprime to p. */
-static int nth_stride(int p, int c)
+/* Cycle d (d mod hccn_hier_rings_mesh_cycles(n)) of n members: position
+ * i holds member o[i]; o[0] = n - 1. */
+static void mesh_cycle(int n, int d, int *o)
 {
-    int n = 0;
-    for (int k = 1; k < p; k++) {
-        int a = k, b = p;
-        while (b != 0) {
-            int t = a % b;
-            a = b;
-            b = t;
-        }
-        n += a == 1;
+    if (n < 3) {
+        for (int i = 0; i < n; i++)
+            o[i] = i;
+        return;
     }
-    if (n == 0)
-        return 1;
-    c %= n;
-    for (int k = 1; k < p; k++) {
-        int a = k, b = p;
-        while (b != 0) {
-            int t = a % b;
-            a = b;
-            b = t;
-        }
-        if (a == 1 && c-- == 0)
-            return k;
+    const int M = n - 1;
+    d %= hccn_hier_rings_mesh_cycles(n);
+    int j = d / 2, len = 1;
+    o[0] = M;
+    o[len++] = j;
+    for (int t = 1; len < n; t++) {
+        o[len++] = (j + t) % M;
+        if (len < n)
+            o[len++] = ((j - t) % M + M) % M;
     }
-    return 1;
+    if (d % 2 == 1)   /* the same cycle the other way round */
+        for (int i = 1; i < n - i; i++) {
+            int x = o[i];
+            o[i] = o[n - i];
+            o[n - i] = x;
+        }
 }
 
-/* Node n's L ranks (rk, in local order) as channel c of C visits them. */
-static int node_segment(const int *rk, int L, int c, int C, int *o)
+/* The C channels' paths through one node of L ranks (rk, local order),
+ * written at o[c p + i] for i from 0. Channel c enters at local e = c L/C
+ * (the NPU of NIC c) and leaves by local x = (c+1) L/C (of NIC c+1): the
+ * node's mesh cycle c (local order for one channel, or nodes beyond
+ * HCCN_RINGS_SEG_MAX) from e, without x, then x. */
+static void node_paths(const int *rk, int L, int C, int p, int *o)
 {
-    int e = (int)((long long)(c % C) * L / C);
-    int x = (int)((long long)((c + 1) % C) * L / C);
-    int n = 0;
-    for (int j = 0; j < L; j++) {
-        int l = (e + j) % L;
-        if (l != x || x == e)
-            o[n++] = rk[l];
+    int cyc[HCCN_RINGS_SEG_MAX] = {0};
+    for (int c = 0; c < C; c++) {
+        int e = (int)((long long)c * L / C);
+        int x = (int)((long long)((c + 1) % C) * L / C);
+        int *oc = o + (size_t)c * p, n = 0, at = 0;
+        if (C == 1 || L > HCCN_RINGS_SEG_MAX)
+            for (int i = 0; i < L; i++)
+                cyc[i] = i;
+        else
+            mesh_cycle(L, c, cyc);
+        while (cyc[at] != e)
+            at++;
+        for (int j = 0; j < L; j++) {
+            int l = cyc[(at + j) % L];
+            if (l != x || x == e)
+                oc[n++] = rk[l];
+        }
+        if (x != e)
+            oc[n++] = rk[x];
     }
-    if (x != e)
-        o[n++] = rk[x];
-    return n;
 }
 
 /* The ranks of each node in local order: rk[first[n] + local]. */
@@ -86,18 +102,20 @@ void hccn_hier_rings_orders(const hccn_coll_args_t *a, int C, int *order)
         first = hccn_sim_malloc(((size_t)v->nnodes + 1) * sizeof(int));
         rk = hccn_sim_malloc((size_t)p * sizeof(int));
     }
-    for (int c = 0; c < C; c++) {
-        int *o = order + (size_t)c * p;
-        if (first == NULL || rk == NULL) {
-            stride_ring(p, C > 1 ? nth_stride(p, c) : 1, o);
-            continue;
+    if (first == NULL || rk == NULL) {
+        for (int c = 0; c < C; c++) {
+            int *o = order + (size_t)c * p;
+            if (C > 1 && p <= HCCN_RINGS_SEG_MAX)
+                mesh_cycle(p, c, o);
+            else
+                for (int i = 0; i < p; i++)
+                    o[i] = i;
         }
-        if (c == 0)
-            by_node(v, p, first, rk);
-        int n = 0;
+    } else {
+        by_node(v, p, first, rk);
         for (int node = 0; node < v->nnodes; node++)
-            n += node_segment(rk + first[node], first[node + 1] - first[node],
-                              c, C, o + n);
+            node_paths(rk + first[node], first[node + 1] - first[node], C,
+                       p, order + first[node]);
     }
     hccn_sim_free(first);
     hccn_sim_free(rk);

@@ -19,6 +19,7 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
+#include "hierarchy/select.h"
 #include "sched_interp.h"
 #include "test_engine.h"
 #include "test_topo_load.h"
@@ -66,8 +67,8 @@ static void test_channel_rule(void **state)
     assert_int_equal(channels_of(t, 0, 8), 1);    /* NVSwitch: one link */
     hccn_sim_topo_free(t);
     t = load_config("mi300x-8.json");
-    assert_int_equal(channels_of(t, 0, 8), 4);    /* strides 1, 3, 5, 7 */
-    assert_int_equal(channels_of(t, 0, 7), 6);    /* 7 is prime */
+    assert_int_equal(channels_of(t, 0, 8), 6);    /* 3 cycles, both ways */
+    assert_int_equal(channels_of(t, 0, 7), 6);
     hccn_sim_topo_free(t);
     t = test_topo_load(
         "{\"version\": 1, \"stack\": \"nccl-2.2x\","
@@ -147,8 +148,9 @@ static void test_results(void **state)
     for (int c = 0; c < 3; c++) {
         hccn_coll_t coll = (hccn_coll_t)c;   /* allreduce, rs, allgather */
         test_even_view(&w, 1, 8);
-        check_sum(coll, &w, 4, 1001, 0);
-        check_sum(coll, &w, 4, 1001, 8);      /* many slices */
+        check_sum(coll, &w, 6, 1001, 0);
+        check_sum(coll, &w, 6, 1001, 8);      /* many slices */
+        check_sum(coll, &w, 8, 1001, 40);     /* cycles repeat */
         check_sum(coll, &w, 3, 5, 4);         /* empty blocks */
         test_even_view(&w, 2, 4);
         check_sum(coll, &w, 4, 777, 12);
@@ -180,15 +182,32 @@ static uint32_t gen_f32(int rank, uint64_t i)
     return u;
 }
 
-/* On one node of 8 with 4 channels, channel c is the ring of the c-th
- * stride coprime to 8 (1, 3, 5, 7): position i holds rank i k mod 8, and
- * block j of a channel is the left fold from position j along the ring.
+/* Element e's part when n elements are split in parts near-equal
+ * contiguous parts, the first n % parts one longer; *at: its index in it,
+ * *len: the part's length. */
+static uint64_t part_of(uint64_t e, uint64_t n, uint64_t parts, uint64_t *at,
+                        uint64_t *len)
+{
+    uint64_t q = n / parts, rem = n % parts, k;
+    k = e < rem * (q + 1) ? e / (q + 1) : rem + (e - rem * (q + 1)) / q;
+    *at = e - (k * q + (k < rem ? k : rem));
+    *len = q + (k < rem ? 1 : 0);
+    return k;
+}
+
+/* On one node of 8 with 6 channels, channel c is Walecki's cycle c/2 of
+ * K8, forwards for even c and backwards for odd c (the fixture below),
+ * and block j of a channel is the left fold from position j along it.
  * Every rank gets those bits. */
 static void test_fp32_order(void **state)
 {
     (void)state;
-    static const int stride[4] = {1, 3, 5, 7};
-    const int p = 8, C = 4;
+    static const int ring[6][8] = {
+        {7, 0, 1, 6, 2, 5, 3, 4}, {7, 4, 3, 5, 2, 6, 1, 0},
+        {7, 1, 2, 0, 3, 6, 4, 5}, {7, 5, 4, 6, 3, 0, 2, 1},
+        {7, 2, 3, 1, 4, 0, 5, 6}, {7, 6, 5, 0, 4, 1, 3, 2},
+    };
+    const int p = 8, C = 6;
     const uint64_t count = 999;
     test_view_t w;
     test_even_view(&w, 1, p);
@@ -205,16 +224,12 @@ static void test_fp32_order(void **state)
     if (sched_interp_run(s, h.b, &o, why, sizeof(why)) != 0)
         fail_msg("%s", why);
     for (uint64_t e = 0; e < count; e++) {
-        /* channel c holds elements [c 999/4 ...): parts of 250, 250,
-         * 250, 249; its block j the j-th of 8 near-equal blocks */
-        uint64_t c = e < 750 ? e / 250 : 3, in_c = e - c * 250;
-        uint64_t len = c < 3 ? 250 : 249, q = len / p, rem = len % p;
-        uint64_t j = in_c < rem * (q + 1) ? in_c / (q + 1)
-                                          : rem + (in_c - rem * (q + 1)) / q;
+        uint64_t in_c, len, in_j, blen;
+        uint64_t c = part_of(e, count, C, &in_c, &len);
+        uint64_t j = part_of(in_c, len, p, &in_j, &blen);
         float acc = 0.0f;
         for (int t = 0; t < p; t++) {
-            int rank = (int)(((j + (uint64_t)t) * (uint64_t)stride[c]) % p);
-            uint32_t u = gen_f32(rank, e);
+            uint32_t u = gen_f32(ring[c][(j + (uint64_t)t) % p], e);
             float x;
             memcpy(&x, &u, 4);
             acc = t == 0 ? x : acc + x;
@@ -256,14 +271,14 @@ static double engine(const hccn_sim_topo_t *t, const char *algo,
 }
 
 /* default.json's first node: 8 NPUs, every pair its own 56 GB/s, 1.5 us
- * link: 4 channels on disjoint directed links. */
+ * link: 6 channels on disjoint directed links. */
 static void test_disjoint_channels(void **state)
 {
     (void)state;
     hccn_sim_topo_t *t = load_config("default.json");
-    const int p = 8, C = 4;
+    const int p = 8, C = 6;
     const double al = 1.5e-6, B = 56e9;
-    uint64_t count = 4 * MIB / 4;   /* 4 MiB a rank: 1 MiB a channel */
+    uint64_t count = 6 * 131072;    /* 3 MiB a rank: 512 KiB a channel */
     double form;
     double e = engine(t, "rings", HCCN_COLL_ALLGATHER, p, count, 2 * MIB,
                       &form);
@@ -292,7 +307,7 @@ static void test_pipeline_fill(void **state)
 {
     (void)state;
     hccn_sim_topo_t *t = load_config("default.json");
-    const int p = 8, C = 4;
+    const int p = 8, C = 6;
     const double al = 1.5e-6, B = 56e9;
     static const uint64_t slices[] = {4096, 65536, 262144};
     for (int i = 0; i < 3; i++) {
@@ -329,6 +344,58 @@ static void test_one_channel_is_ring(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* ---------------------------------------------------------- selection --- */
+
+/* The default pick for allreduce, reduce_scatter, allgather of bytes on
+ * NPUs 0..p-1 of t. */
+static const char *pick(const hccn_sim_topo_t *t, hccn_coll_t coll, int p,
+                        uint64_t bytes)
+{
+    int world[64];
+    for (int r = 0; r < p; r++)
+        world[r] = r;
+    hccn_coll_args_t a = {.coll = coll, .nranks = p, .count = bytes / 4,
+                          .esize = 4};
+    if (coll != HCCN_COLL_ALLREDUCE)
+        a.count /= (uint64_t)p;
+    hccn_hier_select_in_t in = {t, world, NULL, NULL};
+    char why[256];
+    const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
+                                             NULL, 0);
+    if (al == NULL)
+        fail_msg("%s", why);
+    return al->name;
+}
+
+/* Under a stack the default choice keeps to rings, tree and the in-switch
+ * rows that apply; without one rings is never chosen by cost. */
+static void test_selection_under_stack(void **state)
+{
+    (void)state;
+    static const char *const fam[] = {"rings", "tree", NULL};
+    static const uint64_t sizes[] = {8, 65536, 8 * MIB, 256 * MIB};
+    hccn_sim_topo_t *with = load_config("hgx-a100.json");
+    hccn_sim_topo_t *without = load_config("default.json");
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 4; k++) {
+            const char *n = pick(with, (hccn_coll_t)c, 16, sizes[k]);
+            int ok = 0;
+            for (int f = 0; fam[f]; f++)
+                ok |= strcmp(n, fam[f]) == 0;
+            if (!ok)
+                fail_msg("hgx-a100 %s %llu B: %s", hccn_coll_name(c),
+                         (unsigned long long)sizes[k], n);
+            assert_string_not_equal(pick(without, (hccn_coll_t)c, 16,
+                                         sizes[k]),
+                                    "rings");
+        }
+    assert_string_equal(pick(with, HCCN_COLL_ALLREDUCE, 16, 256 * MIB),
+                        "rings");
+    assert_string_equal(pick(with, HCCN_COLL_ALLREDUCE, 16, 8), "tree");
+    hccn_sim_topo_free(with);
+    hccn_sim_topo_free(without);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_disjoint_channels),
         cmocka_unit_test(test_pipeline_fill),
         cmocka_unit_test(test_one_channel_is_ring),
+        cmocka_unit_test(test_selection_under_stack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
