@@ -25,7 +25,6 @@
 #include "hierarchy/algo_spec.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
-#include "device_sim/software.h"
 
 #define MAX_ALGOS 32        /* rows of the table priced (the rest: n/a) */
 #define CACHE_SLOTS 512
@@ -251,45 +250,17 @@ static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a)
            a->nranks <= HCCN_SELECT_PAIRS_MAX;
 }
 
-/* Under a library's stack (the topology names one other than "none"),
- * the default choice of allreduce, reduce_scatter and allgather keeps to
- * the library's own algorithms (docs/software.md): its multi-channel ring
- * (rings), its tree, and the in-switch rows where a switch reduces the
- * call. 1 when al may be picked by default. */
-static int default_ok(const hccn_algo_t *al, const hccn_coll_args_t *a,
-                      const hccn_sim_topo_t *topo)
-{
-    static const struct {
-        const char *name;
-        int need;           /* in_switch bits that must all be set */
-    } family[] = {
-        {"rings", 0}, {"tree", 0}, {"nvls", HCCN_IN_SWITCH_ONE},
-        {"hier_nvls", HCCN_IN_SWITCH_NODES},
-        {"sharp", HCCN_IN_SWITCH_NET_FLAT}, {"hier_sharp", HCCN_IN_SWITCH_NET},
-        {"hier_nvls_sharp", HCCN_IN_SWITCH_NODES | HCCN_IN_SWITCH_NET},
-    };
-    const hccn_sim_sw_t *sw = topo != NULL ? topo->sw : NULL;
-    if (sw == NULL || sw->stack[0] == '\0' || strcmp(sw->stack, "none") == 0 ||
-        (a->coll != HCCN_COLL_ALLREDUCE && a->coll != HCCN_COLL_REDUCE_SCATTER &&
-         a->coll != HCCN_COLL_ALLGATHER))
-        return !al->by_name_only;
-    for (size_t k = 0; k < sizeof(family) / sizeof(family[0]); k++)
-        if (strcmp(al->name, family[k].name) == 0)
-            return (a->in_switch & family[k].need) == family[k].need;
-    return 0;
-}
-
 /* The cheapest row that implements a->coll, has a prediction and may be
  * picked by default, the earliest on ties; NULL if none. */
 static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
-                                   const hccn_sim_topo_t *topo, int *passed)
+                                   int *passed)
 {
     const hccn_algo_t *best = NULL;
     double bt = INFINITY;
     int i = 0;
     *passed = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
-        if (!default_ok(al, a, topo))
+        if (al->by_name_only)
             continue;   /* a spec must name it */
         else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
                  !auto_ok(al, a))
@@ -413,7 +384,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
                  "the ones left as NA the cheapest", part);
     } else if (algo != NULL) {
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
-    } else if ((algo = cheapest(a, t, in->topo, &passed)) != NULL) {
+    } else if ((algo = cheapest(a, t, &passed)) != NULL) {
         snprintf(reason, sizeof(reason), "cheapest");
         if (passed)
             snprintf(reason, sizeof(reason), "cheapest; algorithms with a "
