@@ -7,7 +7,9 @@
  * such cycle (over local indices) from the rank of NIC c (local c L/C),
  * with the rank of NIC c+1 (local (c+1) L/C) moved to the end: channel c
  * enters every node through NIC c, leaves it through NIC c+1, and spreads
- * over the node's links much as on one node. On a switch every order
+ * over the node's links much as on one node; with a channel per NPU of an
+ * even node, the node's L link-disjoint Hamiltonian paths (mesh_path),
+ * each from an NPU of its own to another. On a switch every order
  * costs the same. One channel keeps rank (local) order.
  */
 #include <string.h>
@@ -51,8 +53,30 @@ static void mesh_cycle(int n, int d, int *o)
         }
 }
 
+/* Directed Hamiltonian path d of a decomposition of the complete
+ * symmetric digraph on n members (n even) into n paths: Walecki's zigzag
+ * j, j+1, j-1, j+2, j-2, ..., j+n/2 (mod n) for j = d/2, the other way
+ * round for odd d. Every member starts one path and ends one. */
+static void mesh_path(int n, int d, int *o)
+{
+    int j = (d % n) / 2;
+    for (int i = 0; i < n; i++) {
+        int t = (i + 1) / 2;
+        o[i] = ((j + (i % 2 ? t : -t)) % n + n) % n;
+    }
+    if (d % 2 == 1)
+        for (int i = 0; i < n - 1 - i; i++) {
+            int x = o[i];
+            o[i] = o[n - 1 - i];
+            o[n - 1 - i] = x;
+        }
+}
+
 /* The C channels' paths through one node of L ranks (rk, local order),
- * written at o[c p + i] for i from 0. Channel c enters at local e = c L/C
+ * written at o[c p + i] for i from 0. With a channel per NPU (C == L, L
+ * even; each NPU its own NIC), channel c follows path c of mesh_path:
+ * the channels share no link inside the node and enter and leave it by
+ * NPUs (NICs) of their own. Otherwise channel c enters at local e = c L/C
  * (the NPU of NIC c) and leaves by local x = (c+1) L/C (of NIC c+1): the
  * node's mesh cycle c (local order for one channel, or nodes beyond
  * HCCN_RINGS_SEG_MAX) from e, without x, then x. */
@@ -63,6 +87,12 @@ static void node_paths(const int *rk, int L, int C, int p, int *o)
         int e = (int)((long long)c * L / C);
         int x = (int)((long long)((c + 1) % C) * L / C);
         int *oc = o + (size_t)c * p, n = 0, at = 0;
+        if (C == L && L % 2 == 0 && L > 1 && L <= HCCN_RINGS_SEG_MAX) {
+            mesh_path(L, c, cyc);
+            for (int i = 0; i < L; i++)
+                oc[i] = rk[cyc[i]];
+            continue;
+        }
         if (C == 1 || L > HCCN_RINGS_SEG_MAX)
             for (int i = 0; i < L; i++)
                 cyc[i] = i;

@@ -18,6 +18,7 @@
 
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
+#include "hierarchy/rings.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
 #include "sched_interp.h"
@@ -89,6 +90,46 @@ static void test_channel_rule(void **state)
         " \"fabric\": {\"type\": \"switch\","
         " \"bw_GBps\": 100, \"lat_us\": 1}}]}",
         "channels0", "channels");
+}
+
+/* With a channel per NPU of an even node (mi300x-8 across nodes: 8 NICs,
+ * one per NPU), the channels' paths through a node share no directed
+ * link, each NPU starts one channel's path and ends one (its NIC carries
+ * one channel in and one out), and every ring visits every rank once;
+ * the rings cross from a node's last position to the next node's first. */
+static void test_node_paths_disjoint(void **state)
+{
+    (void)state;
+    enum { N = 2, L = 8, P = N * L };
+    test_view_t w;
+    test_even_view(&w, N, L);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = P,
+                          .count = 1024, .esize = 4, .view = &w.v};
+    int order[L * P];
+    hccn_hier_rings_orders(&a, L, order);
+    for (int node = 0; node < N; node++) {
+        int used[L][L] = {{0}}, starts[L] = {0}, ends[L] = {0};
+        for (int c = 0; c < L; c++) {
+            const int *o = order + c * P + node * L;
+            int seen[L] = {0};
+            for (int i = 0; i < L; i++) {
+                assert_int_equal(w.node[o[i]], node);
+                seen[w.local[o[i]]]++;
+                if (i > 0)
+                    used[w.local[o[i - 1]]][w.local[o[i]]]++;
+            }
+            for (int l = 0; l < L; l++)
+                assert_int_equal(seen[l], 1);
+            starts[w.local[o[0]]]++;
+            ends[w.local[o[L - 1]]]++;
+        }
+        for (int i = 0; i < L; i++) {
+            assert_int_equal(starts[i], 1);
+            assert_int_equal(ends[i], 1);
+            for (int j = 0; j < L; j++)
+                assert_int_equal(used[i][j], i != j);
+        }
+    }
 }
 
 /* ------------------------------------------------------------ results --- */
@@ -391,6 +432,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_channel_rule),
+        cmocka_unit_test(test_node_paths_disjoint),
         cmocka_unit_test(test_results),
         cmocka_unit_test(test_fp32_order),
         cmocka_unit_test(test_disjoint_channels),
