@@ -312,53 +312,125 @@ hccn_sched_t *hccn_hier_rings_build(const hccn_coll_args_t *args)
 
 /* The closed form of the schedule above: every channel's sends of every
  * position priced as running at once (links shared as in the steady state
- * of the pipeline), then the slices walked through the schedule's
- * dependencies: a send starts when the position's previous send has
- * drained and its input has arrived and been reduced; a rank's
- * reductions queue on its reduce unit in step, slice, channel order. */
+ * of the pipeline), then every slice walked through the schedule's
+ * dependencies in the order of arrivals: a send starts when the
+ * position's previous send has drained and its input has arrived and been
+ * reduced; a rank's reductions queue on its reduce unit in the order
+ * their data arrives, as the engine's local work does. */
 
 typedef struct {
-    double *free;        /* [c p + i]: position i's link free (drained) */
-    double *in, *out;    /* [(c p + i) K + s]: slice's input ready */
-    double *unit;        /* per rank: its reduce unit free */
-    double end;
-} rc_clock_t;
+    double t, bytes;
+    uint32_t at, q;      /* sender position c p + i; its send q = k K + s */
+} rc_ev_t;
 
-/* Walks step k (kind as rg_step) on the priced transfers of m->x. */
-static void rc_step(hccn_cm_t *m, const hccn_coll_args_t *a,
-                    const hccn_rings_shape_t *sh, rc_clock_t *ck, int kind,
-                    int k)
+typedef struct {
+    hccn_cm_t *m;
+    const hccn_coll_args_t *a;
+    const hccn_rings_shape_t *sh;
+    int p, Q;            /* ranks; sends per position (steps x K) */
+    uint32_t *cur;       /* per position: its next send */
+    double *free;        /* per position: its last send drained */
+    double *in;          /* [at Q + q]: send q's input ready, < 0 unknown */
+    double *unit;        /* per rank: its reduce unit free */
+    rc_ev_t *heap;       /* arrivals not yet taken, earliest first */
+    size_t nheap;
+    double end;
+} rc_walk_t;
+
+static int ev_less(const rc_ev_t *x, const rc_ev_t *y)
 {
-    const int p = a->nranks, K = sh->K;
-    const int ks = k;                  /* the step's index in the channel */
-    int reduce = kind == 0 || kind == 2;
-    k = kind == 1 && a->coll == HCCN_COLL_ALLREDUCE ? k - (p - 1) : k;
-    for (int s = 0; s < K; s++)
-        for (int c = 0; c < sh->C; c++)
-            for (int i = 0; i < p; i++) {
-                size_t at = (size_t)c * p + i;
-                size_t to = (size_t)c * p + (i + 1) % p;
-                const hccn_cm_xf_t *x = &m->x[at];
-                int j = kind == 0 ? hccn_hier_mod(i - k, p)
-                                  : hccn_hier_mod(i + 1 - k, p);
-                double bytes =
-                    (double)hccn_hier_rings_piece(a, sh, c, j, s).len;
-                double go = ks > 0 || s > 0 ? ck->free[at] : 0.0;
-                if (ks > 0)
-                    go = hccn_hier_cm_max(go, ck->in[at * K + s]);
-                double drained = go + bytes * x->w, done = drained + x->lat;
-                ck->free[at] = drained;
-                if (reduce) {
-                    done = hccn_hier_cm_max(done, ck->unit[x->dst]) +
-                           bytes * m->r;
-                    ck->unit[x->dst] = done;
-                }
-                ck->out[to * K + s] = done;
-                ck->end = hccn_hier_cm_max(ck->end, done);
-            }
-    double *t = ck->in;
-    ck->in = ck->out;
-    ck->out = t;
+    if (x->t != y->t)
+        return x->t < y->t;
+    return x->at != y->at ? x->at < y->at : x->q < y->q;
+}
+
+static void ev_push(rc_walk_t *w, rc_ev_t e)
+{
+    size_t i = w->nheap++;
+    while (i > 0 && ev_less(&e, &w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = e;
+}
+
+static rc_ev_t ev_pop(rc_walk_t *w)
+{
+    rc_ev_t top = w->heap[0], e = w->heap[--w->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= w->nheap)
+            break;
+        if (l + 1 < w->nheap && ev_less(&w->heap[l + 1], &w->heap[l]))
+            m = l + 1;
+        if (!ev_less(&w->heap[m], &e))
+            break;
+        w->heap[i] = w->heap[m];
+        i = m;
+    }
+    if (w->nheap > 0)
+        w->heap[i] = e;
+    return top;
+}
+
+/* 1 when send q (step q / K) reduces at its receiver. */
+static int rc_reduces(const rc_walk_t *w, int q)
+{
+    int k = q / w->sh->K;
+    return w->a->coll == HCCN_COLL_REDUCE_SCATTER ||
+           (w->a->coll == HCCN_COLL_ALLREDUCE && k < w->p - 1);
+}
+
+/* Issues the sends of position at whose inputs are known, in order. */
+static void rc_issue(rc_walk_t *w, uint32_t at)
+{
+    const int p = w->p, K = w->sh->K;
+    const int c = (int)(at / (uint32_t)p), i = (int)(at % (uint32_t)p);
+    const hccn_cm_xf_t *x = &w->m->x[at];
+    while (w->cur[at] < (uint32_t)w->Q) {
+        int q = (int)w->cur[at], k = q / K, s = q % K;
+        double ready = w->in[(size_t)at * w->Q + q];
+        if (k > 0 && ready < 0.0)
+            return;
+        int kp = w->a->coll == HCCN_COLL_ALLREDUCE && k >= p - 1 ? k - (p - 1)
+                                                               : k;
+        int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
+                                 : hccn_hier_mod(i + 1 - kp, p);
+        double bytes = (double)hccn_hier_rings_piece(w->a, w->sh, c, j, s).len;
+        double go = q > 0 ? w->free[at] : 0.0;
+        if (k > 0)
+            go = hccn_hier_cm_max(go, ready);
+        w->free[at] = go + bytes * x->w;
+        ev_push(w, (rc_ev_t){w->free[at] + x->lat, bytes, at, (uint32_t)q});
+        w->cur[at]++;
+    }
+}
+
+/* Takes the arrivals in time order: reduces them on the receiver's unit,
+ * hands them to the receiver's next step. */
+static void rc_walk(rc_walk_t *w)
+{
+    const int p = w->p, K = w->sh->K;
+    size_t cp = (size_t)w->sh->C * (size_t)p;
+    for (size_t at = 0; at < cp; at++)
+        rc_issue(w, (uint32_t)at);
+    while (w->nheap > 0) {
+        rc_ev_t e = ev_pop(w);
+        uint32_t c = e.at / (uint32_t)p, i = e.at % (uint32_t)p;
+        uint32_t to = c * (uint32_t)p + (i + 1) % (uint32_t)p;
+        double done = e.t;
+        if (rc_reduces(w, (int)e.q)) {
+            int dst = w->m->x[e.at].dst;
+            done = hccn_hier_cm_max(done, w->unit[dst]) + e.bytes * w->m->r;
+            w->unit[dst] = done;
+        }
+        w->end = hccn_hier_cm_max(w->end, done);
+        if ((int)e.q + K < w->Q) {
+            w->in[(size_t)to * w->Q + e.q + (uint32_t)K] = done;
+            rc_issue(w, to);
+        }
+    }
 }
 
 /* Prices the C p sends of one step of slices of size bytes. */
@@ -391,28 +463,33 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         return 0.0;
     }
     size_t cp = (size_t)sh.C * (size_t)p;
-    rc_clock_t ck = {0};
-    ck.free = hccn_sim_calloc(cp * (1 + 2 * (size_t)sh.K) + (size_t)m->p,
-                              sizeof(double));
-    if (ck.free == NULL) {
+    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, NULL, 0, 0.0};
+    w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
+    size_t n = cp * (size_t)w.Q;
+    w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
+    w.free = hccn_sim_calloc(cp + n + (size_t)m->p, sizeof(double));
+    w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
+    if (w.cur == NULL || w.free == NULL || w.heap == NULL) {
+        hccn_sim_free(w.cur);
+        hccn_sim_free(w.free);
+        hccn_sim_free(w.heap);
         hccn_sim_free(sh.order);
         m->failed = 1;
         return 0.0;
     }
-    ck.in = ck.free + cp;
-    ck.out = ck.in + cp * (size_t)sh.K;
-    ck.unit = ck.out + cp * (size_t)sh.K;
+    w.in = w.free + cp;
+    w.unit = w.in + n;
+    for (size_t q = 0; q < n; q++)
+        w.in[q] = -1.0;
     rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
-    int kinds[2] = {a->coll == HCCN_COLL_ALLGATHER ? 1 : 0,
-                    a->coll == HCCN_COLL_ALLREDUCE ? 1 : -1};
-    for (int h = 0; h < 2; h++)
-        for (int k = 0; kinds[h] >= 0 && k < p - 1; k++)
-            rc_step(m, a, &sh, &ck, kinds[h], h * (p - 1) + k);
-    double end = ck.end;
+    rc_walk(&w);
+    double end = w.end;
     if (a->coll == HCCN_COLL_ALLGATHER)
         end = hccn_hier_cm_max(end,
                                hccn_hier_cm_copy(m, hccn_hier_cm_whole(a)));
-    hccn_sim_free(ck.free);
+    hccn_sim_free(w.cur);
+    hccn_sim_free(w.free);
+    hccn_sim_free(w.heap);
     hccn_sim_free(sh.order);
     return end;
 }
