@@ -16,7 +16,9 @@
  * leaves it by the NPU of NIC c+1 (NIC q taken to be that of the node's
  * local rank q L/C, as the block form of "nics" assigns them), so
  * channels cross the network through NICs of their own, and inside a node
- * follows the node's c-th mesh cycle; on one node whose NPUs are a full
+ * follows the node's c-th mesh cycle (with a channel per NPU of an even
+ * node, path c of a decomposition of the node's links into Hamiltonian
+ * paths, rings_order.c); on one node whose NPUs are a full
  * mesh one channel per directed Hamiltonian cycle of a set that shares no
  * link (2 floor((p-1)/2), rings_order.c); elsewhere one channel.
  * "software": {"channels": C} overrides.
