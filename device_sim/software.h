@@ -45,6 +45,8 @@ struct hccn_sim_sw {
     double launch_s;                 /* per call */
     double host_s;                   /* per call, per NPU a thread drives */
     int per_thread;                  /* NPUs one host thread drives */
+    int channels;                    /* rings of the "rings" row; 0: from
+                                        the topology (docs/algorithms.md) */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 

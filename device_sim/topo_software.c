@@ -89,7 +89,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
 {
     static const char *const keys[] = {"launch_us", "host_us",
                                        "ranks_per_thread", "ll", "ll128",
-                                       "simple", "sources", "notes", NULL};
+                                       "simple", "sources", "notes",
+                                       "channels", NULL};
     double x;
     long long n;
     int has;
@@ -109,6 +110,10 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->per_thread = (int)n;
+    if ((st = hccn_sim_jint(c, o, "channels", 1, 32, &n, &has)))
+        return st;
+    if (has)
+        sw->channels = (int)n;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
         const char *name = hccn_sim_proto_name(p);

@@ -33,6 +33,7 @@ hccn_sched_t *hccn_hier_hier_nvls_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_sharp_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier_sharp_build(const hccn_coll_args_t *args);
 hccn_sched_t *hccn_hier_hier_nvls_sharp_build(const hccn_coll_args_t *args);
+hccn_sched_t *hccn_hier_rings_build(const hccn_coll_args_t *args);
 
 /* The composition rows (algo_levels.c) by name. */
 const hccn_algo_t *hccn_hier_combo_find(const char *name);
@@ -113,6 +114,10 @@ static const hccn_algo_t algos[] = {
                         "reduced in the node's and the network's switches",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
      hccn_hier_hier_nvls_sharp_build, 0, hccn_hier_cm_hier_nvls_sharp, 0},
+    {"rings", "the libraries' ring: one ring per channel (per NIC of a node, "
+              "per link set of a mesh), each pipelined in slices",
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_rings_build,
+     0, hccn_hier_cm_rings, 1},
     {NULL, NULL, 0, NULL, 0, NULL, 0},
 };
 

@@ -56,6 +56,8 @@ typedef struct {
     const int *pod;         /* per comm rank: pod index (dense, 0..npods-1);
                                NULL when the network has no leaf tier */
     int npods;
+    int channels;           /* the "rings" row's channels (rings.h,
+                               hccn_hier_rings_channels); 0 = 1 */
 } hccn_hier_view_t;
 
 typedef struct {

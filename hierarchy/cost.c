@@ -9,6 +9,7 @@
 #include "device_sim/engine.h"
 #include "device_sim/software.h"
 #include "hierarchy/cost_internal.h"
+#include "hierarchy/rings.h"
 
 /* ------------------------------------------------------------ placement --- */
 
@@ -33,7 +34,8 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
         node[r] = map[wn];
         local[r] = count[wn]++;
     }
-    *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0};
+    *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0, 0};
+    view->channels = hccn_hier_rings_channels(topo, pl->world, nranks, view);
     hccn_sim_free(map);
     hccn_sim_free(count);
     return 0;

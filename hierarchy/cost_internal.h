@@ -186,6 +186,9 @@ double hccn_hier_cm_torus(hccn_cm_t *m, const hccn_cm_team_t *t,
                           const hccn_coll_args_t *a);
 double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
+/* algo_rings.c: channels of slice-pipelined rings. */
+double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a);
 double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a);
 double hccn_hier_cm_hier(hccn_cm_t *m, const hccn_cm_team_t *t,

@@ -281,8 +281,24 @@ static const hccn_algo_t *first_able(hccn_coll_t coll)
     return NULL;
 }
 
+/* 1 when row i goes before row j in a report: rows with a prediction
+ * first, of those the ones the default choice may take (not by name
+ * only), then the faster. */
+static int report_before(int i, int j, const double *t)
+{
+    const hccn_algo_t *al = hccn_hier_algos();
+    if ((t[i] >= 0.0) != (t[j] >= 0.0))
+        return t[i] >= 0.0;
+    if (t[i] < 0.0)
+        return 0;
+    if (al[i].by_name_only != al[j].by_name_only)
+        return !al[i].by_name_only;
+    return t[i] < t[j];
+}
+
 /* "<coll> <bytes> B on <p> ranks: <algo> (<why>) — <algo> <t>us, ..., <algo>
- * n/a": candidates fastest first, those without a prediction last. */
+ * n/a": candidates fastest first, those that run by name only after them,
+ * those without a prediction last. */
 static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
                          const char *reason, const double *t, char *report,
                          size_t rlen)
@@ -290,10 +306,8 @@ static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
     int order[MAX_ALGOS], n = 0, i = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
         if (i < MAX_ALGOS && (al->colls & 1u << a->coll)) {
-            int k = n++;   /* insertion sort; n/a sorts last, stable */
-            while (k > 0 && (t[order[k - 1]] < 0.0 ? t[i] >= 0.0
-                                                   : t[i] >= 0.0 &&
-                                                         t[i] < t[order[k - 1]])) {
+            int k = n++;   /* insertion sort, stable */
+            while (k > 0 && report_before(i, order[k - 1], t)) {
                 order[k] = order[k - 1];
                 k--;
             }

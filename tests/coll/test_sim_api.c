@@ -243,8 +243,9 @@ static void test_levels_by_spec(void **state)
     hccn_topo_free(topo);
 }
 
-/* The choice for a call equals the cheapest of the cost model's figures,
- * and a hierarchical one names its levels' algorithms. */
+/* The choice for a call equals the cheapest of the cost model's figures
+ * for the rows it may take, and a hierarchical one names its levels'
+ * algorithms. */
 static void test_choice_is_cheapest(void **state)
 {
     (void)state;
@@ -263,6 +264,8 @@ static void test_choice_is_cheapest(void **state)
         assert_int_equal(hccn_predict_algo(topo, &call, al.name,
                                            HCCN_PREDICT_AUTO, &t, NULL),
                          HCCN_OK);
+        if (strcmp(al.name, "rings") == 0 || strcmp(al.name, "torus2d") == 0)
+            continue;   /* by name only (hierarchy/algos.c): never chosen */
         if ((al.colls & 1u << HCCN_COLL_ALLREDUCE) && t >= 0.0 && t < bt) {
             bt = t;
             best = al.name;

@@ -1,0 +1,248 @@
+/*
+ * The closed form of the "rings" row (hccn_hier_cm_rings; the schedule is
+ * built in algo_rings.c, docs/algorithms.md rings): every channel's sends
+ * of every position priced at once, repriced to the pipeline's steady
+ * state, then every slice walked through the schedule's dependencies in
+ * the order of arrivals.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "device_sim/alloc.h"
+#include "hierarchy/algo_util.h"
+#include "hierarchy/cost_internal.h"
+#include "hierarchy/rings.h"
+
+/* The closed form of the schedule above: every channel's sends of every
+ * position priced as running at once (links shared as in the steady state
+ * of the pipeline), then every slice walked through the schedule's
+ * dependencies in the order of arrivals: a send starts when the
+ * position's previous send has drained and its input has arrived and been
+ * reduced; a rank's reductions queue on its reduce unit in the order
+ * their data arrives, as the engine's local work does. */
+
+typedef struct {
+    double t, bytes;
+    uint32_t at, q;      /* sender position c p + i; its send q = k K + s */
+} rc_ev_t;
+
+typedef struct {
+    hccn_cm_t *m;
+    const hccn_coll_args_t *a;
+    const hccn_rings_shape_t *sh;
+    int p, Q;            /* ranks; sends per position (steps x K) */
+    uint32_t *cur;       /* per position: its next send */
+    double *free;        /* per position: its last send drained */
+    double *in;          /* [at Q + q]: send q's input ready, < 0 unknown */
+    double *unit;        /* per rank: its reduce unit free */
+    rc_ev_t *heap;       /* arrivals not yet taken, earliest first */
+    size_t nheap;
+    double end;
+} rc_walk_t;
+
+static int ev_less(const rc_ev_t *x, const rc_ev_t *y)
+{
+    if (x->t != y->t)
+        return x->t < y->t;
+    return x->at != y->at ? x->at < y->at : x->q < y->q;
+}
+
+static void ev_push(rc_walk_t *w, rc_ev_t e)
+{
+    size_t i = w->nheap++;
+    while (i > 0 && ev_less(&e, &w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = e;
+}
+
+static rc_ev_t ev_pop(rc_walk_t *w)
+{
+    rc_ev_t top = w->heap[0], e = w->heap[--w->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= w->nheap)
+            break;
+        if (l + 1 < w->nheap && ev_less(&w->heap[l + 1], &w->heap[l]))
+            m = l + 1;
+        if (!ev_less(&w->heap[m], &e))
+            break;
+        w->heap[i] = w->heap[m];
+        i = m;
+    }
+    if (w->nheap > 0)
+        w->heap[i] = e;
+    return top;
+}
+
+/* 1 when send q (step q / K) reduces at its receiver. */
+static int rc_reduces(const rc_walk_t *w, int q)
+{
+    int k = q / w->sh->K;
+    return w->a->coll == HCCN_COLL_REDUCE_SCATTER ||
+           (w->a->coll == HCCN_COLL_ALLREDUCE && k < w->p - 1);
+}
+
+/* Issues the sends of position at whose inputs are known, in order. */
+static void rc_issue(rc_walk_t *w, uint32_t at)
+{
+    const int p = w->p, K = w->sh->K;
+    const int c = (int)(at / (uint32_t)p), i = (int)(at % (uint32_t)p);
+    const hccn_cm_xf_t *x = &w->m->x[at];
+    while (w->cur[at] < (uint32_t)w->Q) {
+        int q = (int)w->cur[at], k = q / K, s = q % K;
+        double ready = w->in[(size_t)at * w->Q + q];
+        if (k > 0 && ready < 0.0)
+            return;
+        int kp = w->a->coll == HCCN_COLL_ALLREDUCE && k >= p - 1 ? k - (p - 1)
+                                                               : k;
+        int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
+                                 : hccn_hier_mod(i + 1 - kp, p);
+        double bytes = (double)hccn_hier_rings_piece(w->a, w->sh, c, j, s).len;
+        double go = q > 0 ? w->free[at] : 0.0;
+        if (k > 0)
+            go = hccn_hier_cm_max(go, ready);
+        w->free[at] = go + bytes * x->w;
+        ev_push(w, (rc_ev_t){w->free[at] + x->lat, bytes, at, (uint32_t)q});
+        w->cur[at]++;
+    }
+}
+
+/* Takes the arrivals in time order: reduces them on the receiver's unit,
+ * hands them to the receiver's next step. */
+static void rc_walk(rc_walk_t *w)
+{
+    const int p = w->p, K = w->sh->K;
+    size_t cp = (size_t)w->sh->C * (size_t)p;
+    for (size_t at = 0; at < cp; at++)
+        rc_issue(w, (uint32_t)at);
+    while (w->nheap > 0) {
+        rc_ev_t e = ev_pop(w);
+        uint32_t c = e.at / (uint32_t)p, i = e.at % (uint32_t)p;
+        uint32_t to = c * (uint32_t)p + (i + 1) % (uint32_t)p;
+        double done = e.t;
+        if (rc_reduces(w, (int)e.q)) {
+            int dst = w->m->x[e.at].dst;
+            done = hccn_hier_cm_max(done, w->unit[dst]) + e.bytes * w->m->r;
+            w->unit[dst] = done;
+        }
+        w->end = hccn_hier_cm_max(w->end, done);
+        if ((int)e.q + K < w->Q) {
+            w->in[(size_t)to * w->Q + e.q + (uint32_t)K] = done;
+            rc_issue(w, to);
+        }
+    }
+}
+
+/* Prices the C p sends of one step of slices of size bytes. */
+static void rc_price(hccn_cm_t *m, const hccn_cm_team_t *t,
+                     const hccn_rings_shape_t *sh, int p, uint64_t bytes)
+{
+    size_t n = 0;
+    for (int c = 0; c < sh->C; c++)
+        for (int i = 0; i < p; i++) {
+            const int *o = sh->order + (size_t)c * p;
+            int to = hccn_hier_cm_member(t, 0, o[(i + 1) % p]);
+            m->x[n++] = hccn_hier_cm_xf(hccn_hier_cm_member(t, 0, o[i]), to,
+                                        bytes);
+        }
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+}
+
+/* The finite links of position at's send (world NPUs), in links. */
+static int rc_links(const hccn_cm_t *m, const hccn_cm_xf_t *x, int *links)
+{
+    const hccn_sim_topo_t *topo = m->pl->topo;
+    double lat;
+    int n = hccn_sim_topo_route(topo, m->pl->world[x->src],
+                                m->pl->world[x->dst], links, &lat), kept = 0;
+    for (int k = 0; k < n; k++)
+        if (isfinite(topo->links[links[k]].bw))
+            links[kept++] = links[k];
+    return kept;
+}
+
+/* The pipeline's steady state: each channel runs at the rate of its
+ * slowest send (links shared equally, rc_price); a send then drains at
+ * what its links leave over from the other channels' rates, never slower
+ * than the equal share. */
+static void rc_reprice(hccn_cm_t *m, const hccn_rings_shape_t *sh, int p)
+{
+    const hccn_sim_link_t *tl = m->pl->topo->links;
+    int links[HCCN_SIM_ROUTE_MAX];
+    double *rate = hccn_sim_malloc((size_t)sh->C * sizeof(double));
+    if (rate == NULL)
+        return;
+    for (int c = 0; c < sh->C; c++) {
+        double w = 0.0;
+        for (int i = 0; i < p; i++)
+            w = hccn_hier_cm_max(w, m->x[(size_t)c * p + i].w);
+        rate[c] = w > 0.0 ? 1.0 / w : 0.0;
+    }
+    size_t cp = (size_t)sh->C * (size_t)p;
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t at = 0; at < cp; at++) {
+            hccn_cm_xf_t *x = &m->x[at];
+            double wire = rate[at / (size_t)p] / x->eff, w = 0.0;
+            for (int k = rc_links(m, x, links); k-- > 0;)
+                if (pass == 0)
+                    m->load[links[k]] += wire;
+                else if (pass == 1) {
+                    double left = tl[links[k]].bw - m->load[links[k]] + wire;
+                    w = hccn_hier_cm_max(w, 1.0 / (x->eff * left));
+                } else
+                    m->load[links[k]] = 0.0;
+            if (pass == 1 && w > 0.0 && w < x->w)
+                x->w = w;
+        }
+    hccn_sim_free(rate);
+}
+
+double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
+                          const hccn_coll_args_t *a)
+{
+    const int p = a->nranks;
+    hccn_rings_shape_t sh;
+    if (a->coll != HCCN_COLL_ALLREDUCE &&
+        a->coll != HCCN_COLL_REDUCE_SCATTER && a->coll != HCCN_COLL_ALLGATHER)
+        return HCCN_COST_NONE;
+    if (hccn_hier_rings_shape(a, &sh) != 0 ||
+        (size_t)sh.C * (size_t)p > (size_t)m->p * HCCN_CM_SAMPLE) {
+        hccn_sim_free(sh.order);
+        m->failed = 1;
+        return 0.0;
+    }
+    size_t cp = (size_t)sh.C * (size_t)p;
+    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, NULL, 0, 0.0};
+    w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
+    size_t n = cp * (size_t)w.Q;
+    w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
+    w.free = hccn_sim_calloc(cp + n + (size_t)m->p, sizeof(double));
+    w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
+    if (w.cur == NULL || w.free == NULL || w.heap == NULL) {
+        hccn_sim_free(w.cur);
+        hccn_sim_free(w.free);
+        hccn_sim_free(w.heap);
+        hccn_sim_free(sh.order);
+        m->failed = 1;
+        return 0.0;
+    }
+    w.in = w.free + cp;
+    w.unit = w.in + n;
+    for (size_t q = 0; q < n; q++)
+        w.in[q] = -1.0;
+    rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
+    rc_reprice(m, &sh, p);
+    rc_walk(&w);
+    double end = w.end;
+    if (a->coll == HCCN_COLL_ALLGATHER)
+        end = hccn_hier_cm_max(end,
+                               hccn_hier_cm_copy(m, hccn_hier_cm_whole(a)));
+    hccn_sim_free(w.cur);
+    hccn_sim_free(w.free);
+    hccn_sim_free(w.heap);
+    hccn_sim_free(sh.order);
+    return end;
+}
