@@ -34,7 +34,8 @@
 #define MAX_RUNS 64
 #define MAX_SETS 64
 #define MAX_PARAMS 16
-#define GOLDEN_ITERS 18
+#define GOLDEN_ITERS 14
+#define GRID_POINTS 12
 
 typedef struct {
     char name[40];
@@ -189,13 +190,27 @@ static double at(calib_t *c, param_t *p, double u)
     return objective(c);
 }
 
-/* A golden-section search of p over its range; keeps the best value seen
- * (the current one included). */
+/* A search of p over its range, keeping the best value seen (the current
+ * one included): GRID_POINTS evenly spaced (in log time for times) find
+ * the best cell, then a golden-section search refines it between the
+ * points either side. The grid first, because an objective may be flat
+ * over part of the range (a floor that binds only above some value of
+ * p) and a golden section started there would close on the flat part. */
 static double fit_one(calib_t *c, param_t *p, double best)
 {
     const double g = (sqrt(5.0) - 1.0) / 2.0;
     double keep = *p->val;
-    double a = to_u(p, p->lo), b = to_u(p, p->hi);
+    double lo = to_u(p, p->lo), hi = to_u(p, p->hi);
+    double step = (hi - lo) / (GRID_POINTS - 1), gu = lo, gf = INFINITY;
+    for (int k = 0; k < GRID_POINTS; k++) {
+        double u = lo + k * step, f = at(c, p, u);
+        if (f < gf) {
+            gf = f;
+            gu = u;
+        }
+    }
+    double a = gu - step > lo ? gu - step : lo;
+    double b = gu + step < hi ? gu + step : hi;
     double x1 = b - g * (b - a), x2 = a + g * (b - a);
     double f1 = at(c, p, x1), f2 = at(c, p, x2);
     for (int i = 0; i < GOLDEN_ITERS; i++) {
@@ -210,6 +225,10 @@ static double fit_one(calib_t *c, param_t *p, double best)
         }
     }
     double u = f1 <= f2 ? x1 : x2, f = f1 <= f2 ? f1 : f2;
+    if (gf < f) {
+        u = gu;
+        f = gf;
+    }
     if (f < best) {
         *p->val = from_u(p, u);
         return f;
