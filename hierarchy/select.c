@@ -22,6 +22,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/fail.h"
+#include "device_sim/software.h"
 #include "hierarchy/algo_spec.h"
 #include "hierarchy/cost.h"
 #include "hierarchy/select.h"
@@ -250,17 +251,58 @@ static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a)
            a->nranks <= HCCN_SELECT_PAIRS_MAX;
 }
 
+/* Under a library's stack (the topology names a preset), the default
+ * choice of allreduce, reduce_scatter and allgather keeps to the
+ * library's own algorithms (docs/software.md, docs/selection.md): its
+ * multi-channel ring (rings), its tree, and the in-switch rows where a
+ * switch reduces the call. 1 when the choice is so restricted. */
+static int library_only(const hccn_coll_args_t *a, const hccn_sim_topo_t *topo)
+{
+    const hccn_sim_sw_t *sw = topo != NULL ? topo->sw : NULL;
+    return sw != NULL && sw->stack[0] != '\0' &&
+           strcmp(sw->stack, "none") != 0 &&
+           (a->coll == HCCN_COLL_ALLREDUCE ||
+            a->coll == HCCN_COLL_REDUCE_SCATTER ||
+            a->coll == HCCN_COLL_ALLGATHER);
+}
+
+/* may[i]: 1 when the default choice may take row i (not by name only;
+ * under library_only, one of the library's algorithms that applies). */
+static void default_rows(const hccn_coll_args_t *a, int library, int *may)
+{
+    static const struct {
+        const char *name;
+        int need;           /* in_switch bits that must all be set */
+    } family[] = {
+        {"rings", 0}, {"tree", 0}, {"nvls", HCCN_IN_SWITCH_ONE},
+        {"hier_nvls", HCCN_IN_SWITCH_NODES},
+        {"sharp", HCCN_IN_SWITCH_NET_FLAT}, {"hier_sharp", HCCN_IN_SWITCH_NET},
+        {"hier_nvls_sharp", HCCN_IN_SWITCH_NODES | HCCN_IN_SWITCH_NET},
+    };
+    int i = 0;
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name && i < MAX_ALGOS;
+         al++, i++) {
+        may[i] = !library;
+        for (size_t k = 0; library && k < sizeof(family) / sizeof(family[0]);
+             k++)
+            if (strcmp(al->name, family[k].name) == 0)
+                may[i] = (a->in_switch & family[k].need) == family[k].need;
+        if (!library && al->by_name_only)
+            may[i] = 0;
+    }
+}
+
 /* The cheapest row that implements a->coll, has a prediction and may be
- * picked by default, the earliest on ties; NULL if none. */
+ * picked by default (may), the earliest on ties; NULL if none. */
 static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
-                                   int *passed)
+                                   const int *may, int *passed)
 {
     const hccn_algo_t *best = NULL;
     double bt = INFINITY;
     int i = 0;
     *passed = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
-        if (al->by_name_only)
+        if (i >= MAX_ALGOS || !may[i])
             continue;   /* a spec must name it */
         else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
                  !auto_ok(al, a))
@@ -282,32 +324,31 @@ static const hccn_algo_t *first_able(hccn_coll_t coll)
 }
 
 /* 1 when row i goes before row j in a report: rows with a prediction
- * first, of those the ones the default choice may take (not by name
- * only), then the faster. */
-static int report_before(int i, int j, const double *t)
+ * first, of those the ones the default choice may take (may), then the
+ * faster. */
+static int report_before(int i, int j, const double *t, const int *may)
 {
-    const hccn_algo_t *al = hccn_hier_algos();
     if ((t[i] >= 0.0) != (t[j] >= 0.0))
         return t[i] >= 0.0;
     if (t[i] < 0.0)
         return 0;
-    if (al[i].by_name_only != al[j].by_name_only)
-        return !al[i].by_name_only;
+    if (may[i] != may[j])
+        return may[i];
     return t[i] < t[j];
 }
 
 /* "<coll> <bytes> B on <p> ranks: <algo> (<why>) — <algo> <t>us, ..., <algo>
- * n/a": candidates fastest first, those that run by name only after them,
- * those without a prediction last. */
+ * n/a": candidates fastest first, those the default choice may not take
+ * after them, those without a prediction last. */
 static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
-                         const char *reason, const double *t, char *report,
-                         size_t rlen)
+                         const char *reason, const double *t, const int *may,
+                         char *report, size_t rlen)
 {
     int order[MAX_ALGOS], n = 0, i = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
         if (i < MAX_ALGOS && (al->colls & 1u << a->coll)) {
             int k = n++;   /* insertion sort, stable */
-            while (k > 0 && report_before(i, order[k - 1], t)) {
+            while (k > 0 && report_before(i, order[k - 1], t, may)) {
                 order[k] = order[k - 1];
                 k--;
             }
@@ -326,6 +367,38 @@ static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
             w += (size_t)snprintf(report + w, rlen - w, "%s %s n/a",
                                   k ? "," : "", name);
     }
+}
+
+/* The default choice for a, from the predictions t: the cheapest row it
+ * may take (under a library's stack, of the library's algorithms; should
+ * none of them apply, of every row), else the first row able to run a;
+ * NULL if none. may is left as the rows it could take, reason says why. */
+static const hccn_algo_t *pick_default(const hccn_coll_args_t *a,
+                                       const hccn_sim_topo_t *topo,
+                                       const double *t, int *may,
+                                       char *reason, size_t rlen)
+{
+    const hccn_algo_t *algo;
+    int passed, library = library_only(a, topo);
+    default_rows(a, library, may);
+    if (library && (algo = cheapest(a, t, may, &passed)) != NULL) {
+        snprintf(reason, rlen, "cheapest of the library's algorithms "
+                 "(stack %s)", topo->sw->stack);
+        return algo;
+    }
+    if (library)
+        default_rows(a, 0, may);
+    if ((algo = cheapest(a, t, may, &passed)) != NULL) {
+        snprintf(reason, rlen, "cheapest");
+        if (passed)
+            snprintf(reason, rlen, "cheapest; algorithms with a message "
+                     "between every pair of ranks are passed over beyond "
+                     "%d ranks", HCCN_SELECT_PAIRS_MAX);
+        return algo;
+    }
+    if ((algo = first_able(a->coll)) != NULL)
+        snprintf(reason, rlen, "no prediction: first in the table");
+    return algo;
 }
 
 /* A spec's levels with some left as NA: the cheapest composition row
@@ -375,7 +448,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     const char *part = NULL;
     double t[MAX_ALGOS];
     char reason[160];
-    int passed;
+    int may[MAX_ALGOS] = {0};
     if (report != NULL && rlen > 0)
         report[0] = '\0';
     hccn_sim_fail_clear();
@@ -394,24 +467,19 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
         return algo;   /* forced, and nobody asks for the figures */
     predict_all(a, in, t);
     if (algo != NULL && open) {
+        default_rows(a, 0, may);
         snprintf(reason, sizeof(reason), "levels forced by spec \"%s\", "
                  "the ones left as NA the cheapest", part);
     } else if (algo != NULL) {
+        default_rows(a, 0, may);
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
-    } else if ((algo = cheapest(a, t, &passed)) != NULL) {
-        snprintf(reason, sizeof(reason), "cheapest");
-        if (passed)
-            snprintf(reason, sizeof(reason), "cheapest; algorithms with a "
-                     "message between every pair of ranks are passed over "
-                     "beyond %d ranks", HCCN_SELECT_PAIRS_MAX);
-    } else if ((algo = first_able(a->coll)) != NULL) {
-        snprintf(reason, sizeof(reason), "no prediction: first in the table");
-    } else {
+    } else if ((algo = pick_default(a, in->topo, t, may, reason,
+                                    sizeof(reason))) == NULL) {
         snprintf(why, len, "no algorithm implements %s",
                  hccn_coll_name(a->coll));
         return select_fail(in, why);
     }
     if (report != NULL && rlen > 0)
-        write_report(a, algo, reason, t, report, rlen);
+        write_report(a, algo, reason, t, may, report, rlen);
     return algo;
 }

@@ -2,7 +2,8 @@
 # hccn-calibrate: recovers the software parameters that generated a
 # synthetic benchmark output (tests/data/calibrate/synthetic_*.txt:
 # hccn-perf on hgx-a100 x1 with launch_us 20 and ll.step_us.intra 1.5,
-# printed in nccl-tests' layout); reads OSU and hccl_test outputs; writes
+# the allreduce on its 8 GPUs and the allgather on 2, printed in
+# nccl-tests' layout: two step counts, so the two are told apart); reads OSU and hccl_test outputs; writes
 # a topology that loads and carries the fitted values; takes GPUs per
 # thread from nccl-tests' header (host_us); refuses bad input
 # with a message naming the file.
@@ -20,7 +21,8 @@ py=/usr/bin/python3
 "$bin" -t "$cfg" --set 'node_types[0].count=1' \
     --fit launch_us,ll.step_us.intra -o "$tmp/fit.json" \
     allreduce:"$data/synthetic_allreduce.txt" \
-    all_gather:"$data/synthetic_allgather.txt" >"$tmp/out" 2>"$tmp/err" ||
+    all_gather:"$data/synthetic_allgather.txt@node_types[0].npu.count=2@node_types[0].nics.count=2" \
+    >"$tmp/out" 2>"$tmp/err" ||
     fail "fit: exit $? ($(cat "$tmp/err"))"
 grep -q '^# run .*synthetic_allreduce.txt: nccl-tests allreduce, 20 rows' \
     "$tmp/out" || fail "fit: rows not read: $(head -3 "$tmp/out")"
@@ -36,8 +38,8 @@ PY
 "$perf" allreduce -t "$tmp/fit.json" --set 'node_types[0].count=1' -b 8 \
     -e 8 -n 1 -w 0 --no-data >"$tmp/perf" 2>&1 ||
     fail "fitted topology does not run: $(cat "$tmp/perf")"
-grep -qE '^ +8 +2 +float +sum +-1 +25\.0[0-9] ' "$tmp/perf" ||
-    fail "fitted topology: 8 B allreduce is not 25.0 us: $(grep '^ *8 ' "$tmp/perf")"
+grep -qE '^ +8 +2 +float +sum +-1 +35\.0[0-9] ' "$tmp/perf" ||
+    fail "fitted topology: 8 B allreduce is not 35.0 us: $(grep '^ *8 ' "$tmp/perf")"
 
 # One thread driving 8 GPUs (nccl-tests' "nGpus 8" header): the fit
 # prices the run's calls at 8 x host_us and recovers host_us 3 from an

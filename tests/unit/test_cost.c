@@ -10,7 +10,8 @@
  * 1 MiB and more, the prediction for the algorithm the selector picks is
  * within 5 % of the engine's time, both as selection uses it (AUTO) and
  * from the closed forms alone (MODEL), which is what larger communicators
- * get; tree's closed form is held to 25 % (docs/selection.md says why).
+ * get; tree's closed form is held to 25 % and rings' to 30 %
+ * (docs/selection.md says why).
  */
 #include <dirent.h>
 #include <math.h>
@@ -119,7 +120,9 @@ static void check_case(const hccn_sim_topo_t *t, const int *world, int n,
     double pa = hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, &by_engine);
     double pm = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
     double ea = fabs(pa - ref) / ref, em = fabs(pm - ref) / ref;
-    double limit = strcmp(al->name, "tree") == 0 ? 0.25 : 0.05;
+    double limit = strcmp(al->name, "tree") == 0    ? 0.25
+                   : strcmp(al->name, "rings") == 0 ? 0.30
+                                                    : 0.05;
     print_message("%-14s %3d ranks %-14s %10llu B  %-8s engine %11.2f us  "
                   "auto %+6.2f %%  model %+6.2f %%\n",
                   t->name, n, hccn_coll_name(coll),
