@@ -1,12 +1,13 @@
 /*
- * One simulated cluster across several processes on one host
+ * One simulated cluster across several processes, on one host or several
  * (docs/processes.md).
  *
  * The process of process rank 0 is the host: it creates the cluster as in
  * one process and runs every rank's executor thread (the control plane and
  * the timing engine). The others are clients: they run their ranks'
  * functions on their own threads, and every ctx/comm/future call of such a
- * rank is forwarded over a Unix socket to the host, where that rank's
+ * rank is forwarded over a line (a Unix-domain or TCP socket, proc_net.c)
+ * to the host, where that rank's
  * thread makes the real call. The same engine computes every time, so
  * times are those of one process.
  *
@@ -131,6 +132,9 @@ int hccn_rt_net_accept(int lfd);
  * that is up and not loopback (several hosts), and writes "tcp:ADDR:PORT"
  * into buf: the fd, or -1 and buf "". */
 int hccn_rt_proc_mpi_listen(char *buf, size_t len, int hosts);
+/* An address on the wire (NULL: none) / read back (len 0: none). */
+void hccn_rt_net_put_addr(rt_wire_t *m, const rt_net_addr_t *a);
+void hccn_rt_net_get_addr(rt_wire_t *m, rt_net_addr_t *a);
 /* Removes the socket files of the control / data socket (Unix only). */
 void hccn_rt_net_unlink_ctrl(const rt_proc_t *p);
 void hccn_rt_net_unlink_data(const rt_proc_t *p);

@@ -5,7 +5,8 @@
  * Every process reserves the layout of every arena and scratch window and
  * backs its own ranks' slices (the others stay PROT_NONE: a stray access
  * faults), and starts its data server (proc_data.c). The host (process 0)
- * listens on DIR/hccn.N.sock (its N-th such cluster). A client connects a
+ * listens on DIR/hccn.N.sock (its N-th such cluster) or a TCP address
+ * (proc_net.c; hellos carry the data servers' addresses). A client connects a
  * control line, says who it is and what it loaded (process rank and count,
  * NPUs, arena bytes), and gets the host's word; once its cluster is built
  * it connects one line per rank it runs. hccn_cluster_create returns, in every process, when
@@ -20,7 +21,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,11 +171,8 @@ static void hello(rt_wire_t *m, const rt_proc_t *p, int kind, int rank)
     hccn_rt_wire_u64(m, (uint64_t)p->region_len);
     hccn_rt_wire_u64(m, (uint64_t)rank);
     /* Over TCP, a control line's hello carries its data server's address */
-    if (p->tcp && kind == HELLO_CTRL)
-        hccn_rt_wire_bytes(m, &p->data_addr[p->rank].sa,
-                           p->data_addr[p->rank].len);
-    else
-        hccn_rt_wire_bytes(m, NULL, 0);
+    hccn_rt_net_put_addr(m, p->tcp && kind == HELLO_CTRL
+                                ? &p->data_addr[p->rank] : NULL);
 }
 
 /* Client: the control line's handshake. */
@@ -268,7 +265,7 @@ fail:
 /* Host: answers a client's control line. */
 static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
                                  uint64_t world, uint64_t nranks,
-                                 uint64_t len, const void *da, size_t dn)
+                                 uint64_t len, const rt_net_addr_t *da)
 {
     char msg[512] = "";
     if (world != (uint64_t)p->world || q <= 0 || q >= p->world)
@@ -284,7 +281,7 @@ static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
                  "arena bytes; the host: %d and %zu)", q,
                  (unsigned long long)nranks, (unsigned long long)len,
                  p->nranks, p->region_len);
-    else if (p->tcp && (dn == 0 || dn > sizeof(p->data_addr[q].sa)))
+    else if (p->tcp && da->len == 0)
         snprintf(msg, sizeof(msg), "hccn_cluster_create: process %d sent "
                  "no data server address (is it on the rendezvous %s?)", q,
                  p->dir);
@@ -298,10 +295,7 @@ static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
     if (rc != HCCN_OK)
         return hccn_rt_error(rc, "%s", msg);
     p->ctrl[q] = fd;
-    if (p->tcp) {
-        memcpy(&p->data_addr[q].sa, da, dn);
-        p->data_addr[q].len = (socklen_t)dn;
-    }
+    p->data_addr[q] = *da;
     return HCCN_OK;
 }
 
@@ -321,14 +315,10 @@ static hccn_status_t host_accept(rt_proc_t *p, rt_wire_t *m, int *joined)
     uint64_t world = hccn_rt_wire_get_u64(m), nranks = hccn_rt_wire_get_u64(m);
     uint64_t len = hccn_rt_wire_get_u64(m);
     int rank = (int)hccn_rt_wire_get_u64(m);
-    size_t dn = 0;
-    const void *d = hccn_rt_wire_get_bytes(m, &dn);
-    char da[sizeof(struct sockaddr_storage)];
-    if (d != NULL && dn <= sizeof(da))
-        memcpy(da, d, dn);   /* m is reused for the answer */
+    rt_net_addr_t da;
+    hccn_rt_net_get_addr(m, &da);
     if (kind == HELLO_CTRL) {
-        hccn_status_t rc = host_answer(p, fd, m, q, world, nranks, len, da,
-                                       d != NULL ? dn : 0);
+        hccn_status_t rc = host_answer(p, fd, m, q, world, nranks, len, &da);
         if (rc != HCCN_OK)
             close(fd);
         else
@@ -423,7 +413,7 @@ static hccn_status_t host_join(rt_proc_t *p)
     hccn_rt_wire_u64(&m, (uint64_t)(int64_t)rc);
     hccn_rt_wire_str(&m, rc != HCCN_OK ? hccn_last_error() : "");
     for (int q = 0; q < p->world; q++)
-        hccn_rt_wire_bytes(&m, &p->data_addr[q].sa, p->data_addr[q].len);
+        hccn_rt_net_put_addr(&m, &p->data_addr[q]);
     for (int q = 1; q < p->world; q++)
         hccn_rt_wire_send(p->ctrl[q], &m);   /* -1 (not joined): nothing */
     hccn_rt_wire_free(&m);
@@ -459,14 +449,8 @@ static hccn_status_t client_join(rt_proc_t *p)
             const char *msg = hccn_rt_wire_get_str(&m);
             if (rc != HCCN_OK)
                 hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
-            for (int q = 0; rc == HCCN_OK && q < p->world; q++) {
-                size_t dn = 0;
-                const void *d = hccn_rt_wire_get_bytes(&m, &dn);
-                if (d != NULL && dn <= sizeof(p->data_addr[q].sa)) {
-                    memcpy(&p->data_addr[q].sa, d, dn);
-                    p->data_addr[q].len = (socklen_t)dn;
-                }
-            }
+            for (int q = 0; rc == HCCN_OK && q < p->world; q++)
+                hccn_rt_net_get_addr(&m, &p->data_addr[q]);
         }
     }
     hccn_rt_wire_free(&m);

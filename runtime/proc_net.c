@@ -222,6 +222,23 @@ int hccn_rt_net_connect_data(const rt_proc_t *p, int q)
     return connect_to((const struct sockaddr *)&a, sizeof(a), 0);
 }
 
+void hccn_rt_net_put_addr(rt_wire_t *m, const rt_net_addr_t *a)
+{
+    hccn_rt_wire_bytes(m, a != NULL ? (const void *)&a->sa : NULL,
+                       a != NULL ? a->len : 0);
+}
+
+void hccn_rt_net_get_addr(rt_wire_t *m, rt_net_addr_t *a)
+{
+    size_t n = 0;
+    const void *b = hccn_rt_wire_get_bytes(m, &n);
+    memset(a, 0, sizeof(*a));
+    if (b != NULL && n <= sizeof(a->sa)) {
+        memcpy(&a->sa, b, n);
+        a->len = (socklen_t)n;
+    }
+}
+
 int hccn_rt_net_accept(int lfd)
 {
     struct sockaddr_storage a;
