@@ -62,6 +62,16 @@ static void set_port(rt_net_addr_t *a, int port)
         ((struct sockaddr_in *)&a->sa)->sin_port = htons((uint16_t)port);
 }
 
+/* 1 if a is the wildcard address (0.0.0.0 or ::), which names no host. */
+static int wildcard(const rt_net_addr_t *a)
+{
+    if (a->sa.ss_family == AF_INET6)
+        return IN6_IS_ADDR_UNSPECIFIED(
+            &((const struct sockaddr_in6 *)&a->sa)->sin6_addr);
+    return ((const struct sockaddr_in *)&a->sa)->sin_addr.s_addr ==
+           htonl(INADDR_ANY);
+}
+
 /* "tcp:HOST:PORT" (HOST may be [v6]) into *a; an error names what. */
 static hccn_status_t parse_tcp(const char *what, const char *s,
                                rt_net_addr_t *a)
@@ -87,6 +97,10 @@ static hccn_status_t parse_tcp(const char *what, const char *s,
     if (hccn_rt_net_resolve(host, (int)port, a) != 0)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: %s=%s: "
                              "host '%s' cannot be resolved", what, s, host);
+    if (wildcard(a))
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: %s=%s: "
+                             "'%s' names no host: give the host process's "
+                             "address, one the others reach", what, s, host);
     return HCCN_OK;
 }
 

@@ -115,6 +115,8 @@ expect_err "HCCN_RENDEZVOUS=tcp:127.0.0.1:http: port 'http' is not a number" \
     HCCN_RENDEZVOUS=tcp:127.0.0.1:http
 expect_err "HCCN_RENDEZVOUS=tcp:no-such-host.invalid:5000: host 'no-such-host.invalid' cannot be resolved" \
     HCCN_RENDEZVOUS=tcp:no-such-host.invalid:5000
+expect_err "HCCN_RENDEZVOUS=tcp:0.0.0.0:5000: '0.0.0.0' names no host" \
+    HCCN_RENDEZVOUS=tcp:0.0.0.0:5000
 expect_err "HCCN_ADDR=no-such-host.invalid cannot be resolved" \
     HCCN_RENDEZVOUS=tcp:127.0.0.1:5000 HCCN_ADDR=no-such-host.invalid
 expect_err "HCCN_TRANSPORT=udp is neither tcp nor unix" \
