@@ -1,12 +1,13 @@
 /*
- * One simulated cluster across several processes on one host
+ * One simulated cluster across several processes, on one host or several
  * (docs/processes.md).
  *
  * The process of process rank 0 is the host: it creates the cluster as in
  * one process and runs every rank's executor thread (the control plane and
  * the timing engine). The others are clients: they run their ranks'
  * functions on their own threads, and every ctx/comm/future call of such a
- * rank is forwarded over a Unix socket to the host, where that rank's
+ * rank is forwarded over a line (a Unix-domain or TCP socket, proc_net.c)
+ * to the host, where that rank's
  * thread makes the real call. The same engine computes every time, so
  * times are those of one process.
  *
@@ -29,6 +30,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "hccn/hccn.h"
 #include "device_sim/topo.h"
@@ -39,11 +41,22 @@ typedef struct rt_proc rt_proc_t;
 
 #define RT_PROC_DIR_MAX 200
 
+/* A socket address (proc_net.c); len 0: none. */
+typedef struct {
+    struct sockaddr_storage sa;
+    socklen_t len;
+} rt_net_addr_t;
+
 /* Where this process stands: from the options, else the environment. */
 typedef struct {
     int rank, world;              /* world <= 1: one process */
-    char dir[RT_PROC_DIR_MAX];    /* rendezvous directory */
+    char dir[RT_PROC_DIR_MAX];    /* rendezvous directory, or tcp:HOST:PORT */
     int made_dir;                 /* agreed through MPI: removed at the end */
+    int tcp;                      /* the lines are TCP (proc_net.c) */
+    rt_net_addr_t host;           /* TCP: the host process's address */
+    rt_net_addr_t self;           /* TCP: HCCN_ADDR, or none */
+    int listen_fd;                /* TCP under MPI: process 0's listening
+                                     socket, made to learn its port; -1 */
 } rt_proc_cfg_t;
 
 /* ------------------------------------------------------------------ wire */
@@ -87,6 +100,44 @@ hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
  * process runs under Open MPI (proc_mpi.c); an error when that is needed
  * and the library was built without MPI, or MPI's thread level is short. */
 hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg);
+
+/* ------------------------------------- sockets (proc_net.c) */
+
+/* Reads cfg->dir when it is "tcp:HOST:PORT" (what: where it came from,
+ * for errors) and HCCN_ADDR: sets cfg->tcp, host, self. An error names the
+ * variable and its value. */
+hccn_status_t hccn_rt_net_config(rt_proc_cfg_t *cfg, const char *what);
+/* Resolves HOST (numeric or a name) with port into *a: 0, or -1. */
+int hccn_rt_net_resolve(const char *host, int port, rt_net_addr_t *a);
+/* Formats a as "HOST:PORT" (numeric) into buf. */
+void hccn_rt_net_name(const rt_net_addr_t *a, char *buf, size_t len);
+/* A listening stream socket on a (port 0: an ephemeral one, then *a gets
+ * it): the fd, or -1 (errno). */
+int hccn_rt_net_listen_on(rt_net_addr_t *a);
+/* The host's control socket / this process's data server socket: the fd,
+ * or -1 (errno; ENAMETOOLONG: the directory's path is too long). TCP: the
+ * data server listens on HCCN_ADDR or on ctrl_fd's local address (the
+ * host: its control address), an ephemeral port, written to
+ * p->data_addr[p->rank]. */
+int hccn_rt_net_listen_ctrl(rt_proc_t *p);
+int hccn_rt_net_listen_data(rt_proc_t *p, int ctrl_fd);
+/* One attempt to connect to the host's control socket / to process q's
+ * data server: the fd, or -1. TCP lines get TCP_NODELAY. */
+int hccn_rt_net_connect_ctrl(const rt_proc_t *p);
+int hccn_rt_net_connect_data(const rt_proc_t *p, int q);
+/* accept4 on a listening socket, with TCP_NODELAY on a TCP line. */
+int hccn_rt_net_accept(int lfd);
+/* Process 0 under MPI over TCP: listens on an ephemeral port of HCCN_ADDR,
+ * else of 127.0.0.1 (one host) or of the first address of an interface
+ * that is up and not loopback (several hosts), and writes "tcp:ADDR:PORT"
+ * into buf: the fd, or -1 and buf "". */
+int hccn_rt_proc_mpi_listen(char *buf, size_t len, int hosts);
+/* An address on the wire (NULL: none) / read back (len 0: none). */
+void hccn_rt_net_put_addr(rt_wire_t *m, const rt_net_addr_t *a);
+void hccn_rt_net_get_addr(rt_wire_t *m, rt_net_addr_t *a);
+/* Removes the socket files of the control / data socket (Unix only). */
+void hccn_rt_net_unlink_ctrl(const rt_proc_t *p);
+void hccn_rt_net_unlink_data(const rt_proc_t *p);
 
 /* First step of a multi-process cluster on topo: every process reserves
  * the arena layout, backs its own ranks' slices and starts its data
@@ -199,8 +250,12 @@ hccn_status_t hccn_rt_fwd_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm,
 struct rt_proc {
     int rank, world;              /* this process; the process count */
     int nranks;
-    char dir[RT_PROC_DIR_MAX];
+    char dir[RT_PROC_DIR_MAX];    /* or tcp:HOST:PORT */
     int made_dir;                 /* remove dir at the end (host) */
+    int tcp;                      /* TCP lines (proc_net.c) */
+    rt_net_addr_t host, self;     /* as in rt_proc_cfg_t */
+    rt_net_addr_t *data_addr;     /* TCP: per process, its data server's
+                                     address (the host hands them out) */
     int gen;                      /* the process's n-th such cluster */
     int *first;                   /* per process: its first rank;
                                      first[world] = nranks */
@@ -270,9 +325,11 @@ int hccn_rt_proc_owner(const rt_proc_t *p, int rank);
 
 /* ------------------- the data plane (proc_data.c, proc_dserve.c) */
 
-/* Starts / stops this process's data server (DIR/hccn.G.d.Q.sock), which
- * answers other processes' reads, writes and moves on its ranks' bytes. */
-hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p);
+/* Starts / stops this process's data server (DIR/hccn.G.d.Q.sock, or a
+ * TCP port: hccn_rt_net_listen_data, given a client's control line),
+ * which answers other processes' reads, writes and moves on its ranks'
+ * bytes. */
+hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p, int ctrl_fd);
 void hccn_rt_proc_data_close(rt_proc_t *p);
 /* 1 if ptr (NULL too) is memory this process may touch. */
 int hccn_rt_proc_ptr_local(const rt_proc_t *p, const void *ptr);

@@ -80,11 +80,29 @@ static hccn_status_t env_layout(rt_proc_cfg_t *cfg, int *mpi)
     return HCCN_OK;
 }
 
+/* HCCN_TRANSPORT: unset, "unix" or "tcp"; tcp needs a tcp: rendezvous,
+ * or mpirun (which agrees on one). */
+static hccn_status_t transport(const char *dir)
+{
+    const char *t = getenv("HCCN_TRANSPORT");
+    if (t == NULL || *t == '\0' || strcmp(t, "unix") == 0)
+        return HCCN_OK;
+    if (strcmp(t, "tcp") != 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                             "HCCN_TRANSPORT=%s is neither tcp nor unix", t);
+    if (dir != NULL && *dir != '\0' && strncmp(dir, "tcp:", 4) != 0)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: "
+                             "HCCN_TRANSPORT=tcp, but the rendezvous %s is a "
+                             "directory: give tcp:HOST:PORT", dir);
+    return HCCN_OK;
+}
+
 hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
                                   rt_proc_cfg_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->world = 1;
+    cfg->listen_fd = -1;
     int mpi = 0;
     hccn_status_t rc;
     const char *dir = NULL;
@@ -103,10 +121,13 @@ hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: process "
                              "rank %d is out of range [0, %d)", cfg->rank,
                              cfg->world);
+    const char *what = "option rendezvous";
     if (OPT_HAS(opts, rendezvous) && opts->rendezvous != NULL)
         dir = opts->rendezvous;
     else
-        dir = getenv("HCCN_RENDEZVOUS");
+        dir = getenv("HCCN_RENDEZVOUS"), what = "HCCN_RENDEZVOUS";
+    if ((rc = transport(dir)) != HCCN_OK)
+        return rc;
     if (dir != NULL && *dir != '\0') {
         if (strlen(dir) >= sizeof(cfg->dir))
             return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
@@ -114,7 +135,7 @@ hccn_status_t hccn_rt_proc_config(const hccn_cluster_opts_t *opts,
                                  "than %zu bytes: %s", sizeof(cfg->dir) - 1,
                                  dir);
         snprintf(cfg->dir, sizeof(cfg->dir), "%s", dir);
-        return HCCN_OK;
+        return hccn_rt_net_config(cfg, what);
     }
     if (mpi)
         return hccn_rt_proc_mpi_dir(cfg);
@@ -160,6 +181,26 @@ static hccn_status_t mpi_ready(void)
                          provided, MPI_THREAD_SERIALIZED);
 }
 
+/* Whether the lines are TCP, as process 0 decides: 1 when HCCN_TRANSPORT
+ * asks for it, 2 when the processes are not all on one host (compared by
+ * MPI_Get_processor_name), else 0. Collective. */
+static int mpi_tcp(int me)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = "", first[MPI_MAX_PROCESSOR_NAME];
+    int len = 0, differs, any = 0, tcp;
+    MPI_Get_processor_name(name, &len);
+    memcpy(first, name, sizeof(first));
+    MPI_Bcast(first, (int)sizeof(first), MPI_CHAR, 0, MPI_COMM_WORLD);
+    differs = strncmp(first, name, sizeof(first)) != 0;
+    MPI_Allreduce(&differs, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    const char *t = getenv("HCCN_TRANSPORT");
+    tcp = any ? 2 : (t != NULL && strcmp(t, "tcp") == 0);
+    if (me == 0 && any && t != NULL && strcmp(t, "unix") == 0)
+        tcp = 0;   /* asked for: the joins then fail, naming the rendezvous */
+    MPI_Bcast(&tcp, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return tcp;
+}
+
 hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg)
 {
     hccn_status_t rc = mpi_ready();
@@ -169,7 +210,10 @@ hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     char dir[RT_PROC_DIR_MAX] = "";
-    if (me == 0) {
+    int tcp = mpi_tcp(me);
+    if (me == 0 && tcp) {
+        cfg->listen_fd = hccn_rt_proc_mpi_listen(dir, sizeof(dir), tcp > 1);
+    } else if (me == 0) {
         const char *tmp = getenv("TMPDIR");
         snprintf(dir, sizeof(dir), "%s/hccn-mpi-XXXXXX",
                  tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
@@ -179,13 +223,14 @@ hccn_status_t hccn_rt_proc_mpi_dir(rt_proc_cfg_t *cfg)
     MPI_Bcast(dir, (int)sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (dir[0] == '\0')
         return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process 0 "
-                             "could not make a rendezvous directory under "
-                             "TMPDIR or /tmp");
+                             "could not %s", tcp ? "listen on a TCP port "
+                             "(HCCN_TRANSPORT=tcp, HCCN_ADDR)" : "make a "
+                             "rendezvous directory under TMPDIR or /tmp");
     cfg->rank = me;
     cfg->world = n;
-    cfg->made_dir = me == 0;
+    cfg->made_dir = me == 0 && !tcp;
     snprintf(cfg->dir, sizeof(cfg->dir), "%s", dir);
-    return HCCN_OK;
+    return hccn_rt_net_config(cfg, "the rendezvous process 0 broadcast");
 }
 
 #else

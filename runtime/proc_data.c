@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "device_sim/alloc.h"
@@ -106,15 +105,6 @@ int hccn_rt_pdata_io(int fd, void *buf, size_t n, int out)
     return 0;
 }
 
-int hccn_rt_pdata_addr(const rt_proc_t *p, int q, struct sockaddr_un *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->sun_family = AF_UNIX;
-    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.%d.d.%d.sock",
-                     p->dir, p->gen, q);
-    return k > 0 && (size_t)k < sizeof(a->sun_path) ? 0 : -1;
-}
-
 /* An idle line to process q, or a new one; -1 if q cannot be reached. */
 static int pool_get(rt_proc_t *p, int q)
 {
@@ -123,15 +113,7 @@ static int pool_get(rt_proc_t *p, int q)
     if (p->pool != NULL && p->pool[q].n > 0)
         fd = p->pool[q].fd[--p->pool[q].n];
     pthread_mutex_unlock(&p->data_lock);
-    struct sockaddr_un a;
-    if (fd >= 0 || hccn_rt_pdata_addr(p, q, &a) != 0)
-        return fd;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
+    return fd >= 0 ? fd : hccn_rt_net_connect_data(p, q);
 }
 
 static void pool_put(rt_proc_t *p, int q, int fd)

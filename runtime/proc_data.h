@@ -6,8 +6,6 @@
 #ifndef HCCN_RUNTIME_PROC_DATA_H
 #define HCCN_RUNTIME_PROC_DATA_H
 
-#include <sys/un.h>
-
 #include "runtime/proc.h"
 
 #define RT_DATA_CHUNK ((size_t)1 << 20)
@@ -43,8 +41,6 @@ struct rt_data_pool {
 /* Reads (out 0) or writes (out 1) all n bytes on fd: 0, or -1 when the
  * line failed or the peer left. */
 int hccn_rt_pdata_io(int fd, void *buf, size_t n, int out);
-/* The socket address of process q's data server: 0, or -1 if too long. */
-int hccn_rt_pdata_addr(const rt_proc_t *p, int q, struct sockaddr_un *a);
 /* 1 if [off, off + n) of the layout is this process's own memory. */
 int hccn_rt_pdata_own(const rt_proc_t *p, uint64_t off, uint64_t n);
 /* Runs the move req here, where its destination lives; ia, ib: operands

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "device_sim/alloc.h"
@@ -110,7 +109,7 @@ static void *accept_lines(void *arg)
     while (poll(pf, 2, -1) >= 0 && pf[1].revents == 0) {
         if (pf[0].revents == 0)
             continue;
-        int fd = accept4(p->data_fd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = hccn_rt_net_accept(p->data_fd);
         struct rt_data_conn *c = fd >= 0 ? hccn_sim_calloc(1, sizeof(*c)) : NULL;
         if (c == NULL) {
             if (fd >= 0)
@@ -133,25 +132,23 @@ static void *accept_lines(void *arg)
     return NULL;
 }
 
-hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p)
+hccn_status_t hccn_rt_proc_data_open(rt_proc_t *p, int ctrl_fd)
 {
-    struct sockaddr_un a;
-    if (hccn_rt_pdata_addr(p, p->rank, &a) != 0)
-        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
-                             "rendezvous directory's path is too long for "
-                             "a socket: %s", p->dir);
     p->pool = hccn_sim_calloc((size_t)p->world, sizeof(*p->pool));
     if (p->pool == NULL)
         return hccn_sim_fail_context("hccn_cluster_create");
-    unlink(a.sun_path);   /* a stale one of an earlier run */
-    p->data_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (p->data_fd < 0 || bind(p->data_fd, (struct sockaddr *)&a, sizeof(a)) ||
-        listen(p->data_fd, 4096) != 0 || pipe(p->data_wake) != 0 ||
+    p->data_fd = hccn_rt_net_listen_data(p, ctrl_fd);
+    if (p->data_fd < 0 && errno == ENAMETOOLONG)
+        return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
+                             "rendezvous directory's path is too long for "
+                             "a socket: %s", p->dir);
+    if (p->data_fd < 0 || pipe(p->data_wake) != 0 ||
         pipe(p->fail_pipe) != 0 ||
         pthread_create(&p->data_thr, NULL, accept_lines, p) != 0)
         return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d "
-                             "of %d: cannot start its data server (%s): %s",
-                             p->rank, p->world, a.sun_path, strerror(errno));
+                             "of %d: cannot start its data server (rendezvous "
+                             "%s): %s", p->rank, p->world, p->dir,
+                             strerror(errno));
     p->data_on = 1;
     return HCCN_OK;
 }
@@ -195,9 +192,8 @@ void hccn_rt_proc_data_close(rt_proc_t *p)
     }
     hccn_sim_free(p->pool);
     p->pool = NULL;
-    struct sockaddr_un a;
-    if (p->data_fd >= 0 && hccn_rt_pdata_addr(p, p->rank, &a) == 0)
-        unlink(a.sun_path);
+    if (p->data_fd >= 0)
+        hccn_rt_net_unlink_data(p);
     if (p->data_fd >= 0)
         close(p->data_fd);
     p->data_fd = -1;

@@ -5,7 +5,8 @@
  * Every process reserves the layout of every arena and scratch window and
  * backs its own ranks' slices (the others stay PROT_NONE: a stray access
  * faults), and starts its data server (proc_data.c). The host (process 0)
- * listens on DIR/hccn.N.sock (its N-th such cluster). A client connects a
+ * listens on DIR/hccn.N.sock (its N-th such cluster) or a TCP address
+ * (proc_net.c; hellos carry the data servers' addresses). A client connects a
  * control line, says who it is and what it loaded (process rank and count,
  * NPUs, arena bytes), and gets the host's word; once its cluster is built
  * it connects one line per rank it runs. hccn_cluster_create returns, in every process, when
@@ -20,7 +21,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,15 +87,6 @@ static hccn_status_t split_ranks(rt_proc_t *p, const hccn_sim_topo_t *topo)
  * process makes them in the same order, never joins an earlier one. */
 static _Atomic int generations;
 
-static int sock_addr(const rt_proc_t *p, struct sockaddr_un *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->sun_family = AF_UNIX;
-    int k = snprintf(a->sun_path, sizeof(a->sun_path), "%s/hccn.%d.sock",
-                     p->dir, p->gen);
-    return k > 0 && (size_t)k < sizeof(a->sun_path) ? 0 : -1;
-}
-
 static hccn_status_t sys_error(const rt_proc_t *p, const char *what)
 {
     return hccn_rt_error(HCCN_ERR_IO, "hccn_cluster_create: process %d of "
@@ -131,40 +122,31 @@ static hccn_status_t reserve(rt_proc_t *p)
     return HCCN_OK;
 }
 
-/* Host: the listening socket. */
+/* Host: the listening socket (under MPI over TCP, already made). */
 static hccn_status_t host_open(rt_proc_t *p)
 {
-    struct sockaddr_un a;
-    if (sock_addr(p, &a) != 0)
+    if (p->listen_fd >= 0)
+        return HCCN_OK;
+    if (!p->tcp && mkdir(p->dir, 0700) != 0 && errno != EEXIST)
+        return sys_error(p, "cannot make the rendezvous directory");
+    p->listen_fd = hccn_rt_net_listen_ctrl(p);
+    if (p->listen_fd < 0 && errno == ENAMETOOLONG)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_cluster_create: the "
                              "rendezvous directory's path is too long for "
-                             "a socket (%zu bytes at most): %s",
-                             sizeof(a.sun_path) - 20, p->dir);
-    if (mkdir(p->dir, 0700) != 0 && errno != EEXIST)
-        return sys_error(p, "cannot make the rendezvous directory");
-    unlink(a.sun_path);   /* a stale one of an earlier run */
-    p->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (p->listen_fd < 0 ||
-        bind(p->listen_fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        listen(p->listen_fd, 4096) != 0)
-        return sys_error(p, "cannot listen on hccn.sock");
+                             "a socket (about 90 bytes at most): %s", p->dir);
+    if (p->listen_fd < 0)
+        return sys_error(p, "cannot listen on its control socket");
     return HCCN_OK;
 }
 
 /* Client: a line to the host, retried until the host listens. */
 static int connect_host(const rt_proc_t *p)
 {
-    struct sockaddr_un a;
-    if (sock_addr(p, &a) != 0)
-        return -1;
     double end = now_s() + p->timeout_s;
     do {
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+        int fd = hccn_rt_net_connect_ctrl(p);
+        if (fd >= 0)
             return fd;
-        close(fd);
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     } while (now_s() < end);
@@ -188,6 +170,9 @@ static void hello(rt_wire_t *m, const rt_proc_t *p, int kind, int rank)
     hccn_rt_wire_u64(m, (uint64_t)p->nranks);
     hccn_rt_wire_u64(m, (uint64_t)p->region_len);
     hccn_rt_wire_u64(m, (uint64_t)rank);
+    /* Over TCP, a control line's hello carries its data server's address */
+    hccn_rt_net_put_addr(m, p->tcp && kind == HELLO_CTRL
+                                ? &p->data_addr[p->rank] : NULL);
 }
 
 /* Client: the control line's handshake. */
@@ -200,6 +185,9 @@ static hccn_status_t client_open(rt_proc_t *p)
         return rc;
     }
     p->ctrl[0] = fd;
+    hccn_status_t rc = hccn_rt_proc_data_open(p, fd);
+    if (rc != HCCN_OK)
+        return rc;
     hello(&m, p, HELLO_CTRL, -1);
     if (hccn_rt_wire_send(fd, &m) != 0 || wait_readable(fd, p->timeout_s) ||
         hccn_rt_wire_recv(fd, &m) != 0) {
@@ -209,7 +197,7 @@ static hccn_status_t client_open(rt_proc_t *p)
                              "not answer within %.0f s", p->rank, p->world,
                              p->dir, p->timeout_s);
     }
-    hccn_status_t rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
+    rc = (hccn_status_t)(int64_t)hccn_rt_wire_get_u64(&m);
     const char *msg = hccn_rt_wire_get_str(&m);
     if (rc != HCCN_OK)
         rc = hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
@@ -236,12 +224,18 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     p->fail_pipe[0] = p->fail_pipe[1] = -1;
     pthread_mutex_init(&p->data_lock, NULL);
     snprintf(p->dir, sizeof(p->dir), "%s", cfg->dir);
+    p->tcp = cfg->tcp;
+    p->host = cfg->host;
+    p->self = cfg->self;
+    p->listen_fd = cfg->listen_fd;
+    p->data_addr = hccn_sim_calloc((size_t)p->world, sizeof(*p->data_addr));
     p->arena_off = arena_offsets(topo);
     p->region_len = p->arena_off != NULL ? p->arena_off[topo->nnpus] : 0;
     p->ctrl = hccn_sim_malloc((size_t)p->world * sizeof(int));
     p->rank_fd = hccn_sim_malloc((size_t)p->nranks * sizeof(int));
     hccn_status_t rc = HCCN_ERR_NOMEM;
-    if (p->ctrl == NULL || p->rank_fd == NULL || p->arena_off == NULL) {
+    if (p->ctrl == NULL || p->rank_fd == NULL || p->arena_off == NULL ||
+        p->data_addr == NULL) {
         rc = hccn_sim_fail_context("hccn_cluster_create");
         goto fail;
     }
@@ -250,10 +244,14 @@ hccn_status_t hccn_rt_proc_open(const rt_proc_cfg_t *cfg,
     for (int r = 0; r < p->nranks; r++)
         p->rank_fd[r] = -1;
     if ((rc = split_ranks(p, topo)) != HCCN_OK ||
-        (rc = reserve(p)) != HCCN_OK ||
-        (rc = hccn_rt_proc_data_open(p)) != HCCN_OK)
+        (rc = reserve(p)) != HCCN_OK)
         goto fail;
-    rc = p->rank == 0 ? host_open(p) : client_open(p);
+    /* The host listens first (its data server on its address); a client
+     * connects first (its data server on its control line's address). */
+    if (p->rank == 0 && (rc = host_open(p)) == HCCN_OK)
+        rc = hccn_rt_proc_data_open(p, -1);
+    else if (p->rank != 0)
+        rc = client_open(p);
     if (rc != HCCN_OK)
         goto fail;
     *out = p;
@@ -267,7 +265,7 @@ fail:
 /* Host: answers a client's control line. */
 static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
                                  uint64_t world, uint64_t nranks,
-                                 uint64_t len)
+                                 uint64_t len, const rt_net_addr_t *da)
 {
     char msg[512] = "";
     if (world != (uint64_t)p->world || q <= 0 || q >= p->world)
@@ -283,6 +281,10 @@ static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
                  "arena bytes; the host: %d and %zu)", q,
                  (unsigned long long)nranks, (unsigned long long)len,
                  p->nranks, p->region_len);
+    else if (p->tcp && da->len == 0)
+        snprintf(msg, sizeof(msg), "hccn_cluster_create: process %d sent "
+                 "no data server address (is it on the rendezvous %s?)", q,
+                 p->dir);
     hccn_status_t rc = msg[0] ? HCCN_ERR_INVALID : HCCN_OK;
     hccn_rt_wire_reset(m);
     hccn_rt_wire_u64(m, (uint64_t)(int64_t)rc);
@@ -293,13 +295,14 @@ static hccn_status_t host_answer(rt_proc_t *p, int fd, rt_wire_t *m, int q,
     if (rc != HCCN_OK)
         return hccn_rt_error(rc, "%s", msg);
     p->ctrl[q] = fd;
+    p->data_addr[q] = *da;
     return HCCN_OK;
 }
 
 /* Host: one new line; *joined counts the lines expected that came. */
 static hccn_status_t host_accept(rt_proc_t *p, rt_wire_t *m, int *joined)
 {
-    int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    int fd = hccn_rt_net_accept(p->listen_fd);
     if (fd < 0)
         return HCCN_OK;
     if (wait_readable(fd, p->timeout_s) != 0 || hccn_rt_wire_recv(fd, m) != 0 ||
@@ -312,8 +315,10 @@ static hccn_status_t host_accept(rt_proc_t *p, rt_wire_t *m, int *joined)
     uint64_t world = hccn_rt_wire_get_u64(m), nranks = hccn_rt_wire_get_u64(m);
     uint64_t len = hccn_rt_wire_get_u64(m);
     int rank = (int)hccn_rt_wire_get_u64(m);
+    rt_net_addr_t da;
+    hccn_rt_net_get_addr(m, &da);
     if (kind == HELLO_CTRL) {
-        hccn_status_t rc = host_answer(p, fd, m, q, world, nranks, len);
+        hccn_status_t rc = host_answer(p, fd, m, q, world, nranks, len, &da);
         if (rc != HCCN_OK)
             close(fd);
         else
@@ -395,20 +400,23 @@ static hccn_status_t host_join(rt_proc_t *p)
         }
         rc = host_accept(p, &m, &joined);
     }
+    /* The listening socket closes first: a client's next cluster cannot
+     * reach it (over TCP the next one may listen on the same port). */
+    hccn_rt_net_unlink_ctrl(p);
+    close(p->listen_fd);
+    p->listen_fd = -1;
     /* Every client learns how the join went: its create returns when the
      * cluster is whole (so a control line that closes while others join
-     * is a process that died), or fails with the host's message. */
+     * is a process that died), or fails with the host's message; with it
+     * comes every process's data server address (TCP). */
     hccn_rt_wire_reset(&m);
     hccn_rt_wire_u64(&m, (uint64_t)(int64_t)rc);
     hccn_rt_wire_str(&m, rc != HCCN_OK ? hccn_last_error() : "");
+    for (int q = 0; q < p->world; q++)
+        hccn_rt_net_put_addr(&m, &p->data_addr[q]);
     for (int q = 1; q < p->world; q++)
         hccn_rt_wire_send(p->ctrl[q], &m);   /* -1 (not joined): nothing */
     hccn_rt_wire_free(&m);
-    struct sockaddr_un a;
-    if (sock_addr(p, &a) == 0)
-        unlink(a.sun_path);
-    close(p->listen_fd);
-    p->listen_fd = -1;
     return rc;
 }
 
@@ -441,6 +449,8 @@ static hccn_status_t client_join(rt_proc_t *p)
             const char *msg = hccn_rt_wire_get_str(&m);
             if (rc != HCCN_OK)
                 hccn_rt_error(rc, "%s", msg != NULL ? msg : "");
+            for (int q = 0; rc == HCCN_OK && q < p->world; q++)
+                hccn_rt_net_get_addr(&m, &p->data_addr[q]);
         }
     }
     hccn_rt_wire_free(&m);
@@ -451,7 +461,12 @@ hccn_status_t hccn_rt_proc_join(hccn_cluster_t *cl)
 {
     rt_proc_t *p = cl->proc;
     p->cl = cl;
-    return p->rank == 0 ? host_join(p) : client_join(p);
+    hccn_status_t rc = p->rank == 0 ? host_join(p) : client_join(p);
+    if (rc == HCCN_OK)
+        hccn_rt_log(HCCN_LOG_INFO, "process %d of %d joined over %s "
+                    "(rendezvous %s)", p->rank, p->world,
+                    p->tcp ? "TCP" : "Unix-domain sockets", p->dir);
+    return rc;
 }
 
 void hccn_rt_proc_close(rt_proc_t *p)
@@ -476,6 +491,7 @@ void hccn_rt_proc_close(rt_proc_t *p)
         rmdir(p->dir);
     hccn_sim_free(p->ctrl);
     hccn_sim_free(p->rank_fd);
+    hccn_sim_free(p->data_addr);
     hccn_sim_free(p->first);
     hccn_sim_free(p->arena_off);
     hccn_sim_free(p->scratch);

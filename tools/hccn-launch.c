@@ -10,6 +10,10 @@
  * seconds (default 30) to report and end, then are killed. The exit code
  * is the first failure's (128 + N for signal N), else 0. SIGINT and
  * SIGTERM are passed on to every process.
+ *
+ * Over TCP on loopback (docs/processes.md): HCCN_RENDEZVOUS=tcp:HOST:PORT
+ * is passed on as it is; HCCN_TRANSPORT=tcp without it picks a free port
+ * of 127.0.0.1 and passes tcp:127.0.0.1:PORT.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,7 +108,7 @@ static pid_t start(const opts_t *o, int rank, const char *dir)
     setenv("HCCN_PROC_RANK", buf, 1);
     snprintf(buf, sizeof(buf), "%d", o->n);
     setenv("HCCN_PROC_WORLD", buf, 1);
-    setenv("HCCN_RENDEZVOUS", dir, 1);
+    setenv("HCCN_RENDEZVOUS", dir, 1);   /* unchanged when it is tcp: */
     execvp(o->argv[0], o->argv);
     fprintf(stderr, "hccn-launch: cannot run %s: %s\n", o->argv[0],
             strerror(errno));
@@ -177,6 +184,31 @@ static void remove_dir(const char *dir)
         closedir(d);
     rmdir(dir);
 }
+/* The rendezvous to hand on: dir, or a tcp: one (see the top); NULL and
+ * a message when no port is free. */
+static const char *rendezvous(const char *dir, char *buf, size_t len)
+{
+    const char *r = getenv("HCCN_RENDEZVOUS"), *t = getenv("HCCN_TRANSPORT");
+    if (r != NULL && strncmp(r, "tcp:", 4) == 0)
+        return r;
+    if (t == NULL || strcmp(t, "tcp") != 0)
+        return dir;
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t n = sizeof(a);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &n) != 0) {
+        fprintf(stderr, "hccn-launch: HCCN_TRANSPORT=tcp: no free port on "
+                        "127.0.0.1: %s\n", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    close(fd);   /* the host process listens on it next */
+    snprintf(buf, len, "tcp:127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+    return buf;
+}
 
 int main(int argc, char **argv)
 {
@@ -192,14 +224,18 @@ int main(int argc, char **argv)
                         "%s: %s\n", dir, strerror(errno));
         return 1;
     }
-    pids = calloc((size_t)o.n, sizeof(*pids));
-    if (pids == NULL)
+    char tcp[64];
+    const char *rdv = rendezvous(dir, tcp, sizeof(tcp));
+    pids = rdv != NULL ? calloc((size_t)o.n, sizeof(*pids)) : NULL;
+    if (pids == NULL) {
+        remove_dir(dir);
         return 1;
+    }
     npids = o.n;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     for (int i = 0; i < o.n; i++) {
-        pids[i] = start(&o, i, dir);
+        pids[i] = start(&o, i, rdv);
         if (pids[i] < 0) {
             fprintf(stderr, "hccn-launch: cannot start process %d: %s\n", i,
                     strerror(errno));

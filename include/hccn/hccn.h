@@ -126,9 +126,10 @@ typedef struct {
      * Results and simulated times do not change; only wall time grows.
      * 0: HCCN_JITTER_US, else none; < 0: none. */
     int jitter_us;
-    /* One cluster across several processes on this host (docs/
-     * processes.md): this process's rank among proc_world processes and a
-     * rendezvous directory they share. Process 0, the host, runs the
+    /* One cluster across several processes (docs/processes.md): this
+     * process's rank among proc_world processes and a rendezvous
+     * directory they share (one host), or "tcp:HOST:PORT", the host
+     * process's address (several hosts). Process 0, the host, runs the
      * timing engine and every rank's thread; in the others (clients)
      * hccn_cluster_run runs fn for their own ranks only, and their
      * ctx/comm/future calls are made on the host. 0 / NULL: from

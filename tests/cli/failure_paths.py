@@ -127,6 +127,24 @@ NOT_FAILURES = {
     ("runtime/proc_wire.c", "hccn_rt_wire_send"):
         "a bad message or a closed line: the caller records it with the "
         "process",
+    ("runtime/proc_net.c", "hccn_rt_net_resolve"):
+        "a name that does not resolve: the caller records it with the "
+        "variable and value that named it",
+    ("runtime/proc_net.c", "hccn_rt_net_listen_on"):
+        "a socket call failed: errno holds the cause, which the caller "
+        "records with the process and rendezvous",
+    ("runtime/proc_net.c", "unix_addr"):
+        "the directory's path is too long: errno ENAMETOOLONG, which the "
+        "caller records with the rendezvous",
+    ("runtime/proc_net.c", "connect_to"):
+        "one connection attempt failed: the caller retries, then records "
+        "it with the process and rendezvous",
+    ("runtime/proc_net.c", "hccn_rt_net_listen_data"):
+        "a socket call failed: errno holds the cause, which the caller "
+        "records with the process and rendezvous",
+    ("runtime/proc_net.c", "outward_addr"):
+        "no interface address: process 0 broadcasts the failure, which "
+        "every process records",
     ("runtime/recover.c", "hccn_rt_ft_find_grow"):
         "a lookup: NULL is 'no communicator waits for this grow'",
     ("runtime/sim_topo.c", "hccn_topo_config_dir"):
