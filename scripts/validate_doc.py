@@ -90,10 +90,13 @@ def method(w, d):
     else:
         w("- **Every published size is simulated**, timing only "
           "(`hccn-perf --no-data`, the bits of a run with data).")
-    w("- **Algorithm:** hccn's default selection (`%s`), except where the "
-      "run forced NCCL's algorithm (`NCCL_ALGO=Ring`): hccn then runs the "
-      "same (`HCCN_ALGO`, shown in the run's command). NCCL's own choices "
-      "(rings, trees, NVLS, several channels) are not reproduced.\n"
+    w("- **Algorithm:** hccn's default selection (`%s`), which under a "
+      "stack keeps to the library's own algorithms (its multi-channel ring "
+      "`rings`, its tree, the in-switch rows: docs/software.md), except "
+      "where the run forced NCCL's algorithm (`NCCL_ALGO=Ring`): hccn then "
+      "runs the same (`HCCN_ALGO`, shown in the run's command). NCCL's own "
+      "choice among them (its tuning model) is not reproduced: hccn takes "
+      "the cheapest by its own model.\n"
       % d["algo"])
 
 
@@ -254,15 +257,11 @@ def write_doc(path, d):
     loo(w, d)
     details(w, d)
     w("## What the model leaves out\n")
-    w("- **The library's own algorithms.** hccn's default selection takes "
-      "the algorithm of least modelled time, often one of few steps (a "
-      "mesh over an NVSwitch: two), where NCCL runs a ring of 2(n-1) "
-      "steps, a tree or NVLS; below 64 MiB the step count decides (one "
-      "hgx-a100 node, 8 MiB allreduce: measured 162 us, hccn's ring 118, "
-      "its default choice 83). hccn's ring is one ring, which crosses "
-      "nodes through one NIC pair, not NCCL's one ring per channel over "
-      "every NIC, so forcing it is no answer across nodes.")
-    w("- **InfiniBand SHARP** and **several channels**.")
+    w("- **The library's channels inside a node.** `rings` runs one "
+      "channel per NIC across nodes and one per link-disjoint cycle of a "
+      "mesh, but one on an NVSwitch node, where NCCL runs many, each "
+      "paying its own steps: one hgx-a100 node, 8 MiB allreduce, measured "
+      "162 us, `rings` 85 (docs/software.md).")
     w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
       "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
       "GPU, not per transfer; tried on the two A100 runs as a "

@@ -53,12 +53,13 @@ MI355X = ["node_types[0].fabric.bw_GBps=76.8",
 
 # RCCL's Ring on an xGMI mesh is one ring per channel, the channels'
 # rings over different links, so every link carries traffic; hccn's
-# `ring` is one ring on one link per GPU. hccn's default choice (mesh in a
-# node, hierarchical across nodes) uses every link as the channels do.
+# `ring` is one ring on one link per GPU. hccn's default choice under the
+# rccl stack keeps to the library's algorithms, `rings` among them.
 RCCL_RING = ("RCCL was forced to its Ring (NCCL_ALGO=Ring), which on an "
              "xGMI mesh runs one ring per channel over different links: "
-             "hccn runs its default choice, which uses every link too, not "
-             "its single ring.")
+             "hccn runs its default choice, which under the stack keeps to "
+             "the library's algorithms (its multi-channel rings among "
+             "them), not its single ring.")
 
 RUNS = {
     "thanos_1node_8xA100_80G_nvswitch_allreduce_g8": {
@@ -75,7 +76,7 @@ RUNS = {
     "aws_p5_1node_8xH100_nvswitch_allreduce": {
         "config": H100, "sets": [ONE], "family": "hgx-h100",
         "note": "Very probably NVLink SHARP (busbw above the links' "
-                "bandwidth): in-switch reduction is not in this model."},
+                "bandwidth): the config's NVSwitch reduces (nvls)."},
     "together_1node_8xH100_nvswitch_allgather_ring": {
         "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "ring",
         "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs its "
@@ -86,8 +87,8 @@ RUNS = {
                 "ring too."},
     "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw": {
         "config": H100, "sets": [ONE], "family": "hgx-h100",
-        "note": "NVLink SHARP (NVLS): in-switch reduction is not in this "
-                "model, so large sizes are predicted too slow."},
+        "note": "NVLink SHARP (NVLS): the config's NVSwitch reduces "
+                "(nvls)."},
     "azure_nd_h200_v5_1node_8xH200_nvls_allreduce_busbw": {
         "config": H100, "sets": [ONE], "family": "hgx-h100",
         "note": "H200 has H100's NVLink 4 (900 GB/s): the hgx-h100 config "
