@@ -82,6 +82,9 @@ const void *hccn_rt_wire_get_bytes(rt_wire_t *m, size_t *n);
 const char *hccn_rt_wire_get_str(rt_wire_t *m);
 /* Appends tail's bytes to m (a reply's fields after its status). */
 void hccn_rt_wire_append(rt_wire_t *m, const rt_wire_t *tail);
+/* Reads (out 0) or writes (out 1) all n bytes on fd: 0, or -1 when the
+ * line failed or the peer left. */
+int hccn_rt_wire_io(int fd, void *buf, size_t n, int out);
 /* Sends m as one frame / receives one frame into m: 0, or -1 when the
  * peer is gone (EOF, reset) or the frame is malformed. */
 int hccn_rt_wire_send(int fd, const rt_wire_t *m);

@@ -90,21 +90,6 @@ int hccn_rt_pdata_own(const rt_proc_t *p, uint64_t off, uint64_t n)
 
 /* --------------------------------------------------------------- lines */
 
-int hccn_rt_pdata_io(int fd, void *buf, size_t n, int out)
-{
-    char *c = buf;
-    while (n > 0) {
-        ssize_t k = out ? send(fd, c, n, MSG_NOSIGNAL) : recv(fd, c, n, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* An idle line to process q, or a new one; -1 if q cannot be reached. */
 static int pool_get(rt_proc_t *p, int q)
 {
@@ -148,11 +133,11 @@ static drep_t request(rt_proc_t *p, int q, const dreq_t *req,
     if (fd < 0)
         return rep;
     hccn_rt_proc_sync_release(p);
-    if (hccn_rt_pdata_io(fd, (void *)req, sizeof(*req), 1) != 0 ||
-        (n_out > 0 && hccn_rt_pdata_io(fd, (void *)out, n_out, 1) != 0) ||
-        hccn_rt_pdata_io(fd, &rep, sizeof(rep), 0) != 0 ||
+    if (hccn_rt_wire_io(fd, (void *)req, sizeof(*req), 1) != 0 ||
+        (n_out > 0 && hccn_rt_wire_io(fd, (void *)out, n_out, 1) != 0) ||
+        hccn_rt_wire_io(fd, &rep, sizeof(rep), 0) != 0 ||
         (rep.status == HCCN_OK && n_in > 0 &&
-         hccn_rt_pdata_io(fd, in, n_in, 0) != 0)) {
+         hccn_rt_wire_io(fd, in, n_in, 0) != 0)) {
         close(fd);
         return (drep_t){HCCN_ERR_REMOTE, q};
     }

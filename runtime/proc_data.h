@@ -38,9 +38,6 @@ struct rt_data_pool {
     int n, cap;
 };
 
-/* Reads (out 0) or writes (out 1) all n bytes on fd: 0, or -1 when the
- * line failed or the peer left. */
-int hccn_rt_pdata_io(int fd, void *buf, size_t n, int out);
 /* 1 if [off, off + n) of the layout is this process's own memory. */
 int hccn_rt_pdata_own(const rt_proc_t *p, uint64_t off, uint64_t n);
 /* Runs the move req here, where its destination lives; ia, ib: operands

@@ -29,13 +29,13 @@ static int send_arena(rt_proc_t *p, int fd, const char *src, size_t n)
         size_t k = n - i < RT_DATA_CHUNK ? n - i : RT_DATA_CHUNK;
         memcpy(buf, src + i, k);
         hccn_rt_proc_sync_release(p);
-        rc = hccn_rt_pdata_io(fd, buf, k, 1);
+        rc = hccn_rt_wire_io(fd, buf, k, 1);
     }
     hccn_sim_free(buf);
     return rc;
 #else
     (void)p;
-    return hccn_rt_pdata_io(fd, (void *)src, n, 1);
+    return hccn_rt_wire_io(fd, (void *)src, n, 1);
 #endif
 }
 
@@ -47,7 +47,7 @@ static int serve_inline(rt_proc_t *p, int fd, const dreq_t *req)
     size_t bytes = req->n * es;
     char *buf = bytes <= RT_DATA_CHUNK ? hccn_sim_malloc(bytes ? bytes : 1)
                                        : NULL;
-    if (buf == NULL || hccn_rt_pdata_io(fd, buf, bytes, 0) != 0) {
+    if (buf == NULL || hccn_rt_wire_io(fd, buf, bytes, 0) != 0) {
         hccn_sim_free(buf);
         return -1;   /* the line is out of step: ended */
     }
@@ -58,7 +58,7 @@ static int serve_inline(rt_proc_t *p, int fd, const dreq_t *req)
                         req->inl == INL_B ? buf : NULL);
     hccn_sim_free(buf);
     hccn_rt_proc_sync_release(p);
-    return hccn_rt_pdata_io(fd, &rep, sizeof(rep), 1);
+    return hccn_rt_wire_io(fd, &rep, sizeof(rep), 1);
 }
 
 /* Answers one request on fd; -1 ends the line. */
@@ -70,13 +70,13 @@ static int serve_one(rt_proc_t *p, int fd, const dreq_t *req)
         if (!hccn_rt_pdata_own(p, req->dst, req->n))
             return req->kind == DREQ_WRITE
                        ? -1
-                       : hccn_rt_pdata_io(fd, &rep, sizeof(rep), 1);
+                       : hccn_rt_wire_io(fd, &rep, sizeof(rep), 1);
         rep.status = HCCN_OK;
         if (req->kind == DREQ_WRITE &&
-            hccn_rt_pdata_io(fd, p->region + req->dst, req->n, 0) != 0)
+            hccn_rt_wire_io(fd, p->region + req->dst, req->n, 0) != 0)
             return -1;
         hccn_rt_proc_sync_release(p);
-        if (hccn_rt_pdata_io(fd, &rep, sizeof(rep), 1) != 0 ||
+        if (hccn_rt_wire_io(fd, &rep, sizeof(rep), 1) != 0 ||
             (req->kind == DREQ_READ &&
              send_arena(p, fd, p->region + req->dst, req->n) != 0))
             return -1;
@@ -88,14 +88,14 @@ static int serve_one(rt_proc_t *p, int fd, const dreq_t *req)
     if (req->kind == DREQ_MOVE && hccn_rt_pdata_own(p, req->dst, 1))
         rep = hccn_rt_pdata_exec(p, req, NULL, NULL);
     hccn_rt_proc_sync_release(p);
-    return hccn_rt_pdata_io(fd, &rep, sizeof(rep), 1);
+    return hccn_rt_wire_io(fd, &rep, sizeof(rep), 1);
 }
 
 static void *serve_line(void *arg)
 {
     struct rt_data_conn *c = arg;
     dreq_t req;
-    while (hccn_rt_pdata_io(c->fd, &req, sizeof(req), 0) == 0 &&
+    while (hccn_rt_wire_io(c->fd, &req, sizeof(req), 0) == 0 &&
            serve_one(c->p, c->fd, &req) == 0)
         ;
     return NULL;

@@ -166,26 +166,11 @@ const char *hccn_rt_wire_get_str(rt_wire_t *m)
     return s;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int hccn_rt_wire_io(int fd, void *buf, size_t n, int out)
 {
-    const char *c = p;
+    char *c = buf;
     while (n > 0) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    while (n > 0) {
-        ssize_t k = recv(fd, c, n, 0);
+        ssize_t k = out ? send(fd, c, n, MSG_NOSIGNAL) : recv(fd, c, n, 0);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -201,19 +186,19 @@ int hccn_rt_wire_send(int fd, const rt_wire_t *m)
     if (m->bad || fd < 0)
         return -1;
     uint64_t len = m->len;
-    if (write_all(fd, &len, sizeof(len)) != 0)
+    if (hccn_rt_wire_io(fd, &len, sizeof(len), 1) != 0)
         return -1;
-    return write_all(fd, m->buf, m->len);
+    return hccn_rt_wire_io(fd, m->buf, m->len, 1);
 }
 
 int hccn_rt_wire_recv(int fd, rt_wire_t *m)
 {
     hccn_rt_wire_reset(m);
     uint64_t len;
-    if (fd < 0 || read_all(fd, &len, sizeof(len)) != 0 || len > FRAME_MAX ||
+    if (fd < 0 || hccn_rt_wire_io(fd, &len, sizeof(len), 0) != 0 || len > FRAME_MAX ||
         reserve(m, (size_t)len) != 0)
         return -1;
-    if (read_all(fd, m->buf, (size_t)len) != 0)
+    if (hccn_rt_wire_io(fd, m->buf, (size_t)len, 0) != 0)
         return -1;
     m->len = (size_t)len;
     return 0;

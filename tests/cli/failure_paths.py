@@ -104,9 +104,6 @@ NOT_FAILURES = {
         "a socket call failed: errno holds the cause, which the caller "
         "records with the process and rendezvous (sys_error)",
     ("runtime/proc_run.c", "watch"): "a thread's return value, not a failure",
-    ("runtime/proc_data.c", "hccn_rt_pdata_io"):
-        "a socket call failed or the peer left: the caller answers "
-        "HCCN_ERR_REMOTE naming the process, which the host then loses",
     ("runtime/proc_data.c", "operand"):
         "NULL is the absent operand of a move (a receive without a local "
         "operand), not a failure",
@@ -118,12 +115,10 @@ NOT_FAILURES = {
     ("runtime/proc_wire.c", "hccn_rt_wire_get_str"):
         "the wire reader: NULL is the NULL string sent, or a short message "
         "(the reader is marked bad; its caller records it)",
-    ("runtime/proc_wire.c", "write_all"):
-        "a socket call failed: errno holds the cause; the caller records it "
-        "with the process",
-    ("runtime/proc_wire.c", "read_all"):
+    ("runtime/proc_wire.c", "hccn_rt_wire_io"):
         "a socket call failed or the peer left: the caller records it with "
-        "the process",
+        "the process (a data line's caller answers HCCN_ERR_REMOTE naming "
+        "it, which the host then loses)",
     ("runtime/proc_wire.c", "hccn_rt_wire_send"):
         "a bad message or a closed line: the caller records it with the "
         "process",
