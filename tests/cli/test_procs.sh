@@ -17,18 +17,8 @@ launch="$HCCN_BINARY_DIR/hccn-launch"
 perf="$HCCN_BINARY_DIR/hccn-perf"
 topo="$HCCN_SOURCE_DIR/configs/default.json"
 export HCCN_TIMEOUT=120
-mpirun=(mpirun --allow-run-as-root --oversubscribe)
-# Under AddressSanitizer, LeakSanitizer reports Open MPI's own allocations
-# (libmpi's, never freed at MPI_Finalize) when a process exits: the mpirun
-# cases run without leak detection; hccn-launch's keep it.
-# Under ThreadSanitizer, Open MPI's own locks (MPI_Init_thread, its
-# finalisation) are reported: tsan_openmpi.supp names them.
-if [ "${HCCN_TEST_SANITIZE:-}" = address ]; then
-    mpirun+=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-elif [ "${HCCN_TEST_SANITIZE:-}" = thread ]; then
-    supp="$HCCN_SOURCE_DIR/tests/cli/tsan_openmpi.supp"
-    mpirun+=(-x "TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$supp")
-fi
+# (hccn-launch's cases keep leak detection under AddressSanitizer.)
+mpirun_sanitized
 
 [ -x "$prog" ] && [ -x "$launch" ] || { echo "FAIL: not built" >&2; exit 1; }
 

@@ -16,14 +16,7 @@ prog="$HCCN_BINARY_DIR/tests/procs_check"
 launch="$HCCN_BINARY_DIR/hccn-launch"
 topo="$HCCN_SOURCE_DIR/configs/default.json"
 export HCCN_TIMEOUT=120
-mpirun=(mpirun --allow-run-as-root --oversubscribe -x HCCN_TRANSPORT=tcp
-        -x HCCN_DEBUG=INFO)
-if [ "${HCCN_TEST_SANITIZE:-}" = address ]; then
-    mpirun+=(-x "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-elif [ "${HCCN_TEST_SANITIZE:-}" = thread ]; then
-    supp="$HCCN_SOURCE_DIR/tests/cli/tsan_openmpi.supp"
-    mpirun+=(-x "TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS }suppressions=$supp")
-fi
+mpirun_sanitized -x HCCN_TRANSPORT=tcp -x HCCN_DEBUG=INFO
 [ -x "$prog" ] && [ -x "$launch" ] || { echo "FAIL: not built" >&2; exit 1; }
 
 # A port of 127.0.0.1 that is free now.
