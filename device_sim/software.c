@@ -20,6 +20,11 @@
  *   hwLat[NET][Ring]    LL 2.0, Simple 4.5 us -> step_us.net
  *   ring LL bus bandwidth x 1/5                    -> ll efficiency 0.2
  *   LL128 enabled by default only on NVIDIA Volta/Ampere -> ll128 off
+ *   MSCCL, on by default on MI300X (rccl-usage-tips; src/graph/
+ *   rome_models.cc "mscclEnabled=1"), runs allreduce on 8 GPUs of one
+ *   node with its all-pairs schedules from 0 to 16 MiB
+ *   (tools/msccl-algorithms/allreduce-allpairs-8n-*.xml, maxBytes
+ *   16777216)                          -> allpairs_max_bytes 16 MiB
  *
  * host_us, the host's issue of a call per NPU its thread drives, is not
  * in a tuning model (the libraries price the NPUs' side only): nccl-2.2x
@@ -59,6 +64,7 @@ static const hccn_sim_sw_t presets[] = {
     {.stack = "rccl-2.x",
      .launch_s = 12e-6,
      .per_thread = 1,
+     .allpairs_max_bytes = 16777216.0,
      .proto = {
          {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2)},
          {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},

@@ -47,6 +47,11 @@ struct hccn_sim_sw {
     int per_thread;                  /* NPUs one host thread drives */
     int channels;                    /* rings of the "rings" row; 0: from
                                         the topology (docs/algorithms.md) */
+    double allpairs_max_bytes;       /* an allreduce of up to this many
+                                        bytes on one node whose NPUs are
+                                        all linked pairwise may run the
+                                        library's all-pairs schedule
+                                        ("mesh"); 0: never */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 

@@ -90,7 +90,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
     static const char *const keys[] = {"launch_us", "host_us",
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
-                                       "channels", NULL};
+                                       "channels", "allpairs_max_bytes",
+                                       NULL};
     double x;
     long long n;
     int has;
@@ -114,6 +115,11 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->channels = (int)n;
+    if ((st = hccn_sim_jnum(c, o, "allpairs_max_bytes", 0.0, 0, 0x1p62, &x,
+                            &has)))
+        return st;
+    if (has)
+        sw->allpairs_max_bytes = x;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
         const char *name = hccn_sim_proto_name(p);

@@ -266,9 +266,28 @@ static int library_only(const hccn_coll_args_t *a, const hccn_sim_topo_t *topo)
             a->coll == HCCN_COLL_ALLGATHER);
 }
 
+/* 1 when the library runs a's allreduce with its all-pairs schedule:
+ * no larger than the stack's allpairs_max_bytes, on one node whose NPUs
+ * are all linked pairwise (RCCL's MSCCL on MI300X: docs/software.md). */
+static int library_allpairs(const hccn_coll_args_t *a,
+                            const hccn_hier_select_in_t *in)
+{
+    const hccn_sim_topo_t *topo = in->topo;
+    if (a->coll != HCCN_COLL_ALLREDUCE || in->world == NULL ||
+        (double)(a->count * a->esize) > topo->sw->allpairs_max_bytes)
+        return 0;
+    int node = topo->npus[in->world[0]].node;
+    for (int r = 1; r < a->nranks; r++)
+        if (topo->npus[in->world[r]].node != node)
+            return 0;
+    return topo->nodes[node].fabric == HCCN_SIM_FABRIC_MESH;
+}
+
 /* may[i]: 1 when the default choice may take row i (not by name only;
- * under library_only, one of the library's algorithms that applies). */
-static void default_rows(const hccn_coll_args_t *a, int library, int *may)
+ * under library_only, one of the library's algorithms that applies, and
+ * "mesh" where allpairs). */
+static void default_rows(const hccn_coll_args_t *a, int library,
+                         int allpairs, int *may)
 {
     static const struct {
         const char *name;
@@ -287,6 +306,8 @@ static void default_rows(const hccn_coll_args_t *a, int library, int *may)
              k++)
             if (strcmp(al->name, family[k].name) == 0)
                 may[i] = (a->in_switch & family[k].need) == family[k].need;
+        if (library && allpairs && strcmp(al->name, "mesh") == 0)
+            may[i] = 1;
         if (!library && al->by_name_only)
             may[i] = 0;
     }
@@ -374,20 +395,21 @@ static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
  * none of them apply, of every row), else the first row able to run a;
  * NULL if none. may is left as the rows it could take, reason says why. */
 static const hccn_algo_t *pick_default(const hccn_coll_args_t *a,
-                                       const hccn_sim_topo_t *topo,
+                                       const hccn_hier_select_in_t *in,
                                        const double *t, int *may,
                                        char *reason, size_t rlen)
 {
     const hccn_algo_t *algo;
+    const hccn_sim_topo_t *topo = in->topo;
     int passed, library = library_only(a, topo);
-    default_rows(a, library, may);
+    default_rows(a, library, library && library_allpairs(a, in), may);
     if (library && (algo = cheapest(a, t, may, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest of the library's algorithms "
                  "(stack %s)", topo->sw->stack);
         return algo;
     }
     if (library)
-        default_rows(a, 0, may);
+        default_rows(a, 0, 0, may);
     if ((algo = cheapest(a, t, may, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest");
         if (passed)
@@ -467,13 +489,13 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
         return algo;   /* forced, and nobody asks for the figures */
     predict_all(a, in, t);
     if (algo != NULL && open) {
-        default_rows(a, 0, may);
+        default_rows(a, 0, 0, may);
         snprintf(reason, sizeof(reason), "levels forced by spec \"%s\", "
                  "the ones left as NA the cheapest", part);
     } else if (algo != NULL) {
-        default_rows(a, 0, may);
+        default_rows(a, 0, 0, may);
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
-    } else if ((algo = pick_default(a, in->topo, t, may, reason,
+    } else if ((algo = pick_default(a, in, t, may, reason,
                                     sizeof(reason))) == NULL) {
         snprintf(why, len, "no algorithm implements %s",
                  hccn_coll_name(a->coll));

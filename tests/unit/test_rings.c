@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "device_sim/software.h"
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/rings.h"
@@ -438,6 +439,31 @@ static void test_selection(void **state)
     hccn_sim_topo_free(stack);
 }
 
+/* rccl-2.x on one MI300X node (mi300x-8.json, a full xGMI mesh): an
+ * allreduce up to allpairs_max_bytes (16 MiB) may take the library's
+ * all-pairs schedule, "mesh", and does where it is the cheapest; above it,
+ * or on two nodes, or with allpairs_max_bytes 0, never; the other
+ * collectives never. */
+static void test_allpairs(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load_config("mi300x-8.json");
+    assert_non_null(t->sw);
+    assert_true(t->sw->allpairs_max_bytes == 16.0 * MIB);
+    assert_string_equal(pick(t, HCCN_COLL_ALLREDUCE, 8, 8, NULL), "mesh");
+    assert_string_equal(pick(t, HCCN_COLL_ALLREDUCE, 8, 16 * MIB, NULL),
+                        "mesh");
+    assert_string_not_equal(pick(t, HCCN_COLL_ALLREDUCE, 8, 32 * MIB, NULL),
+                            "mesh");
+    assert_string_not_equal(pick(t, HCCN_COLL_ALLGATHER, 8, MIB, NULL),
+                            "mesh");
+    assert_string_not_equal(pick(t, HCCN_COLL_ALLREDUCE, 16, MIB, NULL),
+                            "mesh");
+    t->sw->allpairs_max_bytes = 0.0;
+    assert_string_not_equal(pick(t, HCCN_COLL_ALLREDUCE, 8, 8, NULL), "mesh");
+    hccn_sim_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_fill),
         cmocka_unit_test(test_one_channel_is_ring),
         cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_allpairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,6 +253,13 @@ static void test_host_floor(void **state)
                  "bad.json: software.ranks_per_thread");
     expect_error("{" BASE ", \"software\": {\"host_us\": -2}}",
                  "bad.json: software.host_us");
+    /* The all-pairs size: rccl-2.x's, overridden, refused below 0. */
+    t = load("{" BASE ", \"stack\": \"rccl-2.x\", \"software\": "
+             "{\"allpairs_max_bytes\": 1024}}");
+    assert_true(t->sw->allpairs_max_bytes == 1024.0);
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE ", \"software\": {\"allpairs_max_bytes\": -1}}",
+                 "bad.json: software.allpairs_max_bytes");
 }
 
 /* "software": {} is a model of no cost: the times of no model, bit for
