@@ -122,13 +122,15 @@ typedef struct {
  * result is the one hccn_sim_post_joined gives: the same recording, the
  * same times. tasks may be NULL only where hccn_sim_hint_stands allows it;
  * should the hint not stand after all, NULL is returned, as for no
- * memory. */
+ * memory. nvswitch: the call reduces in a node's switch, and starts after
+ * the stack's launch of such calls (hccn_sim_sw_launch). */
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
                                        hccn_sim_key_t join, int count,
-                                       int sole, hccn_sim_replay_hint_t *hint);
+                                       int sole, hccn_sim_replay_hint_t *hint,
+                                       int nvswitch);
 
 /* 1 if hint names a recording and stands: the next hccn_sim_post_hinted
  * of dev's part with it posts that part hollow, from the recording,

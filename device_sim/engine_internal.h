@@ -53,6 +53,8 @@ struct hccn_sim_batch {
     etask_t *tasks;
     uint32_t *succ;
     double t0, start, end;
+    double launch;              /* the call's launch (software.h), added
+                                   to its start */
     int gated;                  /* waiting for `after` to complete */
     int done;
     hccn_status_t status;       /* HCCN_ERR_FAULT / _REMOTE when failed */

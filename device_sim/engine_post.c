@@ -133,8 +133,7 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     ejoin_t *j = b->join;
-    if (eng->topo->sw != NULL)
-        t += eng->topo->sw->launch_s;   /* the call's launch (software.h) */
+    t += b->launch;   /* the call's launch (software.h) */
     if (j == NULL) {
         gate_start(eng, b, t);
         return;
@@ -212,8 +211,8 @@ void hccn_sim_batch_complete(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         b->end = b->start;
     /* The host's issue of the call (software.h): it ends no sooner. */
     if (eng->topo->sw != NULL && !hccn_sim_batch_failed(b) &&
-        b->end < b->start + hccn_sim_sw_floor(eng->topo->sw))
-        b->end = b->start + hccn_sim_sw_floor(eng->topo->sw);
+        b->end < b->start + hccn_sim_sw_floor(eng->topo->sw, b->launch))
+        b->end = b->start + hccn_sim_sw_floor(eng->topo->sw, b->launch);
     edev_t *d = &eng->devs[b->dev];
     int waited = d->state == DEV_WAITING && d->waiting_on == b;
     /* A sole batch's device posts nothing before it ends, and then goes on
@@ -430,13 +429,14 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
-                              int sole, hccn_sim_replay_hint_t *hint);
+                              int sole, hccn_sim_replay_hint_t *hint,
+                              int nvswitch);
 
 hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after)
 {
-    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0, NULL);
+    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0, NULL, 0);
 }
 
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
@@ -447,7 +447,7 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        int sole)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count, sole, NULL);
+                count, sole, NULL, 0);
 }
 
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
@@ -455,22 +455,26 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
                                        hccn_sim_key_t join, int count,
-                                       int sole, hccn_sim_replay_hint_t *hint)
+                                       int sole, hccn_sim_replay_hint_t *hint,
+                                       int nvswitch)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count, sole, hint);
+                count, sole, hint, nvswitch);
 }
 
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
-                              int sole, hccn_sim_replay_hint_t *hint)
+                              int sole, hccn_sim_replay_hint_t *hint,
+                              int nvswitch)
 {
     hccn_sim_batch_t *b = hccn_sim_calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
     b->dev = dev;
+    if (eng->topo->sw != NULL)
+        b->launch = hccn_sim_sw_launch(eng->topo->sw, nvswitch);
     b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;

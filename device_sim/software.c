@@ -11,6 +11,8 @@
  *   hwLat[NET][Ring]    LL 2.7, LL128 4.0, Simple 14.0 us -> step_us.net
  *   ring LL bus bandwidth x .5                     -> ll efficiency 0.5
  *   ring LL128 bus bandwidth x 0.92 ("120.0/128.0") -> ll128 efficiency
+ *   hwLat[NVLINK][NVLS] Simple 25 us, the whole latency of an NVLS call
+ *   (its baseLat is 0)                 -> nvls_launch_us
  *   (the PCI row, 1.0 / 2.5 / 5.7 us, is for configs/pcie-8gpu.json,
  *   which sets it as its step_us.intra)
  * rccl-2.x: AMD RCCL, src/graph/tuning.cc (ROCm/rccl, the tuning model
@@ -54,6 +56,7 @@ static const hccn_sim_sw_t presets[] = {
      }},
     {.stack = "nccl-2.2x",
      .launch_s = 6.6e-6,
+     .nvls_launch_s = 25e-6,
      .host_s = 4.6e-6,
      .per_thread = 1,
      .proto = {
@@ -107,9 +110,15 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
     return hccn_sim_sw_pick(topo->sw, bytes, c, bw);
 }
 
-double hccn_sim_sw_floor(const hccn_sim_sw_t *sw)
+double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, int nvswitch)
 {
-    return sw->host_s * (double)sw->per_thread - sw->launch_s;
+    return nvswitch && sw->nvls_launch_s > 0.0 ? sw->nvls_launch_s
+                                               : sw->launch_s;
+}
+
+double hccn_sim_sw_floor(const hccn_sim_sw_t *sw, double launch)
+{
+    return sw->host_s * (double)sw->per_thread - launch;
 }
 
 const char *hccn_sim_proto_name(int p)

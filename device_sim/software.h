@@ -47,6 +47,10 @@ struct hccn_sim_sw {
     int per_thread;                  /* NPUs one host thread drives */
     int channels;                    /* rings of the "rings" row; 0: from
                                         the topology (docs/algorithms.md) */
+    double nvls_launch_s;            /* per call that reduces in a node's
+                                        switch, in place of launch_s (the
+                                        library's in-switch algorithm);
+                                        0: launch_s */
     double allpairs_max_bytes;       /* an allreduce of up to this many
                                         bytes on one node whose NPUs are
                                         all linked pairwise may run the
@@ -74,9 +78,14 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
 int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
                            uint64_t bytes, int *cls);
 
+/* The launch of a call (seconds): nvls_launch_s where nvswitch (the call
+ * reduces in a node's switch) and it is set, else launch_s. */
+double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, int nvswitch);
+
 /* The least time of a call after its start (its launch done): the host's
- * issue, host_s x per_thread, less launch_s; <= 0 when it never binds. */
-double hccn_sim_sw_floor(const hccn_sim_sw_t *sw);
+ * issue, host_s x per_thread, less the call's launch; <= 0 when it never
+ * binds. */
+double hccn_sim_sw_floor(const hccn_sim_sw_t *sw, double launch);
 
 /* The preset named name, or NULL. */
 const hccn_sim_sw_t *hccn_sim_sw_preset(const char *name);

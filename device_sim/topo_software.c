@@ -91,7 +91,7 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
-                                       NULL};
+                                       "nvls_launch_us", NULL};
     double x;
     long long n;
     int has;
@@ -103,6 +103,10 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->launch_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "nvls_launch_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        sw->nvls_launch_s = x * 1e-6;
     if ((st = hccn_sim_jnum(c, o, "host_us", 0.0, 0, 1e6, &x, &has)))
         return st;
     if (has)

@@ -138,6 +138,16 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name)
     return hccn_hier_combo_find(name);
 }
 
+int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a)
+{
+    if (strcmp(algo->name, "nvls") == 0)
+        return (a->in_switch & HCCN_IN_SWITCH_ONE) != 0;
+    if (strcmp(algo->name, "hier_nvls") == 0 ||
+        strcmp(algo->name, "hier_nvls_sharp") == 0)
+        return (a->in_switch & HCCN_IN_SWITCH_NODES) != 0;
+    return 0;
+}
+
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
                               const hccn_coll_args_t *a)
 {
@@ -145,8 +155,10 @@ hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
     args.levels = hccn_hier_algo_levels(algo);
     hccn_sim_fail_clear();
     hccn_sched_t *s = algo->build(&args);
-    if (s != NULL)
+    if (s != NULL) {
+        s->nvswitch = hccn_hier_nvswitch_call(algo, a);
         return s;
+    }
     /* The builder recorded why (a builder that did not is a bug, which
      * hccn_sim_fail_context reports as such). */
     hccn_sim_fail_context("%s: algorithm '%s'", hccn_coll_name(a->coll),

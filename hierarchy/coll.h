@@ -156,6 +156,11 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name);
  * failure recorded (device_sim/fail.h): HCCN_ERR_UNSUPPORTED when algo
  * cannot run a, else what its builder found (HCCN_ERR_NOMEM naming the
  * allocation), after the collective and the algorithm. */
+/* 1 when algo's schedule for a reduces in a node's switch: nvls on one
+ * reducing node, hier_nvls or hier_nvls_sharp on reducing nodes (the
+ * library's NVLS algorithms, whose launch the stack may price apart). */
+int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a);
+
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
                               const hccn_coll_args_t *a);
 

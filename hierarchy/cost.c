@@ -87,8 +87,9 @@ static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
         if (tasks[i].kind != HCCN_SIM_TASK_LOCAL)
             tasks[i].key = (hccn_sim_key_t){0, 0, rk->steps[i].xfer};
     }
-    return hccn_sim_post(eng, pl->world[r], tasks, (int)rk->nsteps, rk->deps,
-                         NULL);
+    return hccn_sim_post_hinted(eng, pl->world[r], tasks, (int)rk->nsteps,
+                                rk->deps, NULL, (hccn_sim_key_t){0, 0, 0}, 1,
+                                0, NULL, s->nvswitch);
 }
 
 double hccn_hier_cost_engine(const hccn_sched_t *s,
@@ -220,9 +221,10 @@ int hccn_hier_cost_known(const char *name)
     return name != NULL && hccn_hier_cm_form(name) != NULL;
 }
 
-/* The closed form of fn for a, with every rank in one group. */
+/* The closed form of fn for a, with every rank in one group; nvswitch:
+ * the call reduces in a node's switch (its launch: software.h). */
 static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
-                        const hccn_cost_place_t *pl)
+                        const hccn_cost_place_t *pl, int nvswitch)
 {
     hccn_cost_levels_t lv;
     hccn_cm_t m;
@@ -246,9 +248,11 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = fn(&m, &all, a);
     if (m.failed)
         t = HCCN_COST_NONE;
-    else if (pl->topo->sw != NULL && t >= 0.0)
+    else if (pl->topo->sw != NULL && t >= 0.0) {
         /* every call's (software.h); "none" stays none */
-        t = pl->topo->sw->launch_s + fmax(t, hccn_sim_sw_floor(pl->topo->sw));
+        double l = hccn_sim_sw_launch(pl->topo->sw, nvswitch);
+        t = l + fmax(t, hccn_sim_sw_floor(pl->topo->sw, l));
+    }
 out:
     hccn_hier_cm_free(&m);
     hccn_sim_free(ident);
@@ -301,7 +305,9 @@ static double predict(const hccn_algo_t *algo, hccn_cm_form_fn fn,
     /* The v-collectives have no closed forms: the engine or nothing. */
     if (hccn_coll_is_v(a->coll))
         return t == TOO_BIG ? HCCN_COST_NONE : t;
-    return t == TOO_BIG ? run_model(fn, a, pl) : t;
+    return t == TOO_BIG ? run_model(fn, a, pl,
+                                    hccn_hier_nvswitch_call(algo, a))
+                        : t;
 }
 
 double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,

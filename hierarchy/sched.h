@@ -85,6 +85,9 @@ typedef struct hccn_sched {
      * to a rank left out has no xfer_recv (rank -1). Such a schedule
      * describes the timing of the full one and is run only folded. */
     int folded;
+    /* The call reduces in a node's switch (hccn_hier_nvswitch_call): the
+     * stack's launch of such calls applies (device_sim/software.h). */
+    int nvswitch;
     void *slab;             /* hccn_sched_reserve's mapping, or NULL */
     size_t slab_len;
 } hccn_sched_t;

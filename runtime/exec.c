@@ -151,7 +151,8 @@ static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
     op->batch = hccn_sim_post_hinted(cl->eng, op->ctx->rank, tasks,
                                      (int)rk->nsteps, rk->deps,
                                      comm->stream_tail, join, c->size, sole,
-                                     part != NULL ? &part->hint : NULL);
+                                     part != NULL ? &part->hint : NULL,
+                                     op->sched->nvswitch);
     if (part == NULL)
         hccn_sim_free(tasks);
     if (op->batch == NULL)   /* the engine recorded why */

@@ -298,6 +298,17 @@ static void test_software(void **state)
     strcpy(json3, host);
     strcat(json3, strchr(text, '{') + 1);
     sweep(json3, "default.json + host floor", 16);
+    /* Switches that reduce, one node and two: the in-switch rows' calls
+     * take the stack's NVLS launch (software.h) both ways. */
+    static const char *nvswitch =
+        "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"node_types\": "
+        "[{\"count\": 2, \"npu\": {\"count\": 4, \"arena_MiB\": 64, "
+        "\"reduce_bw_GBps\": 50, \"mem_bw_GBps\": 200}, \"fabric\": "
+        "{\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 2, "
+        "\"reduce\": {\"bw_GBps\": 1000}}, \"nics\": {\"count\": 4, "
+        "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "
+        "\"switch\", \"lat_us\": 1}}";
+    sweep(nvswitch, "two reducing switches + nccl-2.2x", 8);
     free(json3);
     free(json2);
     free(json);

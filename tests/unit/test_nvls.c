@@ -433,6 +433,54 @@ static void test_hier_nvls(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* The launch of a call that reduces in the switch (software.h,
+ * nvls_launch_us): NODE with a stack of launch 5 us, NVLS launch 20 us
+ * and no other cost. nvls on the reducing switch costs its body (the
+ * allreduce of check_allreduce) plus 20 us, in the engine and the closed
+ * form; mesh, and nvls where the call does not reduce in the switch
+ * (in_switch 0: mesh's schedule), 5 us plus their body. */
+#define STACKED                                                               \
+    "{\"version\": 1, \"software\": {\"launch_us\": 5, "                  \
+    "\"nvls_launch_us\": 20}, \"node_types\": [{\"count\": 1, \"npu\": " \
+    "{\"count\": 8, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, "          \
+    "\"mem_bw_GBps\": 200}, \"fabric\": {\"type\": \"switch\", "          \
+    "\"bw_GBps\": 100, \"lat_us\": 2, \"reduce\": {\"bw_GBps\": "        \
+    "10000}}}]}"
+
+static void test_nvls_launch(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(STACKED), *bare = load(NODE(
+        ", \"reduce\": {\"bw_GBps\": 10000}"));
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world}, pb = {bare, world};
+    const hccn_algo_t *nv = hccn_hier_algo_find("nvls"),
+                      *mesh = hccn_hier_algo_find("mesh");
+    const uint64_t count = 8 << 18;
+    const double S = count * 4.0, b = S / P;
+    hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, count), off = a;
+    off.in_switch = 0;
+    assert_int_equal(hccn_hier_nvswitch_call(nv, &a), 1);
+    assert_int_equal(hccn_hier_nvswitch_call(nv, &off), 0);
+    assert_int_equal(hccn_hier_nvswitch_call(mesh, &a), 0);
+    double body = ALPHA + (P - 1) * b / B + b / R + ALPHA + (P - 1) * b / B;
+    for (int m = 0; m < 2; m++) {
+        hccn_cost_mode_t mode = m ? HCCN_COST_MODEL : HCCN_COST_ENGINE;
+        test_assert_rel(hccn_hier_cost(nv, &a, &pl, mode, NULL),
+                        20e-6 + body, 1e-12, "nvls, its launch");
+        test_assert_rel(hccn_hier_cost(nv, &off, &pl, mode, NULL),
+                        5e-6 + hccn_hier_cost(nv, &off, &pb, mode, NULL),
+                        1e-12, "nvls off the switch, the stack's launch");
+        test_assert_rel(hccn_hier_cost(mesh, &a, &pl, mode, NULL),
+                        5e-6 + hccn_hier_cost(mesh, &a, &pb, mode, NULL),
+                        1e-12, "mesh, the stack's launch");
+    }
+    hccn_sim_topo_free(t);
+    hccn_sim_topo_free(bare);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_not_applicable),
         cmocka_unit_test(test_interp),
         cmocka_unit_test(test_hier_nvls),
+        cmocka_unit_test(test_nvls_launch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

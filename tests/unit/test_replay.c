@@ -145,7 +145,8 @@ static void post_call(run_t *r, call_fn fn, double nb, const int *sole)
                 ? hccn_sim_post_joined(r->eng, d, t, n, ring_deps, r->tail[d],
                                        join, r->ndev, sole[d])
                 : hccn_sim_post_hinted(r->eng, d, t, n, ring_deps, r->tail[d],
-                                       join, r->ndev, sole[d], &r->hint[d]);
+                                       join, r->ndev, sole[d], &r->hint[d],
+                                       0);
         assert_non_null(b);
         hccn_sim_batch_release(r->eng, r->tail[d]);
         r->tail[d] = b;
@@ -458,7 +459,7 @@ static void test_hint_without_tasks(void **state)
             hccn_sim_key_t join = {9, (uint64_t)i, UINT64_MAX};
             hccn_sim_batch_t *b = hccn_sim_post_hinted(
                 eng, d, stands ? NULL : t, 2, ring_deps, tail[d], join, 8, 1,
-                &hint[d]);
+                &hint[d], 0);
             assert_non_null(b);
             hccn_sim_batch_release(eng, tail[d]);
             tail[d] = b;
@@ -481,7 +482,7 @@ static void test_hint_without_tasks(void **state)
     assert_false(hccn_sim_hint_stands(eng, &hint[0]));
     hccn_sim_key_t join = {9, 0, UINT64_MAX};
     assert_null(hccn_sim_post_hinted(eng, 0, NULL, 2, ring_deps, NULL, join,
-                                     8, 1, &hint[0]));
+                                     8, 1, &hint[0], 0));
     hccn_sim_engine_destroy(eng);
     hccn_sim_topo_free(topo);
 }

@@ -216,7 +216,7 @@ static void test_host_floor(void **state)
                               "\"software\": {\"host_us\": 3, "
                               "\"ranks_per_thread\": 8}}");
     assert_true(t->sw->host_s == 3e-6 && t->sw->per_thread == 8);
-    assert_true(hccn_sim_sw_floor(t->sw) == 24e-6 - 6.6e-6);
+    assert_true(hccn_sim_sw_floor(t->sw, t->sw->launch_s) == 24e-6 - 6.6e-6);
     int world[2] = {0, 1};
     hccn_cost_place_t pl = {t, world};
     const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
@@ -245,7 +245,7 @@ static void test_host_floor(void **state)
     /* One NPU per thread: 4.6 us never exceeds NCCL's 6.6 us launch. */
     t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
     assert_true(t->sw->host_s == 4.6e-6 && t->sw->per_thread == 1);
-    assert_true(hccn_sim_sw_floor(t->sw) < 0.0);
+    assert_true(hccn_sim_sw_floor(t->sw, t->sw->launch_s) < 0.0);
     pl.topo = t;
     assert_true(unpriced_stays(&pl));
     hccn_sim_topo_free(t);
