@@ -16,6 +16,7 @@ H100 = "configs/hgx-h100.json"
 PCIE = "configs/pcie-8gpu.json"
 MI300X = "configs/mi300x-8.json"
 GB200 = "configs/gb200-nvl72.json"
+P5 = "configs/p5-efa.json"
 B200_SHARP = "configs/hgx-b200-sharp.json"
 ONE = "node_types[0].count=1"
 # Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
@@ -101,10 +102,10 @@ RUNS = {
                 "network stack per call is not NCCL's InfiniBand figure "
                 "that the preset carries."},
     "aws_p5_2node_16xH100_efa_nccl2203_ofi_tuner_allreduce": {
-        "config": H100, "sets": [], "family": "hgx-h100",
-        "note": "32 EFA devices of 100 Gb/s per node = 400 Gb/s per GPU, "
-                "the NIC bandwidth of hgx-h100; EFA's libfabric path costs "
-                "more per step than NCCL's InfiniBand figure."},
+        "config": P5, "sets": [], "family": "p5-efa",
+        "note": "p5-efa describes these instances: 32 EFA devices of 100 "
+                "Gb/s per node as 4 rails per GPU, each device's latency "
+                "from the aws-ofi-nccl tuner model's 20 us."},
     "cscs_alps_2node_2xGH200_slingshot_sarus_allreduce": {
         "config": H100, "sets": ["node_types[0].count=2",
                                  "node_types[0].npu.count=1",
