@@ -37,7 +37,9 @@ long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net)
     case HCCN_SIM_FABRIC_RING:
         links = n == 2 ? 2 : t->bidirectional ? 2 * n : n;
         break;
-    case HCCN_SIM_FABRIC_PCIE:   links = 2 * n + 2LL * t->ngroups; break;
+    case HCCN_SIM_FABRIC_PCIE:
+        links = (t->p2p ? 2 : 5) * n + 2LL * t->ngroups;  /* topo_staged.c */
+        break;
     case HCCN_SIM_FABRIC_LINKS:  links = 2LL * t->nconns; break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
@@ -170,6 +172,25 @@ static void build_ring(bctx_t *b, const hccn_sim_node_t *nd,
         add_link(b, f + (i + 1) % n, f + i, t->fab_bw, t->fab_lat, 0);
 }
 
+/* The stage links of every NPU of a pcie node without p2p (after its
+ * fabric links; topo_staged.c): out, in, then the shared budget, each from
+ * the NPU to itself (a resource, like a switch's reduction unit). */
+static void build_staged(bctx_t *b, const hccn_sim_node_t *nd,
+                         const hccn_sim_type_spec_t *t,
+                         hccn_sim_node_tab_t *tab)
+{
+    double one = t->stage_eff * t->fab_bw;
+    tab->stage_eff = t->stage_eff;
+    tab->stage_duplex = t->stage_duplex;
+    for (int j = 0; j < nd->nnpus; j++) {
+        int r = nd->first_npu + j;
+        hccn_sim_npu_tab_t *nt = &b->p->npu[r];
+        nt->stage_out = add_link(b, r, r, one, 0.0, 0);
+        nt->stage_in = add_link(b, r, r, one, 0.0, 0);
+        nt->stage = add_link(b, r, r, one * t->stage_duplex, 0.0, 0);
+    }
+}
+
 static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
                        const hccn_sim_type_spec_t *t, hccn_sim_node_tab_t *tab)
 {
@@ -192,6 +213,8 @@ static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
         nt->fab_down = add_link(b, sw, nd->first_npu + j, t->fab_bw, 0.0, 0);
     }
     tab->p2p = t->p2p;
+    if (!t->p2p)
+        build_staged(b, nd, t, tab);
     b->group += t->ngroups;
 }
 
@@ -299,7 +322,8 @@ static void build_npus(bctx_t *b)
                 u->dev = add_dev(b, HCCN_SIM_DEV_NPU, node, 0.0,
                                  "node%d.npu%d", node, j);
                 u->nic = -1;
-                b->p->npu[rank] = (hccn_sim_npu_tab_t){-1, -1, -1, -1, -1, -1};
+                b->p->npu[rank] = (hccn_sim_npu_tab_t){
+                    -1, -1, -1, -1, -1, -1, -1, -1, -1};
             }
         }
     }
