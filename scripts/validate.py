@@ -67,6 +67,27 @@ LINKS = [
      "runs": ["aws_p5_1node_8xH100_nvswitch_allreduce",
               "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw",
               "azure_nd_h200_v5_1node_8xH200_nvls_allreduce_busbw"]},
+    # Staged PCIe traffic without P2P (docs/topology.md): the configs use
+    # the published p2pBandwidthLatencyTest class's defaults; the no-P2P
+    # runs check them. The efficiency of a staged copy is searched on the
+    # runs whose GPUs each send or receive only (2-GPU broadcast, reduce),
+    # the duplex budget, at the efficiency used, on those whose GPUs send
+    # and receive at once.
+    {"name": "staged PCIe copy efficiency (pcie-8gpu, p2p false)",
+     "search": "node_types[0].fabric.staged.efficiency",
+     "bounds": (0.3, 1.0), "used": 0.8, "unit": "", "fmt": "%.3f",
+     "what": "The efficiency",
+     "runs": ["autodl_1node_2xRTX2080Ti_pcie_noP2P_broadcast",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_reduce"]},
+    {"name": "staged PCIe duplex (pcie-8gpu, p2p false)",
+     "search": "node_types[0].fabric.staged.duplex",
+     "bounds": (1.0, 2.0), "used": 1.2, "unit": "", "fmt": "%.3f",
+     "what": "The duplex (at the efficiency 0.8; 1.0, the least the model "
+             "takes, means the run is slower than any duplex gives)",
+     "runs": ["rtx4090_1node_8gpu_pcie_noP2P_allreduce",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_allreduce",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_allgather",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_alltoall"]},
 ]
 
 
