@@ -172,25 +172,6 @@ static void build_ring(bctx_t *b, const hccn_sim_node_t *nd,
         add_link(b, f + (i + 1) % n, f + i, t->fab_bw, t->fab_lat, 0);
 }
 
-/* The stage links of every NPU of a pcie node without p2p (after its
- * fabric links; topo_staged.c): out, in, then the shared budget, each from
- * the NPU to itself (a resource, like a switch's reduction unit). */
-static void build_staged(bctx_t *b, const hccn_sim_node_t *nd,
-                         const hccn_sim_type_spec_t *t,
-                         hccn_sim_node_tab_t *tab)
-{
-    double one = t->stage_eff * t->fab_bw;
-    tab->stage_eff = t->stage_eff;
-    tab->stage_duplex = t->stage_duplex;
-    for (int j = 0; j < nd->nnpus; j++) {
-        int r = nd->first_npu + j;
-        hccn_sim_npu_tab_t *nt = &b->p->npu[r];
-        nt->stage_out = add_link(b, r, r, one, 0.0, 0);
-        nt->stage_in = add_link(b, r, r, one, 0.0, 0);
-        nt->stage = add_link(b, r, r, one * t->stage_duplex, 0.0, 0);
-    }
-}
-
 static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
                        const hccn_sim_type_spec_t *t, hccn_sim_node_tab_t *tab)
 {
@@ -214,7 +195,7 @@ static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
     }
     tab->p2p = t->p2p;
     if (!t->p2p)
-        build_staged(b, nd, t, tab);
+        hccn_sim_build_staged(b->t, b->p, &b->nlink, nd, t, tab);
     b->group += t->ngroups;
 }
 

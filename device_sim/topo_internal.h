@@ -331,6 +331,13 @@ double hccn_sim_tree_bisection(const hccn_sim_topo_t *topo, double *a,
  * true and it is present; t->stage_eff stays 0 with p2p. */
 hccn_status_t hccn_sim_parse_staged(hccn_sim_jctx_t *c, json_object *f,
                                     hccn_sim_type_spec_t *t);
+/* Adds the stage links of every NPU of pcie node nd without p2p at *nlink
+ * (stage out, stage in, stage; each NPU -> itself) and fills tab's and the
+ * NPUs' tables. */
+void hccn_sim_build_staged(hccn_sim_topo_t *topo, hccn_sim_topo_priv_t *p,
+                           int *nlink, const hccn_sim_node_t *nd,
+                           const hccn_sim_type_spec_t *t,
+                           hccn_sim_node_tab_t *tab);
 /* The staged route from NPU a to NPU b of one pcie node without p2p: the
  * sender's stage links, the PCIe tree through the host, the receiver's
  * stage links; returns its length (8). */

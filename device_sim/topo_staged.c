@@ -68,6 +68,34 @@ hccn_status_t hccn_sim_parse_staged(hccn_sim_jctx_t *c, json_object *f,
     return st;
 }
 
+/* Link *nlink: from NPU r to itself, bw, no latency, level 0. */
+static int add_self(hccn_sim_topo_t *topo, int *nlink, int r, double bw)
+{
+    hccn_sim_link_t *l = &topo->links[*nlink];
+    l->src = l->dst = r;
+    l->bw = bw;
+    l->lat = 0.0;
+    l->level = 0;
+    return (*nlink)++;
+}
+
+void hccn_sim_build_staged(hccn_sim_topo_t *topo, hccn_sim_topo_priv_t *p,
+                           int *nlink, const hccn_sim_node_t *nd,
+                           const hccn_sim_type_spec_t *t,
+                           hccn_sim_node_tab_t *tab)
+{
+    double one = t->stage_eff * t->fab_bw;
+    tab->stage_eff = t->stage_eff;
+    tab->stage_duplex = t->stage_duplex;
+    for (int j = 0; j < nd->nnpus; j++) {
+        int r = nd->first_npu + j;   /* NPU device index == rank */
+        hccn_sim_npu_tab_t *nt = &p->npu[r];
+        nt->stage_out = add_self(topo, nlink, r, one);
+        nt->stage_in = add_self(topo, nlink, r, one);
+        nt->stage = add_self(topo, nlink, r, one * t->stage_duplex);
+    }
+}
+
 int hccn_sim_topo_staged(const hccn_sim_topo_t *topo, int node,
                          double *efficiency, double *duplex)
 {
