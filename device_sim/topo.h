@@ -197,6 +197,12 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
 int hccn_sim_topo_route_alt(const hccn_sim_topo_t *topo, int a, int b,
                             int *links, double *lat);
 
+/* Staged PCIe traffic of node (device_sim/topo_staged.c): 1 with its
+ * fabric.staged efficiency and duplex when its pcie fabric has no p2p, else
+ * 0 (and 0, 0); either pointer may be NULL. */
+int hccn_sim_topo_staged(const hccn_sim_topo_t *topo, int node,
+                         double *efficiency, double *duplex);
+
 /* In-switch reduction (device_sim/topo_reduce.c). The reduction unit of
  * node's switch when it reduces dtype with op (hccn_dtype_t, hccn_redop_t
  * values), else -1. */
@@ -216,7 +222,8 @@ int hccn_sim_topo_reduce_split(const hccn_sim_topo_t *topo, int src,
 
 /* Summary figures printed by hccn-topo. */
 typedef struct {
-    int links_per_level[3];      /* directed links */
+    int links_per_level[3];      /* directed links (wires: an NPU's stage
+                                    links, topo_staged.c, are not counted) */
     double bw_per_level[3];      /* bytes/s of one link of that level (min) */
     double bisection_bw;         /* bytes/s, one direction, across the
                                     worst balanced cut of the NPUs */

@@ -37,7 +37,9 @@ long long hccn_sim_type_links(const hccn_sim_type_spec_t *t, int has_net)
     case HCCN_SIM_FABRIC_RING:
         links = n == 2 ? 2 : t->bidirectional ? 2 * n : n;
         break;
-    case HCCN_SIM_FABRIC_PCIE:   links = 2 * n + 2LL * t->ngroups; break;
+    case HCCN_SIM_FABRIC_PCIE:
+        links = (t->p2p ? 2 : 5) * n + 2LL * t->ngroups;  /* topo_staged.c */
+        break;
     case HCCN_SIM_FABRIC_LINKS:  links = 2LL * t->nconns; break;
     case HCCN_SIM_FABRIC_NONE:   break;
     }
@@ -192,6 +194,8 @@ static void build_pcie(bctx_t *b, int node, const hccn_sim_node_t *nd,
         nt->fab_down = add_link(b, sw, nd->first_npu + j, t->fab_bw, 0.0, 0);
     }
     tab->p2p = t->p2p;
+    if (!t->p2p)
+        hccn_sim_build_staged(b->t, b->p, &b->nlink, nd, t, tab);
     b->group += t->ngroups;
 }
 
@@ -299,7 +303,8 @@ static void build_npus(bctx_t *b)
                 u->dev = add_dev(b, HCCN_SIM_DEV_NPU, node, 0.0,
                                  "node%d.npu%d", node, j);
                 u->nic = -1;
-                b->p->npu[rank] = (hccn_sim_npu_tab_t){-1, -1, -1, -1, -1, -1};
+                b->p->npu[rank] = (hccn_sim_npu_tab_t){
+                    -1, -1, -1, -1, -1, -1, -1, -1, -1};
             }
         }
     }

@@ -43,6 +43,8 @@ typedef struct {
     int *group_of;               /* pcie: group of each local NPU */
     double host_bw, host_lat;    /* pcie */
     int p2p;                     /* pcie */
+    double stage_eff, stage_duplex; /* pcie without p2p: fabric.staged
+                                    (topo_staged.c); 0 with p2p */
     int nconns;                  /* links: connections listed */
     int *conn;                   /* links: a, b, multiplicity per connection */
     int *pair;                   /* links: n x n; a->b is link base + pair
@@ -95,6 +97,10 @@ typedef struct {
     int nic_up, nic_down;        /* NPU <-> its NIC */
     int nic;                     /* index into priv->nics, -1 for none */
     int group;                   /* index into priv->groups (pcie), -1 */
+    int stage_out, stage_in;     /* pcie without p2p: the staged copy's
+                                    links (topo_staged.c), else -1 */
+    int stage;                   /* pcie without p2p: the budget both
+                                    directions share, else -1 */
 } hccn_sim_npu_tab_t;
 
 typedef struct {
@@ -109,6 +115,7 @@ typedef struct {
                                     forward link i -> i+1 is base + i */
     int back;                    /* ring: link i+1 -> i is back + i; -1 */
     int p2p;                     /* pcie */
+    double stage_eff, stage_duplex; /* pcie without p2p, else 0 */
     const int *pair;             /* links: the type's pair table */
 } hccn_sim_node_tab_t;
 
@@ -318,6 +325,24 @@ int hccn_sim_route_tree(const hccn_sim_topo_priv_t *p, int la, int lb,
  * scratch. */
 double hccn_sim_tree_bisection(const hccn_sim_topo_t *topo, double *a,
                                double *b);
+
+/* fabric.staged of a pcie fabric f whose p2p is parsed (topo_staged.c):
+ * the defaults when p2p is false and it is absent, an error when p2p is
+ * true and it is present; t->stage_eff stays 0 with p2p. */
+hccn_status_t hccn_sim_parse_staged(hccn_sim_jctx_t *c, json_object *f,
+                                    hccn_sim_type_spec_t *t);
+/* Adds the stage links of every NPU of pcie node nd without p2p at *nlink
+ * (stage out, stage in, stage; each NPU -> itself) and fills tab's and the
+ * NPUs' tables. */
+void hccn_sim_build_staged(hccn_sim_topo_t *topo, hccn_sim_topo_priv_t *p,
+                           int *nlink, const hccn_sim_node_t *nd,
+                           const hccn_sim_type_spec_t *t,
+                           hccn_sim_node_tab_t *tab);
+/* The staged route from NPU a to NPU b of one pcie node without p2p: the
+ * sender's stage links, the PCIe tree through the host, the receiver's
+ * stage links; returns its length (8). */
+int hccn_sim_route_staged(const hccn_sim_topo_priv_t *p, int a, int b,
+                          int *out);
 
 /* Parses doc's optional "faults" against the built graph (topo_faults.c). */
 hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,

@@ -190,7 +190,7 @@ static hccn_status_t parse_pcie(jctx_t *c, json_object *f,
         return st;
     if (!has)
         t->p2p = 1;
-    return HCCN_OK;
+    return hccn_sim_parse_staged(c, f, t);
 }
 
 /* fabric.type -> t->fabric. */
@@ -224,9 +224,9 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
     static const char *const keys[] = {
         "type", "bw_GBps", "lat_us", "bidirectional", "groups",
         "host_bw_GBps", "host_lat_us", "p2p", "links", "efficiency", "reduce",
-        NULL};
+        "staged", NULL};
     static const char *const pcie_only[] = {"groups", "host_bw_GBps",
-                                            "host_lat_us", "p2p"};
+                                            "host_lat_us", "p2p", "staged"};
     hccn_status_t st;
     if ((st = hccn_sim_jkeys(c, f, keys)) ||
         (st = parse_fabric_type(c, f, t)) ||
@@ -241,7 +241,7 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
         (!links && (st = hccn_sim_jforbid(c, f, "links",
                                           "when type is \"links\""))))
         return st;
-    for (int k = 0; k < 4 && !pcie; k++)
+    for (int k = 0; k < 5 && !pcie; k++)
         if ((st = hccn_sim_jforbid(c, f, pcie_only[k],
                                    "when type is \"pcie\"")))
             return st;

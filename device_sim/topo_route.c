@@ -63,6 +63,8 @@ static int route_intra(const hccn_sim_topo_t *topo, int a, int b, int *out)
     case HCCN_SIM_FABRIC_RING:
         return route_ring(tab, n, la, lb, out);
     case HCCN_SIM_FABRIC_PCIE:
+        if (!tab->p2p)   /* staged through host memory (topo_staged.c) */
+            return hccn_sim_route_staged(p, a, b, out);
         out[0] = ta->fab_up;
         if (ta->group == tb->group && tab->p2p) {
             out[1] = tb->fab_down;
@@ -353,6 +355,8 @@ void hccn_sim_topo_summarize(const hccn_sim_topo_t *topo,
         const hccn_sim_link_t *l = &topo->links[i];
         if (l->level < 0 || l->level > 2)
             continue;
+        if (l->src == l->dst && topo->devs[l->src].kind == HCCN_SIM_DEV_NPU)
+            continue;   /* an NPU's stage link: not a wire (topo_staged.c) */
         double *min = &sum->bw_per_level[l->level];
         if (sum->links_per_level[l->level]++ == 0)
             *min = INFINITY;

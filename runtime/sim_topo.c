@@ -215,6 +215,12 @@ hccn_status_t hccn_topo_route(const hccn_topo_t *t, int a, int b, int *links,
     return HCCN_OK;
 }
 
+int hccn_topo_staged(const hccn_topo_t *t, int node, double *efficiency,
+                     double *duplex)
+{
+    return hccn_sim_topo_staged(t, node, efficiency, duplex);
+}
+
 hccn_status_t hccn_topo_summary(const hccn_topo_t *t, hccn_topo_summary_t *s)
 {
     hccn_status_t rc = check_out("hccn_topo_summary", s,

@@ -67,6 +67,37 @@ LINKS = [
      "runs": ["aws_p5_1node_8xH100_nvswitch_allreduce",
               "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw",
               "azure_nd_h200_v5_1node_8xH200_nvls_allreduce_busbw"]},
+    # Staged PCIe traffic without P2P (docs/topology.md): the configs use
+    # the published p2pBandwidthLatencyTest class's defaults; the no-P2P
+    # runs check them. The efficiency of a staged copy is searched on the
+    # runs whose GPUs each send or receive only (2-GPU broadcast, reduce),
+    # the duplex budget, at the efficiency used, on those whose GPUs send
+    # and receive at once.
+    {"name": "staged PCIe copy efficiency (pcie-8gpu, p2p false)",
+     "search": "node_types[0].fabric.staged.efficiency",
+     "bounds": (0.3, 1.0), "used": 0.8, "unit": "", "fmt": "%.3f",
+     "what": "The efficiency",
+     "note": "The configs keep the published p2pBandwidthLatencyTest "
+             "class's 0.8 (docs/topology.md, \"Staged traffic without "
+             "peer-to-peer\"); these runs say 0.77, within 4 % of it.",
+     "runs": ["autodl_1node_2xRTX2080Ti_pcie_noP2P_broadcast",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_reduce"]},
+    {"name": "staged PCIe duplex (pcie-8gpu, p2p false)",
+     "search": "node_types[0].fabric.staged.duplex",
+     "bounds": (1.0, 2.0), "used": 1.2, "unit": "", "fmt": "%.3f",
+     "what": "The duplex (at the efficiency 0.8; 1.0, the least the model "
+             "takes, means the run is slower than any duplex gives)",
+     "note": "The configs keep the published class's 1.2. The 8-GPU RTX "
+             "4090 run says 1.3; the three 2-GPU RTX 2080 Ti runs (both "
+             "GPUs behind one PCIe 3.0 switch) move about 4 GB/s each way "
+             "when both ways are busy, under half of their one-way 11.1 "
+             "GB/s: slower than any duplex, which one budget per GPU does "
+             "not explain (host memory or the switch's uplink contended; "
+             "not modelled).",
+     "runs": ["rtx4090_1node_8gpu_pcie_noP2P_allreduce",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_allreduce",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_allgather",
+              "autodl_1node_2xRTX2080Ti_pcie_noP2P_alltoall"]},
 ]
 
 

@@ -226,21 +226,28 @@ def write_doc(path, d):
     for link, est in d["cal"]:
         if "search" in link:
             w("## Calibration of the %s\n" % link["name"])
-            w("The rate at which each run's prediction meets its measured "
-              "peak (`%s`, bisection):\n" % link["search"])
+            fmt = link.get("fmt", "%.0f")
+            unit = " " + link["unit"] if link["unit"] else ""
+            w("%s at which each run's prediction meets its measured "
+              "peak (`%s`, bisection):\n" % (link.get("what", "The rate"),
+                                             link["search"]))
             w("| run | collective | measured peak busbw (size) | hccn at "
               "the estimate | estimate |")
             w("|---|---|---|---|---|")
             for rid, coll, size, meas, pred, val in est:
-                w("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | %.0f %s |" %
-                  (rid, coll, meas, human(size), pred, val, link["unit"]))
+                w(("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | " + fmt +
+                   "%s |") % (rid, coll, meas, human(size), pred, val,
+                             unit))
             vals = [c[5] for c in est]
-            w("\nMean: **%.0f %s** (configs use %.0f); leave-one-out, each "
-              "run's estimate against the mean of the others: %s.\n"
-              % (statistics.mean(vals), link["unit"], link["used"],
+            w(("\nMean: **" + fmt + "%s** (configs use " + fmt + "); "
+               "leave-one-out, each run's estimate against the mean of the "
+               "others: %s.\n")
+              % (statistics.mean(vals), unit, link["used"],
                  ", ".join("%+.0f%%" % (100 * (v / statistics.mean(
                      vals[:i] + vals[i + 1:]) - 1))
                      for i, v in enumerate(vals))))
+            if link.get("note"):
+                w(link["note"] + "\n")
             continue
         w("## Calibration of the %s efficiency\n" % link["name"])
         w("| run | collective | measured peak busbw (size) | hccn, nominal "

@@ -68,6 +68,30 @@ static void print_net_reduce(const hccn_topo_t *t)
     }
 }
 
+/* The nodes whose PCIe traffic is staged through host memory (p2p false):
+ * one line per run of nodes with the same figures. */
+static void print_staged(const hccn_topo_t *t)
+{
+    int n = hccn_topo_nodes(t);
+    for (int first = 0; first < n;) {
+        double e, f, e2, f2;
+        if (!hccn_topo_staged(t, first, &e, &f)) {
+            first++;
+            continue;
+        }
+        int last = first;
+        while (last + 1 < n && hccn_topo_staged(t, last + 1, &e2, &f2) &&
+               e2 == e && f2 == f)
+            last++;
+        if (first == last)
+            printf("staged (no p2p): node %d", first);
+        else
+            printf("staged (no p2p): nodes %d..%d", first, last);
+        printf(", efficiency %g, duplex %g\n", e, f);
+        first = last + 1;
+    }
+}
+
 static void print_summary(const hccn_topo_t *t)
 {
     hccn_topo_summary_t s = {.struct_size = sizeof(s)};
@@ -88,6 +112,7 @@ static void print_summary(const hccn_topo_t *t)
     }
     printf("bisection: %g GB/s\n", s.bisection_Bps / 1e9);
     print_net_reduce(t);
+    print_staged(t);
 }
 
 static void print_graph(const hccn_topo_t *t)

@@ -144,6 +144,12 @@ typedef struct {
 HCCN_API hccn_status_t hccn_topo_summary(const hccn_topo_t *topo,
                                          hccn_topo_summary_t *sum);
 
+/* Node's staged PCIe traffic (docs/topology.md, "Staged traffic without
+ * peer-to-peer"): 1 with fabric.staged's efficiency and duplex when its
+ * pcie fabric has p2p false, else 0 (and 0, 0). Either pointer may be NULL. */
+HCCN_API int hccn_topo_staged(const hccn_topo_t *topo, int node,
+                              double *efficiency, double *duplex);
+
 /* The levels the cost model and the hierarchical algorithms see for a
  * communicator of the first nranks NPUs (docs/selection.md). */
 typedef struct {

@@ -259,16 +259,21 @@ static void test_pcie8(void **state)
     int l[HCCN_SIM_ROUTE_MAX];
     double lat;
     assert_int_equal(t->ndevs, 8 + 2 + 1);
-    assert_int_equal(t->nlinks, 2 * 8 + 2 * 2);
-    assert_int_equal(checked_route(t, 0, 5, l, &lat), 4);
-    assert_link(t, l[0], "node0.npu0", "node0.pcie0", 32 * GB, 0.5 * US);
-    assert_link(t, l[1], "node0.pcie0", "node0.host", 32 * GB, 0.5 * US);
-    assert_link(t, l[2], "node0.host", "node0.pcie1", 32 * GB, 0);
-    assert_link(t, l[3], "node0.pcie1", "node0.npu5", 32 * GB, 0);
+    /* No peer-to-peer: 3 stage links per NPU (topo_staged.c). */
+    assert_int_equal(t->nlinks, 2 * 8 + 2 * 2 + 3 * 8);
+    assert_int_equal(checked_route(t, 0, 5, l, &lat), 8);
+    assert_link(t, l[0], "node0.npu0", "node0.npu0", 0.8 * 32 * GB, 0);
+    assert_link(t, l[1], "node0.npu0", "node0.npu0", 0.96 * 32 * GB, 0);
+    assert_link(t, l[2], "node0.npu0", "node0.pcie0", 32 * GB, 0.5 * US);
+    assert_link(t, l[3], "node0.pcie0", "node0.host", 32 * GB, 0.5 * US);
+    assert_link(t, l[4], "node0.host", "node0.pcie1", 32 * GB, 0);
+    assert_link(t, l[5], "node0.pcie1", "node0.npu5", 32 * GB, 0);
+    assert_link(t, l[6], "node0.npu5", "node0.npu5", 0.96 * 32 * GB, 0);
+    assert_link(t, l[7], "node0.npu5", "node0.npu5", 0.8 * 32 * GB, 0);
     assert_close(lat, 1.0 * US);
     /* No peer-to-peer: same switch still goes up to the host and back. */
-    assert_int_equal(checked_route(t, 0, 1, l, &lat), 4);
-    assert_link(t, l[2], "node0.host", "node0.pcie0", 32 * GB, 0);
+    assert_int_equal(checked_route(t, 0, 1, l, &lat), 8);
+    assert_link(t, l[4], "node0.host", "node0.pcie0", 32 * GB, 0);
     assert_close(lat, 1.0 * US);
     /* Halves = the two switches; each side has one 32 GB/s uplink. */
     assert_close(summary(t).bisection_bw, 32 * GB);
@@ -375,7 +380,7 @@ static void test_pcie_p2p(void **state)
     hccn_sim_topo_free(t);
     t = load_text(NODE1("4", "{\"type\":\"pcie\",\"bw_GBps\":10,\"lat_us\":1,"
         "\"groups\":[[0,2],[1,3]],\"host_bw_GBps\":4,\"p2p\":false}"));
-    assert_int_equal(checked_route(t, 0, 2, l, &lat), 4);
+    assert_int_equal(checked_route(t, 0, 2, l, &lat), 8);  /* staged */
     assert_close(summary(t).bisection_bw, 2 * 4 * GB);  /* two uplinks */
     hccn_sim_topo_free(t);
 }
