@@ -20,6 +20,8 @@
  *   hwLat[NET][Ring]    LL 2.0, Simple 4.5 us -> step_us.net
  *   ring LL bus bandwidth x 1/5                    -> ll efficiency 0.2
  *   LL128 enabled by default only on NVIDIA Volta/Ampere -> ll128 off
+ * Both libraries keep NCCL_STEPS = 8 slots of a connection in flight
+ * (src/include/device.h, the same constant in RCCL's): slots 8.
  *
  * host_us, the host's issue of a call per NPU its thread drives, is not
  * in a tuning model (the libraries price the NPUs' side only): nccl-2.2x
@@ -42,6 +44,7 @@ static const hccn_sim_sw_t presets[] = {
     /* No cost: a file's stack taken away (--set stack=none). */
     {.stack = "none",
      .per_thread = 1,
+     .slots = 1,
      .proto = {
          {.on = 0, .eff = CLS(1.0, 1.0)},
          {.on = 0, .eff = CLS(1.0, 1.0)},
@@ -51,6 +54,7 @@ static const hccn_sim_sw_t presets[] = {
      .launch_s = 6.6e-6,
      .host_s = 4.6e-6,
      .per_thread = 1,
+     .slots = 8,
      .proto = {
          {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5)},
          {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92)},
@@ -59,6 +63,7 @@ static const hccn_sim_sw_t presets[] = {
     {.stack = "rccl-2.x",
      .launch_s = 12e-6,
      .per_thread = 1,
+     .slots = 8,
      .proto = {
          {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2)},
          {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},

@@ -47,6 +47,10 @@ struct hccn_sim_sw {
     int per_thread;                  /* NPUs one host thread drives */
     int channels;                    /* rings of the "rings" row; 0: from
                                         the topology (docs/algorithms.md) */
+    int slots;                       /* pipeline slots a connection keeps
+                                        in flight: chunks of one level of
+                                        a hierarchical row under way at
+                                        once (docs/software.md); >= 1 */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 
