@@ -192,6 +192,18 @@ static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
     return d < K ? d : (K > 0 ? K : 1);
 }
 
+/* Slots that start together share the links alike and end together:
+ * chunk k of D slots, which started at s[k] and ends at end, takes along
+ * each chunk j still in flight that started less than b (a chunk's time
+ * on the links) before it: j ends at end less its head start. */
+static void together(const double *s, double *e, uint64_t k, uint64_t D,
+                     double b, double end)
+{
+    for (uint64_t j = k > D - 1 ? k - D + 1 : 0; j < k; j++)
+        if (s[k] - s[j] < b && e[j] < end - (s[k] - s[j]))
+            e[j] = end - (s[k] - s[j]);
+}
+
 /* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
  * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
  * and P2 of chunk k-D are done (D slots), intra allgather (P3) of chunk k
@@ -200,7 +212,8 @@ static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
  * (busy), that starts at s ends at the later of s + d and the previous
  * P2's end + b: the links carry one chunk's bytes at a time while the
  * latencies and steps of D chunks overlap (fill, then the busier of b and
- * d / D a chunk). A rank's reductions run one at a time, so P1 of chunk
+ * d / D a chunk), except that chunks which start together run in step
+ * and end together (together: D of them take d + (D-1) b). A rank's reductions run one at a time, so P1 of chunk
  * k also waits for the reductions of P2 of chunk k-1 ((N-1)/N of its
  * block, the least any allreduce reduces). Where the level-1 switch
  * reduces, P2 is its two parts pipelined (hccn_hier_cm_two_part). */
@@ -227,13 +240,13 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
             b2[i] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
         p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
     }
-    double *e2k = hccn_sim_malloc(2 * (size_t)(K > 0 ? K : 1) *
+    double *e2k = hccn_sim_malloc(3 * (size_t)(K > 0 ? K : 1) *
                                   sizeof(double));
     if (e2k == NULL) {
         m->failed = 1;
         return 0.0;
     }
-    double *e1k = e2k + (K > 0 ? K : 1);
+    double *e1k = e2k + (K > 0 ? K : 1), *sk = e1k + (K > 0 ? K : 1);
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     for (uint64_t k = 0; k < K; k++) {
@@ -251,9 +264,9 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                 er = hccn_hier_cm_max(e1k[k], er) + sp[i][0];
                 e2 = hccn_hier_cm_max(er, e2) + sp[i][1];
             } else if (D > 1) {
-                double s = hccn_hier_cm_max(e1k[k], k >= D ? e2k[k - D]
-                                                           : 0.0);
-                e2 = hccn_hier_cm_max(s + p2[i], e2 + b2[i]);
+                sk[k] = hccn_hier_cm_max(e1k[k], k >= D ? e2k[k - D] : 0.0);
+                e2 = hccn_hier_cm_max(sk[k] + p2[i], e2 + b2[i]);
+                together(sk, e2k, k, D, b2[i], e2);
             } else {
                 e2 = hccn_hier_cm_max(e1k[k], e2) + p2[i];
                 er = e2;
