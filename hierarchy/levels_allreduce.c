@@ -180,20 +180,22 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
     const size_t e = h->a->esize;
     c->base[0] = 0;
     for (int i = 0; i <= c->top; i++) {
-        uint64_t n = c->blk[i < c->top ? i : i - 1] / e;
-        uint64_t most = probe(h, i, HCCN_COLL_ALLREDUCE, t), x;
+        c->w[i] = 0;
+        h->sbase[i] = c->base[i];
+        if (i == c->top && c->D[i] == 1)
+            break;
+        uint64_t n = c->blk[i < c->top ? i : i - 1] / e, most, x;
         if (i < c->top) {
-            x = probe(h, i, HCCN_COLL_REDUCE_SCATTER, n);
-            most = x > most ? x : most;
+            most = probe(h, i, HCCN_COLL_REDUCE_SCATTER, n);
             x = probe(h, i, HCCN_COLL_ALLGATHER, n);
             most = x > most ? x : most;
-            c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] * most;
-        } else if (c->D[i] > 1) {
-            x = probe(h, i, HCCN_COLL_ALLREDUCE, n);
-            most = x > most ? x : most;
+        } else {
+            most = probe(h, i, HCCN_COLL_ALLREDUCE, n);
         }
-        c->w[i] = most;
-        h->sbase[i] = c->base[i];
+        x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
+        c->w[i] = x > most ? x : most;
+        if (i < c->top)
+            c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] * c->w[i];
     }
 }
 
