@@ -27,6 +27,8 @@
  *   node with its all-pairs schedules from 0 to 16 MiB
  *   (tools/msccl-algorithms/allreduce-allpairs-8n-*.xml, maxBytes
  *   16777216)                          -> allpairs_max_bytes 16 MiB
+ * Both libraries keep NCCL_STEPS = 8 slots of a connection in flight
+ * (src/include/device.h, the same constant in RCCL's): slots 8.
  *
  * host_us, the host's issue of a call per NPU its thread drives, is not
  * in a tuning model (the libraries price the NPUs' side only): nccl-2.2x
@@ -49,6 +51,7 @@ static const hccn_sim_sw_t presets[] = {
     /* No cost: a file's stack taken away (--set stack=none). */
     {.stack = "none",
      .per_thread = 1,
+     .slots = 1,
      .proto = {
          {.on = 0, .eff = CLS(1.0, 1.0)},
          {.on = 0, .eff = CLS(1.0, 1.0)},
@@ -59,6 +62,7 @@ static const hccn_sim_sw_t presets[] = {
      .nvls_launch_s = 25e-6,
      .host_s = 4.6e-6,
      .per_thread = 1,
+     .slots = 8,
      .proto = {
          {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5)},
          {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92)},
@@ -68,6 +72,7 @@ static const hccn_sim_sw_t presets[] = {
      .launch_s = 12e-6,
      .per_thread = 1,
      .allpairs_max_bytes = 16777216.0,
+     .slots = 8,
      .proto = {
          {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2)},
          {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},

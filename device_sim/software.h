@@ -14,7 +14,10 @@
  *   - the protocol of a transfer follows from its size and its route's
  *     class (inside a node, or through a NIC): below a protocol's
  *     max_bytes threshold where the file gives thresholds, else the one
- *     of least step_s + bytes / (eff x route bandwidth).
+ *     of least step_s + bytes / (eff x route bandwidth);
+ *   - a connection keeps `slots` chunks in flight: the top of a
+ *     two-level allreduce runs that many chunks at once
+ *     (hierarchy/levels.h).
  *
  * The engine (flow.c) and the cost model (hierarchy/cost_flows.c) both ask
  * hccn_sim_sw_pick, so they agree on every transfer.
@@ -56,6 +59,10 @@ struct hccn_sim_sw {
                                         all linked pairwise may run the
                                         library's all-pairs schedule
                                         ("mesh"); 0: never */
+    int slots;                       /* pipeline slots a connection keeps
+                                        in flight: chunks of one level of
+                                        a hierarchical row under way at
+                                        once (docs/software.md); >= 1 */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 

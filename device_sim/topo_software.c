@@ -5,7 +5,7 @@
  *   "stack": "nccl-2.2x",
  *   "software": {
  *     "launch_us": 6.6,
- *     "host_us": 4.6, "ranks_per_thread": 8,
+ *     "host_us": 4.6, "ranks_per_thread": 8, "slots": 8,
  *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5},
  *     "ll128":  {"enabled": false},
  *     "simple": {"step_us": 3.4, "efficiency": 1, "max_bytes": 0}
@@ -91,7 +91,7 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
-                                       "nvls_launch_us", NULL};
+                                       "nvls_launch_us", "slots", NULL};
     double x;
     long long n;
     int has;
@@ -124,6 +124,10 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->allpairs_max_bytes = x;
+    if ((st = hccn_sim_jint(c, o, "slots", 1, 64, &n, &has)))
+        return st;
+    if (has)
+        sw->slots = (int)n;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
         const char *name = hccn_sim_proto_name(p);
@@ -144,6 +148,7 @@ static void sw_none(hccn_sim_sw_t *sw)
 {
     memset(sw, 0, sizeof(*sw));
     sw->per_thread = 1;
+    sw->slots = 1;
     for (int p = 0; p < HCCN_SIM_NPROTO; p++)
         for (int k = 0; k < HCCN_SIM_NCLS; k++)
             sw->proto[p].eff[k] = 1.0;

@@ -159,7 +159,8 @@ static int hier_init(hier_t *h, hccn_sched_t *s, const hccn_coll_args_t *a,
     h->N = a->view->nnodes;
     h->L = L;
     h->spec = (hccn_hier_levels_t){.k = 2, .n = {L, h->N},
-                                   .algo = {v->l0, v->l1}, .name = v->sched};
+                                   .algo = {v->l0, v->l1}, .name = v->sched,
+                                   .slots = a->view->slots};
     h->at = hccn_sim_malloc((size_t)a->nranks * sizeof(int));
     if (h->at == NULL)
         return -1;

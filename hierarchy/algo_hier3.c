@@ -132,7 +132,8 @@ static hccn_sched_t *pods_as_nodes(const hccn_coll_args_t *a)
         mem[r] = v->pod[r];
         local[r] = seen[v->pod[r]]++;
     }
-    hccn_hier_view_t pv = {a->nranks, mem, local, v->npods, NULL, 0, 0};
+    hccn_hier_view_t pv = {a->nranks, mem, local, v->npods, NULL, 0, 0,
+                          v->slots};
     hccn_coll_args_t sa = *a;
     sa.view = &pv;
     sa.fold_rep = NULL;         /* pods are not nodes: built whole */

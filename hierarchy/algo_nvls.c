@@ -381,7 +381,7 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
         return -1;
     hccn_cm_xf_t x = {.src = r0, .dst = r1, .bytes = b};
     double step = hccn_hier_cm_protocol(m, &x);
-    f->alpha = lat + step;
+    f->alpha = m->lat_off ? 0.0 : lat + step;
     f->ulat = 0.0;
     f->up = 1.0 / (x.eff * topo->links[links[0]].bw);
     f->down = 1.0 / (x.eff * topo->links[links[1]].bw);

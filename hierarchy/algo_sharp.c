@@ -197,9 +197,9 @@ static int form_of(hccn_cm_t *m, const hccn_cm_team_t *t, int g, uint64_t b,
         f->down = hccn_hier_cm_max(f->down,
                                    slowest(topo, links, k + 1, n, x.eff));
         if (i == 0)
-            f->alpha = lat + step;
+            f->alpha = m->lat_off ? 0.0 : lat + step;
     }
-    f->ulat = topo->links[unit].lat;
+    f->ulat = m->lat_off ? 0.0 : topo->links[unit].lat;
     f->unit = (double)t->ngroups / (x.eff * topo->links[unit].bw);
     return 0;
 }

@@ -95,7 +95,7 @@ double hccn_hier_cm_torus(hccn_cm_t *m, const hccn_cm_team_t *t,
         node[r] = r / X;
         node[p + r] = r % X;
     }
-    hccn_hier_view_t grid = {p, node, node + p, p / X, NULL, 0, 0};
+    hccn_hier_view_t grid = {p, node, node + p, p / X, NULL, 0, 0, 0};
     hccn_coll_args_t g = *a;
     g.view = &grid;
     double time = hccn_hier_cm_hier_rr(m, t, &g);

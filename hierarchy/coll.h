@@ -58,6 +58,9 @@ typedef struct {
     int npods;
     int channels;           /* the "rings" row's channels (rings.h,
                                hccn_hier_rings_channels); 0 = 1 */
+    int slots;              /* chunks a two-level row's top keeps in
+                               flight (the software model's slots,
+                               levels.h); 0 = 1 */
 } hccn_hier_view_t;
 
 typedef struct {

@@ -34,8 +34,10 @@ int hccn_hier_cost_view(const hccn_cost_place_t *pl, int nranks, int *node,
         node[r] = map[wn];
         local[r] = count[wn]++;
     }
-    *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0, 0};
+    *view = (hccn_hier_view_t){nranks, node, local, nnodes, NULL, 0, 0, 1};
     view->channels = hccn_hier_rings_channels(topo, pl->world, nranks, view);
+    if (topo->sw != NULL && topo->sw->slots > 1)
+        view->slots = topo->sw->slots;
     hccn_sim_free(map);
     hccn_sim_free(count);
     return 0;

@@ -185,7 +185,7 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
             x[i].w = hccn_hier_cm_max(x[i].w,
                                       weight * link_work(m, links[k], wire) /
                                           (tl[links[k]].bw * wire));
-        x[i].lat += step;
+        x[i].lat = m->lat_off ? 0.0 : x[i].lat + step;
         x[i].w /= x[i].eff;
     }
     for (int t = 0; t < nt; t++)

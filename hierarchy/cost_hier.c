@@ -167,14 +167,56 @@ static int split_parts(hccn_cm_t *m, const hier_t *h,
     return 1;
 }
 
+/* What a phase holds its level's links for: level() without latencies
+ * and steps. */
+static double busy(hccn_cm_t *m, const hier_t *h, int l,
+                   const hccn_cm_team_t *t, const hccn_coll_args_t *a,
+                   hccn_coll_t coll, uint64_t count)
+{
+    m->lat_off = 1;
+    double time = level(m, h, l, t, a, coll, count, 0);
+    m->lat_off = 0;
+    return time;
+}
+
+/* The top's slots for K chunks (levels_allreduce.c, slots_init): the
+ * software model's, at most 64 and K; one where the top's switch
+ * reduces (its two parts pipeline their own way). */
+static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
+                          uint64_t K)
+{
+    uint64_t d = a->view->slots > 1 ? (uint64_t)a->view->slots : 1;
+    d = d < 64 ? d : 64;
+    if (hccn_hier_level_switch(a, h->l1))
+        return 1;
+    return d < K ? d : (K > 0 ? K : 1);
+}
+
+/* Slots that start together share the links alike and end together:
+ * chunk k of D slots, which started at s[k] and ends at end, takes along
+ * each chunk j still in flight that started less than b (a chunk's time
+ * on the links) before it: j ends at end less its head start. */
+static void together(const double *s, double *e, uint64_t k, uint64_t D,
+                     double b, double end)
+{
+    for (uint64_t j = k > D - 1 ? k - D + 1 : 0; j < k; j++)
+        if (s[k] - s[j] < b && e[j] < end - (s[k] - s[j]))
+            e[j] = end - (s[k] - s[j]);
+}
+
 /* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
  * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
- * and P2 of chunk k-1 are done, intra allgather (P3) of chunk k after all
- * P1s, P3 of k-1 and P2 of k; then the count % L leftover elements. A
- * rank's reductions run one at a time, so P1 of chunk k also waits for the
- * reductions of P2 of chunk k-1 ((N-1)/N of its block, the least any
- * allreduce reduces). Where the level-1 switch reduces, P2 is its two
- * parts pipelined (hccn_hier_cm_two_part). */
+ * and P2 of chunk k-D are done (D slots), intra allgather (P3) of chunk k
+ * after all P1s, P3 of k-1 and P2 of k; then the count % L leftover
+ * elements. With D > 1 a P2 of d seconds alone, b of them its links'
+ * (busy), that starts at s ends at the later of s + d and the previous
+ * P2's end + b: the links carry one chunk's bytes at a time while the
+ * latencies and steps of D chunks overlap (fill, then the busier of b and
+ * d / D a chunk), except that chunks which start together run in step
+ * and end together (together: D of them take d + (D-1) b). A rank's reductions run one at a time, so P1 of chunk
+ * k also waits for the reductions of P2 of chunk k-1 ((N-1)/N of its
+ * block, the least any allreduce reduces). Where the level-1 switch
+ * reduces, P2 is its two parts pipelined (hccn_hier_cm_two_part). */
 static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                              const hccn_coll_args_t *a)
 {
@@ -183,7 +225,9 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
-    double p1[2], p2[2], p3[2], sp[2][4], e1 = 0.0, e2 = 0.0, e3;
+    const uint64_t D = top_slots(a, h, K);
+    double p1[2], p2[2], p3[2], b2[2] = {0.0, 0.0}, sp[2][4];
+    double e1 = 0.0, e2 = 0.0, e3;
     int split[2] = {0, 0};
     for (int i = 0; i < 2 && K > 0; i++) {
         uint64_t q = i == 0 ? ce / L : ql;
@@ -192,15 +236,17 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
         p2[i] = split[i] ? 0.0
                          : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
                                  q, 0);
+        if (D > 1)
+            b2[i] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
         p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
     }
-    double *e2k = hccn_sim_malloc(2 * (size_t)(K > 0 ? K : 1) *
+    double *e2k = hccn_sim_malloc(3 * (size_t)(K > 0 ? K : 1) *
                                   sizeof(double));
     if (e2k == NULL) {
         m->failed = 1;
         return 0.0;
     }
-    double *e1k = e2k + (K > 0 ? K : 1);
+    double *e1k = e2k + (K > 0 ? K : 1), *sk = e1k + (K > 0 ? K : 1);
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     for (uint64_t k = 0; k < K; k++) {
@@ -217,6 +263,10 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
             if (split[i]) {
                 er = hccn_hier_cm_max(e1k[k], er) + sp[i][0];
                 e2 = hccn_hier_cm_max(er, e2) + sp[i][1];
+            } else if (D > 1) {
+                sk[k] = hccn_hier_cm_max(e1k[k], k >= D ? e2k[k - D] : 0.0);
+                e2 = hccn_hier_cm_max(sk[k] + p2[i], e2 + b2[i]);
+                together(sk, e2k, k, D, b2[i], e2);
             } else {
                 e2 = hccn_hier_cm_max(e1k[k], e2) + p2[i];
                 er = e2;

@@ -223,7 +223,8 @@ static double pods_as_nodes(hccn_cm_t *m, const hccn_cm_team_t *t,
         mem[r] = v->pod[r];
         local[r] = seen[v->pod[r]]++;
     }
-    hccn_hier_view_t pv = {a->nranks, mem, local, v->npods, NULL, 0, 0};
+    hccn_hier_view_t pv = {a->nranks, mem, local, v->npods, NULL, 0, 0,
+                          v->slots};
     hccn_coll_args_t sa = *a;
     sa.view = &pv;
     double time = hccn_hier_cm_hier(m, t, &sa);

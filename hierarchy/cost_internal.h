@@ -59,6 +59,9 @@ typedef struct hccn_cm {
                                 hccn_hier_cm_instances) */
     int eff_given;           /* hccn_hier_cm_flows: the transfers' eff set
                                 by the caller, no step added */
+    int lat_off;             /* hccn_hier_cm_flows and the in-switch
+                                forms: no latency and no step, what a
+                                form's transfers hold its links for */
 } hccn_cm_t;
 
 /* Pipelined data: n chunks of c bytes, the last one last bytes. */

@@ -12,10 +12,16 @@
  *                 on the block the level below left (phases 1 .. k-1), an
  *                 allreduce of the last piece at the top (phase k), then
  *                 allgathers back down (phases k+1 .. 2k-1). Each level
- *                 runs its phases one at a time in chunk order, so the
- *                 levels overlap: chunk c+1 climbs while chunk c crosses
- *                 the top. The count % (n0 ... n(k-2)) elements left over
- *                 go last: an allreduce at every level (phase 2k).
+ *                 runs its phases in chunk order, so the levels
+ *                 overlap: chunk c+1 climbs while chunk c crosses the
+ *                 top. With lv->slots = D > 1 the top keeps D chunks in
+ *                 flight (the library's pipeline slots): its phase of
+ *                 chunk c waits for the level below's part of chunk c
+ *                 and for its own phase of chunk c-D, in SCRATCH set
+ *                 c % D of its own; D = 1 is one chunk at a time (the
+ *                 levels below, and a top whose switch reduces). The
+ *                 count % (n0 ... n(k-2)) elements left over go last: an
+ *                 allreduce at every level (phase 2k).
  * reduce_scatter  level 0 first, on all the data: inside each group,
  *                 every rank ends with the group's sum of the blocks whose
  *                 place at level 0 is its own; then level 1 on those (1/n0
@@ -48,6 +54,8 @@ typedef struct {
     int n[HCCN_LEVELS_MAX];              /* group size of each level */
     const char *algo[HCCN_LEVELS_MAX];   /* its flat algorithm */
     const char *name;                    /* the schedule's name */
+    int slots;                           /* allreduce: chunks the top
+                                            keeps in flight; 0 = 1 */
 } hccn_hier_levels_t;
 
 /* A composition under way. */

@@ -2,7 +2,9 @@
  * Allreduce over any number of levels (levels.h): per chunk a reduce-
  * scatter up every level below the top, an allreduce at the top, and
  * allgathers back down; each level runs its phases in chunk order, so the
- * levels overlap. Two levels give "hier", three "hier3".
+ * levels overlap, with up to lv->slots chunks of the top in flight (a
+ * SCRATCH set and a frontier of sinks per slot). Two levels give "hier",
+ * three "hier3".
  */
 #include <stdlib.h>
 
@@ -18,7 +20,17 @@ typedef struct {
     int split;                      /* the top reduces in a switch: its
                                        allreduce runs as two parts */
     hccn_frontier_t *fred;          /* the top's reduction part's sinks */
+    int D[HCCN_LEVELS_MAX];         /* a level's slots: chunks in flight
+                                       (slots_init) */
+    int dmax;                       /* the most of D */
+    uint64_t base[HCCN_LEVELS_MAX]; /* a level's SCRATCH, set 0 */
+    uint64_t w[HCCN_LEVELS_MAX];    /* bytes of one of its sets */
+    hccn_frontier_t **fs;           /* fs[i dmax + s]: the sinks of level
+                                       i's last phase in set s; set 0 is
+                                       h->f[i] */
 } ar_t;
+
+#define SLOTS_MAX 64
 
 /* Place digits: the index at level j of the places below level i of g. */
 static uint64_t base(const hccn_hier_comp_t *h, const ar_t *c, int i, uint64_t g)
@@ -161,18 +173,81 @@ static void tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o, uint64_t t)
     }
 }
 
-/* Levels overlap in time, so each gets its own SCRATCH range. */
-static void scratch(hccn_hier_comp_t *h, const ar_t *c, uint64_t t)
+/* Levels overlap in time, so each gets its own SCRATCH range: D sets of
+ * w bytes each (the top's set 0 is left to grow, as the last range). */
+static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
 {
     const size_t e = h->a->esize;
-    h->sbase[0] = 0;
-    for (int i = 0; i < c->top; i++) {
-        uint64_t most = probe(h, i, HCCN_COLL_REDUCE_SCATTER, c->blk[i] / e);
-        uint64_t ag = probe(h, i, HCCN_COLL_ALLGATHER, c->blk[i] / e);
-        uint64_t ar = probe(h, i, HCCN_COLL_ALLREDUCE, t);
-        most = ag > most ? ag : most;
-        h->sbase[i + 1] = h->sbase[i] + (ar > most ? ar : most);
+    c->base[0] = 0;
+    for (int i = 0; i <= c->top; i++) {
+        c->w[i] = 0;
+        h->sbase[i] = c->base[i];
+        if (i == c->top && c->D[i] == 1)
+            break;
+        uint64_t n = c->blk[i < c->top ? i : i - 1] / e, most, x;
+        if (i < c->top) {
+            most = probe(h, i, HCCN_COLL_REDUCE_SCATTER, n);
+            x = probe(h, i, HCCN_COLL_ALLGATHER, n);
+            most = x > most ? x : most;
+        } else {
+            most = probe(h, i, HCCN_COLL_ALLREDUCE, n);
+        }
+        x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
+        c->w[i] = x > most ? x : most;
+        if (i < c->top)
+            c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] * c->w[i];
     }
+}
+
+/* Slots: D chunks of the top in flight, D from lv->slots (at most 64
+ * and K), and their frontiers. The levels below keep one: their chunks
+ * are all ready at the start, and in flight together they would share
+ * the links from the start (the engine shares a link fairly, where the
+ * library's slots fill in order), every chunk's climb late. A top whose
+ * switch reduces keeps one too: its two parts pipeline their own way
+ * (top_split). 0, or -1 on no memory. */
+static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
+{
+    int d = h->lv->slots > 1 ? h->lv->slots : 1;
+    d = d < SLOTS_MAX ? d : SLOTS_MAX;
+    d = (uint64_t)d < K ? d : (int)(K > 0 ? K : 1);
+    c->dmax = d;
+    for (int i = 0; i <= c->top; i++)
+        c->D[i] = i == c->top && !c->split ? d : 1;
+    c->fs = hccn_sim_calloc((size_t)(c->top + 1) * (size_t)d, sizeof(*c->fs));
+    if (c->fs == NULL)
+        return -1;
+    for (int i = 0; i <= c->top; i++)
+        c->fs[i * d] = h->f[i];
+    for (int i = 0; i <= c->top; i++) {
+        for (int x = 1; x < c->D[i]; x++)
+            if ((c->fs[i * d + x] = hccn_frontier_new(h->a->nranks)) == NULL)
+                return -1;
+    }
+    return 0;
+}
+
+/* Every level to the set of chunk k: its frontier and its SCRATCH. */
+static void slots_use(hccn_hier_comp_t *h, const ar_t *c, uint64_t k)
+{
+    for (int i = 0; c->fs != NULL && i <= c->top; i++) {
+        int x = (int)(k % (uint64_t)c->D[i]);
+        h->f[i] = c->fs[i * c->dmax + x];
+        h->sbase[i] = c->base[i] + (uint64_t)x * c->w[i];
+    }
+}
+
+/* Back to set 0, the sets beyond freed. */
+static void slots_fini(hccn_hier_comp_t *h, ar_t *c)
+{
+    if (c->fs == NULL)
+        return;
+    slots_use(h, c, 0);
+    for (int i = 0; i <= c->top; i++)
+        for (int x = 1; x < c->D[i]; x++)
+            hccn_frontier_free(c->fs[i * c->dmax + x]);
+    hccn_sim_free(c->fs);
+    c->fs = NULL;
 }
 
 /* Steps and dependencies of sub's member y added to rank r's room. */
@@ -251,20 +326,23 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     c.blk[0] = first / (uint64_t)h->lv->n[0] * e;
     for (int i = 1; i < c.top; i++)
         c.blk[i] = c.blk[i - 1] / (uint64_t)h->lv->n[i];
-    scratch(h, &c, t);
     c.split = hccn_hier_level_switch(h->a, h->lv->algo[c.top]) != 0;
     hccn_frontier_t **ftop = hccn_sim_calloc(K + 1, sizeof(*ftop));
-    if (ftop == NULL ||
+    if (ftop == NULL || slots_init(h, &c, K) != 0 ||
         (c.split && (c.fred = hccn_frontier_new(h->a->nranks)) == NULL)) {
+        slots_fini(h, &c);
         hccn_sim_free(ftop);
+        h->s->failed = 1;
         return -1;
     }
+    scratch(h, &c, t);
     if (h->keep == NULL)
         reserve(h, &c, K, t);
     for (int pass = 0; pass < 2; pass++)
         for (uint64_t k = 0; k < K && !h->s->failed; k++) {
             uint64_t off = k * ce, len = main - off < ce ? main - off : ce;
             ar_t ck = c;
+            slots_use(h, &c, k);
             ck.blk[0] = len / (uint64_t)h->lv->n[0] * e;
             for (int i = 1; i < c.top; i++)
                 ck.blk[i] = ck.blk[i - 1] / (uint64_t)h->lv->n[i];
@@ -278,8 +356,10 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
             else
                 up(h, &ck, off * e, ftop[k]);
         }
+    slots_use(h, &c, 0);
     if (t > 0 && !h->s->failed)
         tail(h, &c, main * e, t);
+    slots_fini(h, &c);
     for (uint64_t k = 0; k < K; k++)
         hccn_frontier_free(ftop[k]);
     hccn_sim_free(ftop);

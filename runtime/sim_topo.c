@@ -346,6 +346,7 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->launch_us = sw->launch_s * 1e6;
     out->host_us = sw->host_s * 1e6;
     out->ranks_per_thread = sw->per_thread;
+    out->slots = sw->slots;
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
         for (int c = 0; c < HCCN_NCLASS; c++) {
@@ -376,6 +377,7 @@ hccn_status_t hccn_topo_software(const hccn_topo_t *topo,
                 out->efficiency[p][c] = 1.0;
         out->enabled[HCCN_PROTO_SIMPLE] = 1;
         out->ranks_per_thread = 1;
+        out->slots = 1;
         return HCCN_OK;
     }
     out->present = 1;

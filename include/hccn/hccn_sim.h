@@ -333,6 +333,8 @@ typedef struct {
     double max_bytes[HCCN_NPROTO][HCCN_NCLASS];   /* 0: none */
     double host_us;          /* the host's issue of a call, per NPU */
     int ranks_per_thread;    /* NPUs one host thread drives */
+    int slots;               /* pipeline slots a connection keeps in
+                                flight (1: one chunk at a time) */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

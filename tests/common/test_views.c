@@ -19,7 +19,7 @@ void test_make_view(test_view_t *w, const int *sizes, int nnodes, int dealt)
         w->node[r] = nd;
         w->local[r] = used[nd]++;
     }
-    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes, NULL, 0, 0};
+    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes, NULL, 0, 0, 0};
     int len = snprintf(w->name, sizeof(w->name), "%s", dealt ? "dealt " : "");
     for (int n = 0; n < nnodes && len < (int)sizeof(w->name) - 4; n++)
         len += snprintf(w->name + len, sizeof(w->name) - (size_t)len, "%s%d",

@@ -71,7 +71,7 @@ static void make_pview(pview_t *w, const int *npn, int npods,
         w->local[r] = used[nd]++;
         w->pod[r] = podof[nd];
     }
-    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes, w->pod, npods, 0};
+    w->v = (hccn_hier_view_t){p, w->node, w->local, nnodes, w->pod, npods, 0, 0};
     int len = snprintf(w->name, sizeof(w->name), "%spods", dealt ? "dealt " : "");
     for (int n = 0, q = -1; n < nnodes; n++) {
         len += snprintf(w->name + len, sizeof(w->name) - (size_t)len, "%s%d",

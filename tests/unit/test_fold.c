@@ -313,7 +313,7 @@ static void test_built_folded(void **state)
         npus[r] = (hccn_sim_npu_t){.reduce_bw = 1e9, .mem_bw = 1e9,
                                    .node = r / L, .local = r % L};
     }
-    hccn_hier_view_t view = {P, node, local, N, NULL, 0, 0};
+    hccn_hier_view_t view = {P, node, local, N, NULL, 0, 0, 0};
     const char *algos[] = {"hier", "hier_rr", "hier_mh"};
     const uint64_t counts[] = {4096 * 3 + 2, 1 << 20};
     int folded = 0;

@@ -62,6 +62,13 @@ static void test_presets(void **state)
     assert_true(sw->proto[HCCN_SIM_PROTO_LL].step_s[0] == 0.6 * 1e-6);
     assert_true(sw->proto[HCCN_SIM_PROTO_SIMPLE].step_s[1] == 14.0 * 1e-6);
     assert_true(sw->proto[HCCN_SIM_PROTO_LL128].eff[0] == 0.92);
+    assert_int_equal(sw->slots, 8);   /* NCCL_STEPS */
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"none\"}");
+    assert_int_equal(t->sw->slots, 1);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"software\": {\"slots\": 3}}");
+    assert_int_equal(t->sw->slots, 3);
     hccn_sim_topo_free(t);
     /* Overrides replace one field, of one class. */
     t = load("{" BASE ", \"stack\": \"rccl-2.x\", \"software\": {\"ll\": "
@@ -69,6 +76,7 @@ static void test_presets(void **state)
     assert_true(t->sw->proto[0].step_s[0] == 2.3 * 1e-6);
     assert_true(t->sw->proto[0].step_s[1] == 3 * 1e-6);
     assert_true(t->sw->proto[1].on && t->sw->launch_s == 12e-6);
+    assert_int_equal(t->sw->slots, 8);
     hccn_sim_topo_free(t);
     t = load("{" BASE "}");
     assert_null(t->sw);
@@ -97,6 +105,12 @@ static void test_errors(void **state)
                  "bad.json: software.launch_us");
     expect_error("{" BASE ", \"software\": 3}", "bad.json: software: must "
                  "be an object");
+    expect_error("{" BASE ", \"software\": {\"slots\": 0}}",
+                 "bad.json: software.slots");
+    expect_error("{" BASE ", \"software\": {\"slots\": 65}}",
+                 "bad.json: software.slots");
+    expect_error("{" BASE ", \"software\": {\"slots\": 2.5}}",
+                 "bad.json: software.slots");
 }
 
 /* Where the per-step times of protocols a and b cross, for bw. */
