@@ -10,7 +10,7 @@
  * 1 MiB and more, the prediction for the algorithm the selector picks is
  * within 5 % of the engine's time, both as selection uses it (AUTO) and
  * from the closed forms alone (MODEL), which is what larger communicators
- * get; tree's closed form is held to 25 % and rings' to 30 %
+ * get; tree's closed form is held to 25 % and rings' to 35 %
  * (docs/selection.md says why).
  */
 #include <dirent.h>
@@ -121,7 +121,7 @@ static void check_case(const hccn_sim_topo_t *t, const int *world, int n,
     double pm = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
     double ea = fabs(pa - ref) / ref, em = fabs(pm - ref) / ref;
     double limit = strcmp(al->name, "tree") == 0    ? 0.25
-                   : strcmp(al->name, "rings") == 0 ? 0.30
+                   : strcmp(al->name, "rings") == 0 ? 0.35
                                                     : 0.05;
     print_message("%-14s %3d ranks %-14s %10llu B  %-8s engine %11.2f us  "
                   "auto %+6.2f %%  model %+6.2f %%\n",
