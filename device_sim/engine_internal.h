@@ -85,19 +85,21 @@ struct hccn_sim_batch {
  * brought up to date only when its rate changes: `remaining` bytes were
  * left at time `since`, and at `rate` they are gone at `drain`. */
 typedef struct hccn_sim_flow {
-    etask_t *send, *recv;
+    /* What a refill reads of every flow of a component comes first: the
+     * key, the rates, the mark and the first links share a cache line. */
     int dev, idx;               /* canonical key: the receiving task's */
     uint64_t seq;               /*   device, batch number and index */
+    double rate;
+    double was;                 /* flow.c: rate before a refill */
+    unsigned mark;              /* flow.c: component search */
     int nlinks;
     int links[HCCN_SIM_ROUTE_MAX];
+    etask_t *send, *recv;
     double lat;
     double sw_lat;              /* its protocol's step cost (software.h) */
     double remaining, since;
-    double rate;
-    double was;                 /* flow.c: rate before a refill */
     double drain;
     int pos;                    /* index in the drain heap (drain.c) */
-    unsigned mark;              /* flow.c: component search */
 } flow_t;
 
 /* fill.c: a link, and where a canonical pass over the flows meets it

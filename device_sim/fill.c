@@ -24,6 +24,9 @@
  * of thousands of links (a fat tree) a round no longer scans every link.
  * It picks the link a scan in order would (the scan, `pick_scan`, is
  * kept for the reference solver, hccn_sim_engine_set_reference).
+ * Smaller components are scanned, but each link's share is kept from the
+ * round that last changed it and the links used up leave the scan (the
+ * live scan below): the same pick without a division per link and round.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -180,6 +183,61 @@ static int pick_scan(const hccn_sim_engine_t *eng, int ntouched,
     return best;
 }
 
+/* ---------------------------------------------------- the live scan --- */
+
+/* The scan without its waste, for components below the tournament's
+ * size: each place's share is kept (pick_share, redone after a round that
+ * changed its link: the same quotient the scan would compute), and the
+ * places still to scan are a list in order (pick_tree) from which links
+ * left without unfixed flows (share infinite, for good: a link's count
+ * only falls) are dropped as the scan meets them. A share is redone once
+ * per round, however many fixed flows cross its link. It picks what
+ * pick_scan picks: the first place, in order, of the smallest finite
+ * share. */
+static void live_init(hccn_sim_engine_t *eng, int n)
+{
+    for (int j = 0; j < n; j++) {
+        int l = eng->touched[j];
+        eng->pick_share[j] = eng->link_cap[l] / eng->link_cnt[l];
+        eng->pick_tree[j] = j;
+    }
+}
+
+/* Redoes the shares of the places marked since the last pick. */
+static void live_update(hccn_sim_engine_t *eng, int *ndirty)
+{
+    for (int d = 0; d < *ndirty; d++) {
+        int j = eng->pick_dirty[d], l = eng->touched[j];
+        eng->pick_mark[j] = 0;
+        eng->pick_share[j] = eng->link_cnt[l] > 0 ?
+            eng->link_cap[l] / eng->link_cnt[l] : INFINITY;
+    }
+    *ndirty = 0;
+}
+
+/* The pick over the *nlive places listed, which it compacts; -1 if none
+ * is left. */
+static int live_pick(hccn_sim_engine_t *eng, int *nlive, double *share)
+{
+    int *live = eng->pick_tree, k = 0, best = -1;
+    const double *sh = eng->pick_share;
+    double min = INFINITY;
+    for (int i = 0; i < *nlive; i++) {
+        int j = live[i];
+        double s = sh[j];
+        if (s == INFINITY)
+            continue;
+        live[k++] = j;
+        if (s < min) {
+            min = s;
+            best = j;
+        }
+    }
+    *nlive = k;
+    *share = min;
+    return best >= 0 ? eng->touched[best] : -1;
+}
+
 /* ---------------------------------------------------- the tournament --- */
 
 
@@ -251,8 +309,8 @@ static void tree_update(hccn_sim_engine_t *eng, int n, int size, int *ndirty)
     }
 }
 
-/* Fixes the unfixed flows on link best at share; with a tree, marks the
- * places of the links they cross. */
+/* Fixes the unfixed flows on link best at share; with a tree or the live
+ * scan (tree 1 or 2), marks the places of the links they cross. */
 static void fix_link(hccn_sim_engine_t *eng, int best, double share,
                      int tree, int *ndirty)
 {
@@ -278,16 +336,22 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
 void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
     int ntouched = links_order(eng, flows, n);
-    int tree = !eng->no_bursts && ntouched >= eng->tree_links, size = 1;
-    int ndirty = 0, best;
+    /* 0: the reference's scan; 1: the tournament; 2: the live scan. */
+    int tree = eng->no_bursts ? 0 : ntouched >= eng->tree_links ? 1 : 2;
+    int ndirty = 0, best, size = 1, nlive = ntouched;
     double share;
 
     while (size < ntouched)
         size *= 2;
-    if (tree)
+    if (tree == 1)
         tree_build(eng, ntouched, size);
+    else if (tree == 2)
+        live_init(eng, ntouched);
     for (;;) {
-        if (tree) {
+        if (tree == 2) {
+            live_update(eng, &ndirty);
+            best = live_pick(eng, &nlive, &share);
+        } else if (tree) {
             tree_update(eng, ntouched, size, &ndirty);
             best = eng->pick_tree[1];
             share = best >= 0 ? eng->pick_share[best] : INFINITY;

@@ -13,9 +13,10 @@
  * share, and start while others are in flight (bursts that reach a flow
  * last brought up to date earlier and must close). Every task's end is
  * compared with ==. The solver runs twice: as it comes (these components
- * are small enough to be scanned for their bottleneck link) and with the
- * tournament that larger components use (device_sim/fill.c) on every
- * component; the reference always scans. The solver orders each
+ * are small enough to be scanned for their bottleneck link, by the live
+ * scan of kept shares) and with the tournament that larger components
+ * use (device_sim/fill.c) on every component; the reference always scans
+ * afresh, a division per link and round. The solver orders each
  * component's links by a radix sort of packed keys, the reference by
  * comparisons (fill.c, radix_order): the same order or the ties break
  * differently.
