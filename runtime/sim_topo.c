@@ -347,6 +347,9 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->host_us = sw->host_s * 1e6;
     out->ranks_per_thread = sw->per_thread;
     out->slots = sw->slots;
+    out->channels = sw->channels;
+    out->nvls_launch_us = sw->nvls_launch_s * 1e6;
+    out->allpairs_max_bytes = sw->allpairs_max_bytes;
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
         for (int c = 0; c < HCCN_NCLASS; c++) {

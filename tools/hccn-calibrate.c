@@ -78,8 +78,14 @@ static void software_json(const hccn_software_t *sw, int per_thread,
                           char *buf, size_t len)
 {
     snprintf(buf, len, "{\"launch_us\": %.17g, \"host_us\": %.17g, "
-             "\"ranks_per_thread\": %d", sw->launch_us, sw->host_us,
-             per_thread);
+             "\"ranks_per_thread\": %d, \"slots\": %d, "
+             "\"nvls_launch_us\": %.17g, \"allpairs_max_bytes\": %.17g",
+             sw->launch_us, sw->host_us, per_thread, sw->slots,
+             sw->nvls_launch_us, sw->allpairs_max_bytes);
+    if (sw->channels > 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
+    }
     for (int p = 0; p < HCCN_NPROTO; p++) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"%s\": {\"enabled\": %s, ",

@@ -335,6 +335,12 @@ typedef struct {
     int ranks_per_thread;    /* NPUs one host thread drives */
     int slots;               /* pipeline slots a connection keeps in
                                 flight (1: one chunk at a time) */
+    int channels;            /* rings' channels; 0: from the topology */
+    double nvls_launch_us;   /* launch of a call that reduces in a
+                                node's switch; 0: launch_us */
+    double allpairs_max_bytes;   /* the library's all-pairs allreduce up
+                                    to this size on one fully linked
+                                    node; 0: never */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

@@ -32,7 +32,11 @@ sw = json.load(open(sys.argv[1]))["software"]
 launch, step = sw["launch_us"], sw["ll"]["step_us"]["intra"]
 print("recovered launch_us %.3f (20), ll.step_us.intra %.3f (1.5)"
       % (launch, step))
-sys.exit(0 if abs(launch - 20) <= 0.4 and abs(step - 1.5) <= 0.03 else 1)
+ok = abs(launch - 20) <= 0.4 and abs(step - 1.5) <= 0.03
+# the stack's fields the fit does not touch are written as the preset's
+kept = (sw["slots"], sw["nvls_launch_us"], sw["allpairs_max_bytes"])
+print("kept slots, nvls_launch_us, allpairs_max_bytes:", kept)
+sys.exit(0 if ok and kept == (8, 25, 0) else 1)
 PY
 # The written topology loads, and predicts the synthetic run's times.
 "$perf" allreduce -t "$tmp/fit.json" --set 'node_types[0].count=1' -b 8 \
