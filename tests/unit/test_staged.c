@@ -163,29 +163,25 @@ static void test_route(void **state)
 static void test_bad_values(void **state)
 {
     (void)state;
-    char buf[1024];
-    test_topo_refused(two_gpus(buf, sizeof(buf), "true",
-                               ", \"staged\": {\"efficiency\": 0.5}"),
-                      "bad", "node_types[0].fabric.staged: only allowed "
-                             "when p2p is false");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": {\"efficiency\": 0}"),
-                      "bad", "node_types[0].fabric.staged.efficiency");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": {\"efficiency\": 1.5}"),
-                      "bad", "node_types[0].fabric.staged.efficiency");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": {\"duplex\": 0.9}"),
-                      "bad", "node_types[0].fabric.staged.duplex");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": {\"duplex\": 2.5}"),
-                      "bad", "node_types[0].fabric.staged.duplex");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": {\"eff\": 0.5}"),
-                      "bad", "node_types[0].fabric.staged.eff");
-    test_topo_refused(two_gpus(buf, sizeof(buf), "false",
-                               ", \"staged\": 0.5"),
-                      "bad", "node_types[0].fabric.staged");
+    static const struct {
+        const char *p2p, *extra, *msg;
+    } bad[] = {
+        {"true", "{\"efficiency\": 0.5}",
+         "staged: only allowed when p2p is false"},
+        {"false", "{\"efficiency\": 0}", "staged.efficiency"},
+        {"false", "{\"efficiency\": 1.5}", "staged.efficiency"},
+        {"false", "{\"duplex\": 0.9}", "staged.duplex"},
+        {"false", "{\"duplex\": 2.5}", "staged.duplex"},
+        {"false", "{\"eff\": 0.5}", "staged.eff"},
+        {"false", "0.5", "staged"},
+    };
+    char buf[1024], extra[128], msg[128];
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        snprintf(extra, sizeof(extra), ", \"staged\": %s", bad[k].extra);
+        snprintf(msg, sizeof(msg), "node_types[0].fabric.%s", bad[k].msg);
+        test_topo_refused(two_gpus(buf, sizeof(buf), bad[k].p2p, extra),
+                          "bad", msg);
+    }
     test_topo_refused(
         "{\"version\": 1, \"node_types\": [{\"count\": 1,"
         " \"npu\": {\"count\": 2, \"arena_MiB\": 4, \"reduce_bw_GBps\": 1},"
