@@ -54,6 +54,7 @@ static int proc_rank, proc_world;
 static int kill_host;           /* killhost: the victim is process 0 */
 static int kill_data;           /* killdata: it dies with bytes in flight */
 #define BIG_ELEMS ((size_t)16 << 20)  /* killdata: 64 MiB of fp32 a rank */
+#define BIG_REPEAT 1000                /* killdata: allreduces of them, most */
 static FILE *out;
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
@@ -346,10 +347,15 @@ static hccn_status_t kill_rank(hccn_ctx_t *ctx, void *arg)
         struct timespec ts = {2, 0};
         nanosleep(&ts, NULL);
     }
-    st = big != NULL ? hccn_allreduce(w, big, big, BIG_ELEMS, HCCN_FP32,
-                                      HCCN_SUM)
-                     : hccn_allreduce(w, k.send, k.recv, CNT, HCCN_FP32,
-                                      HCCN_SUM);
+    /* killdata: the big allreduce again and again until the victim's
+     * death fails one, so that the kill lands while bytes move however
+     * fast the host runs one (it ends after BIG_REPEAT at most). */
+    st = HCCN_OK;
+    for (int i = 0; st == HCCN_OK && i < (big != NULL ? BIG_REPEAT : 1); i++)
+        st = big != NULL ? hccn_allreduce(w, big, big, BIG_ELEMS, HCCN_FP32,
+                                          HCCN_SUM)
+                         : hccn_allreduce(w, k.send, k.recv, CNT, HCCN_FP32,
+                                          HCCN_SUM);
     /* killdata: the killer comes before the victim's return, and the
      * others end well after it (hccn-launch, which polls, then reports
      * the victim's signal as the first failure). */
