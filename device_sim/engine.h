@@ -112,6 +112,18 @@ typedef struct {
     void *rec;                  /* what was found (NULL: no recording) */
 } hccn_sim_replay_hint_t;
 
+/* What the software model (software.h) needs to know of a posted call
+ * beyond its tasks. */
+typedef struct {
+    int nvswitch;           /* the call reduces in a node's switch: the
+                               stack's launch of such calls applies
+                               (hccn_sim_sw_launch) */
+    uint32_t proto_scale;   /* > 1: a transfer's protocol is picked for
+                               its bytes x this (the block a sliced
+                               transfer belongs to, software.h); 0 or 1:
+                               for its own bytes */
+} hccn_sim_call_t;
+
 /* As hccn_sim_post_joined, with hint (may be NULL): what an earlier post by
  * dev of the same tasks (their keys aside, which follow the join) found
  * among the recordings. While the recordings have not changed since, that
@@ -122,15 +134,15 @@ typedef struct {
  * result is the one hccn_sim_post_joined gives: the same recording, the
  * same times. tasks may be NULL only where hccn_sim_hint_stands allows it;
  * should the hint not stand after all, NULL is returned, as for no
- * memory. nvswitch: the call reduces in a node's switch, and starts after
- * the stack's launch of such calls (hccn_sim_sw_launch). */
+ * memory. call (may be NULL: an ordinary call) says what the software
+ * model needs to know of the call (hccn_sim_call_t). */
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,
                                        hccn_sim_batch_t *after,
                                        hccn_sim_key_t join, int count,
                                        int sole, hccn_sim_replay_hint_t *hint,
-                                       int nvswitch);
+                                       const hccn_sim_call_t *call);
 
 /* 1 if hint names a recording and stands: the next hccn_sim_post_hinted
  * of dev's part with it posts that part hollow, from the recording,

@@ -55,6 +55,7 @@ struct hccn_sim_batch {
     double t0, start, end;
     double launch;              /* the call's launch (software.h), added
                                    to its start */
+    uint32_t proto_scale;       /* hccn_sim_call_t's, >= 1 */
     int gated;                  /* waiting for `after` to complete */
     int done;
     hccn_status_t status;       /* HCCN_ERR_FAULT / _REMOTE when failed */

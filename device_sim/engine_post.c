@@ -430,13 +430,13 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
                               int sole, hccn_sim_replay_hint_t *hint,
-                              int nvswitch);
+                              const hccn_sim_call_t *call);
 
 hccn_sim_batch_t *hccn_sim_post(hccn_sim_engine_t *eng, int dev,
                                 const hccn_sim_task_t *tasks, int ntasks,
                                 const uint32_t *deps, hccn_sim_batch_t *after)
 {
-    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0, NULL, 0);
+    return post(eng, dev, tasks, ntasks, deps, after, NULL, 0, 0, NULL, NULL);
 }
 
 hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
@@ -447,7 +447,7 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
                                        int sole)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count, sole, NULL, 0);
+                count, sole, NULL, NULL);
 }
 
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
@@ -456,10 +456,10 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        hccn_sim_batch_t *after,
                                        hccn_sim_key_t join, int count,
                                        int sole, hccn_sim_replay_hint_t *hint,
-                                       int nvswitch)
+                                       const hccn_sim_call_t *call)
 {
     return post(eng, dev, tasks, ntasks, deps, after, count > 1 ? &join : NULL,
-                count, sole, hint, nvswitch);
+                count, sole, hint, call);
 }
 
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
@@ -467,14 +467,17 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const uint32_t *deps, hccn_sim_batch_t *after,
                               const hccn_sim_key_t *join, int count,
                               int sole, hccn_sim_replay_hint_t *hint,
-                              int nvswitch)
+                              const hccn_sim_call_t *call)
 {
     hccn_sim_batch_t *b = hccn_sim_calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
     b->dev = dev;
     if (eng->topo->sw != NULL)
-        b->launch = hccn_sim_sw_launch(eng->topo->sw, nvswitch);
+        b->launch = hccn_sim_sw_launch(eng->topo->sw,
+                                       call != NULL && call->nvswitch);
+    b->proto_scale = call != NULL && call->proto_scale > 1
+                         ? call->proto_scale : 1;
     b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;

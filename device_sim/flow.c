@@ -285,13 +285,15 @@ static int flows_grow(hccn_sim_engine_t *eng)
 }
 
 /* The software model's part (software.h): f's protocol, from its size
- * and its nominal route, adds its step cost to f's latency and divides
- * its bytes by its efficiency. */
+ * (that of the block it is a slice of, hccn_sim_call_t) and its nominal
+ * route, adds its step cost to f's latency and divides its bytes by its
+ * efficiency. */
 static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
+    uint64_t b = f->send->bytes * f->send->batch->proto_scale;
     int cls, p = hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer,
-                                        f->send->bytes, &cls);
+                                        b, &cls);
     f->sw_lat = topo->sw->proto[p].step_s[cls];
     f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
 }

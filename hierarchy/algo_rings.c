@@ -98,6 +98,18 @@ int hccn_hier_rings_channels(const hccn_sim_topo_t *topo, const int *world,
 
 int hccn_hier_rings_shape(const hccn_coll_args_t *a, hccn_rings_shape_t *sh)
 {
+    hccn_hier_rings_size(a, &sh->C, &sh->K);
+    sh->order = hccn_sim_malloc((size_t)sh->C * (size_t)a->nranks *
+                                sizeof(int));
+    if (sh->order == NULL)
+        return -1;
+    hccn_hier_rings_orders(a, sh->C, sh->order);
+    return 0;
+}
+
+void hccn_hier_rings_size(const hccn_coll_args_t *a, int *channels,
+                          int *slices)
+{
     const int p = a->nranks;
     int c = a->view != NULL && a->view->channels > 0 ? a->view->channels : 1;
     uint64_t per_ch = (uint64_t)(p - 1) * (uint64_t)p *
@@ -112,13 +124,8 @@ int hccn_hier_rings_shape(const hccn_coll_args_t *a, hccn_rings_shape_t *sh)
     uint64_t k = (elems * a->esize + slice - 1) / slice;
     uint64_t kmax = HCCN_RINGS_XFERS_MAX / ((uint64_t)c * per_ch);
     k = k > kmax ? kmax : k;
-    sh->C = c;
-    sh->K = (int)(k > 0 ? k : 1);
-    sh->order = hccn_sim_malloc((size_t)c * (size_t)p * sizeof(int));
-    if (sh->order == NULL)
-        return -1;
-    hccn_hier_rings_orders(a, c, sh->order);
-    return 0;
+    *channels = c;
+    *slices = (int)(k > 0 ? k : 1);
 }
 
 /* The piece of the channel's step data: slice s of block j (allreduce:
@@ -161,6 +168,7 @@ static int rg_init(rg_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
     g->a = a;
     g->p = a->nranks;
     g->last = NULL;
+    g->rs = NULL;
     if (hccn_hier_rings_shape(a, &g->sh) != 0)
         return -1;
     size_t cp = (size_t)g->sh.C * (size_t)g->p;

@@ -12,6 +12,7 @@
 #include "device_sim/fail.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
+#include "hierarchy/rings.h"
 
 /* Builders, one per algorithm file. */
 hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args);
@@ -148,6 +149,21 @@ int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a)
     return 0;
 }
 
+uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
+                               const hccn_coll_args_t *a)
+{
+    int channels, slices;
+    if (strcmp(algo->name, "rings") != 0 || a->nranks < 2)
+        return 1;
+    hccn_hier_rings_size(a, &channels, &slices);
+    return (uint32_t)slices;
+}
+
+hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s)
+{
+    return (hccn_sim_call_t){s->nvswitch, s->proto_scale};
+}
+
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
                               const hccn_coll_args_t *a)
 {
@@ -157,6 +173,7 @@ hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
     hccn_sched_t *s = algo->build(&args);
     if (s != NULL) {
         s->nvswitch = hccn_hier_nvswitch_call(algo, a);
+        s->proto_scale = hccn_hier_proto_scale(algo, &args);
         return s;
     }
     /* The builder recorded why (a builder that did not is a bug, which

@@ -164,6 +164,15 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name);
  * library's NVLS algorithms, whose launch the stack may price apart). */
 int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a);
 
+/* The protocol scale of algo's schedule for a (hccn_sched_t.proto_scale):
+ * rings' slices per step, whose block the library moves under one
+ * protocol (docs/software.md, Protocols); 1 for every other row. */
+uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
+                               const hccn_coll_args_t *a);
+
+/* The software model's view of schedule s as a posted call. */
+hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s);
+
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
                               const hccn_coll_args_t *a);
 

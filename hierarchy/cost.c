@@ -89,9 +89,10 @@ static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
         if (tasks[i].kind != HCCN_SIM_TASK_LOCAL)
             tasks[i].key = (hccn_sim_key_t){0, 0, rk->steps[i].xfer};
     }
+    hccn_sim_call_t call = hccn_hier_sched_call(s);
     return hccn_sim_post_hinted(eng, pl->world[r], tasks, (int)rk->nsteps,
                                 rk->deps, NULL, (hccn_sim_key_t){0, 0, 0}, 1,
-                                0, NULL, s->nvswitch);
+                                0, NULL, &call);
 }
 
 double hccn_hier_cost_engine(const hccn_sched_t *s,
@@ -223,10 +224,11 @@ int hccn_hier_cost_known(const char *name)
     return name != NULL && hccn_hier_cm_form(name) != NULL;
 }
 
-/* The closed form of fn for a, with every rank in one group; nvswitch:
- * the call reduces in a node's switch (its launch: software.h). */
+/* The closed form of fn for a, with every rank in one group; call: what
+ * the schedule would post (hccn_hier_sched_call: its launch and its
+ * protocols, software.h). */
 static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
-                        const hccn_cost_place_t *pl, int nvswitch)
+                        const hccn_cost_place_t *pl, hccn_sim_call_t call)
 {
     hccn_cost_levels_t lv;
     hccn_cm_t m;
@@ -237,6 +239,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         !(lv.reduce_bw > 0.0))
         goto out;
     m.r = 1.0 / lv.reduce_bw;
+    m.proto_mul = call.proto_scale;
     m.m = lv.mem_bw > 0.0 ? 1.0 / lv.mem_bw : 0.0;
     for (int r = 0; r < a->nranks; r++)
         ident[r] = r;
@@ -252,7 +255,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = HCCN_COST_NONE;
     else if (pl->topo->sw != NULL && t >= 0.0) {
         /* every call's (software.h); "none" stays none */
-        double l = hccn_sim_sw_launch(pl->topo->sw, nvswitch);
+        double l = hccn_sim_sw_launch(pl->topo->sw, call.nvswitch);
         t = l + fmax(t, hccn_sim_sw_floor(pl->topo->sw, l));
     }
 out:
@@ -307,9 +310,9 @@ static double predict(const hccn_algo_t *algo, hccn_cm_form_fn fn,
     /* The v-collectives have no closed forms: the engine or nothing. */
     if (hccn_coll_is_v(a->coll))
         return t == TOO_BIG ? HCCN_COST_NONE : t;
-    return t == TOO_BIG ? run_model(fn, a, pl,
-                                    hccn_hier_nvswitch_call(algo, a))
-                        : t;
+    hccn_sim_call_t call = {hccn_hier_nvswitch_call(algo, a),
+                            hccn_hier_proto_scale(algo, a)};
+    return t == TOO_BIG ? run_model(fn, a, pl, call) : t;
 }
 
 double hccn_hier_cost(const hccn_algo_t *algo, const hccn_coll_args_t *a,

@@ -157,6 +157,8 @@ double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
     uint64_t b = m->proto_bytes ? m->proto_bytes
                  : m->proto_div > 1 ? x->bytes / m->proto_div
                                     : x->bytes;
+    if (m->proto_mul > 1)
+        b *= m->proto_mul;
     const hccn_sim_proto_t *p =
         &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
     x->eff = p->eff[cls];

@@ -57,6 +57,8 @@ typedef struct hccn_cm {
     uint64_t proto_div;      /* > 1: protocols picked for a transfer's
                                 bytes / this (X instances priced as one,
                                 hccn_hier_cm_instances) */
+    uint64_t proto_mul;      /* > 1: ... for its bytes x this (the
+                                schedule's hccn_sched_t.proto_scale) */
     int eff_given;           /* hccn_hier_cm_flows: the transfers' eff set
                                 by the caller, no step added */
     int lat_off;             /* hccn_hier_cm_flows and the in-switch

@@ -44,6 +44,11 @@ int hccn_hier_rings_channels(const hccn_sim_topo_t *topo, const int *world,
  * -1 on no memory. The caller frees sh->order. */
 int hccn_hier_rings_shape(const hccn_coll_args_t *a, hccn_rings_shape_t *sh);
 
+/* The channels and the slices per step of a's rings (as
+ * hccn_hier_rings_shape finds them, without the orders). */
+void hccn_hier_rings_size(const hccn_coll_args_t *a, int *channels,
+                          int *slices);
+
 /* Writes the ring of each of C channels of a to order[c p + i]
  * (algo_rings.c's top comment says which). */
 void hccn_hier_rings_orders(const hccn_coll_args_t *a, int C, int *order);

@@ -88,6 +88,11 @@ typedef struct hccn_sched {
     /* The call reduces in a node's switch (hccn_hier_nvswitch_call): the
      * stack's launch of such calls applies (device_sim/software.h). */
     int nvswitch;
+    /* > 1: the call's transfers are slices of blocks this many times
+     * their size, and take the protocol of the block (the library picks
+     * one per call, for its data: hccn_hier_proto_scale); 0 or 1: each
+     * its own. */
+    uint32_t proto_scale;
     void *slab;             /* hccn_sched_reserve's mapping, or NULL */
     size_t slab_len;
 } hccn_sched_t;

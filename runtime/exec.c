@@ -148,11 +148,12 @@ static hccn_status_t post_steps(rt_op_t *op, rt_pick_t *pick, int blocking)
     hccn_sim_key_t join = {c->uid, op->seq, UINT64_MAX};
     int sole = blocking && op->ctx->group_depth == 0 &&
                op->ctx->inflight == 0 && c->size == cl->nranks;
+    hccn_sim_call_t call = hccn_hier_sched_call(op->sched);
     op->batch = hccn_sim_post_hinted(cl->eng, op->ctx->rank, tasks,
                                      (int)rk->nsteps, rk->deps,
                                      comm->stream_tail, join, c->size, sole,
                                      part != NULL ? &part->hint : NULL,
-                                     op->sched->nvswitch);
+                                     &call);
     if (part == NULL)
         hccn_sim_free(tasks);
     if (op->batch == NULL)   /* the engine recorded why */

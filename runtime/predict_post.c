@@ -270,9 +270,10 @@ hccn_status_t hccn_rt_pred_post(hccn_rt_pred_t *p, const hccn_rt_pcall_t *c,
         if (!hollow)
             rank_tasks(p, c, (uint64_t)i, r, p->tasks);
         hccn_sim_key_t join = {0, (uint64_t)i, UINT64_MAX};
+        hccn_sim_call_t call = hccn_hier_sched_call(p->sched);
         hccn_sim_batch_t *b = hccn_sim_post_hinted(
             p->eng, r, hollow ? NULL : p->tasks, (int)rk->nsteps, rk->deps,
-            p->tail[r], join, p->nrun, 1, &p->hints[r], p->sched->nvswitch);
+            p->tail[r], join, p->nrun, 1, &p->hints[r], &call);
         if (b == NULL)
             return hccn_sim_fail_context("predict");
         hccn_sim_batch_release(p->eng, p->tail[r]);

@@ -46,8 +46,14 @@ double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
     for (int r = 0; r < s->nranks; r++) {
         int npu = world != NULL ? world[r] : r;
         hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[npu], world);
-        batch[r] = hccn_sim_post(eng, npu, tk, (int)s->ranks[r].nsteps,
-                                 s->ranks[r].deps, NULL);
+        /* As the runtime posts a schedule: with what the software model
+         * needs to know of the call (its launch, its protocols). */
+        hccn_sim_call_t call = {s->nvswitch, s->proto_scale};
+        batch[r] = hccn_sim_post_hinted(eng, npu, tk,
+                                        (int)s->ranks[r].nsteps,
+                                        s->ranks[r].deps, NULL,
+                                        (hccn_sim_key_t){0, 0, 0}, 1, 0,
+                                        NULL, &call);
         assert_non_null(batch[r]);
         free(tk);
     }

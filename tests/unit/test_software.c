@@ -209,6 +209,63 @@ static void test_times(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* rings' allgather of block bytes a rank on NPUs 0 and 1 (one node:
+ * 100 GB/s, 1 us) in slices of 512 KiB: the engine's time of the
+ * schedule as built, and as posted with each slice its own protocol
+ * (proto_scale 1, *per_slice); the closed form in *form. */
+static double rings_allgather(const hccn_sim_topo_t *t, uint64_t block,
+                              double *per_slice, double *form)
+{
+    int world[2] = {0, 1}, node[2], local[2];
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t v;
+    assert_int_equal(hccn_hier_cost_view(&pl, 2, node, local, &v), 0);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                          .count = block / 4, .esize = 4, .view = &v,
+                          .chunk_bytes = 512 << 10};
+    const hccn_algo_t *al = hccn_hier_algo_find("rings");
+    hccn_sched_t *s = hccn_hier_build(al, &a);
+    assert_non_null(s);
+    uint32_t k = (uint32_t)((block + (512 << 10) - 1) / (512 << 10));
+    assert_int_equal(s->proto_scale, k);
+    assert_int_equal(hccn_hier_proto_scale(al, &a), k);
+    double e = test_engine_time(t, s, world, NULL);
+    s->proto_scale = 1;
+    *per_slice = test_engine_time(t, s, world, NULL);
+    hccn_sched_free(s);
+    *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+    return e;
+}
+
+/* A library moves a call's data under one protocol, picked for the
+ * call's blocks, not for the slices it pipelines them in (docs/timing.md,
+ * Software): 8 MiB blocks in 16 slices of 512 KiB run Simple (3 us, full
+ * rate), where a slice alone would take LL128 (1 us, 0.9). One step of
+ * K = 16 slices of d: launch + link latency + step + K d. A 4 KiB block
+ * is one slice: LL (0.5 us, half rate). */
+static void test_block_protocol(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW "}");
+    const double B = 100e9, launch = 5e-6, lat = 1e-6;
+    double per_slice, form;
+    double e = rings_allgather(t, 8 << 20, &per_slice, &form);
+    check_pair(t, 0, 1, 512 << 10, HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 1, 8 << 20, HCCN_SIM_PROTO_SIMPLE);
+    test_assert_rel(e, launch + lat + 3e-6 + (8 << 20) / B, 1e-9,
+                    "8 MiB blocks under simple");
+    test_assert_rel(per_slice,
+                    launch + lat + 1e-6 + (8 << 20) / (0.9 * B), 1e-9,
+                    "the slices each under ll128");
+    test_assert_rel(form, e, 1e-9, "closed form, 8 MiB blocks");
+    e = rings_allgather(t, 4096, &per_slice, &form);
+    test_assert_rel(e, launch + lat + 0.5e-6 + 4096 / (0.5 * B), 1e-9,
+                    "a 4 KiB block under ll");
+    test_assert_rel(per_slice, e, 0.0, "one slice: its own protocol");
+    test_assert_rel(form, e, 1e-9, "closed form, 4 KiB blocks");
+    hccn_sim_topo_free(t);
+}
+
 /* The host's issue of a call (docs/timing.md, Software): a call driven
  * with 7 other NPUs by one thread at 3 us each takes max(launch +
  * transfer, 8 x 3 us), in the engine and the closed form alike. */
@@ -322,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_switch_points),
         cmocka_unit_test(test_times),
+        cmocka_unit_test(test_block_protocol),
         cmocka_unit_test(test_host_floor),
         cmocka_unit_test(test_none_is_identity),
     };
