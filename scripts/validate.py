@@ -49,10 +49,16 @@ import validate_loo  # noqa: E402
 # nominal per-direction bandwidth, the runs (two or more, never one), and
 # the figure the configs use (the mean of the runs' estimates, rounded).
 LINKS = [
-    {"name": "NVLink 3 (hgx-a100, hgx-h100)", "nominal": 300.0,
-     "used": 0.89, "nominal_src": "A100 datasheet: 600 GB/s total",
+    # NVLink 3 (A100) and 4 (H100, H200) share their signalling and
+    # protocol; each run is measured against its own generation's
+    # nominal rate ("nominal_of").
+    {"name": "NVLink 3 and 4 (hgx-a100, hgx-h100 and the NVLink configs)",
+     "nominal": 300.0, "used": 0.81,
+     "nominal_src": "A100 datasheet: 600 GB/s total; H100: 900",
+     "nominal_of": {"together_1node_8xH100_nvswitch_allgather_ring": 450.0},
      "runs": ["thanos_1node_8xA100_80G_nvswitch_allreduce_g8",
-              "azure_ndmv4_1node_8gpu_nccl_allgather"]},
+              "azure_ndmv4_1node_8gpu_nccl_allgather",
+              "together_1node_8xH100_nvswitch_allgather_ring"]},
     {"name": "Infinity Fabric / xGMI (mi300x-8)", "nominal": 64.0,
      "used": 0.79, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
                                   "both directions",
@@ -244,14 +250,15 @@ def calibrate(build, runs, tmp):
             if "search" in link:
                 est.append(search(build, link, run, spec, size, meas, tmp))
                 continue
-            sets = spec["sets"] + spec.get("thread_sets", []) + [
-                "node_types[0].fabric.bw_GBps=%g" % link["nominal"],
+            nominal = link.get("nominal_of", {}).get(rid, link["nominal"])
+            sets = spec["sets"] + thread_sets(os.path.join(ROOT, spec["config"]), run) + [
+                "node_types[0].fabric.bw_GBps=%g" % nominal,
                 "node_types[0].fabric.efficiency=1"]
             recs, _ = perf(build, spec["config"], run["collective"], sets,
                            size, size, tmp, spec.get("algo"))
             pred = recs[size]["busbw_GBps"]
             est.append((rid, run["collective"], size, meas, pred,
-                        meas / pred))
+                        meas / pred, nominal))
         out.append((link, est))
     return out
 

@@ -250,15 +250,18 @@ def write_doc(path, d):
                 w(link["note"] + "\n")
             continue
         w("## Calibration of the %s efficiency\n" % link["name"])
-        w("| run | collective | measured peak busbw (size) | hccn, nominal "
-          "%g GB/s (%s) | estimate |" % (link["nominal"],
-                                         link["nominal_src"]))
-        w("|---|---|---|---|---|")
-        for rid, coll, size, meas, pred, ratio in est:
-            w("| `%s` | %s | %.1f GB/s (%s) | %.1f GB/s | %.3f |" %
-              (rid, coll, meas, human(size), pred, ratio))
-        w("\nMean: **%.3f** (configs use %.2f).\n"
-          % (statistics.mean(c[5] for c in est), link["used"]))
+        w("| run | collective | measured peak busbw (size) | nominal link "
+          "(%s) | hccn at the nominal | estimate |" % link["nominal_src"])
+        w("|---|---|---|---:|---|---|")
+        for rid, coll, size, meas, pred, ratio, nominal in est:
+            w("| `%s` | %s | %.1f GB/s (%s) | %g GB/s | %.1f GB/s | %.3f |" %
+              (rid, coll, meas, human(size), nominal, pred, ratio))
+        vals = [c[5] for c in est]
+        w("\nMean: **%.3f** (configs use %.2f); leave-one-out, each run's "
+          "estimate against the mean of the others: %s.\n"
+          % (statistics.mean(vals), link["used"],
+             ", ".join("%+.0f%%" % (100 * (v / statistics.mean(
+                 vals[:i] + vals[i + 1:]) - 1)) for i, v in enumerate(vals))))
     host(w, d)
     summary(w, d)
     loo(w, d)
@@ -268,11 +271,12 @@ def write_doc(path, d):
       "channel per NIC across nodes and one per link-disjoint cycle of a "
       "mesh, but one on an NVSwitch node, where NCCL runs many, each "
       "paying its own steps: one hgx-a100 node, 8 MiB allreduce, measured "
-      "162 us, `rings` 85 (docs/software.md).")
+      "162 us, `rings` 88 (docs/software.md).")
     w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
       "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
       "GPU, not per transfer; tried on the two A100 runs as a "
-      "per-transfer efficiency (87.7 / 267 = 0.33 for `ll` inside a node) "
+      "per-transfer efficiency (87.7 / 267 = 0.33 for `ll` inside a node, "
+      "at the NVLink rate of then) "
       "it moved their 64K..64M predictions by -25% to +24% size by size, "
       "through the algorithm choice, in no consistent direction.")
     w("- **Host memory and CPU interconnect** are not resources in the "

@@ -28,12 +28,12 @@ PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
 
 # An HPE Cray EX GH200 node (CSCS Alps): 4 GH200, each H100's 18 NVLink 4
 # links (25 GB/s per direction each, H100 datasheet) split 6 per peer, so
-# a full mesh of 150 GB/s per pair per direction, x 0.89 (hgx-h100's
-# calibrated NVLink efficiency) = 133.5; one 200 Gb/s Slingshot-11 NIC per
+# a full mesh of 150 GB/s per pair per direction, x 0.81 (hgx-h100's
+# calibrated NVLink efficiency) = 121.5; one 200 Gb/s Slingshot-11 NIC per
 # GPU, x 0.98 (Ethernet frame efficiency) = 24.5 GB/s.
 GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.reduce=null",
               "node_types[0].fabric.type=mesh",
-              "node_types[0].fabric.bw_GBps=133.5",
+              "node_types[0].fabric.bw_GBps=121.5",
               "node_types[0].nics.count=4",
               "node_types[0].nics.bw_GBps=24.5"]
 # MI325X (AMD Instinct MI325X datasheet): MI300X's xGMI links (64 GB/s per
@@ -79,13 +79,13 @@ RUNS = {
         "note": "Very probably NVLink SHARP (busbw above the links' "
                 "bandwidth): the config's NVSwitch reduces (nvls)."},
     "together_1node_8xH100_nvswitch_allgather_ring": {
-        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "ring",
-        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs its "
-                "ring too."},
+        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "rings",
+        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs the "
+                "library's ring too (rings: channels, slices)."},
     "together_1node_8xH100_nvswitch_reduce_scatter_ring": {
-        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "ring",
-        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs its "
-                "ring too."},
+        "config": H100, "sets": [ONE], "family": "hgx-h100", "algo": "rings",
+        "note": "NCCL forced to its ring (NCCL_ALGO=Ring): hccn runs the "
+                "library's ring too (rings: channels, slices)."},
     "azure_nd_h100_v5_1node_8xH100_nvls_allreduce_busbw": {
         "config": H100, "sets": [ONE], "family": "hgx-h100",
         "note": "NVLink SHARP (NVLS): the config's NVSwitch reduces "
@@ -150,9 +150,9 @@ RUNS = {
                  "network: about 100 s and 14 GB of host memory per size"},
     "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_ring_busbw": {
         "config": GB200, "sets": ["node_types[0].npu.count=4"],
-        "family": "gb200", "algo": "ring",
+        "family": "gb200", "algo": "rings",
         "note": "The 4 GPUs of one compute tray on the NVLink switch "
-                "trays; NCCL forced to its ring."},
+                "trays; NCCL forced to its ring (hccn: rings)."},
 }
 for _nodes in (2, 4, 8):
     RUNS["amd_aac11_%dnode_%dxMI325X_ring_rccl_allreduce_large"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hccn-calibrate: recovers the software parameters that generated a
 # synthetic benchmark output (tests/data/calibrate/synthetic_*.txt:
-# hccn-perf on hgx-a100 x1 with launch_us 20 and ll.step_us.intra 1.5,
+# hccn-perf on hgx-a100 x1 (its NVLink then at 267 GB/s, pinned below)
+# with launch_us 20 and ll.step_us.intra 1.5,
 # the allreduce on its 8 GPUs and the allgather on 2, printed in
 # nccl-tests' layout: two step counts, so the two are told apart); reads OSU and hccl_test outputs; writes
 # a topology that loads and carries the fitted values; takes GPUs per
@@ -14,11 +15,12 @@ bin="$HCCN_BINARY_DIR/hccn-calibrate"
 perf="$HCCN_BINARY_DIR/hccn-perf"
 data="$HCCN_SOURCE_DIR/tests/data/calibrate"
 cfg="$HCCN_SOURCE_DIR/configs/hgx-a100.json"
+nvlink='node_types[0].fabric.bw_GBps=267'   # the generator's
 py=/usr/bin/python3
 [ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
 
 # The fit recovers the generating parameters to 2 %.
-"$bin" -t "$cfg" --set 'node_types[0].count=1' \
+"$bin" -t "$cfg" --set 'node_types[0].count=1' --set "$nvlink" \
     --fit launch_us,ll.step_us.intra -o "$tmp/fit.json" \
     allreduce:"$data/synthetic_allreduce.txt" \
     all_gather:"$data/synthetic_allgather.txt@node_types[0].npu.count=2@node_types[0].nics.count=2" \
