@@ -49,16 +49,21 @@ import validate_loo  # noqa: E402
 # nominal per-direction bandwidth, the runs (two or more, never one), and
 # the figure the configs use (the mean of the runs' estimates, rounded).
 LINKS = [
-    # NVLink 3 (A100) and 4 (H100, H200) share their signalling and
+    # NVLink 3 (A100), 4 (H100, H200) and 5 (B200, GB200) carry the same
     # protocol; each run is measured against its own generation's
     # nominal rate ("nominal_of").
-    {"name": "NVLink 3 and 4 (hgx-a100, hgx-h100 and the NVLink configs)",
-     "nominal": 300.0, "used": 0.81,
-     "nominal_src": "A100 datasheet: 600 GB/s total; H100: 900",
-     "nominal_of": {"together_1node_8xH100_nvswitch_allgather_ring": 450.0},
+    {"name": "NVLink (hgx-a100, hgx-h100 and every NVLink config)",
+     "nominal": 300.0, "used": 0.80,
+     "nominal_src": "per direction: A100 datasheet 600 GB/s total, H100 "
+                    "900, GB200 1800",
+     "nominal_of": {"together_1node_8xH100_nvswitch_allgather_ring": 450.0,
+                    "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_"
+                    "ring_busbw": 900.0},
      "runs": ["thanos_1node_8xA100_80G_nvswitch_allreduce_g8",
               "azure_ndmv4_1node_8gpu_nccl_allgather",
-              "together_1node_8xH100_nvswitch_allgather_ring"]},
+              "together_1node_8xH100_nvswitch_allgather_ring",
+              "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_"
+              "ring_busbw"]},
     {"name": "Infinity Fabric / xGMI (mi300x-8)", "nominal": 64.0,
      "used": 0.79, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
                                   "both directions",

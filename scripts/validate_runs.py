@@ -28,12 +28,12 @@ PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
 
 # An HPE Cray EX GH200 node (CSCS Alps): 4 GH200, each H100's 18 NVLink 4
 # links (25 GB/s per direction each, H100 datasheet) split 6 per peer, so
-# a full mesh of 150 GB/s per pair per direction, x 0.81 (hgx-h100's
-# calibrated NVLink efficiency) = 121.5; one 200 Gb/s Slingshot-11 NIC per
+# a full mesh of 150 GB/s per pair per direction, x 0.80 (hgx-h100's
+# calibrated NVLink efficiency) = 120; one 200 Gb/s Slingshot-11 NIC per
 # GPU, x 0.98 (Ethernet frame efficiency) = 24.5 GB/s.
 GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.reduce=null",
               "node_types[0].fabric.type=mesh",
-              "node_types[0].fabric.bw_GBps=121.5",
+              "node_types[0].fabric.bw_GBps=120",
               "node_types[0].nics.count=4",
               "node_types[0].nics.bw_GBps=24.5"]
 # MI325X (AMD Instinct MI325X datasheet): MI300X's xGMI links (64 GB/s per

@@ -69,17 +69,17 @@ done
 
 check ascend-910b.json 16 2 56 24.5
 check ascend-910a.json 8 2 30 12.25
-check hgx-a100.json 16 2 243 24.75
-check hgx-h100.json 16 2 364.5 49.5
+check hgx-a100.json 16 2 240 24.75
+check hgx-h100.json 16 2 360 49.5
 check pcie-8gpu.json 8 1 28.8 -
 check tcp-10gbe.json 2 2 - 1.176
 check dgx1-v100.json 16 2 25 12.375
 check mi300x-8.json 16 2 50.56 49.5
-check hgx-b200.json 16 2 729 49.5
-check hgx-b200-sharp.json 16 2 729 49.5
-check gb200-nvl72.json 72 1 729 -
-check gb200-nvl72-ib.json 144 2 729 49.5
-check p5-efa.json 16 2 364.5 50
+check hgx-b200.json 16 2 720 49.5
+check hgx-b200-sharp.json 16 2 720 49.5
+check gb200-nvl72.json 72 1 720 -
+check gb200-nvl72-ib.json 144 2 720 49.5
+check p5-efa.json 16 2 360 50
 check pcie-4090-8.json 16 2 28.8 12.25
 check cpu-epyc-16c.json 32 2 14.4 12.375
 check ascend-910c-superpod.json 384 1 392 -
