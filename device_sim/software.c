@@ -29,6 +29,20 @@
  *   16777216)                          -> allpairs_max_bytes 16 MiB
  * Both libraries keep NCCL_STEPS = 8 slots of a connection in flight
  * (src/include/device.h, the same constant in RCCL's): slots 8.
+ * mpi: Open MPI 5 (ob1 with the sm BTL inside a node), which has no
+ * tuning model: its protocols are MPI's per-message ones, eager (the ll
+ * slot: copy-in/copy-out through a shared buffer, every byte copied
+ * twice: efficiency 0.5 inside a node) up to the BTL's eager limit, then
+ * rendezvous (the simple slot: a control message before the data, moved
+ * by one copy):
+ *   opal/mca/btl/sm/btl_sm_component.c btl_eager_limit 4 KiB
+ *                                      -> ll.max_bytes.intra 4096
+ *   opal/mca/btl/tcp/btl_tcp_component.c eager_limit 64 KiB
+ *                                      -> ll.max_bytes.net 65536
+ *   the per-message latencies are assumptions (docs/software.md: 0.3 /
+ *   1 us eager, 1 / 3 us rendezvous, 1 us a call), the library's
+ *   collectives implement most of hccn's algorithms (all_algorithms),
+ *   one message in flight per peer (slots 1).
  *
  * host_us, the host's issue of a call per NPU its thread drives, is not
  * in a tuning model (the libraries price the NPUs' side only): nccl-2.2x
@@ -78,9 +92,21 @@ static const hccn_sim_sw_t presets[] = {
          {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},
          {.on = 1, .step_s = US(2.7, 4.5), .eff = CLS(1.0, 1.0)},
      }},
+    {.stack = "mpi",
+     .launch_s = 1e-6,
+     .per_thread = 1,
+     .all_algorithms = 1,
+     .slots = 1,
+     .proto = {
+         {.on = 1, .step_s = US(0.3, 1.0), .eff = CLS(0.5, 1.0),
+          .max_bytes = CLS(4096.0, 65536.0)},
+         {.on = 0, .eff = CLS(1.0, 1.0)},
+         {.on = 1, .step_s = US(1.0, 3.0), .eff = CLS(1.0, 1.0)},
+     }},
 };
 
-static const char *const names[] = {"none", "nccl-2.2x", "rccl-2.x", NULL};
+static const char *const names[] = {"none", "nccl-2.2x", "rccl-2.x", "mpi",
+                                    NULL};
 
 const hccn_sim_sw_t *hccn_sim_sw_preset(const char *name)
 {

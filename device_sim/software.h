@@ -59,6 +59,11 @@ struct hccn_sim_sw {
                                         all linked pairwise may run the
                                         library's all-pairs schedule
                                         ("mesh"); 0: never */
+    int all_algorithms;              /* 1: the default choice may take
+                                        every algorithm of the table (an
+                                        MPI library's collectives have
+                                        most of them); 0: a named stack's
+                                        own (rings, tree, in-switch) */
     int slots;                       /* pipeline slots a connection keeps
                                         in flight: chunks of one level of
                                         a hierarchical row under way at

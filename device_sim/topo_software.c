@@ -84,6 +84,23 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                         p->max_bytes);
 }
 
+/* "algorithms": "library" (the stack's own, for its default choice) or
+ * "all" (every row of the table). */
+static hccn_status_t parse_algorithms(hccn_sim_jctx_t *c, json_object *o,
+                                      hccn_sim_sw_t *sw)
+{
+    const char *v;
+    int has;
+    hccn_status_t st = hccn_sim_jstring(c, o, "algorithms", &v, &has);
+    if (st != HCCN_OK || !has)
+        return st;
+    if (strcmp(v, "library") != 0 && strcmp(v, "all") != 0)
+        return hccn_sim_jfail_key(c, "algorithms", "must be \"library\" or "
+                                  "\"all\" (got \"%s\")", v);
+    sw->all_algorithms = strcmp(v, "all") == 0;
+    return HCCN_OK;
+}
+
 static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                   hccn_sim_sw_t *sw)
 {
@@ -91,7 +108,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
-                                       "nvls_launch_us", "slots", NULL};
+                                       "nvls_launch_us", "slots",
+                                       "algorithms", NULL};
     double x;
     long long n;
     int has;
@@ -128,6 +146,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->slots = (int)n;
+    if ((st = parse_algorithms(c, o, sw)))
+        return st;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
         const char *name = hccn_sim_proto_name(p);

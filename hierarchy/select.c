@@ -255,11 +255,13 @@ static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a)
  * choice of allreduce, reduce_scatter and allgather keeps to the
  * library's own algorithms (docs/software.md, docs/selection.md): its
  * multi-channel ring (rings), its tree, and the in-switch rows where a
- * switch reduces the call. 1 when the choice is so restricted. */
+ * switch reduces the call; a stack whose library has most of the table
+ * (all_algorithms: mpi) is not restricted. 1 when the choice is so
+ * restricted. */
 static int library_only(const hccn_coll_args_t *a, const hccn_sim_topo_t *topo)
 {
     const hccn_sim_sw_t *sw = topo != NULL ? topo->sw : NULL;
-    return sw != NULL && sw->stack[0] != '\0' &&
+    return sw != NULL && sw->stack[0] != '\0' && !sw->all_algorithms &&
            strcmp(sw->stack, "none") != 0 &&
            (a->coll == HCCN_COLL_ALLREDUCE ||
             a->coll == HCCN_COLL_REDUCE_SCATTER ||

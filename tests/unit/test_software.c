@@ -22,6 +22,7 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
+#include "hierarchy/select.h"
 #include "test_topo_load.h"
 #include "test_engine.h"
 #include "test_util.h"
@@ -90,7 +91,7 @@ static void test_errors(void **state)
     (void)state;
     expect_error("{" BASE ", \"stack\": \"nccl-9\"}",
                  "bad.json: stack: unknown stack \"nccl-9\" (known: "
-                 "none, nccl-2.2x, rccl-2.x)");
+                 "none, nccl-2.2x, rccl-2.x, mpi)");
     expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": 0}}}",
                  "bad.json: software.ll.efficiency");
     expect_error("{" BASE ", \"software\": {\"ll\": {\"efficiency\": "
@@ -266,6 +267,77 @@ static void test_block_protocol(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* The default choice for an allreduce of bytes on the 4 NPUs of t, and
+ * the least predicted time over every row it may take by default (not
+ * by name only) in *best. */
+static const hccn_algo_t *allreduce_pick(const hccn_sim_topo_t *t,
+                                         uint64_t bytes, double *best)
+{
+    int world[4] = {0, 1, 2, 3}, node[4], local[4];
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t v;
+    assert_int_equal(hccn_hier_cost_view(&pl, 4, node, local, &v), 0);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
+                          .count = bytes / 4, .esize = 4, .view = &v};
+    *best = INFINITY;
+    for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++) {
+        if (al->by_name_only || !(al->colls & 1u << HCCN_COLL_ALLREDUCE))
+            continue;
+        double c = hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, NULL);
+        if (c >= 0.0 && c < *best)
+            *best = c;
+    }
+    hccn_hier_select_in_t in = {t, world, NULL, NULL};
+    char why[256];
+    const hccn_algo_t *al = hccn_hier_select(&a, &in, why, sizeof(why),
+                                             NULL, 0);
+    if (al == NULL)
+        fail_msg("%s", why);
+    assert_true(hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, NULL) >= *best);
+    return al;
+}
+
+/* mpi (Open MPI 5): eager up to the BTL's eager limit (4 KiB inside a
+ * node, 64 KiB across), rendezvous past it, in the engine and the closed
+ * form alike; its default choice takes the cheapest of every row, where
+ * "algorithms": "library" keeps it to rings and tree. */
+static void test_mpi(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE ", \"stack\": \"mpi\"}");
+    assert_true(t->sw->launch_s == 1e-6 && t->sw->all_algorithms);
+    check_pair(t, 0, 1, 4096, HCCN_SIM_PROTO_LL);
+    check_pair(t, 0, 1, 4100, HCCN_SIM_PROTO_SIMPLE);
+    check_pair(t, 0, 2, 65536, HCCN_SIM_PROTO_LL);
+    check_pair(t, 0, 2, 65540, HCCN_SIM_PROTO_SIMPLE);
+    double best, lib_best;
+    static const uint64_t sizes[] = {8, 65536, 16 << 20};
+    for (int i = 0; i < 3; i++) {
+        const hccn_algo_t *al = allreduce_pick(t, sizes[i], &best);
+        int world[4] = {0, 1, 2, 3}, node[4], local[4];
+        hccn_cost_place_t pl = {t, world};
+        hccn_hier_view_t v;
+        assert_int_equal(hccn_hier_cost_view(&pl, 4, node, local, &v), 0);
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
+                              .count = sizes[i] / 4, .esize = 4, .view = &v};
+        test_assert_rel(hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, NULL),
+                        best, 0.0, "mpi: the cheapest of every row");
+    }
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"mpi\", \"software\": "
+             "{\"algorithms\": \"library\"}}");
+    for (int i = 0; i < 3; i++) {
+        const hccn_algo_t *al = allreduce_pick(t, sizes[i], &lib_best);
+        assert_true(strcmp(al->name, "rings") == 0 ||
+                    strcmp(al->name, "tree") == 0);
+    }
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE ", \"stack\": \"mpi\", \"software\": "
+                 "{\"algorithms\": \"some\"}}",
+                 "bad.json: software.algorithms: must be \"library\" or "
+                 "\"all\" (got \"some\")");
+}
+
 /* The host's issue of a call (docs/timing.md, Software): a call driven
  * with 7 other NPUs by one thread at 3 us each takes max(launch +
  * transfer, 8 x 3 us), in the engine and the closed form alike. */
@@ -380,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_switch_points),
         cmocka_unit_test(test_times),
         cmocka_unit_test(test_block_protocol),
+        cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_host_floor),
         cmocka_unit_test(test_none_is_identity),
     };
