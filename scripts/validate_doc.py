@@ -269,9 +269,14 @@ def write_doc(path, d):
     w("## What the model leaves out\n")
     w("- **The library's channels inside a node.** `rings` runs one "
       "channel per NIC across nodes and one per link-disjoint cycle of a "
-      "mesh, but one on an NVSwitch node, where NCCL runs many, each "
-      "paying its own steps: one hgx-a100 node, 8 MiB allreduce, measured "
-      "162 us, `rings` 88 (docs/software.md).")
+      "mesh, but one on an NVSwitch node, where NCCL runs many (its logs "
+      "show 24 on 8-GPU nodes), each paying its own steps: one hgx-a100 "
+      "node, 8 MiB allreduce, measured 162 us, `rings` 88 "
+      "(docs/software.md). Tried with `software.channels` 8, 16, 24 and "
+      "32 on the four single-node NVLink runs, the 1-256 MiB errors swung "
+      "from +60 % to -39 % size by size (each size's blocks change "
+      "protocol at a different channel count), with no setting better on "
+      "all four; the configs keep one channel.")
     w("- **NCCL's cap on the low-latency protocol's bandwidth** (`llMaxBws` "
       "in `tuning.cc`: 87.7 GB/s on one A100 node, 141 on H100) is per "
       "GPU, not per transfer; tried on the two A100 runs as a "
