@@ -56,6 +56,9 @@ struct hccn_sim_batch {
     double launch;              /* the call's launch (software.h), added
                                    to its start */
     uint32_t proto_scale;       /* hccn_sim_call_t's, >= 1 */
+    int proto;                  /* the protocol of all its transfers
+                                   (hccn_sim_sw_call_proto), -1: each
+                                   its own */
     int gated;                  /* waiting for `after` to complete */
     int done;
     hccn_status_t status;       /* HCCN_ERR_FAULT / _REMOTE when failed */

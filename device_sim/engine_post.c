@@ -478,6 +478,9 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                                        call != NULL && call->nvswitch);
     b->proto_scale = call != NULL && call->proto_scale > 1
                          ? call->proto_scale : 1;
+    b->proto = eng->topo->sw == NULL ? -1
+               : hccn_sim_sw_call_proto(eng->topo->sw,
+                                        call != NULL && call->nvswitch);
     b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;

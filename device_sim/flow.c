@@ -291,9 +291,12 @@ static int flows_grow(hccn_sim_engine_t *eng)
 static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
 {
     const hccn_sim_topo_t *topo = eng->topo;
-    uint64_t b = f->send->bytes * f->send->batch->proto_scale;
+    const hccn_sim_batch_t *call = f->send->batch;
+    uint64_t b = f->send->bytes * call->proto_scale;
     int cls, p = hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer,
                                         b, &cls);
+    if (call->proto >= 0)
+        p = call->proto;
     f->sw_lat = topo->sw->proto[p].step_s[cls];
     f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
 }

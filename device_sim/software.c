@@ -13,6 +13,8 @@
  *   ring LL128 bus bandwidth x 0.92 ("120.0/128.0") -> ll128 efficiency
  *   hwLat[NVLINK][NVLS] Simple 25 us, the whole latency of an NVLS call
  *   (its baseLat is 0)                 -> nvls_launch_us
+ *   NVLS runs Simple only (its LL and LL128 rows are not enabled)
+ *                                      -> nvls_simple
  *   (the PCI row, 1.0 / 2.5 / 5.7 us, is for configs/pcie-8gpu.json,
  *   which sets it as its step_us.intra)
  * rccl-2.x: AMD RCCL, src/graph/tuning.cc (ROCm/rccl, the tuning model
@@ -74,6 +76,7 @@ static const hccn_sim_sw_t presets[] = {
     {.stack = "nccl-2.2x",
      .launch_s = 6.6e-6,
      .nvls_launch_s = 25e-6,
+     .nvls_simple = 1,
      .host_s = 4.6e-6,
      .per_thread = 1,
      .slots = 8,
@@ -139,6 +142,13 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
     if (cls != NULL)
         *cls = c;
     return hccn_sim_sw_pick(topo->sw, bytes, c, bw);
+}
+
+int hccn_sim_sw_call_proto(const hccn_sim_sw_t *sw, int nvswitch)
+{
+    return nvswitch && sw->nvls_simple && sw->proto[HCCN_SIM_PROTO_SIMPLE].on
+               ? HCCN_SIM_PROTO_SIMPLE
+               : -1;
 }
 
 double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, int nvswitch)

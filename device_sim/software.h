@@ -54,6 +54,10 @@ struct hccn_sim_sw {
                                         switch, in place of launch_s (the
                                         library's in-switch algorithm);
                                         0: launch_s */
+    int nvls_simple;                 /* 1: a call that reduces in a node's
+                                        switch runs the bulk protocol
+                                        alone (NCCL's NVLS is Simple
+                                        only) */
     double allpairs_max_bytes;       /* an allreduce of up to this many
                                         bytes on one node whose NPUs are
                                         all linked pairwise may run the
@@ -89,6 +93,12 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
  * runs it under; -1 when topo has no software model. */
 int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
                            uint64_t bytes, int *cls);
+
+/* The protocol every transfer of a call runs, whatever its size: the
+ * bulk one where the call reduces in a node's switch (nvswitch) and the
+ * stack runs such calls under it alone (nvls_simple); else -1, each
+ * transfer its own (hccn_sim_sw_pick). */
+int hccn_sim_sw_call_proto(const hccn_sim_sw_t *sw, int nvswitch);
 
 /* The launch of a call (seconds): nvls_launch_s where nvswitch (the call
  * reduces in a node's switch) and it is set, else launch_s. */

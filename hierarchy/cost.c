@@ -240,6 +240,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         goto out;
     m.r = 1.0 / lv.reduce_bw;
     m.proto_mul = call.proto_scale;
+    m.nvswitch = call.nvswitch;
     m.m = lv.mem_bw > 0.0 ? 1.0 / lv.mem_bw : 0.0;
     for (int r = 0; r < a->nranks; r++)
         ident[r] = r;

@@ -159,8 +159,9 @@ double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
                                     : x->bytes;
     if (m->proto_mul > 1)
         b *= m->proto_mul;
+    int q = hccn_sim_sw_call_proto(topo->sw, m->nvswitch);
     const hccn_sim_proto_t *p =
-        &topo->sw->proto[hccn_sim_sw_pick(topo->sw, b, cls, bw)];
+        &topo->sw->proto[q >= 0 ? q : hccn_sim_sw_pick(topo->sw, b, cls, bw)];
     x->eff = p->eff[cls];
     return p->step_s[cls];
 }

@@ -59,6 +59,9 @@ typedef struct hccn_cm {
                                 hccn_hier_cm_instances) */
     uint64_t proto_mul;      /* > 1: ... for its bytes x this (the
                                 schedule's hccn_sched_t.proto_scale) */
+    int nvswitch;            /* the call reduces in a node's switch:
+                                its transfers may all run one protocol
+                                (hccn_sim_sw_call_proto) */
     int eff_given;           /* hccn_hier_cm_flows: the transfers' eff set
                                 by the caller, no step added */
     int lat_off;             /* hccn_hier_cm_flows and the in-switch

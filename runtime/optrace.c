@@ -95,8 +95,8 @@ static void add_phases(group_t *g, const rt_op_t *op, int *slot)
 }
 
 /* The protocol the engine runs transfer step st of bytes under (on the
- * sender's route, for the block it is a slice of: software.h), -1
- * without a software model. */
+ * sender's route, for the block it is a slice of, or the call's own:
+ * software.h), -1 without a software model. */
 static int step_proto(const rt_op_t *op, const hccn_step_t *st,
                       uint64_t bytes)
 {
@@ -104,8 +104,12 @@ static int step_proto(const rt_op_t *op, const hccn_step_t *st,
     int me = world[op->comm->rank], peer = world[st->peer];
     int send = st->kind == HCCN_STEP_SEND;
     uint32_t scale = op->sched->proto_scale > 1 ? op->sched->proto_scale : 1;
-    return hccn_sim_sw_route_pick(op->ctx->cl->topo, send ? me : peer,
-                                  send ? peer : me, bytes * scale, NULL);
+    const hccn_sim_topo_t *topo = op->ctx->cl->topo;
+    int p = hccn_sim_sw_route_pick(topo, send ? me : peer, send ? peer : me,
+                                   bytes * scale, NULL);
+    int q = p >= 0 ? hccn_sim_sw_call_proto(topo->sw, op->sched->nvswitch)
+                   : -1;
+    return q >= 0 ? q : p;
 }
 
 static void add_steps(group_t *g, const rt_op_t *op, const int *slot)

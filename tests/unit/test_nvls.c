@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/software.h"
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
@@ -481,6 +482,48 @@ static void test_nvls_launch(void **state)
     hccn_sim_topo_free(bare);
 }
 
+/* NCCL runs NVLS under Simple alone (nccl-2.2x: nvls_simple): a call
+ * that reduces in the switch runs every transfer under the bulk
+ * protocol, even where its blocks (128 KiB here) would each take ll
+ * (0 us, half rate: 2.6 us against simple's 3 us + 1.3 us). Engine and
+ * closed form: 20 us + the body of test_nvls_launch with each phase's
+ * latency 2 us + simple's 3 us. */
+#define NCCL_STACKED                                                          \
+    "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": "              \
+    "{\"launch_us\": 5, \"nvls_launch_us\": 20, \"ll\": {\"step_us\": 0, "   \
+    "\"efficiency\": 0.5}, \"ll128\": {\"enabled\": false}, \"simple\": "    \
+    "{\"step_us\": 3}}, \"node_types\": [{\"count\": 1, \"npu\": "         \
+    "{\"count\": 8, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, "          \
+    "\"mem_bw_GBps\": 200}, \"fabric\": {\"type\": \"switch\", "          \
+    "\"bw_GBps\": 100, \"lat_us\": 2, \"reduce\": {\"bw_GBps\": "        \
+    "10000}}}]}"
+
+static void test_nvls_simple(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load(NCCL_STACKED), *own = load(STACKED);
+    assert_int_equal(hccn_sim_sw_call_proto(t->sw, 1), HCCN_SIM_PROTO_SIMPLE);
+    assert_int_equal(hccn_sim_sw_call_proto(t->sw, 0), -1);
+    assert_int_equal(hccn_sim_sw_call_proto(own->sw, 1), -1);
+    int world[P];
+    for (int r = 0; r < P; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world};
+    const hccn_algo_t *nv = hccn_hier_algo_find("nvls");
+    const uint64_t count = 8 << 15;
+    const double S = count * 4.0, b = S / P, step = 3e-6;
+    hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, count);
+    double body = ALPHA + step + (P - 1) * b / B + b / R + ALPHA + step +
+                  (P - 1) * b / B;
+    for (int m = 0; m < 2; m++) {
+        hccn_cost_mode_t mode = m ? HCCN_COST_MODEL : HCCN_COST_ENGINE;
+        test_assert_rel(hccn_hier_cost(nv, &a, &pl, mode, NULL),
+                        20e-6 + body, 1e-12, "nvls under simple alone");
+    }
+    hccn_sim_topo_free(t);
+    hccn_sim_topo_free(own);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_interp),
         cmocka_unit_test(test_hier_nvls),
         cmocka_unit_test(test_nvls_launch),
+        cmocka_unit_test(test_nvls_simple),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
