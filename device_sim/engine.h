@@ -110,6 +110,8 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
 typedef struct {
     uint64_t gen;               /* the recordings' state it was found in */
     void *rec;                  /* what was found (NULL: no recording) */
+    double launch;              /* the call's launch that post found
+                                   from its tasks (software.h) */
 } hccn_sim_replay_hint_t;
 
 /* As hccn_sim_post_joined, with hint (may be NULL): what an earlier post by

@@ -133,9 +133,8 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     ejoin_t *j = b->join;
-    t += b->launch;   /* the call's launch (software.h) */
     if (j == NULL) {
-        gate_start(eng, b, t);
+        gate_start(eng, b, t + b->launch);   /* the call's launch */
         return;
     }
     b->join = NULL;
@@ -143,8 +142,14 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
     j->members[j->arrived++] = b;
     if (t > j->tmax)
         j->tmax = t;
+    if (b->launch > j->lmax)
+        j->lmax = b->launch;
     if (j->arrived < j->count)
         return;
+    /* The call's launch, the largest of its members' (software.h): as
+     * adding it to each member's time (rounding is monotonic) when they
+     * are all one. */
+    j->tmax += j->lmax;
     size_t h = key_hash(&j->key) & (JOIN_BUCKETS - 1);
     for (ejoin_t **pp = &eng->joins[h]; *pp != NULL; pp = &(*pp)->next)
         if (*pp == j) {
@@ -462,6 +467,23 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                 count, sole, hint, nvswitch);
 }
 
+/* The launch of dev's part of a call (software.h), from its tasks, or,
+ * posted without them, from the post that filled hint (of the same tasks:
+ * hccn_sim_post_hinted). */
+static double call_launch(const hccn_sim_engine_t *eng, int dev,
+                          const hccn_sim_task_t *tasks, int ntasks,
+                          hccn_sim_replay_hint_t *hint, int nvswitch)
+{
+    if (tasks == NULL)
+        return hint != NULL ? hint->launch
+                            : hccn_sim_sw_launch(eng->topo->sw, 0, nvswitch);
+    double l = hccn_sim_sw_tasks_launch(eng->topo, dev, tasks, ntasks,
+                                        nvswitch);
+    if (hint != NULL)
+        hint->launch = l;
+    return l;
+}
+
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
@@ -474,7 +496,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
         return NULL;
     b->dev = dev;
     if (eng->topo->sw != NULL)
-        b->launch = hccn_sim_sw_launch(eng->topo->sw, nvswitch);
+        b->launch = call_launch(eng, dev, tasks, ntasks, hint, nvswitch);
     b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;
