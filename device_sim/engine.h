@@ -125,7 +125,8 @@ typedef struct {
  * same times. tasks may be NULL only where hccn_sim_hint_stands allows it;
  * should the hint not stand after all, NULL is returned, as for no
  * memory. nvswitch: the call reduces in a node's switch, and starts after
- * the stack's launch of such calls (hccn_sim_sw_launch). */
+ * the stack's launch of such calls; other calls start after the largest
+ * launch of the protocols their tasks run (hccn_sim_sw_post_launch). */
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,

@@ -467,23 +467,6 @@ hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                 count, sole, hint, nvswitch);
 }
 
-/* The launch of dev's part of a call (software.h), from its tasks, or,
- * posted without them, from the post that filled hint (of the same tasks:
- * hccn_sim_post_hinted). */
-static double call_launch(const hccn_sim_engine_t *eng, int dev,
-                          const hccn_sim_task_t *tasks, int ntasks,
-                          hccn_sim_replay_hint_t *hint, int nvswitch)
-{
-    if (tasks == NULL)
-        return hint != NULL ? hint->launch
-                            : hccn_sim_sw_launch(eng->topo->sw, 0, nvswitch);
-    double l = hccn_sim_sw_tasks_launch(eng->topo, dev, tasks, ntasks,
-                                        nvswitch);
-    if (hint != NULL)
-        hint->launch = l;
-    return l;
-}
-
 static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
                               const hccn_sim_task_t *tasks, int ntasks,
                               const uint32_t *deps, hccn_sim_batch_t *after,
@@ -496,7 +479,8 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
         return NULL;
     b->dev = dev;
     if (eng->topo->sw != NULL)
-        b->launch = call_launch(eng, dev, tasks, ntasks, hint, nvswitch);
+        b->launch = hccn_sim_sw_post_launch(eng->topo, dev, tasks, ntasks,
+                                            hint, nvswitch);
     b->sole = sole;
     b->refs = 1;
     b->ntasks = b->left = ntasks;

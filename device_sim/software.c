@@ -242,3 +242,16 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
     }
     return p;
 }
+
+double hccn_sim_sw_post_launch(const hccn_sim_topo_t *topo, int dev,
+                               const hccn_sim_task_t *tasks, int n,
+                               hccn_sim_replay_hint_t *hint, int nvswitch)
+{
+    if (tasks == NULL)
+        return hint != NULL ? hint->launch
+                            : hccn_sim_sw_launch(topo->sw, 0, nvswitch);
+    double l = hccn_sim_sw_tasks_launch(topo, dev, tasks, n, nvswitch);
+    if (hint != NULL)
+        hint->launch = l;
+    return l;
+}

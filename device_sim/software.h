@@ -111,6 +111,13 @@ double hccn_sim_sw_tasks_launch(const hccn_sim_topo_t *topo, int dev,
                                 const hccn_sim_task_t *tasks, int n,
                                 int nvswitch);
 
+/* As hccn_sim_sw_tasks_launch, for a post (engine.h): tasks NULL (a post
+ * with a standing hint) takes hint's launch, from the post of the same
+ * tasks that filled it; a post with tasks leaves its launch in hint. */
+double hccn_sim_sw_post_launch(const hccn_sim_topo_t *topo, int dev,
+                               const hccn_sim_task_t *tasks, int n,
+                               hccn_sim_replay_hint_t *hint, int nvswitch);
+
 /* The least time of a call after its start (its launch done): the host's
  * issue, host_s x per_thread, less the call's launch; <= 0 when it never
  * binds. */
