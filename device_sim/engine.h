@@ -110,6 +110,8 @@ hccn_sim_batch_t *hccn_sim_post_joined(hccn_sim_engine_t *eng, int dev,
 typedef struct {
     uint64_t gen;               /* the recordings' state it was found in */
     void *rec;                  /* what was found (NULL: no recording) */
+    double launch;              /* the call's launch that post found
+                                   from its tasks (software.h) */
 } hccn_sim_replay_hint_t;
 
 /* What the software model (software.h) needs to know of a posted call
@@ -135,7 +137,10 @@ typedef struct {
  * same times. tasks may be NULL only where hccn_sim_hint_stands allows it;
  * should the hint not stand after all, NULL is returned, as for no
  * memory. call (may be NULL: an ordinary call) says what the software
- * model needs to know of the call (hccn_sim_call_t). */
+ * model needs to know of the call (hccn_sim_call_t): a call that reduces
+ * in a node's switch starts after the stack's launch of such calls;
+ * other calls after the largest launch of the protocols their tasks run
+ * (hccn_sim_sw_post_launch). */
 hccn_sim_batch_t *hccn_sim_post_hinted(hccn_sim_engine_t *eng, int dev,
                                        const hccn_sim_task_t *tasks,
                                        int ntasks, const uint32_t *deps,

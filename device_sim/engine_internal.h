@@ -140,11 +140,13 @@ typedef struct {
 } edev_t;
 
 /* Batches of one collective, one per rank, that start together: at the
- * latest of their own gate times, once every member's gate is known. */
+ * latest of their own gate times, once every member's gate is known, plus
+ * the call's launch (the largest of theirs: software.h). */
 typedef struct ejoin {
     hccn_sim_key_t key;
     int count, arrived;
     double tmax;
+    double lmax;
     hccn_sim_batch_t **members;
     struct ejoin *next;
 } ejoin_t;

@@ -133,9 +133,8 @@ static void gate_start(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t);
 void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
 {
     ejoin_t *j = b->join;
-    t += b->launch;   /* the call's launch (software.h) */
     if (j == NULL) {
-        gate_start(eng, b, t);
+        gate_start(eng, b, t + b->launch);   /* the call's launch */
         return;
     }
     b->join = NULL;
@@ -143,8 +142,14 @@ void hccn_sim_gate_open(hccn_sim_engine_t *eng, hccn_sim_batch_t *b, double t)
     j->members[j->arrived++] = b;
     if (t > j->tmax)
         j->tmax = t;
+    if (b->launch > j->lmax)
+        j->lmax = b->launch;
     if (j->arrived < j->count)
         return;
+    /* The call's launch, the largest of its members' (software.h): as
+     * adding it to each member's time (rounding is monotonic) when they
+     * are all one. */
+    j->tmax += j->lmax;
     size_t h = key_hash(&j->key) & (JOIN_BUCKETS - 1);
     for (ejoin_t **pp = &eng->joins[h]; *pp != NULL; pp = &(*pp)->next)
         if (*pp == j) {
@@ -474,8 +479,8 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
         return NULL;
     b->dev = dev;
     if (eng->topo->sw != NULL)
-        b->launch = hccn_sim_sw_launch(eng->topo->sw,
-                                       call != NULL && call->nvswitch);
+        b->launch = hccn_sim_sw_post_launch(eng->topo, dev, tasks, ntasks,
+                                            hint, call);
     b->proto_scale = call != NULL && call->proto_scale > 1
                          ? call->proto_scale : 1;
     b->proto = eng->topo->sw == NULL ? -1

@@ -6,7 +6,8 @@
  * uses to choose its protocol; none is fitted to a measurement.
  *
  * nccl-2.2x: NVIDIA NCCL 2.2x, src/graph/tuning.cc (ring algorithm):
- *   baseLat[Ring]       LL 6.6 us            -> launch_us
+ *   baseLat[Ring]       LL 6.6, LL128 14.0, Simple 8.4 us
+ *                       -> <protocol>.launch_us (launch_us: LL's)
  *   hwLat[NVLINK][Ring] LL 0.6, LL128 1.9, Simple 3.4 us  -> step_us.intra
  *   hwLat[NET][Ring]    LL 2.7, LL128 4.0, Simple 14.0 us -> step_us.net
  *   ring LL bus bandwidth x .5                     -> ll efficiency 0.5
@@ -19,7 +20,8 @@
  *   which sets it as its step_us.intra)
  * rccl-2.x: AMD RCCL, src/graph/tuning.cc (ROCm/rccl, the tuning model
  * carried over from NCCL 2.x with AMD's figures):
- *   baseLat[Ring]       LL 12 us             -> launch_us
+ *   baseLat[Ring]       LL 12.0, LL128 12.0, Simple 17.0 us
+ *                       -> <protocol>.launch_us (launch_us: LL's)
  *   hwLat[NVLINK (xGMI)][Ring] LL 2.3, Simple 2.7 us -> step_us.intra
  *   hwLat[NET][Ring]    LL 2.0, Simple 4.5 us -> step_us.net
  *   ring LL bus bandwidth x 1/5                    -> ll efficiency 0.2
@@ -81,9 +83,12 @@ static const hccn_sim_sw_t presets[] = {
      .per_thread = 1,
      .slots = 8,
      .proto = {
-         {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5)},
-         {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92)},
-         {.on = 1, .step_s = US(3.4, 14.0), .eff = CLS(1.0, 1.0)},
+         {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5),
+          .launch_s = 6.6e-6},
+         {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92),
+          .launch_s = 14.0e-6},
+         {.on = 1, .step_s = US(3.4, 14.0), .eff = CLS(1.0, 1.0),
+          .launch_s = 8.4e-6},
      }},
     {.stack = "rccl-2.x",
      .launch_s = 12e-6,
@@ -91,9 +96,12 @@ static const hccn_sim_sw_t presets[] = {
      .allpairs_max_bytes = 16777216.0,
      .slots = 8,
      .proto = {
-         {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2)},
-         {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92)},
-         {.on = 1, .step_s = US(2.7, 4.5), .eff = CLS(1.0, 1.0)},
+         {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2),
+          .launch_s = 12.0e-6},
+         {.on = 0, .step_s = US(2.3, 2.0), .eff = CLS(0.92, 0.92),
+          .launch_s = 12.0e-6},
+         {.on = 1, .step_s = US(2.7, 4.5), .eff = CLS(1.0, 1.0),
+          .launch_s = 17.0e-6},
      }},
     {.stack = "mpi",
      .launch_s = 1e-6,
@@ -151,10 +159,72 @@ int hccn_sim_sw_call_proto(const hccn_sim_sw_t *sw, int nvswitch)
                : -1;
 }
 
-double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, int nvswitch)
+double hccn_sim_sw_proto_launch(const hccn_sim_sw_t *sw, int p)
 {
-    return nvswitch && sw->nvls_launch_s > 0.0 ? sw->nvls_launch_s
-                                               : sw->launch_s;
+    return sw->proto[p].launch_s > 0.0 ? sw->proto[p].launch_s
+                                       : sw->launch_s;
+}
+
+double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, unsigned protos,
+                          int nvswitch)
+{
+    if (nvswitch && sw->nvls_launch_s > 0.0)
+        return sw->nvls_launch_s;
+    double l = protos ? 0.0 : sw->launch_s;
+    for (int p = 0; p < HCCN_SIM_NPROTO; p++)
+        if (protos & 1u << p && hccn_sim_sw_proto_launch(sw, p) > l)
+            l = hccn_sim_sw_proto_launch(sw, p);
+    return l;
+}
+
+int hccn_sim_sw_launch_uniform(const hccn_sim_sw_t *sw)
+{
+    for (int p = 0; p < HCCN_SIM_NPROTO; p++)
+        if (sw->proto[p].on &&
+            hccn_sim_sw_proto_launch(sw, p) != sw->launch_s)
+            return 0;
+    return 1;
+}
+
+double hccn_sim_sw_tasks_launch(const hccn_sim_topo_t *topo, int dev,
+                                const hccn_sim_task_t *tasks, int n,
+                                const hccn_sim_call_t *call)
+{
+    const hccn_sim_sw_t *sw = topo->sw;
+    int nvswitch = call != NULL && call->nvswitch;
+    uint64_t scale = call != NULL && call->proto_scale > 1
+                         ? call->proto_scale : 1;
+    int forced = hccn_sim_sw_call_proto(sw, nvswitch);
+    if ((nvswitch && sw->nvls_launch_s > 0.0) ||
+        hccn_sim_sw_launch_uniform(sw))
+        return hccn_sim_sw_launch(sw, 0, nvswitch);
+    if (forced >= 0)
+        return hccn_sim_sw_launch(sw, 1u << forced, nvswitch);
+    unsigned protos = 0, all = 0;
+    for (int p = 0; p < HCCN_SIM_NPROTO; p++)
+        if (sw->proto[p].on)
+            all |= 1u << p;
+    double most = hccn_sim_sw_launch(sw, all, 0);
+    int last_src = -1, last_dst = -1;
+    uint64_t last_bytes = 0;
+    /* Until a transfer runs the protocol of the largest launch. */
+    for (int i = 0; i < n && (protos == 0 ||
+                              hccn_sim_sw_launch(sw, protos, 0) < most);
+         i++) {
+        const hccn_sim_task_t *t = &tasks[i];
+        if (t->kind == HCCN_SIM_TASK_LOCAL)
+            continue;
+        int src = t->kind == HCCN_SIM_TASK_SEND ? dev : t->peer;
+        int dst = t->kind == HCCN_SIM_TASK_SEND ? t->peer : dev;
+        if (src == last_src && dst == last_dst && t->bytes == last_bytes)
+            continue;   /* a chunk of the one before: the same pick */
+        last_src = src;
+        last_dst = dst;
+        last_bytes = t->bytes;
+        protos |= 1u << hccn_sim_sw_route_pick(topo, src, dst,
+                                               t->bytes * scale, NULL);
+    }
+    return hccn_sim_sw_launch(sw, protos, nvswitch);
 }
 
 double hccn_sim_sw_floor(const hccn_sim_sw_t *sw, double launch)
@@ -213,4 +283,20 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
         }
     }
     return p;
+}
+
+double hccn_sim_sw_post_launch(const hccn_sim_topo_t *topo, int dev,
+                               const hccn_sim_task_t *tasks, int n,
+                               hccn_sim_replay_hint_t *hint,
+                               const hccn_sim_call_t *call)
+{
+    if (tasks == NULL)
+        return hint != NULL ? hint->launch
+                            : hccn_sim_sw_launch(topo->sw, 0,
+                                                 call != NULL &&
+                                                     call->nvswitch);
+    double l = hccn_sim_sw_tasks_launch(topo, dev, tasks, n, call);
+    if (hint != NULL)
+        hint->launch = l;
+    return l;
 }

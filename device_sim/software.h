@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "device_sim/engine.h"
 #include "device_sim/topo.h"
 
 /* Protocols, in the order ties are broken. */
@@ -41,6 +42,9 @@ typedef struct {
     double step_s[HCCN_SIM_NCLS];    /* seconds added to each transfer */
     double eff[HCCN_SIM_NCLS];       /* fraction of the wire carrying data */
     double max_bytes[HCCN_SIM_NCLS]; /* used up to this size; 0: by cost */
+    double launch_s;                 /* a call running it starts this much
+                                        late (the library's baseLat for
+                                        it); 0: the stack's launch_s */
 } hccn_sim_proto_t;
 
 struct hccn_sim_sw {
@@ -100,9 +104,37 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
  * transfer its own (hccn_sim_sw_pick). */
 int hccn_sim_sw_call_proto(const hccn_sim_sw_t *sw, int nvswitch);
 
+/* The launch (seconds) of a call whose transfers run under protocol p:
+ * its launch_s, or the stack's where that is 0. */
+double hccn_sim_sw_proto_launch(const hccn_sim_sw_t *sw, int p);
+
 /* The launch of a call (seconds): nvls_launch_s where nvswitch (the call
- * reduces in a node's switch) and it is set, else launch_s. */
-double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, int nvswitch);
+ * reduces in a node's switch) and it is set, else the largest launch of
+ * the protocols in protos (bit p: protocol p runs one of its transfers),
+ * launch_s when protos is 0. */
+double hccn_sim_sw_launch(const hccn_sim_sw_t *sw, unsigned protos,
+                          int nvswitch);
+
+/* 1 when every call of a protocol mask pays the same launch under sw (the
+ * protocols on all have one launch): no call needs its mask. */
+int hccn_sim_sw_launch_uniform(const hccn_sim_sw_t *sw);
+
+/* The launch of a call whose part on device dev is tasks[0..n) (see
+ * hccn_sim_sw_launch; the protocols are those the engine runs them
+ * under: hccn_sim_sw_route_pick for their block, call's proto_scale
+ * times their bytes, or the call's own, hccn_sim_sw_call_proto; call may
+ * be NULL). topo must have a software model. */
+double hccn_sim_sw_tasks_launch(const hccn_sim_topo_t *topo, int dev,
+                                const hccn_sim_task_t *tasks, int n,
+                                const hccn_sim_call_t *call);
+
+/* As hccn_sim_sw_tasks_launch, for a post (engine.h): tasks NULL (a post
+ * with a standing hint) takes hint's launch, from the post of the same
+ * tasks that filled it; a post with tasks leaves its launch in hint. */
+double hccn_sim_sw_post_launch(const hccn_sim_topo_t *topo, int dev,
+                               const hccn_sim_task_t *tasks, int n,
+                               hccn_sim_replay_hint_t *hint,
+                               const hccn_sim_call_t *call);
 
 /* The least time of a call after its start (its launch done): the host's
  * issue, host_s x per_thread, less the call's launch; <= 0 when it never

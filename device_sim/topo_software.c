@@ -6,14 +6,17 @@
  *   "software": {
  *     "launch_us": 6.6,
  *     "host_us": 4.6, "ranks_per_thread": 8, "slots": 8,
- *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5},
+ *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5,
+ *                "launch_us": 6.6},
  *     "ll128":  {"enabled": false},
  *     "simple": {"step_us": 3.4, "efficiency": 1, "max_bytes": 0}
  *   }
  *
  * "stack" names a preset (software.c); "software" overrides it
  * field by field, or, without a stack, a model of no cost whose only
- * protocol is the bulk one. A per-class value is a number (both classes)
+ * protocol is the bulk one. A protocol's launch_us defaults to the
+ * stack's: a file's "launch_us" replaces the preset's per protocol too,
+ * but for the protocols whose own the file gives. A per-class value is a number (both classes)
  * or {"intra": x, "net": y} (either may be left out, not both). An
  * efficiency is at least 0.001, as a link's: a smaller one makes a
  * transfer's time absurd (1e-300 gives 1e300 s, a large one inf).
@@ -65,8 +68,9 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                                  hccn_sim_proto_t *p)
 {
     static const char *const keys[] = {"enabled", "step_us", "efficiency",
-                                       "max_bytes", NULL};
+                                       "max_bytes", "launch_us", NULL};
     int on, has;
+    double x;
     hccn_status_t st;
     if (!json_object_is_type(o, json_type_object))
         return hccn_sim_jfail(c, "must be an object");
@@ -77,6 +81,10 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
         p->on = on;
     else if (json_object_object_length(o) > 0)
         p->on = 1;   /* giving a protocol's costs turns it on */
+    if ((st = hccn_sim_jnum(c, o, "launch_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        p->launch_s = x * 1e-6;
     if ((st = class_values(c, o, "step_us", 0.0, 0, 1e6, 1e-6, p->step_s)) ||
         (st = class_values(c, o, "efficiency", 1e-3, 0, 1.0, 1.0, p->eff)))
         return st;
@@ -119,8 +127,11 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
     if ((st = hccn_sim_jkeys(c, o, keys)) ||
         (st = hccn_sim_jnum(c, o, "launch_us", 0.0, 0, 1e6, &x, &has)))
         return st;
-    if (has)
+    if (has) {   /* every protocol's, but those the file gives below */
         sw->launch_s = x * 1e-6;
+        for (int p = 0; p < HCCN_SIM_NPROTO; p++)
+            sw->proto[p].launch_s = 0.0;
+    }
     if ((st = hccn_sim_jnum(c, o, "nvls_launch_us", 0.0, 0, 1e6, &x, &has)))
         return st;
     if (has)

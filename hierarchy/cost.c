@@ -76,7 +76,8 @@ int hccn_hier_cost_pods(const hccn_cost_place_t *pl, int *pod,
 
 /* ------------------------------------------------------------- engine --- */
 
-/* Posts rank r's steps as one batch, as the runtime's executor does. */
+/* Posts rank r's steps as one batch, as the runtime's executor does: the
+ * ranks' batches start together, after the call's launch. */
 static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
                                    const hccn_sched_t *s, int r,
                                    const hccn_cost_place_t *pl,
@@ -91,8 +92,8 @@ static hccn_sim_batch_t *post_rank(hccn_sim_engine_t *eng,
     }
     hccn_sim_call_t call = hccn_hier_sched_call(s);
     return hccn_sim_post_hinted(eng, pl->world[r], tasks, (int)rk->nsteps,
-                                rk->deps, NULL, (hccn_sim_key_t){0, 0, 0}, 1,
-                                0, NULL, &call);
+                                rk->deps, NULL, (hccn_sim_key_t){0, 0, 0},
+                                s->nranks, 0, NULL, &call);
 }
 
 double hccn_hier_cost_engine(const hccn_sched_t *s,
@@ -256,7 +257,8 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
         t = HCCN_COST_NONE;
     else if (pl->topo->sw != NULL && t >= 0.0) {
         /* every call's (software.h); "none" stays none */
-        double l = hccn_sim_sw_launch(pl->topo->sw, call.nvswitch);
+        double l = hccn_sim_sw_launch(pl->topo->sw, m.protos,
+                                      call.nvswitch);
         t = l + fmax(t, hccn_sim_sw_floor(pl->topo->sw, l));
     }
 out:

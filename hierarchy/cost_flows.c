@@ -140,7 +140,7 @@ static double link_work(const hccn_cm_t *m, int l, double b)
     return (lo > 0 ? seg[lo - 1] : 0.0) + (double)(m->cnt[l] - lo) * b;
 }
 
-double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
+double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x)
 {
     const hccn_sim_topo_t *topo = m->pl->topo;
     int links[HCCN_SIM_ROUTE_MAX];
@@ -160,8 +160,10 @@ double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x)
     if (m->proto_mul > 1)
         b *= m->proto_mul;
     int q = hccn_sim_sw_call_proto(topo->sw, m->nvswitch);
-    const hccn_sim_proto_t *p =
-        &topo->sw->proto[q >= 0 ? q : hccn_sim_sw_pick(topo->sw, b, cls, bw)];
+    if (q < 0)
+        q = hccn_sim_sw_pick(topo->sw, b, cls, bw);
+    const hccn_sim_proto_t *p = &topo->sw->proto[q];
+    m->protos |= 1u << q;
     x->eff = p->eff[cls];
     return p->step_s[cls];
 }

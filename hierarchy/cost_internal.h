@@ -67,6 +67,8 @@ typedef struct hccn_cm {
     int lat_off;             /* hccn_hier_cm_flows and the in-switch
                                 forms: no latency and no step, what a
                                 form's transfers hold its links for */
+    unsigned protos;         /* bit p: a transfer priced ran protocol p
+                                (the call's launch: software.h) */
 } hccn_cm_t;
 
 /* Pipelined data: n chunks of c bytes, the last one last bytes. */
@@ -89,9 +91,10 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
                         double weight);
 
 /* Sets x->eff to the efficiency of x's protocol (the software model's
- * choice for its size and route, device_sim/software.h; 1 without one)
- * and returns the protocol's step cost, seconds (0 without one). */
-double hccn_hier_cm_protocol(const hccn_cm_t *m, hccn_cm_xf_t *x);
+ * choice for its size and route, device_sim/software.h; 1 without one),
+ * adds the protocol to m->protos and returns its step cost, seconds (0
+ * without one). */
+double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x);
 
 /* lat + bytes * w of a priced transfer. */
 double hccn_hier_cm_time(const hccn_cm_xf_t *x);

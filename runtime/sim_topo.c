@@ -352,6 +352,7 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->allpairs_max_bytes = sw->allpairs_max_bytes;
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
+        out->proto_launch_us[p] = sw->proto[p].launch_s * 1e6;
         for (int c = 0; c < HCCN_NCLASS; c++) {
             out->step_us[p][c] = sw->proto[p].step_s[c] * 1e6;
             out->efficiency[p][c] = sw->proto[p].eff[c];

@@ -10,7 +10,8 @@
  * A run's own edits follow its file after '@' (runs of one family on
  * clusters of different sizes, fitted together).
  *
- * The free parameters are the stack's: launch_us, and per enabled protocol
+ * The free parameters are the stack's: launch_us (then one launch for
+ * every protocol: their own are dropped), and per enabled protocol
  * its step_us and (but for the bulk protocol, whose efficiency is the
  * hardware's bandwidth: --fit-bw) its efficiency, for the classes of route
  * the topology has. The fit minimises the mean squared log ratio of
@@ -90,6 +91,11 @@ static void software_json(const hccn_software_t *sw, int per_thread,
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"%s\": {\"enabled\": %s, ",
                  hccn_proto_name(p), sw->enabled[p] ? "true" : "false");
+        if (sw->proto_launch_us[p] > 0.0) {
+            n = strlen(buf);
+            snprintf(buf + n, len - n, "\"launch_us\": %.17g, ",
+                     sw->proto_launch_us[p]);
+        }
         pair_json(buf, len, "step_us", sw->step_us[p]);
         strncat(buf, ", ", len - strlen(buf) - 1);
         pair_json(buf, len, "efficiency", sw->efficiency[p]);
@@ -262,8 +268,12 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
 {
     char name[40];
     hccn_software_t *sw = &c->sw;
-    if (list == NULL || strstr(list, "launch_us") != NULL)
+    if (list == NULL || strstr(list, "launch_us") != NULL) {
+        /* One launch for every protocol: the stack's per protocol go. */
         add_param(c, "launch_us", &sw->launch_us, 0.0, 500.0, 1);
+        for (int p = 0; p < HCCN_NPROTO; p++)
+            sw->proto_launch_us[p] = 0.0;
+    }
     if (list != NULL && strstr(list, "host_us") != NULL)   /* named only */
         add_param(c, "host_us", &sw->host_us, 0.0, 100.0, 1);
     for (int p = 0; p < HCCN_NPROTO; p++)

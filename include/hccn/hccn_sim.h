@@ -341,6 +341,10 @@ typedef struct {
     double allpairs_max_bytes;   /* the library's all-pairs allreduce up
                                     to this size on one fully linked
                                     node; 0: never */
+    double proto_launch_us[HCCN_NPROTO];   /* launch of a call whose
+                                              transfers run this protocol
+                                              (the largest of its); 0:
+                                              launch_us */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

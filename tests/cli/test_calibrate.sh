@@ -38,7 +38,10 @@ ok = abs(launch - 20) <= 0.4 and abs(step - 1.5) <= 0.03
 # the stack's fields the fit does not touch are written as the preset's
 kept = (sw["slots"], sw["nvls_launch_us"], sw["allpairs_max_bytes"])
 print("kept slots, nvls_launch_us, allpairs_max_bytes:", kept)
-sys.exit(0 if ok and kept == (8, 25, 0) else 1)
+# a fitted launch_us is every protocol's: no per-protocol launch written
+own = [p for p in ("ll", "ll128", "simple") if "launch_us" in sw[p]]
+print("protocols with their own launch:", own)
+sys.exit(0 if ok and kept == (8, 25, 0) and not own else 1)
 PY
 # The written topology loads, and predicts the synthetic run's times.
 "$perf" allreduce -t "$tmp/fit.json" --set 'node_types[0].count=1' -b 8 \
@@ -65,8 +68,13 @@ import json, sys
 sw = json.load(open(sys.argv[1]))["software"]
 print("recovered host_us %.3f (3), ranks_per_thread %d (1)"
       % (sw["host_us"], sw["ranks_per_thread"]))
+# launches not fitted: the preset's per protocol (NCCL's baseLat) written
+launches = tuple(sw[p]["launch_us"] for p in ("ll", "ll128", "simple"))
+print("per-protocol launches written:", launches)
 sys.exit(0 if abs(sw["host_us"] - 3) <= 0.03 and
-         sw["ranks_per_thread"] == 1 else 1)
+         sw["ranks_per_thread"] == 1 and
+         all(abs(a - b) < 1e-9 for a, b in zip(launches, (6.6, 14, 8.4)))
+         else 1)
 PY
 
 # OSU and hccl_test outputs are read as printed; a run's own edits
