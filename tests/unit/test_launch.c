@@ -27,13 +27,8 @@
 #include "test_engine.h"
 #include "test_util.h"
 
-/* Two nodes of two NPUs: a 100 GB/s, 1 us mesh inside, 10 GB/s NICs. */
-#define BASE                                                                \
-    "\"version\": 1, \"node_types\": [{\"count\": 2,"                       \
-    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
-    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 100, \"lat_us\": 1},"    \
-    " \"nics\": {\"count\": 2, \"bw_GBps\": 10, \"lat_us\": 2}}],"           \
-    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}"
+/* The software tests' two nodes of two NPUs (test_topo_load.h). */
+#define BASE TEST_TOPO_2X2
 
 /* Protocol costs of test_software.c, with launches ll, ll128, simple
  * (us) and no stack launch: LL below 56250 B inside a node and 22500 B
