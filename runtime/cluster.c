@@ -410,6 +410,7 @@ hccn_status_t hccn_cluster_run(hccn_cluster_t *cl, hccn_rank_fn fn, void *arg,
     }
     cl->nlive = cl->nranks;
     cl->nwaiting = 0;
+    cl->deadlock_seen = 0;
     atomic_store(&cl->deadlock, 0);
     cl->fn = fn;
     cl->arg = arg;

@@ -245,11 +245,15 @@ void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
 }
 
 /* Falls asleep on the books; detects the deadlock if this is the last
- * live rank to do so. Returns 1 on deadlock. */
+ * live rank to do so. Returns 1 on deadlock. Only the first rank to see
+ * it takes the snapshot every rank reports: a rank that comes back to
+ * sleep before it has read the flag (its peers may have reported and
+ * returned meanwhile, leaving it the one live rank) sees a deadlock
+ * again, and must not overwrite the states as they were. */
 static int sleep_begin(hccn_ctx_t *ctx, uint64_t e)
 {
     hccn_cluster_t *cl = ctx->cl;
-    int dead = 0;
+    int dead = 0, first = 0;
     pthread_mutex_lock(&cl->state_lock);
     ctx->waiting = 1;
     ctx->wait_epoch = e;
@@ -262,9 +266,11 @@ static int sleep_begin(hccn_ctx_t *ctx, uint64_t e)
                 dead = 0;
         }
         dead = dead && atomic_load(&cl->epoch) == e;
+        first = dead && !cl->deadlock_seen;
+        cl->deadlock_seen |= dead;
     }
     pthread_mutex_unlock(&cl->state_lock);
-    if (dead) {
+    if (first) {
         /* One snapshot for every rank's message: the states as they were
          * when the deadlock was seen, before any rank gives up. */
         hccn_rt_state_report(cl, cl->deadlock_report, sizeof(cl->deadlock_report));

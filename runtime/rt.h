@@ -161,6 +161,8 @@ struct hccn_cluster {
     pthread_mutex_t state_lock;   /* waiting of every rank */
     _Atomic uint64_t epoch;       /* bumped whenever any rank progresses */
     int nlive, nwaiting;          /* under state_lock */
+    int deadlock_seen;            /* under state_lock: a rank has taken
+                                     the deadlock's snapshot this run */
     _Atomic int deadlock;         /* every live rank is stuck */
     char deadlock_report[RT_ERR_MAX]; /* the ranks' states at that moment */
     pthread_mutex_t comms_lock;
