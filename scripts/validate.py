@@ -69,6 +69,16 @@ LINKS = [
                                   "both directions",
      "runs": ["amd_aac8_1node_8xMI300X_rccl_allreduce",
               "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large"]},
+    # The 400 Gb/s RDMA NICs of the AMD clusters (one per GPU): each run
+    # across nodes is bound by them at large sizes ("part": the NICs).
+    {"name": "400 Gb/s RoCE NIC (mi300x-8, across nodes)", "nominal": 50.0,
+     "part": "nics", "used": 0.89,
+     "nominal_src": "400 Gb/s per direction",
+     "runs": ["amd_aac10_2node_16xMI300X_roce_rccl_allreduce",
+              "amd_aac11_2node_16xMI325X_ring_rccl_allreduce_large",
+              "amd_aac11_4node_32xMI325X_ring_rccl_allreduce_large",
+              "amd_aac11_8node_64xMI325X_ring_rccl_allreduce_large",
+              "amd_aac14_2node_16xMI355X_pollara400_rccl_allreduce"]},
     # No ratio here: the rate at which the NVSwitch reduces (NVLS) is
     # searched for, per run, as the one whose prediction meets the
     # measured peak (bisection between the bounds).
@@ -256,9 +266,11 @@ def calibrate(build, runs, tmp):
                 est.append(search(build, link, run, spec, size, meas, tmp))
                 continue
             nominal = link.get("nominal_of", {}).get(rid, link["nominal"])
-            sets = spec["sets"] + thread_sets(os.path.join(ROOT, spec["config"]), run) + [
-                "node_types[0].fabric.bw_GBps=%g" % nominal,
-                "node_types[0].fabric.efficiency=1"]
+            part = link.get("part", "fabric")
+            config = os.path.join(ROOT, spec["config"])
+            sets = spec["sets"] + thread_sets(config, run) + [
+                "node_types[0].%s.bw_GBps=%g" % (part, nominal),
+                "node_types[0].%s.efficiency=1" % part]
             recs, _ = perf(build, spec["config"], run["collective"], sets,
                            size, size, tmp, spec.get("algo"))
             pred = recs[size]["busbw_GBps"]

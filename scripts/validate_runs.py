@@ -44,13 +44,12 @@ MI325X = ["node_types[0].npu.arena_MiB=262144",
           "node_types[0].npu.reduce_bw_GBps=2000"]
 # MI355X (AMD Instinct MI355X datasheet): 7 Infinity Fabric links of
 # 153.6 GB/s bidirectional = 76.8 GB/s per direction, 288 GB HBM3E at
-# 8 TB/s; Pollara 400 NICs: 400 Gb/s RoCE v2, 50 GB/s x 0.98 frame
-# efficiency (as configs/ascend-910b.json computes it).
+# 8 TB/s; Pollara 400 NICs: 400 Gb/s RoCE v2, the config's 400G RDMA
+# NICs at their calibrated efficiency (docs/validation.md).
 MI355X = ["node_types[0].fabric.bw_GBps=76.8",
           "node_types[0].npu.arena_MiB=294912",
           "node_types[0].npu.mem_bw_GBps=4000",
-          "node_types[0].npu.reduce_bw_GBps=2667",
-          "node_types[0].nics.efficiency=0.98"]
+          "node_types[0].npu.reduce_bw_GBps=2667"]
 
 # RCCL's Ring on an xGMI mesh is one ring per channel, the channels'
 # rings over different links, so every link carries traffic; hccn's
