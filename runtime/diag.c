@@ -244,6 +244,10 @@ void hccn_rt_state_report(hccn_cluster_t *cl, char *buf, size_t len)
     pthread_mutex_unlock(&lock);
 }
 
+/* Why a rank's wait ends when every live rank waits and none can move. */
+static const char DEADLOCK[] =
+    "deadlock: every live rank waits and none can move";
+
 /* Falls asleep on the books; detects the deadlock if this is the last
  * live rank to do so. Returns 1 on deadlock. Only the first rank to see
  * it takes the snapshot every rank reports: a rank that comes back to
@@ -440,8 +444,7 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
         /* A deadlock first: ranks that report it return, and must not
          * make the others report a remote failure instead. */
         if (atomic_load(&cl->deadlock))
-            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w),
-                        "deadlock: every live rank waits and none can move");
+            return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w), DEADLOCK);
         /* A peer seen finished has made every move it will make, and
          * all of them are visible from here on: one more pass of
          * progress tells a step it unblocked just before it returned
@@ -457,6 +460,12 @@ static hccn_status_t block(hccn_ctx_t *ctx, rt_comm_t *comm,
              * (a message whose transfer failed needs no bytes). */
             if (done(arg))
                 break;
+            /* The peer may have left on the deadlock, seen since the
+             * check above: its flag was set before the peer could see
+             * it, so it is visible here, and it is the cause. */
+            if (atomic_load(&cl->deadlock))
+                return fail(ctx, comm, HCCN_ERR_TIMEOUT, what_str(w),
+                            DEADLOCK);
             /* It may have aborted the communicator before it left: that
              * is the cause to report. */
             if (comm_aborted(comm))
