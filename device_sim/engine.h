@@ -124,6 +124,10 @@ typedef struct {
                                its bytes x this (the block a sliced
                                transfer belongs to, software.h); 0 or 1:
                                for its own bytes */
+    int family;             /* the library algorithm whose step costs
+                               its transfers take (HCCN_SIM_FAM_*,
+                               software.h): its ring across nodes, its
+                               tree; 0: the protocols' own */
 } hccn_sim_call_t;
 
 /* As hccn_sim_post_joined, with hint (may be NULL): what an earlier post by

@@ -297,8 +297,9 @@ static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
                                         b, &cls);
     if (call->proto >= 0)
         p = call->proto;
-    f->sw_lat = topo->sw->proto[p].step_s[cls];
-    f->remaining = (double)f->send->bytes / topo->sw->proto[p].eff[cls];
+    f->sw_lat = hccn_sim_sw_step(topo->sw, p, cls, call->family);
+    f->remaining = (double)f->send->bytes /
+                   hccn_sim_sw_eff(topo, p, cls, f->send->dev);
 }
 
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)

@@ -84,11 +84,15 @@ static const hccn_sim_sw_t presets[] = {
      .slots = 8,
      .proto = {
          {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5),
-          .launch_s = 6.6e-6},
+          .launch_s = 6.6e-6, .ring_step_s = 1.0e-6,
+          .tree_step_s = US(0.6, 5.0), .tree_on = 1,
+          .max_bw = {39.0e9, 20.4e9}},
          {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92),
-          .launch_s = 14.0e-6},
+          .launch_s = 14.0e-6, .ring_step_s = 1.0e-6,
+          .tree_step_s = US(1.25, 8.5), .tree_on = 1},
          {.on = 1, .step_s = US(3.4, 14.0), .eff = CLS(1.0, 1.0),
-          .launch_s = 8.4e-6},
+          .launch_s = 8.4e-6, .ring_step_s = 3.0e-6,
+          .tree_step_s = US(4.0, 14.0), .tree_on = 1},
      }},
     {.stack = "rccl-2.x",
      .launch_s = 12e-6,
@@ -149,7 +153,7 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
     int c = hccn_sim_sw_class(topo, links, n);
     if (cls != NULL)
         *cls = c;
-    return hccn_sim_sw_pick(topo->sw, bytes, c, bw);
+    return hccn_sim_sw_pick_at(topo, src, bytes, c, bw);
 }
 
 int hccn_sim_sw_call_proto(const hccn_sim_sw_t *sw, int nvswitch)
@@ -264,8 +268,10 @@ static int pick_by_size(const hccn_sim_sw_t *sw, uint64_t bytes, int cls)
     return any ? last : -1;
 }
 
-int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
-                     double bw)
+/* The protocol of least step + bytes / (eff[q] x bw), by threshold
+ * first. */
+static int pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls, double bw,
+                const double *eff)
 {
     int p = pick_by_size(sw, bytes, cls);
     if (p >= 0)
@@ -276,13 +282,56 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
         if (!r->on)
             continue;
         double t = r->step_s[cls] +
-                   (isfinite(bw) ? (double)bytes / (r->eff[cls] * bw) : 0.0);
+                   (isfinite(bw) ? (double)bytes / (eff[q] * bw) : 0.0);
         if (p < 0 || t < best) {
             best = t;
             p = q;
         }
     }
     return p;
+}
+
+int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
+                     double bw)
+{
+    double eff[HCCN_SIM_NPROTO];
+    for (int q = 0; q < HCCN_SIM_NPROTO; q++)
+        eff[q] = sw->proto[q].eff[cls];
+    return pick(sw, bytes, cls, bw, eff);
+}
+
+double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family)
+{
+    const hccn_sim_proto_t *q = &sw->proto[p];
+    if (family == HCCN_SIM_FAM_TREE && q->tree_on)
+        return q->tree_step_s[cls];
+    if (family == HCCN_SIM_FAM_NET_RING && cls == HCCN_SIM_CLS_INTRA &&
+        q->ring_step_s > q->step_s[cls])
+        return q->ring_step_s;
+    return q->step_s[cls];
+}
+
+double hccn_sim_sw_eff(const hccn_sim_topo_t *topo, int p, int cls, int src)
+{
+    const hccn_sim_proto_t *q = &topo->sw->proto[p];
+    double e = q->eff[cls];
+    if (cls != HCCN_SIM_CLS_NET || topo->nnodes < 2)
+        return e;
+    double cap = q->max_bw[topo->nnodes == 2 ? HCCN_SIM_SPAN_TWO
+                                             : HCCN_SIM_SPAN_MORE];
+    double nics = topo->nodes[topo->npus[src].node].nic_bw;
+    if (cap <= 0.0 || !(nics > 0.0) || cap >= e * nics)
+        return e;
+    return cap / nics > 1e-3 ? cap / nics : 1e-3;
+}
+
+int hccn_sim_sw_pick_at(const hccn_sim_topo_t *topo, int src, uint64_t bytes,
+                        int cls, double bw)
+{
+    double eff[HCCN_SIM_NPROTO];
+    for (int q = 0; q < HCCN_SIM_NPROTO; q++)
+        eff[q] = hccn_sim_sw_eff(topo, q, cls, src);
+    return pick(topo->sw, bytes, cls, bw, eff);
 }
 
 double hccn_sim_sw_post_launch(const hccn_sim_topo_t *topo, int dev,

@@ -19,8 +19,13 @@
  *     two-level allreduce runs that many chunks at once
  *     (hierarchy/levels.h).
  *
+ *   - across nodes a protocol may bound a call's bus bandwidth (max_bw):
+ *     its efficiency through a NIC is then at most that bound over the
+ *     node's NIC bandwidth (hccn_sim_sw_eff);
+ *
  * The engine (flow.c) and the cost model (hierarchy/cost_flows.c) both ask
- * hccn_sim_sw_pick, so they agree on every transfer.
+ * hccn_sim_sw_pick_at and hccn_sim_sw_eff, so they agree on every
+ * transfer.
  */
 #ifndef HCCN_DEVICE_SIM_SOFTWARE_H
 #define HCCN_DEVICE_SIM_SOFTWARE_H
@@ -34,8 +39,18 @@
 enum { HCCN_SIM_PROTO_LL = 0, HCCN_SIM_PROTO_LL128 = 1,
        HCCN_SIM_PROTO_SIMPLE = 2, HCCN_SIM_NPROTO = 3 };
 
+/* The library algorithms whose steps cost apart (hccn_sim_call_t.family):
+ * its ring across nodes (rings on several nodes: ring_step_s) and its tree
+ * (tree_step_s). */
+enum { HCCN_SIM_FAM_OTHER = 0, HCCN_SIM_FAM_NET_RING = 1,
+       HCCN_SIM_FAM_TREE = 2 };
+
 /* Route classes: inside one node, or through a NIC. */
 enum { HCCN_SIM_CLS_INTRA = 0, HCCN_SIM_CLS_NET = 1, HCCN_SIM_NCLS = 2 };
+
+/* How many nodes a topology spans, for a protocol's max_bw: two, or
+ * more. */
+enum { HCCN_SIM_SPAN_TWO = 0, HCCN_SIM_SPAN_MORE = 1, HCCN_SIM_NSPAN = 2 };
 
 typedef struct {
     int on;                          /* 0: never used */
@@ -45,6 +60,21 @@ typedef struct {
     double launch_s;                 /* a call running it starts this much
                                         late (the library's baseLat for
                                         it); 0: the stack's launch_s */
+    double ring_step_s;              /* a step inside a node of the
+                                        library's ring across nodes costs
+                                        at least this (NCCL's network
+                                        overhead: such a ring posts every
+                                        step to the network proxy); 0:
+                                        its step_s */
+    double tree_step_s[HCCN_SIM_NCLS]; /* a step of the library's tree
+                                        (NCCL's hwLat tree row), where
+                                        tree_on; else step_s */
+    int tree_on;
+    double max_bw[HCCN_SIM_NSPAN];   /* bytes/s: the most bus bandwidth a
+                                        call under it reaches across two
+                                        nodes and across more (NCCL's
+                                        llMaxBw); 0: no bound
+                                        (hccn_sim_sw_eff) */
 } hccn_sim_proto_t;
 
 struct hccn_sim_sw {
@@ -91,6 +121,27 @@ int hccn_sim_sw_class(const hccn_sim_topo_t *topo, const int *links, int n);
  * be NULL and must have a protocol on. */
 int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
                      double bw);
+
+/* The step cost of protocol p on a route of class cls in a call of the
+ * library algorithm family (HCCN_SIM_FAM_*): step_s[cls]; in the tree,
+ * tree_step_s[cls] where given; inside a node of the ring across nodes,
+ * at least ring_step_s. */
+double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family);
+
+/* The efficiency of protocol p for a transfer of class cls that NPU src
+ * sends: the protocol's eff[cls], bounded through a NIC by its max_bw
+ * over the bandwidth of src's node's NICs together (a ring across nodes
+ * runs at the bus bandwidth of a node's NICs; the library caps a call's
+ * bus bandwidth under p at max_bw, which slows each of its transfers
+ * alike). The bound is max_bw[HCCN_SIM_SPAN_TWO] on a topology of two
+ * nodes, max_bw[HCCN_SIM_SPAN_MORE] on more; never below 0.001, a link's
+ * least efficiency. topo must have a software model. */
+double hccn_sim_sw_eff(const hccn_sim_topo_t *topo, int p, int cls, int src);
+
+/* As hccn_sim_sw_pick, for a transfer NPU src sends: each protocol at
+ * its efficiency for src (hccn_sim_sw_eff). */
+int hccn_sim_sw_pick_at(const hccn_sim_topo_t *topo, int src, uint64_t bytes,
+                        int cls, double bw);
 
 /* The protocol of a transfer of bytes from NPU src to NPU dst on topo's
  * nominal route (its class in *cls when cls is not NULL): what the engine

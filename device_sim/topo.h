@@ -79,6 +79,8 @@ typedef struct {
                                     the switch to itself), -1 when none */
     unsigned reduce_dtypes, reduce_ops; /* what the unit reduces: bit per
                                     hccn_dtype_t / hccn_redop_t */
+    double nic_bw;               /* bytes/s its NICs carry to the network,
+                                    together (0: none, or no network) */
 } hccn_sim_node_t;
 
 typedef struct hccn_sim_topo hccn_sim_topo_t;

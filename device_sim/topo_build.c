@@ -244,6 +244,7 @@ static void build_nics(bctx_t *b, int node, const hccn_sim_node_t *nd,
         nc->out = nc->in = -1;
         if (b->spec->net.kind == HCCN_SIM_NET_NONE)
             continue;
+        b->t->nodes[node].nic_bw += t->nic_bw[k];
         int sw = b->net_base + (nd->leaf >= 0 ? nd->leaf : 0);
         nc->out = add_link(b, dev0 + k, sw, t->nic_bw[k], t->nic_lat[k], 1);
         nc->in = add_link(b, sw, dev0 + k, t->nic_bw[k], 0.0, 1);

@@ -29,13 +29,16 @@
 #include "device_sim/software.h"
 #include "device_sim/topo_internal.h"
 
-static const char *const class_names[HCCN_SIM_NCLS] = {"intra", "net"};
+/* The two keys of a per-class value, and of a per-span one (max_GBps). */
+static const char *const class_names[] = {"intra", "net", NULL};
+static const char *const span_names[] = {"two_nodes", "more_nodes", NULL};
 
-/* Sets out[cls] from v: a number for both classes, or an object with
- * "intra" and/or "net". scale converts the file's unit. */
-static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
-                                  const char *key, double lo, int lo_open,
-                                  double hi, double scale, double *out)
+/* Sets out[0], out[1] from v: a number for both, or an object with either
+ * or both of names[0] and names[1]. scale converts the file's unit. */
+static hccn_status_t pair_values(hccn_sim_jctx_t *c, json_object *o,
+                                 const char *key, const char *const *names,
+                                 double lo, int lo_open, double hi,
+                                 double scale, double *out)
 {
     json_object *v;
     double x;
@@ -45,18 +48,17 @@ static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
     if (!json_object_is_type(v, json_type_object)) {
         hccn_status_t st = hccn_sim_jnum(c, o, key, lo, lo_open, hi, &x,
                                          NULL);
-        for (int k = 0; k < HCCN_SIM_NCLS && st == HCCN_OK; k++)
+        for (int k = 0; k < 2 && st == HCCN_OK; k++)
             out[k] = x * scale;
         return st;
     }
     size_t old = hccn_sim_jkey(c, key);
-    static const char *const keys[] = {"intra", "net", NULL};
-    hccn_status_t st = hccn_sim_jkeys(c, v, keys);
+    hccn_status_t st = hccn_sim_jkeys(c, v, names);
     if (st == HCCN_OK && json_object_object_length(v) == 0)
-        st = hccn_sim_jfail(c, "must give intra, net or both (got an empty "
-                               "object)");
-    for (int k = 0; k < HCCN_SIM_NCLS && st == HCCN_OK; k++) {
-        st = hccn_sim_jnum(c, v, class_names[k], lo, lo_open, hi, &x, &has);
+        st = hccn_sim_jfail(c, "must give %s, %s or both (got an empty "
+                               "object)", names[0], names[1]);
+    for (int k = 0; k < 2 && st == HCCN_OK; k++) {
+        st = hccn_sim_jnum(c, v, names[k], lo, lo_open, hi, &x, &has);
         if (st == HCCN_OK && has)
             out[k] = x * scale;
     }
@@ -64,11 +66,20 @@ static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
     return st;
 }
 
+/* A per-class value: {"intra": x, "net": y} or a number for both. */
+static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
+                                  const char *key, double lo, int lo_open,
+                                  double hi, double scale, double *out)
+{
+    return pair_values(c, o, key, class_names, lo, lo_open, hi, scale, out);
+}
+
 static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                                  hccn_sim_proto_t *p)
 {
     static const char *const keys[] = {"enabled", "step_us", "efficiency",
-                                       "max_bytes", "launch_us", NULL};
+                                       "max_bytes", "launch_us", "max_GBps",
+                                       "ring_step_us", "tree_step_us", NULL};
     int on, has;
     double x;
     hccn_status_t st;
@@ -85,8 +96,26 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         p->launch_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "ring_step_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        p->ring_step_s = x * 1e-6;
     if ((st = class_values(c, o, "step_us", 0.0, 0, 1e6, 1e-6, p->step_s)) ||
         (st = class_values(c, o, "efficiency", 1e-3, 0, 1.0, 1.0, p->eff)))
+        return st;
+    /* A file's step_us serves the tree too, unless it gives the tree's. */
+    if (json_object_object_get_ex(o, "step_us", NULL))
+        p->tree_on = 0;
+    if (json_object_object_get_ex(o, "tree_step_us", NULL)) {
+        if (!p->tree_on)   /* a class left out takes the protocol's step */
+            memcpy(p->tree_step_s, p->step_s, sizeof(p->tree_step_s));
+        p->tree_on = 1;
+    }
+    if ((st = class_values(c, o, "tree_step_us", 0.0, 0, 1e6, 1e-6,
+                           p->tree_step_s)))
+        return st;
+    if ((st = pair_values(c, o, "max_GBps", span_names, 0.0, 0, 1e6, 1e9,
+                          p->max_bw)))
         return st;
     return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
                         p->max_bytes);

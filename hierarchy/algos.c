@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "device_sim/fail.h"
+#include "device_sim/software.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
 #include "hierarchy/rings.h"
@@ -159,9 +160,19 @@ uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
     return (uint32_t)slices;
 }
 
+int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a)
+{
+    if (strcmp(algo->name, "tree") == 0)
+        return HCCN_SIM_FAM_TREE;
+    if (strcmp(algo->name, "rings") == 0 && a->view != NULL &&
+        a->view->nnodes > 1)
+        return HCCN_SIM_FAM_NET_RING;
+    return HCCN_SIM_FAM_OTHER;
+}
+
 hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s)
 {
-    return (hccn_sim_call_t){s->nvswitch, s->proto_scale};
+    return (hccn_sim_call_t){s->nvswitch, s->proto_scale, s->family};
 }
 
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
@@ -174,6 +185,7 @@ hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
     if (s != NULL) {
         s->nvswitch = hccn_hier_nvswitch_call(algo, a);
         s->proto_scale = hccn_hier_proto_scale(algo, &args);
+        s->family = hccn_hier_family(algo, &args);
         return s;
     }
     /* The builder recorded why (a builder that did not is a bug, which

@@ -170,6 +170,11 @@ int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a);
 uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
                                const hccn_coll_args_t *a);
 
+/* The library algorithm whose step costs algo's schedule for a takes
+ * (hccn_sched_t.family, HCCN_SIM_FAM_*): the ring across nodes (rings on
+ * a communicator of several nodes), the tree (tree), or neither. */
+int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a);
+
 /* The software model's view of schedule s as a posted call. */
 hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s);
 

@@ -159,13 +159,13 @@ double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x)
                                     : x->bytes;
     if (m->proto_mul > 1)
         b *= m->proto_mul;
+    int src = m->pl->world[x->src];
     int q = hccn_sim_sw_call_proto(topo->sw, m->nvswitch);
     if (q < 0)
-        q = hccn_sim_sw_pick(topo->sw, b, cls, bw);
-    const hccn_sim_proto_t *p = &topo->sw->proto[q];
+        q = hccn_sim_sw_pick_at(topo, src, b, cls, bw);
     m->protos |= 1u << q;
-    x->eff = p->eff[cls];
-    return p->step_s[cls];
+    x->eff = hccn_sim_sw_eff(topo, q, cls, src);
+    return hccn_sim_sw_step(topo->sw, q, cls, m->family);
 }
 
 /* Processor sharing: a transfer has drained when its most loaded link has

@@ -93,6 +93,10 @@ typedef struct hccn_sched {
      * one per call, for its data: hccn_hier_proto_scale); 0 or 1: each
      * its own. */
     uint32_t proto_scale;
+    /* The library algorithm whose step costs the call's transfers take
+     * (HCCN_SIM_FAM_*, hccn_hier_family: its ring across nodes, its tree;
+     * device_sim/software.h). */
+    int family;
     void *slab;             /* hccn_sched_reserve's mapping, or NULL */
     size_t slab_len;
 } hccn_sched_t;

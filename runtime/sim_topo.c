@@ -353,8 +353,13 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
         out->proto_launch_us[p] = sw->proto[p].launch_s * 1e6;
+        for (int k = 0; k < 2; k++)
+            out->max_GBps[p][k] = sw->proto[p].max_bw[k] * 1e-9;
+        out->ring_step_us[p] = sw->proto[p].ring_step_s * 1e6;
+        out->tree_step_set[p] = sw->proto[p].tree_on;
         for (int c = 0; c < HCCN_NCLASS; c++) {
             out->step_us[p][c] = sw->proto[p].step_s[c] * 1e6;
+            out->tree_step_us[p][c] = sw->proto[p].tree_step_s[c] * 1e6;
             out->efficiency[p][c] = sw->proto[p].eff[c];
             out->max_bytes[p][c] = sw->proto[p].max_bytes[c];
         }

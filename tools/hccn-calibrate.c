@@ -101,6 +101,15 @@ static void software_json(const hccn_software_t *sw, int per_thread,
         pair_json(buf, len, "efficiency", sw->efficiency[p]);
         strncat(buf, ", ", len - strlen(buf) - 1);
         pair_json(buf, len, "max_bytes", sw->max_bytes[p]);
+        n = strlen(buf);
+        snprintf(buf + n, len - n, ", \"max_GBps\": {\"two_nodes\": %.17g, "
+                 "\"more_nodes\": %.17g}, \"ring_step_us\": %.17g",
+                 sw->max_GBps[p][0], sw->max_GBps[p][1],
+                 sw->ring_step_us[p]);
+        if (sw->tree_step_set[p]) {
+            strncat(buf, ", ", len - strlen(buf) - 1);
+            pair_json(buf, len, "tree_step_us", sw->tree_step_us[p]);
+        }
         strncat(buf, "}", len - strlen(buf) - 1);
     }
     strncat(buf, "}", len - strlen(buf) - 1);
@@ -282,8 +291,11 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
                 continue;
             snprintf(name, sizeof(name), "%s.step_us.%s",
                      hccn_proto_name(p), cls_name[k]);
-            if (list == NULL || strstr(list, name) != NULL)
+            if (list == NULL || strstr(list, name) != NULL) {
+                /* The fitted step serves the tree too: its own row goes. */
                 add_param(c, name, &sw->step_us[p][k], 0.0, 200.0, 1);
+                sw->tree_step_set[p] = 0;
+            }
             snprintf(name, sizeof(name), "%s.efficiency.%s",
                      hccn_proto_name(p), cls_name[k]);
             if ((list == NULL && (p != HCCN_PROTO_SIMPLE || fit_bw)) ||

@@ -345,6 +345,16 @@ typedef struct {
                                               transfers run this protocol
                                               (the largest of its); 0:
                                               launch_us */
+    double max_GBps[HCCN_NPROTO][2];   /* the most bus bandwidth a call
+                                          under the protocol reaches
+                                          across two nodes [0] and more
+                                          [1]; 0: no bound */
+    double ring_step_us[HCCN_NPROTO];  /* least step inside a node of
+                                          the library's ring across
+                                          nodes; 0: step_us */
+    int tree_step_set[HCCN_NPROTO];    /* the library's tree has steps
+                                          of its own: */
+    double tree_step_us[HCCN_NPROTO][HCCN_NCLASS];
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

@@ -8,30 +8,22 @@
 
 #include <cmocka.h>
 
+#include "hierarchy/coll.h"
 #include "test_engine.h"
 
-/* One rank's steps as engine tasks. */
+/* One rank's steps as engine tasks, as the runtime makes them
+ * (hccn_sched_step_task: routes through a relay, reductions in a
+ * switch). */
 static hccn_sim_task_t *tasks_of(const hccn_sched_rank_t *rk,
-                                 const hccn_sim_npu_t *npu, const int *world)
+                                 const hccn_sim_npu_t *npu, const int *world,
+                                 const int *ident)
 {
     hccn_sim_task_t *tk = calloc(rk->nsteps + 1, sizeof(*tk));
     assert_non_null(tk);
     for (uint32_t i = 0; i < rk->nsteps; i++) {
-        const hccn_step_t *st = &rk->steps[i];
-        tk[i].dep_off = st->dep_off;
-        tk[i].ndeps = st->ndeps;
-        tk[i].kind = st->kind == HCCN_STEP_SEND ? HCCN_SIM_TASK_SEND
-                     : st->kind == HCCN_STEP_RECV ||
-                             st->kind == HCCN_STEP_RECV_REDUCE
-                         ? HCCN_SIM_TASK_RECV
-                         : HCCN_SIM_TASK_LOCAL;
-        tk[i].peer = world != NULL ? world[st->peer] : st->peer;
-        tk[i].bytes = tk[i].kind == HCCN_SIM_TASK_LOCAL ? 0 : st->bytes;
-        tk[i].key = (hccn_sim_key_t){1, 1, st->xfer};
-        if (st->kind == HCCN_STEP_RECV_REDUCE || st->kind == HCCN_STEP_REDUCE)
-            tk[i].cost = (double)st->bytes / npu->reduce_bw;
-        else if (st->kind == HCCN_STEP_COPY && npu->mem_bw > 0)
-            tk[i].cost = (double)st->bytes / npu->mem_bw;
+        hccn_sched_step_task(&rk->steps[i], npu,
+                             world != NULL ? world : ident, &tk[i]);
+        tk[i].key = (hccn_sim_key_t){1, 1, rk->steps[i].xfer};
     }
     return tk;
 }
@@ -41,18 +33,23 @@ double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
 {
     hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 60.0);
     hccn_sim_batch_t **batch = calloc((size_t)s->nranks, sizeof(*batch));
+    int *ident = calloc((size_t)s->nranks, sizeof(*ident));
     assert_non_null(eng);
     assert_non_null(batch);
+    assert_non_null(ident);
+    for (int r = 0; r < s->nranks; r++)
+        ident[r] = r;
     for (int r = 0; r < s->nranks; r++) {
         int npu = world != NULL ? world[r] : r;
-        hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[npu], world);
+        hccn_sim_task_t *tk = tasks_of(&s->ranks[r], &topo->npus[npu], world,
+                                       ident);
         /* As the runtime posts a schedule: with what the software model
          * needs to know of the call (its launch, its protocols). */
-        hccn_sim_call_t call = {s->nvswitch, s->proto_scale};
+        hccn_sim_call_t call = hccn_hier_sched_call(s);
         batch[r] = hccn_sim_post_hinted(eng, npu, tk,
                                         (int)s->ranks[r].nsteps,
                                         s->ranks[r].deps, NULL,
-                                        (hccn_sim_key_t){0, 0, 0}, 1, 0,
+                                        (hccn_sim_key_t){0, 0, 0}, s->nranks, 0,
                                         NULL, &call);
         assert_non_null(batch[r]);
         free(tk);
@@ -66,6 +63,7 @@ double test_engine_time(const hccn_sim_topo_t *topo, const hccn_sched_t *s,
         end = fmax(end, hccn_sim_batch_end(batch[r]));
     }
     free(batch);
+    free(ident);
     if (keep != NULL)
         *keep = eng;
     else

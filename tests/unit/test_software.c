@@ -169,10 +169,11 @@ static void check_pair(const hccn_sim_topo_t *t, int a, int b, uint64_t bytes,
     for (int k = 0; k < n; k++)
         bw = fmin(bw, t->links[links[k]].bw);
     int cls = n > 0 && t->links[links[0]].level != 0;
-    assert_int_equal(hccn_sim_sw_pick(t->sw, bytes, cls, bw), want_proto);
+    assert_int_equal(hccn_sim_sw_pick_at(t, a, bytes, cls, bw), want_proto);
     const hccn_sim_proto_t *p = &t->sw->proto[want_proto];
     double want = t->sw->launch_s + lat + p->step_s[cls] +
-                  (double)bytes / (p->eff[cls] * bw);
+                  (double)bytes / (hccn_sim_sw_eff(t, want_proto, cls, a) *
+                                   bw);
     hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
                              .count = bytes / 4, .esize = 4};
     const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
@@ -202,6 +203,207 @@ static void test_times(void **state)
     check_pair(t, 0, 2, 4096, HCCN_SIM_PROTO_LL);
     check_pair(t, 0, 2, 256 << 10, HCCN_SIM_PROTO_LL128);
     check_pair(t, 0, 2, 64 << 20, HCCN_SIM_PROTO_SIMPLE);
+    hccn_sim_topo_free(t);
+}
+
+/* A protocol's bound on a call's bus bandwidth across nodes (max_GBps,
+ * NCCL's llMaxBw): through a NIC, its efficiency is at most the bound over
+ * the node's NICs together (2 x 10 GB/s here); inside a node, and on one
+ * node, it is its own. The switch point moves with it, and the engine and
+ * the closed form run the bounded efficiency. */
+#define CAPPED(n)                                                           \
+    "{\"version\": 1, \"node_types\": [{\"count\": " #n ","               \
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 100, \"lat_us\": 1},"    \
+    " \"nics\": {\"count\": 2, \"bw_GBps\": 10, \"lat_us\": 2}}],"           \
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}" SW_CAPPED "}"
+#define SW_RING(us)                                                         \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"step_us\": {\"intra\": 0.5, \"net\": 2}, \"efficiency\": 0.5,"\
+    " \"ring_step_us\": " #us "},"                                         \
+    " \"ll128\": {\"enabled\": false},"                                    \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}, "              \
+    "\"ring_step_us\": " #us "}}"
+#define SW_TREE                                                             \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"step_us\": {\"intra\": 0.5, \"net\": 2}, \"efficiency\": 0.5,"\
+    " \"tree_step_us\": {\"net\": 9}},"                                     \
+    " \"ll128\": {\"step_us\": {\"intra\": 1, \"net\": 3}, "                 \
+    "\"efficiency\": 0.9},"                                                 \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
+#define SW_CAPPED_BAD                                                       \
+    ", \"software\": {\"ll\": {\"max_GBps\": {\"three_nodes\": 4}}}"
+#define SW_CAPPED                                                           \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"step_us\": {\"intra\": 0.5, \"net\": 2}, \"efficiency\": 0.5,"\
+    " \"max_GBps\": {\"two_nodes\": 4, \"more_nodes\": 3}},"               \
+    " \"ll128\": {\"step_us\": {\"intra\": 1, \"net\": 3}, "                 \
+    "\"efficiency\": 0.9},"                                                 \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
+
+static void test_bus_bound(void **state)
+{
+    (void)state;
+    const int LL = HCCN_SIM_PROTO_LL, NET = HCCN_SIM_CLS_NET;
+    hccn_sim_topo_t *t = load(CAPPED(2));
+    assert_true(t->nodes[0].nic_bw == 20e9 && t->nodes[1].nic_bw == 20e9);
+    assert_true(hccn_sim_sw_eff(t, LL, NET, 0) == 4e9 / 20e9);
+    assert_true(hccn_sim_sw_eff(t, LL, NET, 3) == 4e9 / 20e9);
+    assert_true(hccn_sim_sw_eff(t, LL, HCCN_SIM_CLS_INTRA, 0) == 0.5);
+    assert_true(hccn_sim_sw_eff(t, HCCN_SIM_PROTO_LL128, NET, 0) == 0.9);
+    /* LL across nodes: step 2 + b / (0.2 x 10e9) against LL128's
+     * 3 + b / (0.9 x 10e9): LL128 from 2571 B (unbounded: from 23143). */
+    assert_int_equal(hccn_sim_sw_pick(t->sw, 4096, NET, 10e9), LL);
+    assert_int_equal(hccn_sim_sw_pick_at(t, 0, 2560, NET, 10e9), LL);
+    assert_int_equal(hccn_sim_sw_pick_at(t, 0, 2600, NET, 10e9),
+                     HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 2, 2048, LL);
+    check_pair(t, 0, 2, 4096, HCCN_SIM_PROTO_LL128);
+    check_pair(t, 0, 1, 4096, LL);   /* inside a node: unbounded */
+    hccn_sim_topo_free(t);
+    /* More than two nodes take the other bound. */
+    t = load(CAPPED(3));
+    assert_true(hccn_sim_sw_eff(t, LL, NET, 5) == 3e9 / 20e9);
+    check_pair(t, 1, 4, 1024, LL);
+    hccn_sim_topo_free(t);
+    /* A bound above eff x the NICs' bandwidth changes nothing; on one
+     * node there is no network to bound. */
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\", \"software\": {\"ll\": "
+             "{\"max_GBps\": 10}}}");
+    assert_true(hccn_sim_sw_eff(t, LL, NET, 0) == 0.5);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    assert_true(t->sw->proto[LL].max_bw[HCCN_SIM_SPAN_TWO] == 39e9);
+    assert_true(t->sw->proto[LL].max_bw[HCCN_SIM_SPAN_MORE] == 20.4e9);
+    assert_true(hccn_sim_sw_eff(t, LL, NET, 0) == 0.5);   /* 39 > 0.5 x 20 */
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE SW_CAPPED_BAD "}",
+                 "software.ll.max_GBps.three_nodes: unknown key (allowed: "
+                 "two_nodes, more_nodes)");
+}
+
+/* rings' allgather of 4 KiB blocks on world (n ranks), in the engine
+ * (its family as built, or forced to force when force >= 0) and in the
+ * closed form. */
+static double rings_small(const hccn_sim_topo_t *t, const int *world, int n,
+                          int force, int *family, double *form)
+{
+    int node[4], local[4];
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t v;
+    assert_int_equal(hccn_hier_cost_view(&pl, n, node, local, &v), 0);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = n,
+                          .count = 1024, .esize = 4, .view = &v};
+    const hccn_algo_t *al = hccn_hier_algo_find("rings");
+    hccn_sched_t *s = hccn_hier_build(al, &a);
+    assert_non_null(s);
+    *family = s->family;
+    assert_int_equal(hccn_hier_family(al, &a), s->family);
+    assert_int_equal(hccn_hier_sched_call(s).family, s->family);
+    if (force >= 0)
+        s->family = force;
+    double e = test_engine_time(t, s, world, NULL);
+    hccn_sched_free(s);
+    *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+    return e;
+}
+
+/* The library's ring across nodes posts every step to the network: its
+ * steps inside a node cost at least ring_step_us (NCCL's network
+ * overhead). One node's rings do not; a ring across nodes does, in the
+ * engine and the closed form; forced on a one-node ring, one LL step of
+ * a 4 KiB block takes launch + link latency + 7 us + 4 KiB / (0.5 B). */
+static void test_ring_step(void **state)
+{
+    (void)state;
+    const char *bump = "{" BASE SW_RING(7) "}", *flat = "{" BASE SW_RING(0) "}";
+    hccn_sim_topo_t *t = load(bump), *t0 = load(flat);
+    const hccn_sim_sw_t *sw = t->sw;
+    const int RING = HCCN_SIM_FAM_NET_RING;
+    assert_true(hccn_sim_sw_step(sw, HCCN_SIM_PROTO_LL, 0, RING) == 7e-6);
+    assert_true(hccn_sim_sw_step(sw, HCCN_SIM_PROTO_LL, 0, 0) == 0.5e-6);
+    assert_true(hccn_sim_sw_step(sw, HCCN_SIM_PROTO_LL, 1, RING) == 2e-6);
+    assert_true(hccn_sim_sw_step(sw, HCCN_SIM_PROTO_SIMPLE, 0, RING) ==
+                7e-6);
+    int one[2] = {0, 1}, two[4] = {0, 1, 2, 3}, flag;
+    double f, f0;
+    double e = rings_small(t, one, 2, -1, &flag, &f);
+    assert_int_equal(flag, 0);
+    test_assert_rel(e, rings_small(t0, one, 2, -1, &flag, &f0), 0.0,
+                    "a one-node ring pays its own steps");
+    e = rings_small(t, one, 2, HCCN_SIM_FAM_NET_RING, &flag, &f);
+    test_assert_rel(e, 5e-6 + 1e-6 + 7e-6 + 4096 / (0.5 * 100e9), 1e-12,
+                    "a forced ring step");
+    double e0 = rings_small(t0, two, 4, -1, &flag, &f0);
+    e = rings_small(t, two, 4, -1, &flag, &f);
+    assert_int_equal(flag, HCCN_SIM_FAM_NET_RING);
+    if (!(e > e0 + 6e-6) || !(f > f0 + 6e-6))
+        fail_msg("ring across nodes: engine %.3f us (%.3f without the ring "
+                 "step), closed form %.3f us (%.3f)", e * 1e6, e0 * 1e6,
+                 f * 1e6, f0 * 1e6);
+    hccn_sim_topo_free(t);
+    hccn_sim_topo_free(t0);
+}
+
+/* The library's tree takes its own step costs (NCCL's hwLat tree row)
+ * where the stack gives them: a transfer across nodes priced as the
+ * tree's takes launch + route latency + the tree's LL step (9 us here, the
+ * ring's 2) + 4 KiB / (0.5 x 10 GB/s); the tree row is of that family, in
+ * the engine and the closed form, and the nccl-2.2x preset carries NCCL's
+ * tree row. */
+static void test_tree_step(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW_TREE "}");
+    const int LL = HCCN_SIM_PROTO_LL, TREE = HCCN_SIM_FAM_TREE;
+    assert_true(hccn_sim_sw_step(t->sw, LL, 1, TREE) == 9e-6);
+    assert_true(hccn_sim_sw_step(t->sw, LL, 0, TREE) == 0.5e-6);   /* left out */
+    assert_true(hccn_sim_sw_step(t->sw, LL, 1, 0) == 2e-6);
+    assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_SIMPLE, 1, TREE) ==
+                t->sw->proto[HCCN_SIM_PROTO_SIMPLE].step_s[1]);   /* its own */
+    int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    hccn_sim_topo_route(t, 0, 2, links, &lat);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                          .count = 1024, .esize = 4};
+    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&a);
+    assert_non_null(s);
+    s->family = TREE;
+    test_assert_rel(test_engine_time(t, s, world, NULL),
+                    5e-6 + lat + 9e-6 + 4096 / (0.5 * 10e9), 1e-12,
+                    "a tree step across nodes");
+    hccn_sched_free(s);
+    const hccn_algo_t *tree = hccn_hier_algo_find("tree");
+    hccn_coll_args_t r = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
+                          .count = 1024, .esize = 4};
+    int four[4] = {0, 1, 2, 3}, node[4], local[4];
+    hccn_cost_place_t pl = {t, four};
+    hccn_hier_view_t v;
+    assert_int_equal(hccn_hier_cost_view(&pl, 4, node, local, &v), 0);
+    r.view = &v;
+    assert_int_equal(hccn_hier_family(tree, &r), TREE);
+    hccn_sim_topo_t *t0 = load("{" BASE SW "}");
+    hccn_cost_place_t pl0 = {t0, four};
+    s = hccn_hier_build(tree, &r);
+    assert_non_null(s);
+    assert_int_equal(s->family, TREE);
+    double e = test_engine_time(t, s, four, NULL);
+    double e0 = test_engine_time(t0, s, four, NULL);
+    hccn_sched_free(s);
+    double f = hccn_hier_cost(tree, &r, &pl, HCCN_COST_MODEL, NULL);
+    double f0 = hccn_hier_cost(tree, &r, &pl0, HCCN_COST_MODEL, NULL);
+    if (!(e >= e0 + 7e-6) || !(f >= f0 + 7e-6))
+        fail_msg("tree across nodes: engine %.3f us (%.3f with the ring's "
+                 "steps), closed form %.3f us (%.3f)", e * 1e6, e0 * 1e6,
+                 f * 1e6, f0 * 1e6);
+    hccn_sim_topo_free(t0);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    assert_true(hccn_sim_sw_step(t->sw, LL, 1, TREE) == 5.0 * 1e-6);
+    assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_LL128, 1, TREE) ==
+                8.5 * 1e-6);
+    assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_SIMPLE, 0, TREE) ==
+                4.0 * 1e-6);
     hccn_sim_topo_free(t);
 }
 
@@ -446,6 +648,9 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_switch_points),
         cmocka_unit_test(test_times),
+        cmocka_unit_test(test_bus_bound),
+        cmocka_unit_test(test_ring_step),
+        cmocka_unit_test(test_tree_step),
         cmocka_unit_test(test_block_protocol),
         cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_host_floor),
