@@ -168,6 +168,40 @@ double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x)
     return p->step_s[cls];
 }
 
+/* The hosts' time per message (software.h, LogGP's o) of the n transfers
+ * of x, priced as starting together: a rank issues its sends one after
+ * another (send_s each, in x's order), then takes in what arrives, one
+ * message after another (recv_s each). A transfer's receiver is done with
+ * it no sooner than its arrival plus recv_s, nor than its host's sends and
+ * receptions all told; its lat grows by what that adds to its end. A
+ * transfer counts for weight (a sample) x proto_div (instances priced as
+ * one) messages. */
+static void host_messages(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
+                          double weight)
+{
+    const hccn_sim_sw_t *sw = m->pl->topo->sw;
+    double k = weight * (double)(m->proto_div > 1 ? m->proto_div : 1);
+    double *sends = hccn_sim_calloc(3 * (size_t)m->p, sizeof(double));
+    if (sends == NULL) {
+        m->failed = 1;
+        return;
+    }
+    double *recvs = sends + m->p, *issued = recvs + m->p;
+    for (size_t i = 0; i < n; i++) {
+        sends[x[i].src] += k;
+        recvs[x[i].dst] += k;
+    }
+    for (size_t i = 0; i < n; i++) {
+        issued[x[i].src] += k * sw->send_s;
+        double arrive = issued[x[i].src] + hccn_hier_cm_time(&x[i]);
+        double busy = sends[x[i].dst] * sw->send_s +
+                      recvs[x[i].dst] * sw->recv_s;
+        x[i].lat += hccn_hier_cm_max(arrive + sw->recv_s, busy) -
+                    hccn_hier_cm_time(&x[i]);
+    }
+    hccn_sim_free(sends);
+}
+
 /* Processor sharing: a transfer has drained when its most loaded link has
  * carried, of every flow on it, as many bytes on the wire as the transfer
  * has (a flow of a less efficient protocol takes more of the link, as in
@@ -195,6 +229,10 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
     }
     for (int t = 0; t < nt; t++)
         m->cnt[m->touched[t]] = 0;
+    const hccn_sim_sw_t *sw = m->pl->topo->sw;
+    if (sw != NULL && (sw->send_s > 0.0 || sw->recv_s > 0.0) &&
+        !m->lat_off && !m->failed)
+        host_messages(m, x, n, weight);
 }
 
 /* ----------------------------------------------------------- pipelines --- */

@@ -179,7 +179,7 @@ static void check(const hccn_sched_t *s, int folds, const char *want)
     hccn_sched_npus_t arg = {s, topo->npus, world};
     hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, hccn_sched_npu_tasks,
+    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, 0, hccn_sched_npu_tasks,
                                    &arg, &f, why, sizeof(why));
     if (folds) {
         if (rc != 0)
@@ -344,7 +344,7 @@ static void test_built_folded(void **state)
             hccn_sched_fold_t f;
             char why[128];
             hccn_sched_npus_t x = {whole, npus, world};
-            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L,
+            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L, 0,
                                                    hccn_sched_npu_tasks, &x,
                                                    &f, why, sizeof(why)), 0);
             for (int r = 0; r < L; r++) {
