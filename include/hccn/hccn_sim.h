@@ -345,6 +345,9 @@ typedef struct {
                                               transfers run this protocol
                                               (the largest of its); 0:
                                               launch_us */
+    double send_overhead_us; /* the host's time for each message a rank
+                                sends (LogGP's o), one after another */
+    double recv_overhead_us; /* ... and for each message it receives */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */
