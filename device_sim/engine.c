@@ -17,6 +17,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
+#include "device_sim/software.h"
 #include "device_sim/trace.h"
 
 /* ---------------------------------------------------------------- heap --- */
@@ -170,8 +171,32 @@ int hccn_sim_batch_failed(const hccn_sim_batch_t *b)
     return b->status != HCCN_OK;
 }
 
+/* The host's time for message t (software.h): its device's host takes it
+ * up first come, first served, no sooner than when, and the event of
+ * type is queued again at its end. 1 if so, 0 when t owes nothing (no
+ * such time, or paid already). */
+static int host_message(hccn_sim_engine_t *eng, etask_t *t, double when,
+                        int type)
+{
+    const hccn_sim_sw_t *sw = eng->topo->sw;
+    if (sw == NULL || t->host_paid)
+        return 0;
+    double o = t->kind == HCCN_SIM_TASK_SEND ? sw->send_s : sw->recv_s;
+    if (o <= 0.0)
+        return 0;
+    edev_t *d = &eng->devs[t->dev];
+    d->host_free = (when > d->host_free ? when : d->host_free) + o;
+    t->host_paid = 1;
+    hccn_sim_heap_push(eng, d->host_free, type, t);
+    return 1;
+}
+
 static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
 {
+    /* A send is issued after its host's time for it; until then it is
+     * not ready, and its receiver's side waits. */
+    if (t->kind == HCCN_SIM_TASK_SEND && host_message(eng, t, when, EV_READY))
+        return;
     t->state = T_READY;
     t->ready = when;
     if (t->kind == HCCN_SIM_TASK_LOCAL) {
@@ -229,8 +254,9 @@ static void process(hccn_sim_engine_t *eng, const event_t *ev)
     case EV_DONE:
         task_done(eng, ev->task, ev->t);
         break;
-    case EV_DELIVER:
-        local_work(eng, ev->task, ev->t);
+    case EV_DELIVER:    /* arrived: the host takes it in, then its work */
+        if (!host_message(eng, ev->task, ev->t, EV_DELIVER))
+            local_work(eng, ev->task, ev->t);
         break;
     }
 }

@@ -36,6 +36,9 @@ struct etask {
     double cost;
     hccn_sim_key_t key;
     int via;                    /* hccn_sim_via_t */
+    int host_paid;              /* SEND: issued; RECV: taken in (its
+                                   host's per-message time paid,
+                                   software.h) */
     uint32_t npending;          /* deps not done yet */
     uint32_t succ_off, nsucc;   /* successors in batch->succ */
     double ready;               /* latest completion among deps (and gate) */
@@ -134,6 +137,8 @@ typedef struct {
     hccn_sim_batch_t *waiting_on;
     uint64_t nbatches;
     double local_free;          /* FIFO local work: busy until then */
+    double host_free;           /* its host's per-message time (software.h):
+                                   busy until then, FIFO */
     int failed;                 /* the NPU has failed (fault plan) */
     int muted;                  /* no wake callback (wait_begin_many) */
     double failed_at;

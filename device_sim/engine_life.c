@@ -55,6 +55,7 @@ void hccn_sim_engine_reset(hccn_sim_engine_t *eng)
         d->waiting_on = NULL;
         d->nbatches = 0;
         d->local_free = 0.0;
+        d->host_free = 0.0;
         d->failed = 0;
     }
     for (int i = 0; i < eng->nfaults; i++)

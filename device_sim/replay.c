@@ -68,6 +68,8 @@ struct hccn_sim_replay_rec {
     double *end;                /* per device: batch end - T */
     double *local_free;         /* per device: local queue free - T, or
                                    NAN when the call queued no work */
+    double *host_free;          /* the same for its host's per-message
+                                   time (software.h) */
     double *tbegin, *tend;      /* per task - T; NULL if recorded lean */
     int nlinks;                 /* links the call used */
     int *link;
@@ -90,6 +92,7 @@ static void rec_free(hccn_sim_replay_rec_t *r)
     hccn_sim_free(r->succ);
     hccn_sim_free(r->end);
     hccn_sim_free(r->local_free);
+    hccn_sim_free(r->host_free);
     hccn_sim_free(r->tbegin);
     hccn_sim_free(r->tend);
     hccn_sim_free(r->link);
@@ -148,7 +151,8 @@ static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
         hccn_sim_batch_t *b = m[i];
         if (!b->sole || b->dev >= count || by[b->dev] != NULL ||
             (b->tasks == NULL && b->hollow == NULL) ||
-            eng->devs[b->dev].local_free > t || eng->devs[b->dev].failed)
+            eng->devs[b->dev].local_free > t ||
+            eng->devs[b->dev].host_free > t || eng->devs[b->dev].failed)
             return -1;
         by[b->dev] = b;
         n += b->ntasks;
@@ -202,6 +206,8 @@ static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
         }
         if (!isnan(r->local_free[d]))
             eng->devs[d].local_free = t + r->local_free[d];
+        if (!isnan(r->host_free[d]))
+            eng->devs[d].host_free = t + r->host_free[d];
     }
     for (int k = 0; k < r->nlinks; k++) {
         eng->link_bytes[r->link[k]] += r->dbytes[k];
@@ -234,6 +240,7 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
     r->succ = hccn_sim_malloc(((size_t)ns + 1) * sizeof(*r->succ));
     r->end = hccn_sim_malloc((size_t)ndev * sizeof(*r->end));
     r->local_free = hccn_sim_malloc((size_t)ndev * sizeof(*r->local_free));
+    r->host_free = hccn_sim_malloc((size_t)ndev * sizeof(*r->host_free));
     r->snap_bytes = hccn_sim_malloc(((size_t)nl + 1) * sizeof(double));
     r->snap_busy = hccn_sim_malloc(((size_t)nl + 1) * sizeof(double));
     if (!eng->lean) {
@@ -242,6 +249,7 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
     }
     if (r->off == NULL || r->soff == NULL || r->tasks == NULL ||
         r->succ == NULL || r->end == NULL || r->local_free == NULL ||
+        r->host_free == NULL ||
         r->snap_bytes == NULL || r->snap_busy == NULL ||
         (!eng->lean && (r->tbegin == NULL || r->tend == NULL))) {
         rec_free(r);
@@ -268,6 +276,7 @@ static void rec_begin(hccn_sim_engine_t *eng, hccn_sim_batch_t *const *by,
             memcpy(&r->succ[s], b->succ, bs * sizeof(uint32_t));
         s += bs;
         r->local_free[d] = NAN;
+        r->host_free[d] = NAN;
     }
     for (int d = 0; d < ndev; d++)
         by[d]->rec = r;
@@ -582,6 +591,8 @@ void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
         r->end[d] = b->end - r->t;
         if (eng->devs[d].local_free > r->t)
             r->local_free[d] = eng->devs[d].local_free - r->t;
+        if (eng->devs[d].host_free > r->t)
+            r->host_free[d] = eng->devs[d].host_free - r->t;
         if (r->tbegin != NULL)
             for (int k = 0; k < b->ntasks; k++) {
                 r->tbegin[r->off[d] + (uint32_t)k] = b->tasks[k].begin - r->t;

@@ -47,6 +47,11 @@
  *   1 us eager, 1 / 3 us rendezvous, 1 us a call), the library's
  *   collectives implement most of hccn's algorithms (all_algorithms),
  *   one message in flight per peer (slots 1).
+ *   The host's time per message (LogGP's o), which a rank's messages pay
+ *   one after another, is Netgauge's published LogGP measurement of MPI
+ *   at 1 byte (its loggp pattern's documented run: o_s 0.266 us, o_r
+ *   0.547 us)                          -> send_s, recv_s
+ *   nccl-2.2x and rccl-2.x post from the GPU's kernel: none.
  *
  * host_us, the host's issue of a call per NPU its thread drives, is not
  * in a tuning model (the libraries price the NPUs' side only): nccl-2.2x
@@ -109,6 +114,8 @@ static const hccn_sim_sw_t presets[] = {
      }},
     {.stack = "mpi",
      .launch_s = 1e-6,
+     .send_s = 0.266e-6,
+     .recv_s = 0.547e-6,
      .per_thread = 1,
      .all_algorithms = 1,
      .slots = 1,
@@ -234,6 +241,11 @@ double hccn_sim_sw_tasks_launch(const hccn_sim_topo_t *topo, int dev,
 double hccn_sim_sw_floor(const hccn_sim_sw_t *sw, double launch)
 {
     return sw->host_s * (double)sw->per_thread - launch;
+}
+
+int hccn_sim_sw_host_order(const hccn_sim_sw_t *sw)
+{
+    return sw != NULL && (sw->send_s > 0.0 || sw->recv_s > 0.0);
 }
 
 const char *hccn_sim_proto_name(int p)

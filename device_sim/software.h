@@ -15,6 +15,9 @@
  *     class (inside a node, or through a NIC): below a protocol's
  *     max_bytes threshold where the file gives thresholds, else the one
  *     of least step_s + bytes / (eff x route bandwidth);
+ *   - every message costs its sender's host send_s before it leaves and
+ *     its receiver's host recv_s after it arrives (LogGP's o), each host
+ *     taking its messages one after another, first come first served;
  *   - a connection keeps `slots` chunks in flight: the top of a
  *     two-level allreduce runs that many chunks at once
  *     (hierarchy/levels.h).
@@ -102,12 +105,20 @@ struct hccn_sim_sw {
                                         MPI library's collectives have
                                         most of them); 0: a named stack's
                                         own (rings, tree, in-switch) */
+    double send_s, recv_s;           /* the host's time for each message a
+                                        rank sends / receives (LogGP's o):
+                                        a rank's messages pay it one after
+                                        another (docs/timing.md); 0: none */
     int slots;                       /* pipeline slots a connection keeps
                                         in flight: chunks of one level of
                                         a hierarchical row under way at
                                         once (docs/software.md); >= 1 */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
+
+/* 1 when sw (may be NULL) charges a host time per message: each rank's
+ * messages then go in the order of its tasks (hierarchy/fold.h). */
+int hccn_sim_sw_host_order(const hccn_sim_sw_t *sw);
 
 /* The name of protocol p ("ll", "ll128", "simple"). */
 const char *hccn_sim_proto_name(int p);

@@ -6,6 +6,7 @@
  *   "software": {
  *     "launch_us": 6.6,
  *     "host_us": 4.6, "ranks_per_thread": 8, "slots": 8,
+ *     "send_overhead_us": 0.27, "recv_overhead_us": 0.55,
  *     "ll":     {"step_us": {"intra": 0.6, "net": 2.7}, "efficiency": 0.5,
  *                "launch_us": 6.6},
  *     "ll128":  {"enabled": false},
@@ -146,7 +147,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
                                        "nvls_launch_us", "slots",
-                                       "algorithms", NULL};
+                                       "algorithms", "send_overhead_us",
+                                       "recv_overhead_us", NULL};
     double x;
     long long n;
     int has;
@@ -169,6 +171,14 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->host_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "send_overhead_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        sw->send_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "recv_overhead_us", 0.0, 0, 1e6, &x, &has)))
+        return st;
+    if (has)
+        sw->recv_s = x * 1e-6;
     if ((st = hccn_sim_jint(c, o, "ranks_per_thread", 1, 1 << 20, &n, &has)))
         return st;
     if (has)

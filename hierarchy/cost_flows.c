@@ -168,6 +168,70 @@ double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x)
     return hccn_sim_sw_step(topo->sw, q, cls, m->family);
 }
 
+/* The hosts' time per message (software.h, LogGP's o) of the n transfers
+ * of x, priced as starting together. A rank issues its S sends one after
+ * another, send_s each in x's order: the j-th (of 1..S) leaves j send_s
+ * late. Where it has its sender's link to itself that delays its arrival
+ * by as much; where the S share the link, started one after another,
+ * they end one after another too, the last when the link has carried them
+ * all (as though started together), each earlier one send_s before the
+ * next; a transfer arrives at the later of the two. Each rank's host then
+ * takes in what arrives, in order of
+ * arrival, recv_s each, after its own sends: a transfer is done when its
+ * receiver has taken it in, and its lat grows by what that adds to its
+ * end. A transfer counts for weight (a sample) x proto_div (instances
+ * priced as one) messages. */
+typedef struct {
+    double at;               /* arrival */
+    int dst;
+    size_t i;
+} host_msg_t;
+
+static int msg_cmp(const void *a, const void *b)
+{
+    const host_msg_t *x = a, *y = b;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void host_messages(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
+                          double weight)
+{
+    const hccn_sim_sw_t *sw = m->pl->topo->sw;
+    double k = weight * (double)(m->proto_div > 1 ? m->proto_div : 1);
+    double *sends = hccn_sim_calloc(2 * (size_t)m->p, sizeof(double));
+    host_msg_t *q = hccn_sim_malloc((n + 1) * sizeof(*q));
+    if (sends == NULL || q == NULL) {
+        m->failed = 1;
+        goto out;
+    }
+    double *issued = sends + m->p;
+    for (size_t i = 0; i < n; i++)
+        sends[x[i].src] += k;
+    for (size_t i = 0; i < n; i++) {
+        double drain = (double)x[i].bytes * x[i].w, S = sends[x[i].src];
+        double j = issued[x[i].src] += k;
+        q[i] = (host_msg_t){
+            hccn_hier_cm_max(x[i].lat + drain - (S - j) * sw->send_s,
+                             j * sw->send_s + x[i].lat + drain / S),
+            x[i].dst, i};
+    }
+    qsort(q, n, sizeof(*q), msg_cmp);
+    double host = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        if (j == 0 || q[j].dst != q[j - 1].dst)
+            host = sends[q[j].dst] * sw->send_s;
+        host = hccn_hier_cm_max(host, q[j].at) + k * sw->recv_s;
+        x[q[j].i].lat += host - hccn_hier_cm_time(&x[q[j].i]);
+    }
+out:
+    hccn_sim_free(sends);
+    hccn_sim_free(q);
+}
+
 /* Processor sharing: a transfer has drained when its most loaded link has
  * carried, of every flow on it, as many bytes on the wire as the transfer
  * has (a flow of a less efficient protocol takes more of the link, as in
@@ -195,6 +259,10 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
     }
     for (int t = 0; t < nt; t++)
         m->cnt[m->touched[t]] = 0;
+    const hccn_sim_sw_t *sw = m->pl->topo->sw;
+    if (sw != NULL && (sw->send_s > 0.0 || sw->recv_s > 0.0) &&
+        !m->lat_off && !m->failed)
+        host_messages(m, x, n, weight);
 }
 
 /* ----------------------------------------------------------- pipelines --- */

@@ -87,8 +87,11 @@ void hccn_hier_cm_free(hccn_cm_t *m);
  * one's lat and w (links shared equally by the flows on them, in bytes on
  * the wire: bytes / eff). With a software model each one's protocol, from
  * its size, sets its eff and adds its step to lat; with m->eff_given the
- * caller has set eff and lat is the route's alone. weight > 1 stands for
- * transfers left out of a sample. */
+ * caller has set eff and lat is the route's alone. With the software
+ * model's per-message host time (send_s, recv_s) each lat also holds what
+ * the ranks' hosts add, taking the transfers' messages one after another
+ * (cost_flows.c, host_messages). weight > 1 stands for transfers left out
+ * of a sample. */
 void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
                         double weight);
 

@@ -37,6 +37,7 @@ typedef struct {
     rep_t *reps;
     uint32_t **map;             /* per rank: its steps onto its copy's;
                                    NULL: the same index */
+    int host_order;             /* transfers keep their order (fold.h) */
     hccn_sim_task_t *t;         /* the tasks of the rank being checked */
     char *why;
     size_t len;
@@ -186,7 +187,7 @@ static int map_rank(fck_t *c, int r)
             return refuse(c, r, "more steps of one kind");
         m[k] = p->ord[sl->first + sl->used++];
     }
-    int64_t last = -1;
+    int64_t last = -1, last_xfer[2] = {-1, -1};
     for (uint32_t k = 0; k < n; k++) {
         const hccn_sim_task_t *x = &c->t[k], *y = &p->t[m[k]];
         if (x->ndeps != y->ndeps)
@@ -199,6 +200,14 @@ static int map_rank(fck_t *c, int r)
             if ((int64_t)m[k] <= last)
                 return refuse(c, r, "the order of its work");
             last = m[k];
+        }
+        /* A host takes a send when it is ready and a receive when it
+         * arrives: ties among sends, and among receives, go by index. */
+        if (c->host_order && x->kind != HCCN_SIM_TASK_LOCAL) {
+            int64_t *l = &last_xfer[x->kind == HCCN_SIM_TASK_RECV];
+            if ((int64_t)m[k] <= *l)
+                return refuse(c, r, "the order of its messages");
+            *l = m[k];
         }
     }
     return 0;
@@ -253,8 +262,9 @@ void hccn_sched_fold_free(hccn_sched_fold_t *f)
 }
 
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
-                       const int *rep, int nrep, hccn_sched_tasks_fn *tasks,
-                       void *arg, hccn_sched_fold_t *f, char *why, size_t len)
+                       const int *rep, int nrep, int host_order,
+                       hccn_sched_tasks_fn *tasks, void *arg,
+                       hccn_sched_fold_t *f, char *why, size_t len)
 {
     int n = s->nranks, rc = 0;
     uint32_t most = 0;
@@ -263,6 +273,7 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
             most = s->ranks[r].nsteps;
     fck_t c = {s, npus, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
                hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
+               host_order,
                hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
     uint64_t **pair = hccn_sim_calloc((size_t)nrep, sizeof(*pair));
     *f = (hccn_sched_fold_t){nrep, hccn_sim_calloc((size_t)nrep, sizeof(uint64_t *))};

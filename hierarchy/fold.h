@@ -52,14 +52,19 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
  *   - m maps k's dependencies onto m(k)'s;
  *   - m keeps the order of the steps that occupy the NPU (cost > 0): the
  *     engine runs those first come, first served, ties by step index;
+ *   - with host_order, m keeps the order of the SENDs, and that of the
+ *     RECVs: each host takes its messages in turn (the software model's
+ *     time per message, device_sim/software.h), a send when it is ready,
+ *     a receive when it arrives, ties by step index;
  *   - every transfer joins the copies of the steps its copy joins: the
  *     SEND of step s of rank a pairs with the RECV of step t of rank b only
  *     if the SEND of m(s) of a's copy pairs with the RECV of m(t) of b's.
  * Then returns 0 and fills *f (free with hccn_sched_fold_free). Returns 1 if
  * s does not fold (why says where), -1 on no memory. */
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
-                       const int *rep, int nrep, hccn_sched_tasks_fn *tasks,
-                       void *arg, hccn_sched_fold_t *f, char *why, size_t len);
+                       const int *rep, int nrep, int host_order,
+                       hccn_sched_tasks_fn *tasks, void *arg,
+                       hccn_sched_fold_t *f, char *why, size_t len);
 
 void hccn_sched_fold_free(hccn_sched_fold_t *f);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "device_sim/alloc.h"
+#include "device_sim/software.h"
 #include "runtime/predict_int.h"
 #include "runtime/rt.h"
 
@@ -97,7 +98,9 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
     hccn_sched_fold_free(&p->fold);
     p->call = c;
     int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
-                                check_tasks, p, &p->fold, why, sizeof(why));
+                                   hccn_sim_sw_host_order(p->topo->sw),
+                                   check_tasks, p, &p->fold, why,
+                                   sizeof(why));
     if (rc < 0)
         return hccn_sim_fail_context("predict");
     if (rc > 0) {

@@ -350,6 +350,8 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->channels = sw->channels;
     out->nvls_launch_us = sw->nvls_launch_s * 1e6;
     out->allpairs_max_bytes = sw->allpairs_max_bytes;
+    out->send_overhead_us = sw->send_s * 1e6;
+    out->recv_overhead_us = sw->recv_s * 1e6;
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
         out->proto_launch_us[p] = sw->proto[p].launch_s * 1e6;

@@ -189,13 +189,16 @@ def check_environment(args):
                  "python3-matplotlib, or give --no-plot" % sys.executable)
 
 
-def perf(build, config, coll, sets, lo, hi, tmp, algo=None):
+def perf(build, config, coll, sets, lo, hi, tmp, algo=None, dtype=None):
     """Runs hccn-perf (in place, 1 iteration, no warm-up; algo: HCCN_ALGO,
-    None for the default selection); returns its records by size."""
+    None for the default selection; dtype: its -d, None for float);
+    returns its records by size."""
     out = os.path.join(tmp, "perf.json")
     cmd = [os.path.join(build, "hccn-perf"), coll, "-t",
            os.path.join(ROOT, config), "-b", str(lo), "-e", str(hi),
            "-f", "2", "-n", "1", "-w", "0", "--no-data", "--json", out]
+    if dtype:
+        cmd[-3:-3] = ["-d", dtype]
     if coll != "alltoall":      # no in-place form: out of place
         cmd.insert(cmd.index("--no-data"), "--inplace")
     for s in sets:
@@ -214,18 +217,22 @@ def measured_rows(run):
     """(size, time_us, busbw) of the in-place results of a run; busbw is
     recomputed from size and time where the time is given (the published
     column is rounded to 0.01 GB/s). alltoall, which has no in-place
-    form in hccn-perf, is compared out of place."""
+    form in hccn-perf, is compared out of place. An OSU run's size is the
+    bytes sent to each peer: its whole buffer, nccl-tests' size and
+    hccn-perf's, is n times that."""
     n = run["hardware"]["ranks"]
     f = bus_factor(run["collective"], n)
+    per_peer = run.get("size_convention") == "osu_per_peer_bytes"
     rows = []
     pre = "" if run["collective"] == "alltoall" else "inplace_"
     for r in run["rows"]:
+        size = r["bytes"] * n if per_peer else r["bytes"]
         t = r.get(pre + "time_us", r.get("time_us"))
         bw = r.get(pre + "busbw_GBps", r.get("busbw_GBps"))
         if t:
-            bw = r["bytes"] / (t * 1e-6) / 1e9 * f
+            bw = size / (t * 1e-6) / 1e9 * f
         if bw:
-            rows.append((r["bytes"], t, bw))
+            rows.append((size, t, bw))
     return rows
 
 
@@ -293,7 +300,7 @@ def compare(build, run, spec, config, cap, tmp, hi=None):
     # one) takes the edit
     sets = spec["sets"] + thread_sets(config, run)
     recs, cmd = perf(build, config, run["collective"], sets, lo, top, tmp,
-                     spec.get("algo"))
+                     spec.get("algo"), spec.get("dtype"))
     if spec.get("algo"):
         cmd = ["HCCN_ALGO=" + spec["algo"]] + cmd
     out = []
@@ -318,7 +325,10 @@ def run_all(args, runs, ids, tmp):
         after[rid], cmds[rid] = compare(args.build, runs[rid], spec, config,
                                         cap, tmp)
         bare = validate_loo.strip_software(config, tmp)
-        before[rid], _ = compare(args.build, runs[rid], spec, bare, cap, tmp)
+        # without the stack: a run's own "stack=" edit goes too
+        plain = dict(spec, sets=[s for s in spec["sets"]
+                                 if not s.startswith("stack=")])
+        before[rid], _ = compare(args.build, runs[rid], plain, bare, cap, tmp)
     return after, before, cmds
 
 

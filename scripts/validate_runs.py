@@ -161,6 +161,20 @@ for _nodes in (2, 4, 8):
         "family": "mi300x",
         "note": "MI325X nodes with 8 Broadcom Thor 2 (400 Gb/s) RoCE NICs "
                 "each; only 4G and larger published. " + RCCL_RING}
+# OSU alltoall between the Grace CPUs of two Alps GH200 nodes (one rank per
+# Grace, host buffers) under Open MPI 5 over libfabric's CXI provider: the
+# GH200 node's four modules and Slingshot NICs as above (GH200_QUAD; a
+# Grace reaches its module's NIC over PCIe Gen5, faster than the NIC), run
+# under the mpi preset (docs/software.md). OSU gives the bytes sent to each
+# peer in MPI_CHAR: hccn-perf runs int8 and the whole buffer, 8 x that
+# (validate.py, "osu_per_peer_bytes").
+RUNS["cscs_alps_2node_8rank_grace_cpu_openmpi_osu_alltoall"] = {
+    "config": H100, "sets": GH200_QUAD + ["stack=mpi"], "family": "mpi",
+    "dtype": "int8",
+    "note": "Grace CPU ranks (host memory) over Slingshot-11, Open MPI 5 "
+            "with the CXI provider: the mpi preset on the GH200 node "
+            "description. The run's intra-node messages also go through "
+            "the NIC (CXI), where hccn's take the modules' links."}
 for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
     RUNS["autodl_1node_2xRTX2080Ti_pcie_noP2P_" + _coll] = {
         "config": PCIE, "sets": PCIE3_2, "family": "pcie",
@@ -196,12 +210,11 @@ SKIPPED = [
     ("redhat_ocp_2node_2xL40S", "no config of PCIe GPU servers with NICs"),
     ("redhat_ocp_2node_16xH200", "NCCL's socket transport over one shared "
                                  "interface: no preset for it"),
-    ("cscs_alps_2node_8rank", "OSU alltoall over MPI: the mpi preset "
-                              "(docs/software.md) has no per-message host "
-                              "overhead, which a rank's 7 small messages "
-                              "pay one after another in the library "
-                              "(measured 12 us at 1 B a peer; hccn 2.7 "
-                              "us)"),
+    ("cscs_alps_2node_8rank_gh200_gpu", "OSU alltoall of GPU buffers over "
+                                        "Open MPI: what device memory adds "
+                                        "to each message (22 us at 1 B a "
+                                        "peer against the Grace run's 12) "
+                                        "is not in the mpi preset"),
     ("intel_gaudi", "no Gaudi config"),
     ("limulidae_910b", "one summary bandwidth per run, no sizes; no HCCL "
                        "preset"),

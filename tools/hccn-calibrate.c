@@ -11,7 +11,9 @@
  * clusters of different sizes, fitted together).
  *
  * The free parameters are the stack's: launch_us (then one launch for
- * every protocol: their own are dropped), and per enabled protocol
+ * every protocol: their own are dropped), host_us, send_overhead_us and
+ * recv_overhead_us (these three only where --fit names them), and per
+ * enabled protocol
  * its step_us and (but for the bulk protocol, whose efficiency is the
  * hardware's bandwidth: --fit-bw) its efficiency, for the classes of route
  * the topology has. The fit minimises the mean squared log ratio of
@@ -80,9 +82,11 @@ static void software_json(const hccn_software_t *sw, int per_thread,
 {
     snprintf(buf, len, "{\"launch_us\": %.17g, \"host_us\": %.17g, "
              "\"ranks_per_thread\": %d, \"slots\": %d, "
-             "\"nvls_launch_us\": %.17g, \"allpairs_max_bytes\": %.17g",
+             "\"nvls_launch_us\": %.17g, \"allpairs_max_bytes\": %.17g, "
+             "\"send_overhead_us\": %.17g, \"recv_overhead_us\": %.17g",
              sw->launch_us, sw->host_us, per_thread, sw->slots,
-             sw->nvls_launch_us, sw->allpairs_max_bytes);
+             sw->nvls_launch_us, sw->allpairs_max_bytes,
+             sw->send_overhead_us, sw->recv_overhead_us);
     if (sw->channels > 0) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
@@ -285,6 +289,13 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
     }
     if (list != NULL && strstr(list, "host_us") != NULL)   /* named only */
         add_param(c, "host_us", &sw->host_us, 0.0, 100.0, 1);
+    /* The hosts' time per message: named only, as host_us. */
+    if (list != NULL && strstr(list, "send_overhead_us") != NULL)
+        add_param(c, "send_overhead_us", &sw->send_overhead_us, 0.0, 100.0,
+                  1);
+    if (list != NULL && strstr(list, "recv_overhead_us") != NULL)
+        add_param(c, "recv_overhead_us", &sw->recv_overhead_us, 0.0, 100.0,
+                  1);
     for (int p = 0; p < HCCN_NPROTO; p++)
         for (int k = 0; k < classes; k++) {
             if (!sw->enabled[p])

@@ -355,6 +355,9 @@ typedef struct {
     int tree_step_set[HCCN_NPROTO];    /* the library's tree has steps
                                           of its own: */
     double tree_step_us[HCCN_NPROTO][HCCN_NCLASS];
+    double send_overhead_us; /* the host's time for each message a rank
+                                sends (LogGP's o), one after another */
+    double recv_overhead_us; /* ... and for each message it receives */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

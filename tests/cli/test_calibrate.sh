@@ -77,6 +77,28 @@ sys.exit(0 if abs(sw["host_us"] - 3) <= 0.03 and
          else 1)
 PY
 
+# The hosts' time per message (mpi, cpu-epyc-16c: 32 ranks): an alltoall
+# made with recv_overhead_us 2 takes 1 + 31 x (0.266 + 2) us at small
+# sizes; the fit, started from the preset's 0.547, recovers 2 and keeps
+# send_overhead_us.
+epyc="$HCCN_SOURCE_DIR/configs/cpu-epyc-16c.json"
+"$perf" alltoall -t "$epyc" --set 'software={"recv_overhead_us": 2}' -b 1K \
+    -e 256K -f 4 -n 1 -w 0 --no-data >"$tmp/o.txt" 2>&1 ||
+    fail "o: hccn-perf: $(cat "$tmp/o.txt")"
+grep -qE '^ +1024 +256 +float +none +-1 +71\.25 ' "$tmp/o.txt" ||
+    fail "o: 1 KiB alltoall is not 71.25 us: $(grep '^ *1024 ' "$tmp/o.txt")"
+"$bin" -t "$epyc" --fit recv_overhead_us -o "$tmp/o.json" \
+    alltoall:"$tmp/o.txt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "o: exit $? ($(cat "$tmp/err"))"
+$py - "$tmp/o.json" <<'PY' || fail "o: recv_overhead_us not recovered"
+import json, sys
+sw = json.load(open(sys.argv[1]))["software"]
+print("recovered recv_overhead_us %.3f (2), send_overhead_us %.3f (0.266)"
+      % (sw["recv_overhead_us"], sw["send_overhead_us"]))
+sys.exit(0 if abs(sw["recv_overhead_us"] - 2) <= 0.02 and
+         sw["send_overhead_us"] == 0.266 else 1)
+PY
+
 # OSU and hccl_test outputs are read as printed; a run's own edits
 # follow its file after '@' (here: one node for the hccl_test run, two
 # for the OSU one).

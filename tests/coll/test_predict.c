@@ -298,6 +298,15 @@ static void test_software(void **state)
     strcpy(json3, host);
     strcat(json3, strchr(text, '{') + 1);
     sweep(json3, "default.json + host floor", 16);
+    /* MPI's preset: every message costs its hosts their time per message
+     * (send and receive, one after another on each rank). */
+    const char *mpi = "{\"stack\": \"mpi\", ";
+    char *json4 = malloc(strlen(text) + strlen(mpi) + 1);
+    assert_non_null(json4);
+    strcpy(json4, mpi);
+    strcat(json4, strchr(text, '{') + 1);
+    sweep(json4, "default.json + mpi", 16);
+    free(json4);
     /* Switches that reduce, one node and two: the in-switch rows' calls
      * take the stack's NVLS launch (software.h) both ways. */
     static const char *nvswitch =

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/software.h"
 #include "hccn/hccn.h"
 #include "hccn/hccn_coll.h"
 #include "hierarchy/cost.h"
@@ -120,8 +121,13 @@ static void check_case(const hccn_sim_topo_t *t, const int *world, int n,
     double pa = hccn_hier_cost(al, &a, &pl, HCCN_COST_AUTO, &by_engine);
     double pm = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
     double ea = fabs(pa - ref) / ref, em = fabs(pm - ref) / ref;
+    /* A host time per message (the mpi preset, docs/timing.md): the
+     * forms approximate a root's staggered sends and leave it out where
+     * they price a level's links apart from its latencies (hier_rr's
+     * ring instances), 10 % off at 1 MiB. */
     double limit = strcmp(al->name, "tree") == 0    ? 0.25
                    : strcmp(al->name, "rings") == 0 ? 0.35
+                   : hccn_sim_sw_host_order(t->sw)  ? 0.10
                                                     : 0.05;
     print_message("%-14s %3d ranks %-14s %10llu B  %-8s engine %11.2f us  "
                   "auto %+6.2f %%  model %+6.2f %%\n",

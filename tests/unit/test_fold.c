@@ -171,16 +171,27 @@ static void test_engine(void **state)
 
 /* ---------------------------------------------------- the schedule check */
 
-/* 0: s folds; 1: it does not, why holding `want`. */
+/* 0: s folds; 1: it does not, why holding `want` (host_order: as
+ * hccn_sched_fold_check's). */
+static void check_order(const hccn_sched_t *s, int host_order, int folds,
+                        const char *want);
+
 static void check(const hccn_sched_t *s, int folds, const char *want)
+{
+    check_order(s, 0, folds, want);
+}
+
+static void check_order(const hccn_sched_t *s, int host_order, int folds,
+                        const char *want)
 {
     hccn_sim_topo_t *topo = load();
     int world[6] = {0, 1, 2, 3, 4, 5}, rep[6] = {0, 1, 0, 1, 0, 1};
     hccn_sched_npus_t arg = {s, topo->npus, world};
     hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, hccn_sched_npu_tasks,
-                                   &arg, &f, why, sizeof(why));
+    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, host_order,
+                                   hccn_sched_npu_tasks, &arg, &f, why,
+                                   sizeof(why));
     if (folds) {
         if (rc != 0)
             fail_msg("does not fold: %s", why);
@@ -248,6 +259,29 @@ static void test_work_order(void **state)
         step(s, r, HCCN_STEP_REDUCE, swap ? 8192 : 1024, NULL, 0);
     }
     check(s, 0, "the order of its work");
+    hccn_sched_free(s);
+}
+
+/* Every NPU of local index 0 sends 4 KiB to the next node and 8 KiB to
+ * the one after; node 1's NPU posts the 8 KiB one first. It folds, but
+ * not where each host takes its messages in turn (a time per message,
+ * device_sim/software.h): node 1's would leave in the other order. */
+static void test_message_order(void **state)
+{
+    (void)state;
+    hccn_sched_t *s = hccn_sched_new(6, "messages");
+    for (int n = 0; n < 3; n++)
+        for (int j = 0; j < 2; j++) {
+            int k = n == 1 ? 2 - j : 1 + j;
+            hccn_sched_xfer(s, 2 * n, HCCN_BUF_SEND, 0, NULL, 0,
+                            2 * ((n + k) % 3), HCCN_BUF_SCRATCH,
+                            (uint64_t)(k - 1) * 4096, NULL, 0,
+                            (uint64_t)k * 4096, 0, HCCN_BUF_SEND, 0, NULL,
+                            NULL);
+        }
+    assert_false(s->failed);
+    check_order(s, 0, 1, NULL);
+    check_order(s, 1, 0, "the order of its messages");
     hccn_sched_free(s);
 }
 
@@ -344,7 +378,7 @@ static void test_built_folded(void **state)
             hccn_sched_fold_t f;
             char why[128];
             hccn_sched_npus_t x = {whole, npus, world};
-            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L,
+            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L, 0,
                                                    hccn_sched_npu_tasks, &x,
                                                    &f, why, sizeof(why)), 0);
             for (int r = 0; r < L; r++) {
@@ -393,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_engine),
         cmocka_unit_test(test_ring_folds),
         cmocka_unit_test(test_work_order),
+        cmocka_unit_test(test_message_order),
         cmocka_unit_test(test_pairing),
         cmocka_unit_test(test_built_folded),
     };

@@ -629,6 +629,39 @@ static void test_large_call(void **state)
     hccn_sim_topo_free(topo);
 }
 
+/* The hosts' time per message (software.h, LogGP's o): a replayed ring
+ * shift ends as the simulated one, o_s + u + 2 hops + o_r + c after its
+ * start, and leaves each host where the simulation does (the next call's
+ * sends are issued no sooner): five calls, four replayed. */
+static void test_host_messages(void **state)
+{
+    (void)state;
+    static const char *const star8_o =
+        "{\"version\": 1, \"node_types\": [{\"count\": 1,"
+        " \"npu\": {\"count\": 8, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"
+        " \"fabric\": {\"type\": \"switch\", \"bw_GBps\": 1, \"lat_us\": 1}}],"
+        " \"software\": {\"send_overhead_us\": 0.25,"
+        " \"recv_overhead_us\": 0.75}}";
+    hccn_sim_topo_t *topo = load(star8_o);
+    const double span = 0.25e-6 + NB / 1e9 + star_lat(topo) + 0.75e-6 +
+                        RING_COST;
+    const double calls[] = {1, 1, 1, 1, 1};
+    int sole[NDEV_MAX] = {1, 1, 1, 1, 1, 1, 1, 1};
+    run_t r[2];
+    const int *promises[NCALLS];
+    for (int i = 0; i < 5; i++)
+        promises[i] = sole;
+    run_pair(r, topo, ring_call, calls, 5, promises, NULL);
+    ends_agree(r, 5, 0);
+    for (int i = 0; i < 5; i++)
+        for (int d = 0; d < r[0].ndev; d++)
+            assert_near(r[1].end[i][d], (i + 1) * span, "end", i, d);
+    assert_int_equal(hccn_sim_engine_replays(r[0].eng), 4);
+    run_free(&r[0]);
+    run_free(&r[1]);
+    hccn_sim_topo_free(topo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_hinted),
         cmocka_unit_test(test_recording_off),
         cmocka_unit_test(test_hint_without_tasks),
+        cmocka_unit_test(test_host_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,7 +159,9 @@ static void test_switch_points(void **state)
 }
 
 /* A mesh allgather of `bytes` per rank between NPUs a and b, priced by
- * the engine and by the closed form, against the formula. */
+ * the engine and by the closed form, against the formula (with the hosts'
+ * time for each rank's one message out and one in, where the model has
+ * it). */
 static void check_pair(const hccn_sim_topo_t *t, int a, int b, uint64_t bytes,
                        int want_proto)
 {
@@ -171,9 +173,10 @@ static void check_pair(const hccn_sim_topo_t *t, int a, int b, uint64_t bytes,
     int cls = n > 0 && t->links[links[0]].level != 0;
     assert_int_equal(hccn_sim_sw_pick_at(t, a, bytes, cls, bw), want_proto);
     const hccn_sim_proto_t *p = &t->sw->proto[want_proto];
-    double want = t->sw->launch_s + lat + p->step_s[cls] +
+    double want = t->sw->launch_s + t->sw->send_s + lat + p->step_s[cls] +
                   (double)bytes / (hccn_sim_sw_eff(t, want_proto, cls, a) *
-                                   bw);
+                                   bw) +
+                  t->sw->recv_s;
     hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
                              .count = bytes / 4, .esize = 4};
     const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
@@ -602,6 +605,94 @@ static void test_host_floor(void **state)
                  "bad.json: software.allpairs_max_bytes");
 }
 
+/* Eight NPUs of one node, every pair on a link of its own. */
+#define MESH8                                                               \
+    "\"version\": 1, \"node_types\": [{\"count\": 1,"                       \
+    " \"npu\": {\"count\": 8, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": 100, \"lat_us\": 1}}]"
+
+/* The hosts' time per message (LogGP's o; docs/timing.md, Software): a
+ * pairwise alltoall of 8 ranks with small blocks. Every rank issues its 7
+ * sends at o_s each, then takes in the 7 messages, which have all arrived
+ * by then (arrival k o_s + D, D = 1 us + step + bytes / B <= 6 min(o_s,
+ * o_r)), at o_r each: launch + 7 o_s + 7 o_r, in the engine and the
+ * closed form. */
+static void test_host_messages(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" MESH8 ", \"software\": {\"launch_us\": 5,"
+                              " \"send_overhead_us\": 1,"
+                              " \"recv_overhead_us\": 2,"
+                              " \"simple\": {\"step_us\": 0.5}}}");
+    assert_true(t->sw->send_s == 1e-6 && t->sw->recv_s == 2e-6);
+    int world[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    hccn_cost_place_t pl = {t, world};
+    const hccn_algo_t *al = hccn_hier_algo_find("pairwise");
+    const double want = 5e-6 + 7 * 1e-6 + 7 * 2e-6;
+    for (uint64_t count = 1; count <= 1024; count *= 32) {
+        hccn_coll_args_t args = {.coll = HCCN_COLL_ALLTOALL, .nranks = 8,
+                                 .count = count, .esize = 4};
+        hccn_sched_t *s = al->build(&args);
+        assert_non_null(s);
+        double eng = test_engine_time(t, s, world, NULL);
+        hccn_sched_free(s);
+        double model = hccn_hier_cost(al, &args, &pl, HCCN_COST_MODEL, NULL);
+        if (!(fabs(eng - want) <= 1e-12 * want) ||
+            !(fabs(model - want) <= 1e-12 * want))
+            fail_msg("%llu B a peer: engine %.6f us, model %.6f us, formula "
+                     "%.6f us", (unsigned long long)(count * 4), eng * 1e6,
+                     model * 1e6, want * 1e6);
+    }
+    hccn_sim_topo_free(t);
+    /* Negative times are refused. */
+    expect_error("{" BASE ", \"software\": {\"send_overhead_us\": -1}}",
+                 "bad.json: software.send_overhead_us");
+    expect_error("{" BASE ", \"software\": {\"recv_overhead_us\": -1}}",
+                 "bad.json: software.recv_overhead_us");
+}
+
+/* A time of 0 per message gives the times of a model without the fields,
+ * bit for bit, engine and closed forms, for every collective of a few
+ * rows on two nodes. */
+static void test_host_messages_zero(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *a = load("{" BASE SW "}");
+    hccn_sim_topo_t *b = load("{" BASE ", \"software\": {\"launch_us\": 5,"
+                              " \"send_overhead_us\": 0,"
+                              " \"recv_overhead_us\": 0,"
+                              " \"ll\": {\"step_us\": {\"intra\": 0.5, "
+                              "\"net\": 2}, \"efficiency\": 0.5},"
+                              " \"ll128\": {\"step_us\": {\"intra\": 1, "
+                              "\"net\": 3}, \"efficiency\": 0.9},"
+                              " \"simple\": {\"step_us\": {\"intra\": 3, "
+                              "\"net\": 10}}}}");
+    int world[4] = {0, 1, 2, 3};
+    hccn_cost_place_t pa = {a, world}, pb = {b, world};
+    const char *algos[] = {"ring", "mesh", "pairwise", "bruck", "hier"};
+    const hccn_coll_t colls[] = {HCCN_COLL_ALLREDUCE, HCCN_COLL_ALLTOALL,
+                                 HCCN_COLL_ALLGATHER};
+    for (size_t i = 0; i < sizeof(algos) / sizeof(*algos); i++)
+        for (size_t c = 0; c < sizeof(colls) / sizeof(*colls); c++)
+            for (uint64_t count = 4; count <= (1u << 22); count *= 64)
+                for (int mode = HCCN_COST_ENGINE; mode <= HCCN_COST_MODEL;
+                     mode++) {
+                    hccn_coll_args_t args = {.coll = colls[c], .nranks = 4,
+                                             .count = count, .esize = 4};
+                    const hccn_algo_t *al = hccn_hier_algo_find(algos[i]);
+                    double x = hccn_hier_cost(al, &args, &pa,
+                                              (hccn_cost_mode_t)mode, NULL);
+                    double y = hccn_hier_cost(al, &args, &pb,
+                                              (hccn_cost_mode_t)mode, NULL);
+                    if (x != y)
+                        fail_msg("%s %s %llu: %.17g s, with 0: %.17g s",
+                                 algos[i], hccn_coll_name(colls[c]),
+                                 (unsigned long long)count, x, y);
+                }
+    hccn_sim_topo_free(a);
+    hccn_sim_topo_free(b);
+}
+
 /* "software": {} is a model of no cost: the times of no model, bit for
  * bit, in the engine and the cost model. */
 static void test_none_is_identity(void **state)
@@ -655,6 +746,8 @@ int main(void)
         cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_host_floor),
         cmocka_unit_test(test_none_is_identity),
+        cmocka_unit_test(test_host_messages),
+        cmocka_unit_test(test_host_messages_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
