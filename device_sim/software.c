@@ -16,6 +16,13 @@
  *   (its baseLat is 0)                 -> nvls_launch_us
  *   NVLS runs Simple only (its LL and LL128 rows are not enabled)
  *                                      -> nvls_simple
+ *   hwLat[NET][NVLSTree] Simple 20.9 us -> nvls_net_step_us
+ *   llMaxBw across nodes (Intel hosts): 39 (two nodes), 20.4 GB/s (more)
+ *                                      -> ll.max_GBps
+ *   a ring across nodes' network overhead: max(hwLat, 1 us; 3 us
+ *   Simple) for its steps inside a node -> <protocol>.ring_step_us
+ *   hwLat[NVLINK][Tree] / [NET][Tree] LL 0.6 / 5.0, LL128 1.25 / 8.5,
+ *   Simple 4.0 / 14 us                 -> <protocol>.tree_step_us
  *   (the PCI row, 1.0 / 2.5 / 5.7 us, is for configs/pcie-8gpu.json,
  *   which sets it as its step_us.intra)
  * rccl-2.x: AMD RCCL, src/graph/tuning.cc (ROCm/rccl, the tuning model
@@ -83,6 +90,7 @@ static const hccn_sim_sw_t presets[] = {
     {.stack = "nccl-2.2x",
      .launch_s = 6.6e-6,
      .nvls_launch_s = 25e-6,
+     .nvls_net_step_s = 20.9e-6,
      .nvls_simple = 1,
      .host_s = 4.6e-6,
      .per_thread = 1,
@@ -315,6 +323,9 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
 double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family)
 {
     const hccn_sim_proto_t *q = &sw->proto[p];
+    if (family == HCCN_SIM_FAM_NVLS && cls == HCCN_SIM_CLS_NET &&
+        sw->nvls_net_step_s > 0.0)
+        return sw->nvls_net_step_s;
     if (family == HCCN_SIM_FAM_TREE && q->tree_on)
         return q->tree_step_s[cls];
     if (family == HCCN_SIM_FAM_NET_RING && cls == HCCN_SIM_CLS_INTRA &&

@@ -43,10 +43,11 @@ enum { HCCN_SIM_PROTO_LL = 0, HCCN_SIM_PROTO_LL128 = 1,
        HCCN_SIM_PROTO_SIMPLE = 2, HCCN_SIM_NPROTO = 3 };
 
 /* The library algorithms whose steps cost apart (hccn_sim_call_t.family):
- * its ring across nodes (rings on several nodes: ring_step_s) and its tree
- * (tree_step_s). */
+ * its ring across nodes (rings on several nodes: ring_step_s), its tree
+ * (tree_step_s) and a call that reduces in a node's switch (its NVLS:
+ * nvls_net_step_s through a NIC). */
 enum { HCCN_SIM_FAM_OTHER = 0, HCCN_SIM_FAM_NET_RING = 1,
-       HCCN_SIM_FAM_TREE = 2 };
+       HCCN_SIM_FAM_TREE = 2, HCCN_SIM_FAM_NVLS = 3 };
 
 /* Route classes: inside one node, or through a NIC. */
 enum { HCCN_SIM_CLS_INTRA = 0, HCCN_SIM_CLS_NET = 1, HCCN_SIM_NCLS = 2 };
@@ -91,6 +92,11 @@ struct hccn_sim_sw {
                                         switch, in place of launch_s (the
                                         library's in-switch algorithm);
                                         0: launch_s */
+    double nvls_net_step_s;          /* a step through a NIC of a call
+                                        that reduces in a node's switch
+                                        (the library's NVLS tree across
+                                        nodes), in place of its
+                                        protocol's; 0: the protocol's */
     int nvls_simple;                 /* 1: a call that reduces in a node's
                                         switch runs the bulk protocol
                                         alone (NCCL's NVLS is Simple
@@ -136,7 +142,8 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
 /* The step cost of protocol p on a route of class cls in a call of the
  * library algorithm family (HCCN_SIM_FAM_*): step_s[cls]; in the tree,
  * tree_step_s[cls] where given; inside a node of the ring across nodes,
- * at least ring_step_s. */
+ * at least ring_step_s; through a NIC in a call that reduces in a node's
+ * switch, nvls_net_step_s where given. */
 double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family);
 
 /* The efficiency of protocol p for a transfer of class cls that NPU src

@@ -146,7 +146,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
-                                       "nvls_launch_us", "slots",
+                                       "nvls_launch_us", "nvls_net_step_us",
+                                       "slots",
                                        "algorithms", "send_overhead_us",
                                        "recv_overhead_us", NULL};
     double x;
@@ -167,6 +168,11 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->nvls_launch_s = x * 1e-6;
+    if ((st = hccn_sim_jnum(c, o, "nvls_net_step_us", 0.0, 0, 1e6, &x,
+                            &has)))
+        return st;
+    if (has)
+        sw->nvls_net_step_s = x * 1e-6;
     if ((st = hccn_sim_jnum(c, o, "host_us", 0.0, 0, 1e6, &x, &has)))
         return st;
     if (has)

@@ -162,6 +162,8 @@ uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
 
 int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a)
 {
+    if (hccn_hier_nvswitch_call(algo, a))
+        return HCCN_SIM_FAM_NVLS;
     if (strcmp(algo->name, "tree") == 0)
         return HCCN_SIM_FAM_TREE;
     if (strcmp(algo->name, "rings") == 0 && a->view != NULL &&

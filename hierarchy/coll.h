@@ -171,8 +171,9 @@ uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
                                const hccn_coll_args_t *a);
 
 /* The library algorithm whose step costs algo's schedule for a takes
- * (hccn_sched_t.family, HCCN_SIM_FAM_*): the ring across nodes (rings on
- * a communicator of several nodes), the tree (tree), or neither. */
+ * (hccn_sched_t.family, HCCN_SIM_FAM_*): NVLS (a call that reduces in a
+ * node's switch: hccn_hier_nvswitch_call), the ring across nodes (rings
+ * on a communicator of several nodes), the tree (tree), or none. */
 int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a);
 
 /* The software model's view of schedule s as a posted call. */

@@ -82,10 +82,11 @@ static void software_json(const hccn_software_t *sw, int per_thread,
 {
     snprintf(buf, len, "{\"launch_us\": %.17g, \"host_us\": %.17g, "
              "\"ranks_per_thread\": %d, \"slots\": %d, "
-             "\"nvls_launch_us\": %.17g, \"allpairs_max_bytes\": %.17g, "
+             "\"nvls_launch_us\": %.17g, \"nvls_net_step_us\": %.17g, "
+             "\"allpairs_max_bytes\": %.17g, "
              "\"send_overhead_us\": %.17g, \"recv_overhead_us\": %.17g",
              sw->launch_us, sw->host_us, per_thread, sw->slots,
-             sw->nvls_launch_us, sw->allpairs_max_bytes,
+             sw->nvls_launch_us, sw->nvls_net_step_us, sw->allpairs_max_bytes,
              sw->send_overhead_us, sw->recv_overhead_us);
     if (sw->channels > 0) {
         size_t n = strlen(buf);

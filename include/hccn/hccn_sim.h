@@ -338,6 +338,8 @@ typedef struct {
     int channels;            /* rings' channels; 0: from the topology */
     double nvls_launch_us;   /* launch of a call that reduces in a
                                 node's switch; 0: launch_us */
+    double nvls_net_step_us; /* a step through a NIC of such a call, in
+                                place of its protocol's; 0: none */
     double allpairs_max_bytes;   /* the library's all-pairs allreduce up
                                     to this size on one fully linked
                                     node; 0: never */

@@ -234,6 +234,11 @@ static void test_times(void **state)
     " \"ll128\": {\"step_us\": {\"intra\": 1, \"net\": 3}, "                 \
     "\"efficiency\": 0.9},"                                                 \
     " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
+#define SW_NVLS                                                             \
+    ", \"software\": {\"launch_us\": 5, \"nvls_net_step_us\": 12,"          \
+    " \"ll\": {\"step_us\": {\"intra\": 0.5, \"net\": 2}, \"efficiency\": 0.5},"\
+    " \"ll128\": {\"enabled\": false},"                                    \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
 #define SW_CAPPED_BAD                                                       \
     ", \"software\": {\"ll\": {\"max_GBps\": {\"three_nodes\": 4}}}"
 #define SW_CAPPED                                                           \
@@ -407,6 +412,42 @@ static void test_tree_step(void **state)
                 8.5 * 1e-6);
     assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_SIMPLE, 0, TREE) ==
                 4.0 * 1e-6);
+    hccn_sim_topo_free(t);
+}
+
+/* A call that reduces in a node's switch takes the library's NVLS tree
+ * step through a NIC (nvls_net_step_us; NCCL's hwLat[NET][NVLSTree]
+ * Simple, 20.9 us in nccl-2.2x) in place of its protocol's; inside a node
+ * its protocol's: a transfer across nodes of such a call takes launch +
+ * route latency + 12 us + b / (0.5 x 10 GB/s) under LL. */
+static void test_nvls_net_step(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW_NVLS "}");
+    const int LL = HCCN_SIM_PROTO_LL, NVLS = HCCN_SIM_FAM_NVLS;
+    assert_true(hccn_sim_sw_step(t->sw, LL, 1, NVLS) == 12 * 1e-6);
+    assert_true(hccn_sim_sw_step(t->sw, LL, 0, NVLS) ==
+                t->sw->proto[LL].step_s[0]);
+    int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    hccn_sim_topo_route(t, 0, 2, links, &lat);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                          .count = 1024, .esize = 4};
+    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&a);
+    assert_non_null(s);
+    s->family = NVLS;
+    test_assert_rel(test_engine_time(t, s, world, NULL),
+                    5e-6 + lat + 12e-6 + 4096 / (0.5 * 10e9), 1e-12,
+                    "an NVLS step across nodes");
+    hccn_sched_free(s);
+    hccn_coll_args_t r = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
+                          .count = 1024, .esize = 4,
+                          .in_switch = HCCN_IN_SWITCH_NODES};
+    assert_int_equal(hccn_hier_family(hccn_hier_algo_find("hier_nvls"), &r),
+                     NVLS);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    assert_true(t->sw->nvls_net_step_s == 20.9e-6);
     hccn_sim_topo_free(t);
 }
 
@@ -742,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_bus_bound),
         cmocka_unit_test(test_ring_step),
         cmocka_unit_test(test_tree_step),
+        cmocka_unit_test(test_nvls_net_step),
         cmocka_unit_test(test_block_protocol),
         cmocka_unit_test(test_mpi),
         cmocka_unit_test(test_host_floor),
