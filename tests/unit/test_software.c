@@ -353,6 +353,25 @@ static void test_ring_step(void **state)
     hccn_sim_topo_free(t0);
 }
 
+/* A 4 KiB transfer from NPU 0 to NPU 2 (across the 2 x 2 topology's
+ * nodes, under LL: 0.5 of 10 GB/s) in a call of family fam takes launch
+ * (5 us) + route latency + step in the engine. */
+static void cross_node_step(const hccn_sim_topo_t *t, int fam, double step)
+{
+    int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
+    double lat;
+    hccn_sim_topo_route(t, 0, 2, links, &lat);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
+                          .count = 1024, .esize = 4};
+    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&a);
+    assert_non_null(s);
+    s->family = fam;
+    test_assert_rel(test_engine_time(t, s, world, NULL),
+                    5e-6 + lat + step + 4096 / (0.5 * 10e9), 1e-12,
+                    "a step across nodes");
+    hccn_sched_free(s);
+}
+
 /* The library's tree takes its own step costs (NCCL's hwLat tree row)
  * where the stack gives them: a transfer across nodes priced as the
  * tree's takes launch + route latency + the tree's LL step (9 us here, the
@@ -369,18 +388,8 @@ static void test_tree_step(void **state)
     assert_true(hccn_sim_sw_step(t->sw, LL, 1, 0) == 2e-6);
     assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_SIMPLE, 1, TREE) ==
                 t->sw->proto[HCCN_SIM_PROTO_SIMPLE].step_s[1]);   /* its own */
-    int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
-    double lat;
-    hccn_sim_topo_route(t, 0, 2, links, &lat);
-    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
-                          .count = 1024, .esize = 4};
-    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&a);
-    assert_non_null(s);
-    s->family = TREE;
-    test_assert_rel(test_engine_time(t, s, world, NULL),
-                    5e-6 + lat + 9e-6 + 4096 / (0.5 * 10e9), 1e-12,
-                    "a tree step across nodes");
-    hccn_sched_free(s);
+    cross_node_step(t, TREE, 9e-6);
+    hccn_sched_t *s;
     const hccn_algo_t *tree = hccn_hier_algo_find("tree");
     hccn_coll_args_t r = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
                           .count = 1024, .esize = 4};
@@ -428,18 +437,7 @@ static void test_nvls_net_step(void **state)
     assert_true(hccn_sim_sw_step(t->sw, LL, 1, NVLS) == 12 * 1e-6);
     assert_true(hccn_sim_sw_step(t->sw, LL, 0, NVLS) ==
                 t->sw->proto[LL].step_s[0]);
-    int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
-    double lat;
-    hccn_sim_topo_route(t, 0, 2, links, &lat);
-    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
-                          .count = 1024, .esize = 4};
-    hccn_sched_t *s = hccn_hier_algo_find("mesh")->build(&a);
-    assert_non_null(s);
-    s->family = NVLS;
-    test_assert_rel(test_engine_time(t, s, world, NULL),
-                    5e-6 + lat + 12e-6 + 4096 / (0.5 * 10e9), 1e-12,
-                    "an NVLS step across nodes");
-    hccn_sched_free(s);
+    cross_node_step(t, NVLS, 12e-6);
     hccn_coll_args_t r = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
                           .count = 1024, .esize = 4,
                           .in_switch = HCCN_IN_SWITCH_NODES};
