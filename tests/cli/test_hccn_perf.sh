@@ -67,7 +67,7 @@ grep -q "^# Out of bounds values : 0 OK" "$tmp/out" || fail "all: no OK line"
 
 # --json and --csv hold the table's values: 6 collectives x 3 sizes x 2
 # variants, less alltoall in place = 33 records.
-python3 - "$tmp/all.json" "$tmp/all.csv" "$tmp/out" >"$tmp/py" 2>&1 <<'PY' || fail "json: $(cat "$tmp/py")"
+/usr/bin/python3 - "$tmp/all.json" "$tmp/all.csv" "$tmp/out" >"$tmp/py" 2>&1 <<'PY' || fail "json: $(cat "$tmp/py")"
 import csv, json, sys
 doc = json.load(open(sys.argv[1]))
 recs = doc["records"]
@@ -123,7 +123,7 @@ run allreduce -t "$cfg/tcp-10gbe.json" -b 1M -e 1M -n 1 -w 0 --inplace \
     fail "sweep: expected 3 blocks"
 [ "$(grep -v '^#' "$tmp/out" | awk '{print $1}' | tr '\n' ' ')" = "1 2 4 " ] ||
     fail "sweep: leading column is not 1 2 4"
-python3 - "$tmp/sweep.json" >"$tmp/py" 2>&1 <<'PY' || fail "sweep: $(cat "$tmp/py")"
+/usr/bin/python3 - "$tmp/sweep.json" >"$tmp/py" 2>&1 <<'PY' || fail "sweep: $(cat "$tmp/py")"
 import json, sys
 t = {r["sweep_value"]: r["time_us"] for r in json.load(open(sys.argv[1]))["records"]}
 d1, d2 = t["1"] - t["2"], t["2"] - t["4"]
@@ -134,7 +134,7 @@ PY
 label=set
 run allreduce -t "$cfg/tcp-10gbe.json" -b 8 -e 8 -n 1 -w 0 --inplace \
     --sweep 'network.lat_us=1,3,5' --json "$tmp/lat.json"
-python3 - "$tmp/lat.json" >"$tmp/py" 2>&1 <<'PY' || fail "lat: $(cat "$tmp/py")"
+/usr/bin/python3 - "$tmp/lat.json" >"$tmp/py" 2>&1 <<'PY' || fail "lat: $(cat "$tmp/py")"
 import json, sys
 t = [r["time_us"] for r in json.load(open(sys.argv[1]))["records"]]
 assert t[1] > t[0] and abs((t[1] - t[0]) - (t[2] - t[1])) <= 1e-9 * t[2], t
@@ -159,7 +159,7 @@ nodata_same() {  # nodata_same NAME ARGS...: times equal with and without data
     run "$@" --no-data --json "$tmp/$name-nodata.json"
     [ "$rc" -eq 0 ] || fail "$name --no-data: exit $rc: $(cat "$tmp/err")"
     grep -q "timing only" "$tmp/out" || fail "$name --no-data: no 'timing only' line"
-    python3 - "$tmp/$name-data.json" "$tmp/$name-nodata.json" >"$tmp/py" 2>&1 <<'PY' ||
+    /usr/bin/python3 - "$tmp/$name-data.json" "$tmp/$name-nodata.json" >"$tmp/py" 2>&1 <<'PY' ||
 import json, sys
 a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
 key = lambda r: (r["collective"], r["size"], r["inplace"])
@@ -193,7 +193,7 @@ fold_same() {
     [ "$rc" -eq 0 ] || fail "$what --no-fold: exit $rc: $(cat "$tmp/err")"
     grep -q "^# Folded onto node 0   : 0 of [0-9]* runs; not: not asked to$" \
         "$tmp/out" || fail "$what --no-fold: $(grep Folded "$tmp/out")"
-    python3 - "$tmp/fold.json" "$tmp/nofold.json" >"$tmp/py" 2>&1 <<'PY' ||
+    /usr/bin/python3 - "$tmp/fold.json" "$tmp/nofold.json" >"$tmp/py" 2>&1 <<'PY' ||
 import json, sys
 a, b = (json.load(open(f))["records"] for f in sys.argv[1:3])
 assert len(a) == len(b) > 0, (len(a), len(b))
