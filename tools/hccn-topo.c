@@ -92,6 +92,52 @@ static void print_staged(const hccn_topo_t *t)
     }
 }
 
+/* The software model as loaded (preset and overrides merged): one line
+ * for the call, one per protocol on. Figures "intra / net". */
+static void print_software(const hccn_topo_t *t)
+{
+    hccn_software_t sw = {.struct_size = sizeof(sw)};
+    if (hccn_topo_software(t, &sw) != HCCN_OK || !sw.present)
+        return;
+    char safe[64];
+    printf("software: %s, launch %g us, host %g us x %d NPU(s) a thread, "
+           "%d slot(s)", sw.stack[0] ? tool_safe(sw.stack, safe,
+                                                  sizeof(safe))
+                                     : "(no stack)",
+           sw.launch_us, sw.host_us, sw.ranks_per_thread, sw.slots);
+    if (sw.nvls_launch_us > 0.0)
+        printf(", in-switch launch %g us", sw.nvls_launch_us);
+    if (sw.nvls_net_step_us > 0.0)
+        printf(", in-switch network step %g us", sw.nvls_net_step_us);
+    if (sw.send_overhead_us > 0.0 || sw.recv_overhead_us > 0.0)
+        printf(", host per message %g us sent / %g us received",
+               sw.send_overhead_us, sw.recv_overhead_us);
+    printf("; per protocol, inside a node / through a NIC:\n");
+    for (int p = 0; p < HCCN_NPROTO; p++) {
+        if (!sw.enabled[p])
+            continue;
+        printf("  %s: launch %g us, step %g / %g us, efficiency %g / %g",
+               hccn_proto_name(p),
+               sw.proto_launch_us[p] > 0.0 ? sw.proto_launch_us[p]
+                                           : sw.launch_us,
+               sw.step_us[p][0], sw.step_us[p][1], sw.efficiency[p][0],
+               sw.efficiency[p][1]);
+        if (sw.max_bytes[p][0] > 0.0 || sw.max_bytes[p][1] > 0.0)
+            printf(", up to %g / %g B", sw.max_bytes[p][0],
+                   sw.max_bytes[p][1]);
+        if (sw.tree_step_set[p])
+            printf(", tree step %g / %g us", sw.tree_step_us[p][0],
+                   sw.tree_step_us[p][1]);
+        if (sw.ring_step_us[p] > 0.0)
+            printf(", ring across nodes >= %g us a step in a node",
+                   sw.ring_step_us[p]);
+        if (sw.max_GBps[p][0] > 0.0 || sw.max_GBps[p][1] > 0.0)
+            printf(", bus bandwidth <= %g GB/s on 2 nodes, %g on more",
+                   sw.max_GBps[p][0], sw.max_GBps[p][1]);
+        printf("\n");
+    }
+}
+
 static void print_summary(const hccn_topo_t *t)
 {
     hccn_topo_summary_t s = {.struct_size = sizeof(s)};
@@ -113,6 +159,7 @@ static void print_summary(const hccn_topo_t *t)
     printf("bisection: %g GB/s\n", s.bisection_Bps / 1e9);
     print_net_reduce(t);
     print_staged(t);
+    print_software(t);
 }
 
 static void print_graph(const hccn_topo_t *t)

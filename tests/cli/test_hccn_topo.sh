@@ -85,6 +85,23 @@ label=missing; run "$tmp/no-such-file.json"
 [ "$rc" -eq 2 ] || fail "missing file: exit $rc"
 grep -q 'cannot open' "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 
+# The software model as loaded: the preset's figures, a file's overrides
+# over them, nothing for a topology without a stack.
+label=software; run "$HCCN_SOURCE_DIR/configs/hgx-a100.json"
+grep -q '^software: nccl-2.2x, launch 6.6 us, .*in-switch network step 20.9 us' \
+    "$tmp/out" || fail "no nccl-2.2x line: $(grep software "$tmp/out")"
+grep -q '^  ll: launch 6.6 us, step 0.6 / 2.7 us, efficiency 0.5 / 0.5, tree step 0.6 / 5 us, ring across nodes >= 1 us a step in a node, bus bandwidth <= 39 GB/s on 2 nodes, 20.4 on more$' \
+    "$tmp/out" || fail "ll line: $(grep '  ll:' "$tmp/out")"
+sed 's/"stack": "nccl-2.2x"/"stack": "nccl-2.2x", "software": {"ll": {"max_GBps": {"more_nodes": 7}, "step_us": {"net": 9}}}/' \
+    "$HCCN_SOURCE_DIR/configs/hgx-a100.json" >"$tmp/sw.json"
+run "$tmp/sw.json"
+grep -q '^  ll: launch 6.6 us, step 0.6 / 9 us, .*bus bandwidth <= 39 GB/s on 2 nodes, 7 on more$' \
+    "$tmp/out" || fail "override: $(grep '  ll:' "$tmp/out")"
+grep -q 'tree step' <(grep '  ll:' "$tmp/out") &&
+    fail "a file's step_us keeps the preset's tree row: $(grep '  ll:' "$tmp/out")"
+run "$HCCN_SOURCE_DIR/configs/default.json"
+grep -q '^software' "$tmp/out" && fail "default.json has no stack: $(grep software "$tmp/out")"
+
 # Bad arguments: usage on stderr, exit 2. --help: usage on stdout, exit 0.
 for args in "" "-x" "a.json b.json" "--route" "$HCCN_SOURCE_DIR/configs/default.json --route 0"; do
     # shellcheck disable=SC2086
