@@ -55,6 +55,8 @@ typedef struct {
     int nruns;
     uint64_t fit_max;
     hccn_software_t sw;
+    int tied[HCCN_NPROTO][HCCN_NCLASS];  /* a fitted step the tree's step
+                                            of that class follows */
     int per_thread[MAX_RUNS];    /* each run's ranks_per_thread */
     param_t params[MAX_PARAMS];
     int nparams;
@@ -73,6 +75,16 @@ static void pair_json(char *buf, size_t len, const char *key,
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "\"%s\": {\"intra\": %.17g, \"net\": %.17g}",
              key, v[0], v[1]);
+}
+
+/* The tree's step of each class whose step is fitted is that step (the
+ * classes not fitted keep the tree's own row). */
+static void tie_tree(calib_t *c)
+{
+    for (int p = 0; p < HCCN_NPROTO; p++)
+        for (int k = 0; k < HCCN_NCLASS; k++)
+            if (c->tied[p][k] && c->sw.tree_step_set[p])
+                c->sw.tree_step_us[p][k] = c->sw.step_us[p][k];
 }
 
 /* The whole "software" object of sw (every field, so no preset shows),
@@ -135,6 +147,7 @@ static hccn_topo_t *load(calib_t *c, int with_sw, int r)
         edits[n++] = c->runs[r].edits[i];
     if (with_sw) {
         strcpy(edit, "software=");
+        tie_tree(c);
         software_json(&c->sw, r >= 0 ? c->per_thread[r]
                                      : c->sw.ranks_per_thread,
                       edit + 9, sizeof(edit) - 9);
@@ -304,9 +317,9 @@ static void choose_params(calib_t *c, const char *list, int fit_bw,
             snprintf(name, sizeof(name), "%s.step_us.%s",
                      hccn_proto_name(p), cls_name[k]);
             if (list == NULL || strstr(list, name) != NULL) {
-                /* The fitted step serves the tree too: its own row goes. */
+                /* The fitted step serves the tree too, for its class. */
                 add_param(c, name, &sw->step_us[p][k], 0.0, 200.0, 1);
-                sw->tree_step_set[p] = 0;
+                c->tied[p][k] = 1;
             }
             snprintf(name, sizeof(name), "%s.efficiency.%s",
                      hccn_proto_name(p), cls_name[k]);
@@ -332,6 +345,7 @@ static int write_topology(calib_t *c, const char *out)
     json_object *doc = json_object_from_file(hccn_topo_source(t));
     hccn_topo_free(t);
     char sw[4096];
+    tie_tree(c);
     software_json(&c->sw, c->sw.ranks_per_thread, sw, sizeof(sw));
     json_object *obj = json_tokener_parse(sw);
     if (doc == NULL || obj == NULL) {
