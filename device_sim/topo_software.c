@@ -75,6 +75,19 @@ static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
     return pair_values(c, o, key, class_names, lo, lo_open, hi, scale, out);
 }
 
+/* Sets *out (seconds) from key, a number of microseconds 0..1e6, where
+ * the object gives it; leaves *out as it was where it does not. */
+static hccn_status_t opt_us(hccn_sim_jctx_t *c, json_object *o,
+                            const char *key, double *out)
+{
+    double x;
+    int has;
+    hccn_status_t st = hccn_sim_jnum(c, o, key, 0.0, 0, 1e6, &x, &has);
+    if (st == HCCN_OK && has)
+        *out = x * 1e-6;
+    return st;
+}
+
 static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                                  hccn_sim_proto_t *p)
 {
@@ -82,7 +95,6 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                                        "max_bytes", "launch_us", "max_GBps",
                                        "ring_step_us", "tree_step_us", NULL};
     int on, has;
-    double x;
     hccn_status_t st;
     if (!json_object_is_type(o, json_type_object))
         return hccn_sim_jfail(c, "must be an object");
@@ -93,14 +105,10 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
         p->on = on;
     else if (json_object_object_length(o) > 0)
         p->on = 1;   /* giving a protocol's costs turns it on */
-    if ((st = hccn_sim_jnum(c, o, "launch_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "launch_us", &p->launch_s)))
         return st;
-    if (has)
-        p->launch_s = x * 1e-6;
-    if ((st = hccn_sim_jnum(c, o, "ring_step_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "ring_step_us", &p->ring_step_s)))
         return st;
-    if (has)
-        p->ring_step_s = x * 1e-6;
     if ((st = class_values(c, o, "step_us", 0.0, 0, 1e6, 1e-6, p->step_s)) ||
         (st = class_values(c, o, "efficiency", 1e-3, 0, 1.0, 1.0, p->eff)))
         return st;
@@ -164,27 +172,16 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         for (int p = 0; p < HCCN_SIM_NPROTO; p++)
             sw->proto[p].launch_s = 0.0;
     }
-    if ((st = hccn_sim_jnum(c, o, "nvls_launch_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "nvls_launch_us", &sw->nvls_launch_s)))
         return st;
-    if (has)
-        sw->nvls_launch_s = x * 1e-6;
-    if ((st = hccn_sim_jnum(c, o, "nvls_net_step_us", 0.0, 0, 1e6, &x,
-                            &has)))
+    if ((st = opt_us(c, o, "nvls_net_step_us", &sw->nvls_net_step_s)))
         return st;
-    if (has)
-        sw->nvls_net_step_s = x * 1e-6;
-    if ((st = hccn_sim_jnum(c, o, "host_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "host_us", &sw->host_s)))
         return st;
-    if (has)
-        sw->host_s = x * 1e-6;
-    if ((st = hccn_sim_jnum(c, o, "send_overhead_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "send_overhead_us", &sw->send_s)))
         return st;
-    if (has)
-        sw->send_s = x * 1e-6;
-    if ((st = hccn_sim_jnum(c, o, "recv_overhead_us", 0.0, 0, 1e6, &x, &has)))
+    if ((st = opt_us(c, o, "recv_overhead_us", &sw->recv_s)))
         return st;
-    if (has)
-        sw->recv_s = x * 1e-6;
     if ((st = hccn_sim_jint(c, o, "ranks_per_thread", 1, 1 << 20, &n, &has)))
         return st;
     if (has)
