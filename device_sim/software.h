@@ -56,6 +56,11 @@ enum { HCCN_SIM_CLS_INTRA = 0, HCCN_SIM_CLS_NET = 1, HCCN_SIM_NCLS = 2 };
  * more. */
 enum { HCCN_SIM_SPAN_TWO = 0, HCCN_SIM_SPAN_MORE = 1, HCCN_SIM_NSPAN = 2 };
 
+/* The kinds of link a stack's link_eff covers: a node's fabric of direct
+ * links or a switch (NVLink, xGMI), a pcie fabric, a node's NICs. */
+enum { HCCN_SIM_LINK_FABRIC = 0, HCCN_SIM_LINK_PCIE = 1,
+       HCCN_SIM_LINK_NIC = 2, HCCN_SIM_NLINK = 3 };
+
 typedef struct {
     int on;                          /* 0: never used */
     double step_s[HCCN_SIM_NCLS];    /* seconds added to each transfer */
@@ -119,6 +124,11 @@ struct hccn_sim_sw {
                                         in flight: chunks of one level of
                                         a hierarchical row under way at
                                         once (docs/software.md); >= 1 */
+    double link_eff[HCCN_SIM_NLINK]; /* the share of a link's wire rate
+                                        the library's bulk transfers
+                                        reach, per kind of link: the
+                                        "efficiency" of a fabric or NIC
+                                        whose file gives none; 1: none */
     hccn_sim_proto_t proto[HCCN_SIM_NPROTO];
 };
 

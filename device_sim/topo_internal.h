@@ -12,6 +12,7 @@
 #ifndef HCCN_DEVICE_SIM_TOPO_INTERNAL_H
 #define HCCN_DEVICE_SIM_TOPO_INTERNAL_H
 
+#include "device_sim/software.h"
 #include "device_sim/topo.h"
 
 /* Limits of a topology file (docs/topology.md, "Limits"). */
@@ -182,6 +183,9 @@ typedef struct {
     size_t errlen;
     char path[512];
     size_t len;
+    const double *link_eff;   /* the stack's efficiency of a fabric or NIC
+                                 whose file gives none, per HCCN_SIM_LINK_*
+                                 kind (hccn_sim_sw_link_eff); NULL: 1 */
 } hccn_sim_jctx_t;
 
 /* Append ".key" ("key" at the top) or "[i]" to the path; return the length
@@ -238,10 +242,12 @@ hccn_status_t hccn_sim_jbw(hccn_sim_jctx_t *c, json_object *o,
                           const char *key, double *out, int *present);
 hccn_status_t hccn_sim_jlat(hccn_sim_jctx_t *c, json_object *o,
                            const char *key, double *out, int *present);
-/* o's optional "efficiency" (0.001..1, default 1): multiplies *bw by it and
- * by mult (a NIC's rails), and *bw2 (when not NULL) by it. */
+/* o's optional "efficiency" (0.001..1; default the stack's for a link of
+ * this kind, c->link_eff[kind], or 1): multiplies *bw by it and by mult (a
+ * NIC's rails), and *bw2 (when not NULL) by it. */
 hccn_status_t hccn_sim_jefficiency(hccn_sim_jctx_t *c, json_object *o,
-                                   double *bw, double *bw2, int mult);
+                                   int kind, double *bw, double *bw2,
+                                   int mult);
 
 /* v (at the current path) is an integer in lo..hi. */
 hccn_status_t hccn_sim_jcheck_int(hccn_sim_jctx_t *c, json_object *v,
@@ -348,6 +354,12 @@ int hccn_sim_route_staged(const hccn_sim_topo_priv_t *p, int a, int b,
 hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,
                                          hccn_sim_topo_t *topo, char *err,
                                          size_t errlen);
+
+/* The link efficiencies of the model doc's "stack" and "software" give
+ * (1 for each kind without a stack), for the topology's parse, which comes
+ * first: a broken "stack" or "software" gives 1s here and its error from
+ * hccn_sim_topo_parse_software (topo_software.c). */
+void hccn_sim_sw_link_eff(json_object *doc, double out[HCCN_SIM_NLINK]);
 
 /* Parses doc's optional "stack" and "software" into topo->sw
  * (topo_software.c). */

@@ -16,12 +16,14 @@
 typedef hccn_sim_jctx_t jctx_t;
 
 /* The optional "efficiency" of o (achievable fraction of the wire rate,
- * MIN_EFFICIENCY..1, default 1): multiplies *bw and, when given, *bw2, by
- * it and by mult (a NIC's rails). */
+ * MIN_EFFICIENCY..1, default the stack's for a link of this kind, else 1):
+ * multiplies *bw and, when given, *bw2, by it and by mult (a NIC's
+ * rails). */
 hccn_status_t hccn_sim_jefficiency(hccn_sim_jctx_t *c, json_object *o,
-                                   double *bw, double *bw2, int mult)
+                                   int kind, double *bw, double *bw2,
+                                   int mult)
 {
-    double eff = 1.0;
+    double eff = c->link_eff != NULL ? c->link_eff[kind] : 1.0;
     int has = 0;
     hccn_status_t st = hccn_sim_jnum(c, o, "efficiency", MIN_EFFICIENCY, 0,
                                      1.0, &eff, &has);
@@ -82,7 +84,8 @@ static hccn_status_t parse_nic_link(jctx_t *c, json_object *o,
         (st = hccn_sim_jint(c, o, "rails", 1, MAX_RAILS, &rails, &has)) ||
         (st = parse_nic_group(c, o, t, k)))
         return st;
-    return hccn_sim_jefficiency(c, o, &t->nic_bw[k], NULL, (int)rails);
+    return hccn_sim_jefficiency(c, o, HCCN_SIM_LINK_NIC, &t->nic_bw[k], NULL,
+                                (int)rails);
 }
 
 /* nics[k].npus: NPUs that no earlier NIC serves. */

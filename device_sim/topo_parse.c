@@ -252,7 +252,9 @@ static hccn_status_t parse_fabric(jctx_t *c, json_object *f,
     else if (links)
         st = hccn_sim_parse_links(c, f, t);
     if (st == HCCN_OK)
-        st = hccn_sim_jefficiency(c, f, &t->fab_bw, &t->host_bw, 1);
+        st = hccn_sim_jefficiency(c, f, pcie ? HCCN_SIM_LINK_PCIE
+                                             : HCCN_SIM_LINK_FABRIC,
+                                  &t->fab_bw, &t->host_bw, 1);
     if (st == HCCN_OK)
         st = hccn_sim_parse_reduce(c, f, t);
     if (t->nnpus == 1)
@@ -572,7 +574,10 @@ hccn_status_t hccn_sim_spec_parse(json_object *doc, const char *source,
                                   hccn_sim_spec_t *spec, char *err,
                                   size_t errlen)
 {
-    jctx_t c = {.source = source, .err = err, .errlen = errlen};
+    double link_eff[HCCN_SIM_NLINK];
+    hccn_sim_sw_link_eff(doc, link_eff);
+    jctx_t c = {.source = source, .err = err, .errlen = errlen,
+                .link_eff = link_eff};
     memset(spec, 0, sizeof(*spec));
     hccn_status_t st = parse_doc(&c, doc, spec);
     if (st != HCCN_OK)

@@ -30,16 +30,18 @@
 #include "device_sim/software.h"
 #include "device_sim/topo_internal.h"
 
-/* The two keys of a per-class value, and of a per-span one (max_GBps). */
+/* The keys of a per-class value, of a per-span one (max_GBps) and of the
+ * per-kind link_efficiency (HCCN_SIM_LINK_*). */
 static const char *const class_names[] = {"intra", "net", NULL};
 static const char *const span_names[] = {"two_nodes", "more_nodes", NULL};
+static const char *const link_names[] = {"fabric", "pcie", "nic", NULL};
 
-/* Sets out[0], out[1] from v: a number for both, or an object with either
- * or both of names[0] and names[1]. scale converts the file's unit. */
-static hccn_status_t pair_values(hccn_sim_jctx_t *c, json_object *o,
-                                 const char *key, const char *const *names,
-                                 double lo, int lo_open, double hi,
-                                 double scale, double *out)
+/* Sets out[k] for each of names from v: a number for all, or an object
+ * with some of names (not none). scale converts the file's unit. */
+static hccn_status_t values(hccn_sim_jctx_t *c, json_object *o,
+                            const char *key, const char *const *names,
+                            double lo, int lo_open, double hi, double scale,
+                            double *out)
 {
     json_object *v;
     double x;
@@ -49,16 +51,20 @@ static hccn_status_t pair_values(hccn_sim_jctx_t *c, json_object *o,
     if (!json_object_is_type(v, json_type_object)) {
         hccn_status_t st = hccn_sim_jnum(c, o, key, lo, lo_open, hi, &x,
                                          NULL);
-        for (int k = 0; k < 2 && st == HCCN_OK; k++)
+        for (int k = 0; names[k] != NULL && st == HCCN_OK; k++)
             out[k] = x * scale;
         return st;
     }
     size_t old = hccn_sim_jkey(c, key);
     hccn_status_t st = hccn_sim_jkeys(c, v, names);
     if (st == HCCN_OK && json_object_object_length(v) == 0)
-        st = hccn_sim_jfail(c, "must give %s, %s or both (got an empty "
-                               "object)", names[0], names[1]);
-    for (int k = 0; k < 2 && st == HCCN_OK; k++) {
+        st = names[2] == NULL
+                 ? hccn_sim_jfail(c, "must give %s, %s or both (got an "
+                                     "empty object)", names[0], names[1])
+                 : hccn_sim_jfail(c, "must give one or more of %s, %s, %s "
+                                     "(got an empty object)",
+                                  names[0], names[1], names[2]);
+    for (int k = 0; names[k] != NULL && st == HCCN_OK; k++) {
         st = hccn_sim_jnum(c, v, names[k], lo, lo_open, hi, &x, &has);
         if (st == HCCN_OK && has)
             out[k] = x * scale;
@@ -72,7 +78,7 @@ static hccn_status_t class_values(hccn_sim_jctx_t *c, json_object *o,
                                   const char *key, double lo, int lo_open,
                                   double hi, double scale, double *out)
 {
-    return pair_values(c, o, key, class_names, lo, lo_open, hi, scale, out);
+    return values(c, o, key, class_names, lo, lo_open, hi, scale, out);
 }
 
 /* Sets *out (seconds) from key, a number of microseconds 0..1e6, where
@@ -123,7 +129,7 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
     if ((st = class_values(c, o, "tree_step_us", 0.0, 0, 1e6, 1e-6,
                            p->tree_step_s)))
         return st;
-    if ((st = pair_values(c, o, "max_GBps", span_names, 0.0, 0, 1e6, 1e9,
+    if ((st = values(c, o, "max_GBps", span_names, 0.0, 0, 1e6, 1e9,
                           p->max_bw)))
         return st;
     return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
@@ -157,7 +163,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "nvls_launch_us", "nvls_net_step_us",
                                        "slots",
                                        "algorithms", "send_overhead_us",
-                                       "recv_overhead_us", NULL};
+                                       "recv_overhead_us", "link_efficiency",
+                                       NULL};
     double x;
     long long n;
     int has;
@@ -199,7 +206,9 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if (has)
         sw->slots = (int)n;
-    if ((st = parse_algorithms(c, o, sw)))
+    if ((st = parse_algorithms(c, o, sw)) ||
+        (st = values(c, o, "link_efficiency", link_names, 1e-3, 0, 1.0, 1.0,
+                     sw->link_eff)))
         return st;
     for (int p = 0; p < HCCN_SIM_NPROTO && st == HCCN_OK; p++) {
         json_object *v;
@@ -222,6 +231,8 @@ static void sw_none(hccn_sim_sw_t *sw)
     memset(sw, 0, sizeof(*sw));
     sw->per_thread = 1;
     sw->slots = 1;
+    for (int k = 0; k < HCCN_SIM_NLINK; k++)
+        sw->link_eff[k] = 1.0;
     for (int p = 0; p < HCCN_SIM_NPROTO; p++)
         for (int k = 0; k < HCCN_SIM_NCLS; k++)
             sw->proto[p].eff[k] = 1.0;
@@ -249,26 +260,45 @@ static hccn_status_t parse_stack(hccn_sim_jctx_t *c, json_object *doc,
     return HCCN_OK;
 }
 
+/* The model doc's "stack" and "software" give, over the model of no
+ * cost. */
+static hccn_status_t parse_model(hccn_sim_jctx_t *c, json_object *doc,
+                                 hccn_sim_sw_t *sw)
+{
+    json_object *v;
+    sw_none(sw);
+    hccn_status_t st = parse_stack(c, doc, sw);
+    if (st == HCCN_OK && json_object_object_get_ex(doc, "software", &v)) {
+        size_t old = hccn_sim_jkey(c, "software");
+        st = parse_fields(c, v, sw);
+        hccn_sim_jpop(c, old);
+    }
+    return st;
+}
+
+void hccn_sim_sw_link_eff(json_object *doc, double out[HCCN_SIM_NLINK])
+{
+    char err[256];
+    hccn_sim_jctx_t c = {.source = "", .err = err, .errlen = sizeof(err)};
+    hccn_sim_sw_t sw;
+    if (parse_model(&c, doc, &sw) != HCCN_OK)
+        sw_none(&sw);   /* hccn_sim_topo_parse_software reports it */
+    memcpy(out, sw.link_eff, sizeof(sw.link_eff));
+}
+
 hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
                                            const char *source,
                                            hccn_sim_topo_t *topo, char *err,
                                            size_t errlen)
 {
     hccn_sim_jctx_t c = {.source = source, .err = err, .errlen = errlen};
-    json_object *v;
-    int has_sw = json_object_object_get_ex(doc, "software", &v);
-    if (!has_sw && !json_object_object_get_ex(doc, "stack", NULL))
+    if (!json_object_object_get_ex(doc, "software", NULL) &&
+        !json_object_object_get_ex(doc, "stack", NULL))
         return HCCN_OK;
     hccn_sim_sw_t *sw = hccn_sim_malloc(sizeof(*sw));
     if (sw == NULL)
         return hccn_sim_jnomem(&c);
-    sw_none(sw);
-    hccn_status_t st = parse_stack(&c, doc, sw);
-    if (st == HCCN_OK && has_sw) {
-        size_t old = hccn_sim_jkey(&c, "software");
-        st = parse_fields(&c, v, sw);
-        hccn_sim_jpop(&c, old);
-    }
+    hccn_status_t st = parse_model(&c, doc, sw);
     if (st != HCCN_OK) {
         hccn_sim_free(sw);
         return st;

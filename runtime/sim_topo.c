@@ -353,6 +353,8 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->allpairs_max_bytes = sw->allpairs_max_bytes;
     out->send_overhead_us = sw->send_s * 1e6;
     out->recv_overhead_us = sw->recv_s * 1e6;
+    for (int k = 0; k < HCCN_NLINK; k++)
+        out->link_efficiency[k] = sw->link_eff[k];
     for (int p = 0; p < HCCN_NPROTO; p++) {
         out->enabled[p] = sw->proto[p].on;
         out->proto_launch_us[p] = sw->proto[p].launch_s * 1e6;
@@ -387,6 +389,8 @@ hccn_status_t hccn_topo_software(const hccn_topo_t *topo,
         for (int p = 0; p < HCCN_NPROTO; p++)
             for (int c = 0; c < HCCN_NCLASS; c++)
                 out->efficiency[p][c] = 1.0;
+        for (int k = 0; k < HCCN_NLINK; k++)
+            out->link_efficiency[k] = 1.0;
         out->enabled[HCCN_PROTO_SIMPLE] = 1;
         out->ranks_per_thread = 1;
         out->slots = 1;

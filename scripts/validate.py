@@ -47,12 +47,14 @@ import validate_loo  # noqa: E402
 
 # The link efficiencies calibrated on published runs: for each link, the
 # nominal per-direction bandwidth, the runs (two or more, never one), and
-# the figure the configs use (the mean of the runs' estimates, rounded).
+# the figure the stack presets carry as their link_efficiency (the mean of
+# the runs' estimates, rounded; device_sim/software.c, docs/software.md),
+# which every config of that stack takes where it gives no efficiency.
 LINKS = [
     # NVLink 3 (A100), 4 (H100, H200) and 5 (B200, GB200) carry the same
     # protocol; each run is measured against its own generation's
     # nominal rate ("nominal_of").
-    {"name": "NVLink (hgx-a100, hgx-h100 and every NVLink config)",
+    {"name": "NVLink (nccl-2.2x link_efficiency.fabric: every NVLink config)",
      "nominal": 300.0, "used": 0.80,
      "nominal_src": "per direction: A100 datasheet 600 GB/s total, H100 "
                     "900, GB200 1800",
@@ -64,14 +66,14 @@ LINKS = [
               "together_1node_8xH100_nvswitch_allgather_ring",
               "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_"
               "ring_busbw"]},
-    {"name": "Infinity Fabric / xGMI (mi300x-8)", "nominal": 64.0,
+    {"name": "Infinity Fabric / xGMI (rccl-2.x link_efficiency.fabric: mi300x-8)", "nominal": 64.0,
      "used": 0.79, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
                                   "both directions",
      "runs": ["amd_aac8_1node_8xMI300X_rccl_allreduce",
               "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large"]},
     # The 400 Gb/s RDMA NICs of the AMD clusters (one per GPU): each run
     # across nodes is bound by them at large sizes ("part": the NICs).
-    {"name": "400 Gb/s RoCE NIC (mi300x-8, across nodes)", "nominal": 50.0,
+    {"name": "400 Gb/s RoCE NIC (rccl-2.x link_efficiency.nic: mi300x-8, across nodes)", "nominal": 50.0,
      "part": "nics", "used": 0.89,
      "nominal_src": "400 Gb/s per direction",
      "runs": ["amd_aac10_2node_16xMI300X_roce_rccl_allreduce",

@@ -239,7 +239,7 @@ def write_doc(path, d):
                    "%s |") % (rid, coll, meas, human(size), pred, val,
                              unit))
             vals = [c[5] for c in est]
-            w(("\nMean: **" + fmt + "%s** (configs use " + fmt + "); "
+            w(("\nMean: **" + fmt + "%s** (the configs use " + fmt + "); "
                "leave-one-out, each run's estimate against the mean of the "
                "others: %s.\n")
               % (statistics.mean(vals), unit, link["used"],
@@ -257,8 +257,9 @@ def write_doc(path, d):
             w("| `%s` | %s | %.1f GB/s (%s) | %g GB/s | %.1f GB/s | %.3f |" %
               (rid, coll, meas, human(size), nominal, pred, ratio))
         vals = [c[5] for c in est]
-        w("\nMean: **%.3f** (configs use %.2f); leave-one-out, each run's "
-          "estimate against the mean of the others: %s.\n"
+        w("\nMean: **%.3f** (the stack preset carries %.2f as its "
+          "`link_efficiency`); leave-one-out, each run's estimate against "
+          "the mean of the others: %s.\n"
           % (statistics.mean(vals), link["used"],
              ", ".join("%+.0f%%" % (100 * (v / statistics.mean(
                  vals[:i] + vals[i + 1:]) - 1)) for i, v in enumerate(vals))))

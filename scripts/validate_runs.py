@@ -20,22 +20,23 @@ P5 = "configs/p5-efa.json"
 B200_SHARP = "configs/hgx-b200-sharp.json"
 ONE = "node_types[0].count=1"
 # Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
-# P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s x 0.914 (TLP efficiency,
-# as pcie-8gpu's PCIe 4.0 figure) = 14.4 GB/s; both GPUs in one group.
+# P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s (the stack's pcie link
+# efficiency, the TLP payload share 256 / 280, makes it 14.4 GB/s carried);
+# both GPUs in one group.
 PCIE3_2 = ["node_types[0].npu.count=2", "node_types[0].fabric.groups=[[0,1]]",
-           "node_types[0].fabric.bw_GBps=14.4",
-           "node_types[0].fabric.host_bw_GBps=14.4"]
+           "node_types[0].fabric.bw_GBps=15.75",
+           "node_types[0].fabric.host_bw_GBps=15.75"]
 
 # An HPE Cray EX GH200 node (CSCS Alps): 4 GH200, each H100's 18 NVLink 4
 # links (25 GB/s per direction each, H100 datasheet) split 6 per peer, so
-# a full mesh of 150 GB/s per pair per direction, x 0.80 (hgx-h100's
-# calibrated NVLink efficiency) = 120; one 200 Gb/s Slingshot-11 NIC per
-# GPU, x 0.98 (Ethernet frame efficiency) = 24.5 GB/s.
+# a full mesh of 150 GB/s per pair per direction (x 0.80, the stack's
+# NVLink efficiency: 120 carried); one 200 Gb/s Slingshot-11 NIC per GPU,
+# 25 GB/s at an Ethernet frame efficiency of 0.98 (ETH200, below) = 24.5.
+ETH200 = ["node_types[0].nics.bw_GBps=25", "node_types[0].nics.efficiency=0.98"]
 GH200_QUAD = ["node_types[0].npu.count=4", "node_types[0].fabric.reduce=null",
               "node_types[0].fabric.type=mesh",
-              "node_types[0].fabric.bw_GBps=120",
-              "node_types[0].nics.count=4",
-              "node_types[0].nics.bw_GBps=24.5"]
+              "node_types[0].fabric.bw_GBps=150",
+              "node_types[0].nics.count=4"] + ETH200
 # MI325X (AMD Instinct MI325X datasheet): MI300X's xGMI links (64 GB/s per
 # link per direction), 256 GB HBM3E at 6 TB/s (copy 6000 / 2, reduction
 # 6000 / 3).
@@ -94,7 +95,7 @@ RUNS = {
         "note": "H200 has H100's NVLink 4 (900 GB/s): the hgx-h100 config "
                 "describes its links; NVLS as above."},
     "gcp_a3mega_2node_16xH100_tcpxo_allreduce": {
-        "config": H100, "sets": ["node_types[0].nics.bw_GBps=24.5"],
+        "config": H100, "sets": ETH200,
         "family": "hgx-h100",
         "note": "8 x 200 Gb/s Ethernet NICs (200 Gb/s x 0.98 frame "
                 "efficiency) with GPUDirect-TCPXO, whose ~120 us host "
@@ -108,8 +109,7 @@ RUNS = {
     "cscs_alps_2node_2xGH200_slingshot_sarus_allreduce": {
         "config": H100, "sets": ["node_types[0].count=2",
                                  "node_types[0].npu.count=1",
-                                 "node_types[0].nics.count=1",
-                                 "node_types[0].nics.bw_GBps=24.5"],
+                                 "node_types[0].nics.count=1"] + ETH200,
         "family": "hgx-h100",
         "note": "One GH200 per node, Slingshot-11 at 200 Gb/s (x 0.98)."},
     "cscs_alps_2node_8xGH200_slingshot_ofi_allreduce": {

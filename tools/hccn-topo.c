@@ -112,6 +112,13 @@ static void print_software(const hccn_topo_t *t)
     if (sw.send_overhead_us > 0.0 || sw.recv_overhead_us > 0.0)
         printf(", host per message %g us sent / %g us received",
                sw.send_overhead_us, sw.recv_overhead_us);
+    if (sw.link_efficiency[HCCN_LINK_FABRIC] < 1.0 ||
+        sw.link_efficiency[HCCN_LINK_PCIE] < 1.0 ||
+        sw.link_efficiency[HCCN_LINK_NIC] < 1.0)
+        printf(", link efficiency where the file gives none: fabric %g, "
+               "pcie %g, NIC %g", sw.link_efficiency[HCCN_LINK_FABRIC],
+               sw.link_efficiency[HCCN_LINK_PCIE],
+               sw.link_efficiency[HCCN_LINK_NIC]);
     printf("; per protocol, inside a node / through a NIC:\n");
     for (int p = 0; p < HCCN_NPROTO; p++) {
         if (!sw.enabled[p])

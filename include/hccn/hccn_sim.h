@@ -321,6 +321,9 @@ HCCN_API hccn_status_t hccn_summary(hccn_ctx_t *ctx, const hccn_comm_t *comm,
 
 enum { HCCN_PROTO_LL, HCCN_PROTO_LL128, HCCN_PROTO_SIMPLE, HCCN_NPROTO };
 enum { HCCN_CLASS_INTRA, HCCN_CLASS_NET, HCCN_NCLASS };
+/* Kinds of link (link_efficiency): a node's fabric of direct links or a
+ * switch, a pcie fabric, a node's NICs. */
+enum { HCCN_LINK_FABRIC, HCCN_LINK_PCIE, HCCN_LINK_NIC, HCCN_NLINK };
 
 typedef struct {
     size_t struct_size;      /* sizeof(hccn_software_t) */
@@ -360,6 +363,9 @@ typedef struct {
     double send_overhead_us; /* the host's time for each message a rank
                                 sends (LogGP's o), one after another */
     double recv_overhead_us; /* ... and for each message it receives */
+    double link_efficiency[HCCN_NLINK];  /* the efficiency a fabric or NIC
+                                            of this kind takes where the
+                                            file gives none; 1: none */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

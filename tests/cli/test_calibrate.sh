@@ -15,7 +15,8 @@ bin="$HCCN_BINARY_DIR/hccn-calibrate"
 perf="$HCCN_BINARY_DIR/hccn-perf"
 data="$HCCN_SOURCE_DIR/tests/data/calibrate"
 cfg="$HCCN_SOURCE_DIR/configs/hgx-a100.json"
-nvlink='node_types[0].fabric.bw_GBps=267'   # the generator's
+# the generator's NVLink: 267 GB/s carried (efficiency 1, not the stack's)
+nvlink='node_types[0].fabric={"type": "switch", "bw_GBps": 267, "lat_us": 1.0, "efficiency": 1}'
 py=/usr/bin/python3
 [ -x "$bin" ] || { echo "FAIL: $bin not built" >&2; exit 1; }
 

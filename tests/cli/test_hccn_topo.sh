@@ -54,8 +54,8 @@ expect_out "bisection: 100 GB/s"
 # (4 x 12.5 GB/s), a NIC under a PCIe switch (0.5 + NIC 1 + switch 1 us).
 label=relay; run "$HCCN_SOURCE_DIR/configs/dgx1-v100.json" --route 0 5
 expect_out "route 0 -> 5: 2 links, latency 3 us"
-expect_out "  link 0: node0.npu0 -> node0.npu1 (25 GB/s, lat 1.5 us)"
-expect_out "  link 26: node0.npu1 -> node0.npu5 (50 GB/s, lat 1.5 us)"
+expect_out "  link 0: node0.npu0 -> node0.npu1 (20 GB/s, lat 1.5 us)"
+expect_out "  link 26: node0.npu1 -> node0.npu5 (40 GB/s, lat 1.5 us)"
 label=rails; run "$HCCN_SOURCE_DIR/configs/p5-efa.json"
 expect_out "level 1 (NIC): 64 links, min 50 GB/s per link"
 label=pcie-nic; run "$HCCN_SOURCE_DIR/configs/pcie-4090-8.json" --route 5 13
@@ -90,6 +90,10 @@ grep -q 'cannot open' "$tmp/err" || fail "missing file: $(cat "$tmp/err")"
 label=software; run "$HCCN_SOURCE_DIR/configs/hgx-a100.json"
 grep -q '^software: nccl-2.2x, launch 6.6 us, .*in-switch network step 20.9 us' \
     "$tmp/out" || fail "no nccl-2.2x line: $(grep software "$tmp/out")"
+grep -q '^software: nccl-2.2x, .*, link efficiency where the file gives none: fabric 0.8, pcie 0.914286, NIC 0.99;' \
+    "$tmp/out" || fail "no link efficiency: $(grep software "$tmp/out")"
+grep -q '^level 0 (intra-node): 32 links, min 240 GB/s per link$' "$tmp/out" ||
+    fail "hgx-a100's 300 GB/s NVLink x 0.80: $(grep 'level 0' "$tmp/out")"
 grep -q '^  ll: launch 6.6 us, step 0.6 / 2.7 us, efficiency 0.5 / 0.5, tree step 0.6 / 5 us, ring across nodes >= 1 us a step in a node, bus bandwidth <= 39 GB/s on 2 nodes, 20.4 on more$' \
     "$tmp/out" || fail "ll line: $(grep '  ll:' "$tmp/out")"
 sed 's/"stack": "nccl-2.2x"/"stack": "nccl-2.2x", "software": {"ll": {"max_GBps": {"more_nodes": 7}, "step_us": {"net": 9}}}/' \

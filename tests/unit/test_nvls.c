@@ -487,10 +487,12 @@ static void test_nvls_launch(void **state)
  * protocol, even where its blocks (128 KiB here) would each take ll
  * (0 us, half rate: 2.6 us against simple's 3 us + 1.3 us). Engine and
  * closed form: 20 us + the body of test_nvls_launch with each phase's
- * latency 2 us + simple's 3 us. */
+ * latency 2 us + simple's 3 us (the links at their rate: link_efficiency
+ * 1 in place of the preset's). */
 #define NCCL_STACKED                                                          \
     "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": "              \
-    "{\"launch_us\": 5, \"nvls_launch_us\": 20, \"ll\": {\"step_us\": 0, "   \
+    "{\"launch_us\": 5, \"nvls_launch_us\": 20, \"link_efficiency\": 1, "  \
+    "\"ll\": {\"step_us\": 0, "                                             \
     "\"efficiency\": 0.5}, \"ll128\": {\"enabled\": false}, \"simple\": "    \
     "{\"step_us\": 3}}, \"node_types\": [{\"count\": 1, \"npu\": "         \
     "{\"count\": 8, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, "          \

@@ -81,6 +81,83 @@ static void test_presets(void **state)
         assert_non_null(hccn_sim_sw_preset(*n));
 }
 
+/* The least bandwidth on the route src -> dst, bytes/s. */
+static double route_bw(const hccn_sim_topo_t *t, int src, int dst)
+{
+    int links[HCCN_SIM_ROUTE_MAX];
+    double lat, bw = INFINITY;
+    int n = hccn_sim_topo_route(t, src, dst, links, &lat);
+    for (int k = 0; k < n; k++)
+        bw = fmin(bw, t->links[links[k]].bw);
+    return bw;
+}
+
+static void expect_bws(const char *json, double fabric, double nic)
+{
+    hccn_sim_topo_t *t = load(json);
+    if (fabs(route_bw(t, 0, 1) - fabric) > 1e-12 * fabric ||
+        fabs(route_bw(t, 0, 2) - nic) > 1e-12 * nic)
+        fail_msg("%s: fabric %.17g, NIC %.17g B/s; want %.17g, %.17g", json,
+                 route_bw(t, 0, 1), route_bw(t, 0, 2), fabric, nic);
+    hccn_sim_topo_free(t);
+}
+
+/* A stack's link_efficiency is the efficiency of a fabric or NIC whose
+ * file gives none (BASE: a 100 GB/s mesh, 10 GB/s NICs): nccl-2.2x 0.80
+ * and 0.99, rccl-2.x 0.79 and 0.89, a pcie fabric 256 / 280 under both;
+ * the file's own efficiency, a software override, no stack or mpi keep
+ * theirs; a broken link_efficiency is refused at its path. */
+static void test_link_efficiency(void **state)
+{
+    (void)state;
+    expect_bws("{" BASE "}", 100e9, 10e9);
+    expect_bws("{" BASE ", \"software\": {}}", 100e9, 10e9);
+    expect_bws("{" BASE ", \"stack\": \"mpi\"}", 100e9, 10e9);
+    expect_bws("{" BASE ", \"stack\": \"nccl-2.2x\"}", 100e9 * 0.80,
+               10e9 * 0.99);
+    expect_bws("{" BASE ", \"stack\": \"rccl-2.x\"}", 100e9 * 0.79,
+               10e9 * 0.89);
+    expect_bws("{" BASE ", \"stack\": \"nccl-2.2x\", \"software\": "
+               "{\"link_efficiency\": {\"fabric\": 0.5}}}", 50e9,
+               10e9 * 0.99);
+    expect_bws("{" BASE ", \"stack\": \"rccl-2.x\", \"software\": "
+               "{\"link_efficiency\": 1}}", 100e9, 10e9);
+    expect_bws("{" BASE ", \"software\": {\"link_efficiency\": "
+               "{\"nic\": 0.5}}}", 100e9, 5e9);
+    /* The file's own efficiency wins, on the fabric and on the NICs
+     * (rails multiply after it). */
+    expect_bws("{\"version\": 1, \"stack\": \"nccl-2.2x\", "
+               "\"node_types\": [{\"count\": 2, \"npu\": {\"count\": 2, "
+               "\"arena_MiB\": 16, \"reduce_bw_GBps\": 100}, \"fabric\": "
+               "{\"type\": \"mesh\", \"bw_GBps\": 100, \"lat_us\": 1, "
+               "\"efficiency\": 1}, \"nics\": {\"count\": 2, \"rails\": 2, "
+               "\"bw_GBps\": 10, \"lat_us\": 2, \"efficiency\": 0.5}}], "
+               "\"network\": {\"type\": \"switch\", \"lat_us\": 1}}",
+               100e9, 10e9);
+    /* A pcie fabric: 31.5 GB/s on the wire, 28.8 carried. */
+    hccn_sim_topo_t *t = load(
+        "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"node_types\": "
+        "[{\"count\": 1, \"npu\": {\"count\": 2, \"arena_MiB\": 4, "
+        "\"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"pcie\", "
+        "\"bw_GBps\": 31.5, \"lat_us\": 1, \"groups\": [[0], [1]], "
+        "\"host_bw_GBps\": 31.5, \"host_lat_us\": 2, \"p2p\": true}}]}");
+    assert_true(t->sw->link_eff[HCCN_SIM_LINK_PCIE] == 256.0 / 280.0);
+    assert_true(fabs(route_bw(t, 0, 1) - 28.8e9) <= 1e-12 * 28.8e9);
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE ", \"stack\": \"nccl-2.2x\", \"software\": "
+                 "{\"link_efficiency\": {}}}",
+                 "bad.json: software.link_efficiency: must give one or more "
+                 "of fabric, pcie, nic (got an empty object)");
+    expect_error("{" BASE ", \"software\": {\"link_efficiency\": "
+                 "{\"fabric\": 0}}}",
+                 "bad.json: software.link_efficiency.fabric");
+    expect_error("{" BASE ", \"software\": {\"link_efficiency\": "
+                 "{\"gpu\": 0.5}}}",
+                 "bad.json: software.link_efficiency");
+    expect_error("{" BASE ", \"software\": {\"link_efficiency\": 1.5}}",
+                 "bad.json: software.link_efficiency");
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -602,11 +679,11 @@ static void test_host_floor(void **state)
     int world[2] = {0, 1};
     hccn_cost_place_t pl = {t, world};
     const hccn_algo_t *mesh = hccn_hier_algo_find("mesh");
-    /* 4 KiB (LL, 0.6 us step, 50 GB/s): the floor, 24 us; 4 MiB
-     * (simple, 3.4 us, 100 GB/s): its launch (simple's, 8.4 us) and
-     * transfer, 8.4 + 1 + 3.4 + 41.94304 us. */
+    /* 4 KiB (LL, 0.6 us step): the floor, 24 us; 4 MiB (simple, 3.4 us,
+     * 100 GB/s x the preset's fabric efficiency 0.80 = 80 GB/s): its
+     * launch (simple's, 8.4 us) and transfer, 8.4 + 1 + 3.4 + 52.4288 us. */
     const uint64_t sizes[] = {4096, 4 << 20};
-    const double want[] = {24e-6, 8.4e-6 + 1e-6 + 3.4e-6 + 4194304 / 100e9};
+    const double want[] = {24e-6, 8.4e-6 + 1e-6 + 3.4e-6 + 4194304 / 80e9};
     for (int i = 0; i < 2; i++) {
         hccn_coll_args_t args = {.coll = HCCN_COLL_ALLGATHER, .nranks = 2,
                                  .count = sizes[i] / 4, .esize = 4};
@@ -788,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_none_is_identity),
         cmocka_unit_test(test_host_messages),
         cmocka_unit_test(test_host_messages_zero),
+        cmocka_unit_test(test_link_efficiency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
