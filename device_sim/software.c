@@ -68,7 +68,8 @@
  * runs' estimates, never one run's (docs/validation.md, Calibration):
  *   nccl-2.2x fabric 0.80: NVLink, two A100, one H100 and one GB200 run
  *             (0.77, 0.85, 0.81, 0.76)
- *   rccl-2.x  fabric 0.79: xGMI, one MI300X and one MI325X run
+ *   rccl-2.x  fabric 0.83: xGMI, one MI300X and one MI325X run (0.823,
+ *             0.832)
  *   both      pcie 256 / 280: the transaction layer's payload share with
  *             256-byte payloads (24 bytes of header, sequence number,
  *             LCRC and framing each)
@@ -132,7 +133,7 @@ static const hccn_sim_sw_t presets[] = {
      .per_thread = 1,
      .allpairs_max_bytes = 16777216.0,
      .slots = 8,
-     .link_eff = {0.79, 256.0 / 280.0, 0.89},
+     .link_eff = {0.83, 256.0 / 280.0, 0.89},
      .proto = {
          {.on = 1, .step_s = US(2.3, 2.0), .eff = CLS(0.2, 0.2),
           .launch_s = 12.0e-6},

@@ -67,7 +67,7 @@ LINKS = [
               "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_"
               "ring_busbw"]},
     {"name": "Infinity Fabric / xGMI (rccl-2.x link_efficiency.fabric: mi300x-8)", "nominal": 64.0,
-     "used": 0.79, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
+     "used": 0.83, "nominal_src": "MI300X datasheet: 128 GB/s per link, "
                                   "both directions",
      "runs": ["amd_aac8_1node_8xMI300X_rccl_allreduce",
               "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large"]},
