@@ -104,6 +104,12 @@ static void software_json(const hccn_software_t *sw, int per_thread,
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
     }
+    size_t m = strlen(buf);
+    snprintf(buf + m, len - m, ", \"link_efficiency\": {\"fabric\": %.17g, "
+             "\"pcie\": %.17g, \"nic\": %.17g}",
+             sw->link_efficiency[HCCN_LINK_FABRIC],
+             sw->link_efficiency[HCCN_LINK_PCIE],
+             sw->link_efficiency[HCCN_LINK_NIC]);
     for (int p = 0; p < HCCN_NPROTO; p++) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"%s\": {\"enabled\": %s, ",

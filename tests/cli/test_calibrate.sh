@@ -39,6 +39,10 @@ ok = abs(launch - 20) <= 0.4 and abs(step - 1.5) <= 0.03
 # the stack's fields the fit does not touch are written as the preset's
 kept = (sw["slots"], sw["nvls_launch_us"], sw["allpairs_max_bytes"])
 print("kept slots, nvls_launch_us, allpairs_max_bytes:", kept)
+# and the stack's link efficiencies, written out (fabric, pcie, nic)
+links = sw["link_efficiency"]
+print("link_efficiency:", links)
+ok = ok and links == {"fabric": 0.8, "pcie": 256 / 280, "nic": 0.99}
 # a fitted launch_us is every protocol's: no per-protocol launch written
 own = [p for p in ("ll", "ll128", "simple") if "launch_us" in sw[p]]
 print("protocols with their own launch:", own)
