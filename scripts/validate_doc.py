@@ -73,8 +73,11 @@ def method(w, d):
       "efficiencies, the NVSwitch reduction rate and the host's issue of "
       "a call below (each on two runs or more, never one).")
     w("- **Before / after.** *Before*: the configs with their `stack` and "
-      "`software` keys removed, the links alone (hccn before the software "
-      "model). *After*: the configs as shipped, with their stack.")
+      "`software` keys removed, the links alone at the data sheets' rates "
+      "(hccn before the software model, on files written from "
+      "specification sheets: a link's efficiency is now the stack's "
+      "`link_efficiency`, so without a stack it is 1). *After*: the "
+      "configs as shipped, with their stack.")
     w("- **What is compared:** bus bandwidth per size, in place (alltoall, "
       "which has no in-place form in hccn-perf: out of place), one "
       "iteration (simulated time is deterministic); measured busbw is "
