@@ -130,7 +130,7 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                            p->tree_step_s)))
         return st;
     if ((st = values(c, o, "max_GBps", span_names, 0.0, 0, 1e6, 1e9,
-                          p->max_bw)))
+                     p->max_bw)))
         return st;
     return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
                         p->max_bytes);
