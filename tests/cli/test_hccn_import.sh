@@ -166,6 +166,13 @@ for fmt in astrasim:uniform_4x4 simgrid:uniform_16x1; do
     [ "$a" = "$b" ] && [ "$a" != perf-failed ] ||
         fail "round trip $f: ring allreduce $a us before, $b us after"
 done
+# A stack's link efficiency goes out with the links: hgx-a100's 300 GB/s
+# NVLink x 0.80 and 25 GB/s NICs x 0.99 are 240 and 24.75 GB/s, written
+# in GiB/s.
+"$topo" export astrasim "$HCCN_SOURCE_DIR/configs/hgx-a100.json" \
+    >"$tmp/a100.yaml" 2>"$tmp/err" || fail "export hgx-a100: $(cat "$tmp/err")"
+grep -q '^bandwidth: \[ 223.517417908, 23.0502337217 \]' "$tmp/a100.yaml" ||
+    fail "export hgx-a100: $(grep bandwidth "$tmp/a100.yaml")"
 "$topo" export simgrid "$data/uniform_4x4.json" >/dev/null 2>"$tmp/err" &&
     fail "simgrid export of multi-NPU nodes should fail"
 grep -q "one-NPU hosts" "$tmp/err" || fail "simgrid export: $(cat "$tmp/err")"

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "hccn/hccn_sim.h"
 #include "imp.h"
 
 #define GIB_PER_GB (1e9 / 1073741824.0)
@@ -41,16 +42,17 @@ static json_object *get(json_object *o, const char *key)
     return v;
 }
 
-/* o's bw_GBps as the simulator uses it: x efficiency x rails. */
-static double get_bw(json_object *o)
+/* o's bw_GBps as the simulator uses it: x efficiency (absent: the
+ * stack's for its kind of link, eff) x rails. */
+static double get_bw(json_object *o, double eff)
 {
-    return get_num(o, "bw_GBps", 0) * get_num(o, "efficiency", 1) *
+    return get_num(o, "bw_GBps", 0) * get_num(o, "efficiency", eff) *
            get_num(o, "rails", 1);
 }
 
 /* Uniform NICs, one per NPU: their bandwidth and latency. */
 static int read_nics(json_object *nics, shape_t *s, const char *file,
-                     char *err)
+                     double eff, char *err)
 {
     if (nics == NULL)
         return s->count > 1 ? -1 : 0;
@@ -58,14 +60,14 @@ static int read_nics(json_object *nics, shape_t *s, const char *file,
         if (get_num(nics, "count", 0) != s->nnpus || get(nics, "attach_bw_GBps"))
             return hccn_imp_fail(err, "%s: node_types[0].nics: one NIC per "
                                  "NPU without attach_bw_GBps is needed", file);
-        s->nic_bw = get_bw(nics);
+        s->nic_bw = get_bw(nics, eff);
         s->nic_lat = get_num(nics, "lat_us", 0);
         return 0;
     }
     size_t n = json_object_array_length(nics);
     for (size_t k = 0; k < n; k++) {
         json_object *c = json_object_array_get_idx(nics, k);
-        double bw = get_bw(c), lat = get_num(c, "lat_us", 0);
+        double bw = get_bw(c, eff), lat = get_num(c, "lat_us", 0);
         if ((int)n != s->nnpus ||
             json_object_array_length(get(c, "npus")) != 1 ||
             get(c, "attach_bw_GBps") || (k > 0 && (bw != s->nic_bw ||
@@ -81,7 +83,8 @@ static int read_nics(json_object *nics, shape_t *s, const char *file,
 
 static int read_shape(const char *file, shape_t *s, char *err)
 {
-    if (hccn_imp_check_file(file, err))
+    double eff[HCCN_NLINK];
+    if (hccn_imp_check_file(file, err, eff))
         return -1;
     json_object *doc = json_object_from_file(file);
     if (doc == NULL)
@@ -103,7 +106,9 @@ static int read_shape(const char *file, shape_t *s, char *err)
     if (s->nnpus > 1) {
         snprintf(s->fabric, sizeof(s->fabric), "%s",
                  json_object_get_string(get(fab, "type")));
-        s->fab_bw = get_bw(fab);
+        s->fab_bw = get_bw(fab, eff[strcmp(s->fabric, "pcie") == 0
+                                        ? HCCN_LINK_PCIE
+                                        : HCCN_LINK_FABRIC]);
         s->fab_lat = get_num(fab, "lat_us", 0);
         s->bidir = get(fab, "bidirectional") == NULL ||
                    json_object_get_boolean(get(fab, "bidirectional"));
@@ -116,7 +121,7 @@ static int read_shape(const char *file, shape_t *s, char *err)
         s->oversub = get_num(net, "oversubscription", 1);
         s->per_leaf = (int)get_num(net, "nodes_per_leaf", 0);
     }
-    rc = read_nics(get(t, "nics"), s, file, err);
+    rc = read_nics(get(t, "nics"), s, file, eff[HCCN_LINK_NIC], err);
 out:
     json_object_put(doc);
     return rc;

@@ -135,8 +135,10 @@ char *hccn_imp_to_json(const hccn_imp_topo_t *t, char *err);
 /* 0 when json (named name in messages) loads as a topology; else -1 with
  * the loader's message in err. */
 int hccn_imp_check_json(const char *json, const char *name, char *err);
-/* 0 when the topology file path loads; else -1 with the loader's message. */
-int hccn_imp_check_file(const char *path, char *err);
+/* 0 when the topology file path loads, with the link efficiencies of its
+ * stack (HCCN_NLINK of them, 1 without one) in link_eff when not NULL; else
+ * -1 with the loader's message. */
+int hccn_imp_check_file(const char *path, char *err, double *link_eff);
 
 /* ---- presets (imp_presets.c) ---- */
 
