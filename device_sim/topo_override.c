@@ -161,10 +161,26 @@ static hccn_status_t store(json_object *doc, const seg_t *segs, int n,
                            ? HCCN_OK
                            : HCCN_ERR_NOMEM;
             if (!json_object_object_get_ex(cur, s->key, &next)) {
-                path_append(where, sizeof(where), s);
-                snprintf(err, errlen, "%s: no such key in the topology",
-                         where);
-                return HCCN_ERR_TOPOLOGY;
+                /* An object the path names is made, so an optional one
+                 * can be added (software.link_efficiency.fabric on a
+                 * file with a stack alone); a key the format does not
+                 * know is then the loader's error, with its path. Taking
+                 * a key away from an object that is not there leaves the
+                 * document as it is. */
+                if (value == NULL)
+                    return HCCN_OK;
+                for (int j = i + 1; j < n; j++)
+                    if (segs[j].key[0] == '\0') {   /* no array is made */
+                        path_append(where, sizeof(where), s);
+                        snprintf(err, errlen, "%s: no such key in the "
+                                 "topology", where);
+                        return HCCN_ERR_TOPOLOGY;
+                    }
+                if ((next = json_object_new_object()) == NULL ||
+                    json_object_object_add(cur, s->key, next) != 0) {
+                    json_object_put(next);
+                    return HCCN_ERR_NOMEM;
+                }
             }
         } else {
             if (!json_object_is_type(cur, json_type_array))

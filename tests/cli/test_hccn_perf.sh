@@ -373,7 +373,7 @@ expect_error() {  # expect_error TEXT ARGS...: exit 2, stderr contains TEXT
     grep -qF -- "$want" "$tmp/err" || fail "'$*': stderr '$(cat "$tmp/err")' lacks '$want'"
 }
 label=errors
-expect_error "nodes: no such key" allreduce -t "$cfg/laptop-4.json" --set nodes.count=2
+expect_error "nodes: unknown key" allreduce -t "$cfg/laptop-4.json" --set nodes.count=2
 expect_error "node_types[4]: index out of range" allreduce -t "$cfg/laptop-4.json" \
     --set 'node_types[4].count=2'
 expect_error "node_types[0].npu.speed: unknown key" allreduce -t "$cfg/laptop-4.json" \

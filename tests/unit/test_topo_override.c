@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_sim/software.h"
 #include "device_sim/topo.h"
 #include "test_util.h"
 
@@ -177,10 +178,30 @@ static void test_missing_paths(void **state)
               "(node_types has 1 element)");
     set_fails(doc, "node_types[18446744073709551616].count=1",
               HCCN_ERR_INVALID, "bad path at column 11");
-    set_fails(doc, "nodes.count=1", HCCN_ERR_TOPOLOGY,
+    /* A missing object is made where only keys follow (the loader then
+     * names a key it does not know), not where an index does. */
+    set_fails(doc, "nodes[0].count=1", HCCN_ERR_TOPOLOGY,
               "nodes: no such key");
-    set_fails(doc, "node_types[0].nic.bw_GBps=1", HCCN_ERR_TOPOLOGY,
+    set_fails(doc, "node_types[0].nic.rails[0]=1", HCCN_ERR_TOPOLOGY,
               "node_types[0].nic: no such key");
+    assert_false(json_object_object_get_ex(
+        json_object_array_get_idx(at(doc, "node_types"), 0), "nic", NULL));
+    set_ok(doc, "node_types[0].nic.bw_GBps=1");
+    char err[512];
+    hccn_sim_topo_t *t = NULL;
+    assert_int_equal(hccn_sim_topo_load_json(doc, "edited.json", &t, err,
+                                             sizeof(err)),
+                     HCCN_ERR_TOPOLOGY);
+    assert_non_null(strstr(err, "edited.json: node_types[0].nic: unknown "
+                                "key"));
+    set_ok(doc, "node_types[0].nic=null");
+    set_ok(doc, "software.link_efficiency.fabric=0.5");   /* made: loads */
+    t = load(doc);
+    assert_true(t->sw != NULL && t->sw->link_eff[0] == 0.5);
+    hccn_sim_topo_free(t);
+    set_ok(doc, "software=null");
+    set_ok(doc, "nothing.here=null");   /* nothing to take away */
+    assert_false(json_object_object_get_ex(doc, "nothing", NULL));
     set_fails(doc, "node_types[0].count.x=1", HCCN_ERR_TOPOLOGY,
               "node_types[0].count is a number, not an object");
     set_fails(doc, "network[0]=1", HCCN_ERR_TOPOLOGY,
