@@ -251,9 +251,16 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
         return bad_args("hccn_sim_topo_load_json", err, errlen);
     if (source == NULL)
         source = "<json>";
-    hccn_status_t st = hccn_sim_spec_parse(doc, source, &spec, err, errlen);
+    hccn_sim_sw_t *sw = NULL;
+    hccn_status_t st = hccn_sim_sw_parse(doc, source, &sw, err, errlen);
     if (st != HCCN_OK)
         return st;
+    st = hccn_sim_spec_parse(doc, source, sw != NULL ? sw->link_eff : NULL,
+                             &spec, err, errlen);
+    if (st != HCCN_OK) {
+        hccn_sim_free(sw);
+        return st;
+    }
     st = hccn_sim_topo_build(&spec, &t);
     if (st == HCCN_OK) {
         t->name = spec.name != NULL ? spec.name : base_name(source);
@@ -263,11 +270,14 @@ hccn_status_t hccn_sim_topo_load_json(json_object *doc, const char *source,
             st = HCCN_ERR_NOMEM;
     }
     hccn_sim_spec_free(&spec);
+    if (st == HCCN_OK) {
+        t->sw = sw;   /* the topology's from here */
+        sw = NULL;
+    }
+    hccn_sim_free(sw);
     if (st == HCCN_OK &&
-        ((st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) !=
-             HCCN_OK ||
-         (st = hccn_sim_topo_parse_software(doc, source, t, err, errlen)) !=
-             HCCN_OK)) {
+        (st = hccn_sim_topo_parse_faults(doc, source, t, err, errlen)) !=
+            HCCN_OK) {
         hccn_sim_topo_free(t);
         return st;
     }

@@ -140,10 +140,13 @@ typedef struct {
     int **pairs;                 /* per node type: its links pair table */
 } hccn_sim_topo_priv_t;
 
-/* Validates doc and fills spec (zeroed first). On error writes the one-line
- * message "<source>: <json path>: <rule>" to err, frees what it allocated and
+/* Validates doc and fills spec (zeroed first); a fabric or NIC that gives
+ * no efficiency takes link_eff[its HCCN_SIM_LINK_* kind] (the software
+ * model's link_eff; NULL: 1). On error writes the one-line message
+ * "<source>: <json path>: <rule>" to err, frees what it allocated and
  * returns HCCN_ERR_TOPOLOGY or HCCN_ERR_NOMEM. */
 hccn_status_t hccn_sim_spec_parse(json_object *doc, const char *source,
+                                  const double *link_eff,
                                   hccn_sim_spec_t *spec, char *err,
                                   size_t errlen);
 void hccn_sim_spec_free(hccn_sim_spec_t *spec);
@@ -185,7 +188,7 @@ typedef struct {
     size_t len;
     const double *link_eff;   /* the stack's efficiency of a fabric or NIC
                                  whose file gives none, per HCCN_SIM_LINK_*
-                                 kind (hccn_sim_sw_link_eff); NULL: 1 */
+                                 kind (hccn_sim_sw_t.link_eff); NULL: 1 */
 } hccn_sim_jctx_t;
 
 /* Append ".key" ("key" at the top) or "[i]" to the path; return the length
@@ -355,17 +358,12 @@ hccn_status_t hccn_sim_topo_parse_faults(json_object *doc, const char *source,
                                          hccn_sim_topo_t *topo, char *err,
                                          size_t errlen);
 
-/* The link efficiencies of the model doc's "stack" and "software" give
- * (1 for each kind without a stack), for the topology's parse, which comes
- * first: a broken "stack" or "software" gives 1s here and its error from
- * hccn_sim_topo_parse_software (topo_software.c). */
-void hccn_sim_sw_link_eff(json_object *doc, double out[HCCN_SIM_NLINK]);
-
-/* Parses doc's optional "stack" and "software" into topo->sw
- * (topo_software.c). */
-hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
-                                           const char *source,
-                                           hccn_sim_topo_t *topo, char *err,
-                                           size_t errlen);
+/* Parses doc's optional "stack" and "software" (topo_software.c) into a
+ * new model in *out, or NULL when the file has neither; errors as
+ * hccn_sim_spec_parse's. Parsed before the rest of the file, whose
+ * links take the model's link_eff. */
+hccn_status_t hccn_sim_sw_parse(json_object *doc, const char *source,
+                                hccn_sim_sw_t **out, char *err,
+                                size_t errlen);
 
 #endif /* HCCN_DEVICE_SIM_TOPO_INTERNAL_H */

@@ -571,11 +571,10 @@ static hccn_status_t parse_doc(jctx_t *c, json_object *doc,
 }
 
 hccn_status_t hccn_sim_spec_parse(json_object *doc, const char *source,
+                                  const double *link_eff,
                                   hccn_sim_spec_t *spec, char *err,
                                   size_t errlen)
 {
-    double link_eff[HCCN_SIM_NLINK];
-    hccn_sim_sw_link_eff(doc, link_eff);
     jctx_t c = {.source = source, .err = err, .errlen = errlen,
                 .link_eff = link_eff};
     memset(spec, 0, sizeof(*spec));

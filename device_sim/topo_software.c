@@ -276,22 +276,12 @@ static hccn_status_t parse_model(hccn_sim_jctx_t *c, json_object *doc,
     return st;
 }
 
-void hccn_sim_sw_link_eff(json_object *doc, double out[HCCN_SIM_NLINK])
-{
-    char err[256];
-    hccn_sim_jctx_t c = {.source = "", .err = err, .errlen = sizeof(err)};
-    hccn_sim_sw_t sw;
-    if (parse_model(&c, doc, &sw) != HCCN_OK)
-        sw_none(&sw);   /* hccn_sim_topo_parse_software reports it */
-    memcpy(out, sw.link_eff, sizeof(sw.link_eff));
-}
-
-hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
-                                           const char *source,
-                                           hccn_sim_topo_t *topo, char *err,
-                                           size_t errlen)
+hccn_status_t hccn_sim_sw_parse(json_object *doc, const char *source,
+                                hccn_sim_sw_t **out, char *err,
+                                size_t errlen)
 {
     hccn_sim_jctx_t c = {.source = source, .err = err, .errlen = errlen};
+    *out = NULL;
     if (!json_object_object_get_ex(doc, "software", NULL) &&
         !json_object_object_get_ex(doc, "stack", NULL))
         return HCCN_OK;
@@ -303,6 +293,6 @@ hccn_status_t hccn_sim_topo_parse_software(json_object *doc,
         hccn_sim_free(sw);
         return st;
     }
-    topo->sw = sw;
+    *out = sw;
     return HCCN_OK;
 }
