@@ -225,18 +225,12 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
     return st;
 }
 
-/* The model of no cost: the bulk protocol alone, at full efficiency. */
+/* The model of no cost (the "none" preset: the bulk protocol alone, at
+ * full efficiency), named by no stack. */
 static void sw_none(hccn_sim_sw_t *sw)
 {
-    memset(sw, 0, sizeof(*sw));
-    sw->per_thread = 1;
-    sw->slots = 1;
-    for (int k = 0; k < HCCN_SIM_NLINK; k++)
-        sw->link_eff[k] = 1.0;
-    for (int p = 0; p < HCCN_SIM_NPROTO; p++)
-        for (int k = 0; k < HCCN_SIM_NCLS; k++)
-            sw->proto[p].eff[k] = 1.0;
-    sw->proto[HCCN_SIM_PROTO_SIMPLE].on = 1;
+    *sw = *hccn_sim_sw_preset("none");
+    sw->stack[0] = '\0';
 }
 
 static hccn_status_t parse_stack(hccn_sim_jctx_t *c, json_object *doc,

@@ -385,18 +385,10 @@ hccn_status_t hccn_topo_software(const hccn_topo_t *topo,
     size_t size = out->struct_size;
     memset(out, 0, sizeof(*out));
     out->struct_size = size;
-    if (topo->sw == NULL) {
-        for (int p = 0; p < HCCN_NPROTO; p++)
-            for (int c = 0; c < HCCN_NCLASS; c++)
-                out->efficiency[p][c] = 1.0;
-        for (int k = 0; k < HCCN_NLINK; k++)
-            out->link_efficiency[k] = 1.0;
-        out->enabled[HCCN_PROTO_SIMPLE] = 1;
-        out->ranks_per_thread = 1;
-        out->slots = 1;
-        return HCCN_OK;
-    }
-    out->present = 1;
-    copy_model(topo->sw, out);
+    /* Without one: the model of no cost, the "none" preset, unnamed. */
+    copy_model(topo->sw != NULL ? topo->sw : hccn_sim_sw_preset("none"), out);
+    if (topo->sw == NULL)
+        out->stack[0] = '\0';
+    out->present = topo->sw != NULL;
     return HCCN_OK;
 }
