@@ -389,6 +389,45 @@ static int count_of(const char *text, const char *what)
     return n;
 }
 
+/* hccn_topo_software: a file without a stack gives the model of no cost,
+ * unnamed and not present; hgx-a100 nccl-2.2x's figures, its link
+ * efficiencies among them; a wrong struct_size is refused. */
+static void test_topo_software(void **state)
+{
+    (void)state;
+    hccn_topo_t *t = NULL;
+    hccn_software_t sw = {.struct_size = sizeof(sw)};
+    assert_int_equal(hccn_topo_load(test_path("configs/ring-8.json"), NULL, 0,
+                                    &t),
+                     HCCN_OK);
+    assert_int_equal(hccn_topo_software(t, &sw), HCCN_OK);
+    assert_int_equal(sw.present, 0);
+    assert_string_equal(sw.stack, "");
+    assert_true(sw.launch_us == 0.0 && sw.ranks_per_thread == 1 &&
+                sw.slots == 1);
+    for (int p = 0; p < HCCN_NPROTO; p++) {
+        assert_int_equal(sw.enabled[p], p == HCCN_PROTO_SIMPLE);
+        for (int c = 0; c < HCCN_NCLASS; c++)
+            assert_true(sw.efficiency[p][c] == 1.0);
+    }
+    for (int k = 0; k < HCCN_NLINK; k++)
+        assert_true(sw.link_efficiency[k] == 1.0);
+    hccn_topo_free(t);
+    assert_int_equal(hccn_topo_load(test_path("configs/hgx-a100.json"), NULL,
+                                    0, &t),
+                     HCCN_OK);
+    assert_int_equal(hccn_topo_software(t, &sw), HCCN_OK);
+    assert_int_equal(sw.present, 1);
+    assert_string_equal(sw.stack, "nccl-2.2x");
+    assert_true(fabs(sw.launch_us - 6.6) < 1e-9 && sw.slots == 8);
+    assert_true(sw.link_efficiency[HCCN_LINK_FABRIC] == 0.80 &&
+                sw.link_efficiency[HCCN_LINK_PCIE] == 256.0 / 280.0 &&
+                sw.link_efficiency[HCCN_LINK_NIC] == 0.99);
+    sw.struct_size = sizeof(sw) - 1;
+    assert_int_equal(hccn_topo_software(t, &sw), HCCN_ERR_INVALID);
+    hccn_topo_free(t);
+}
+
 static void test_trace_marks(void **state)
 {
     (void)state;
@@ -578,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_levels_by_spec),
         cmocka_unit_test(test_topo_queries),
         cmocka_unit_test(test_topo_edits),
+        cmocka_unit_test(test_topo_software),
         cmocka_unit_test(test_trace_marks),
         cmocka_unit_test(test_env_trace),
         cmocka_unit_test(test_summary_overlap),
