@@ -14,6 +14,7 @@
 #include "hierarchy/coll.h"
 #include "hierarchy/cost_internal.h"
 #include "hierarchy/rings.h"
+#include "hierarchy/tree.h"
 
 /* Builders, one per algorithm file. */
 hccn_sched_t *hccn_hier_ring_build(const hccn_coll_args_t *args);
@@ -154,6 +155,11 @@ uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
                                const hccn_coll_args_t *a)
 {
     int channels, slices;
+    if (strcmp(algo->name, "tree") == 0 && hccn_hier_tree_nodes(a)) {
+        hccn_tree_shape_t sh;
+        hccn_hier_tree_size(a, &sh);
+        return sh.K < UINT32_MAX ? (uint32_t)sh.K : UINT32_MAX;
+    }
     if (strcmp(algo->name, "rings") != 0 || a->nranks < 2)
         return 1;
     hccn_hier_rings_size(a, &channels, &slices);

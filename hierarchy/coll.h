@@ -165,8 +165,9 @@ const hccn_algo_t *hccn_hier_algo_find(const char *name);
 int hccn_hier_nvswitch_call(const hccn_algo_t *algo, const hccn_coll_args_t *a);
 
 /* The protocol scale of algo's schedule for a (hccn_sched_t.proto_scale):
- * rings' slices per step, whose block the library moves under one
- * protocol (docs/software.md, Protocols); 1 for every other row. */
+ * rings' slices per step, and the chunks of a channel of the tree across
+ * nodes (tree.h), whose block the library moves under one protocol
+ * (docs/software.md, Protocols); 1 for every other row. */
 uint32_t hccn_hier_proto_scale(const hccn_algo_t *algo,
                                const hccn_coll_args_t *a);
 

@@ -1,7 +1,8 @@
 /*
  * The cost model's form for "tree" (docs/selection.md): a double binary
- * tree (allreduce) or a heap tree (broadcast, reduce) pipelined in chunks,
- * timed chunk by chunk per tree member and as a pipeline of tree levels.
+ * tree (allreduce; across nodes the channels of chains and trees of
+ * tree.h) or a heap tree (broadcast, reduce) pipelined in chunks, timed
+ * chunk by chunk per tree member and as a pipeline of tree levels.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
+#include "hierarchy/tree.h"
 
 
 /* A binary tree over members 0..p-1: parent (-1 at the root), distance to
@@ -17,24 +19,6 @@ typedef struct {
     int p;
     int *parent, *depth, *height;
 } tree_t;
-
-/* tree's balanced in-order tree over positions lo..hi: the root of a range
- * is its middle, position i standing for member mirror ? p-1-i : i+shift;
- * returns the root's member (-1 for an empty range). */
-static int tree_inorder(tree_t *t, int lo, int hi, int mirror, int shift)
-{
-    if (lo > hi)
-        return -1;
-    int mid = lo + (hi - lo) / 2;
-    int r = mirror ? t->p - 1 - mid : (mid + shift) % t->p;
-    int left = tree_inorder(t, lo, mid - 1, mirror, shift);
-    int right = tree_inorder(t, mid + 1, hi, mirror, shift);
-    if (left >= 0)
-        t->parent[left] = r;
-    if (right >= 0)
-        t->parent[right] = r;
-    return r;
-}
 
 /* tree's heap tree at root: position q = member - root, children 2q+1 and
  * 2q+2. */
@@ -85,12 +69,16 @@ typedef struct {
     const tree_t *trees;
     int nt, p, nslots;
     int *order_up, *order_dn;      /* slots by height, by depth */
-    int *kids;                     /* [2 s + i]: child slots, shallower 1st */
+    int *kids;                     /* [KIDS s + i]: child slots, shallower
+                                      first, -1 past the last */
     double *lat, *w;               /* [4 s + d]: d = up, down, per regime */
     double *ready, *got, *up_free, *dn_free, *red_free;
 } tsim_t;
 
 enum { W_UP, W_DN, W_UP_FILL, W_DN_FILL };
+/* Children a member may have: two in a binary tree, three at a node's
+ * head across nodes (tree.h). */
+enum { KIDS = 3 };
 
 static int tslot_rank(const tsim_t *ts, int s)
 {
@@ -184,8 +172,8 @@ static void tsim_up(tsim_t *ts, uint64_t j, double c)
     for (int i = 0; i < ts->nslots; i++) {
         int s = ts->order_up[i], r = tslot_rank(ts, s);
         double t = 0.0;
-        for (int k = 0; k < 2 && ts->kids[2 * s + k] >= 0; k++) {
-            int ch = ts->kids[2 * s + k];
+        for (int k = 0; k < KIDS && ts->kids[KIDS * s + k] >= 0; k++) {
+            int ch = ts->kids[KIDS * s + k];
             double w = ts->w[4 * ch + (fill ? W_UP_FILL : W_UP)];
             double go = hccn_hier_cm_max(ts->ready[ch], ts->up_free[ch]);
             ts->up_free[ch] = go + c * w;
@@ -226,7 +214,7 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
     memset(ts, 0, sizeof(*ts));
     *ts = (tsim_t){.m = m, .t = t, .trees = trees, .nt = nt, .p = p,
                    .nslots = n};
-    ts->order_up = hccn_sim_malloc(4 * (size_t)n * sizeof(int));
+    ts->order_up = hccn_sim_malloc((2 + KIDS) * (size_t)n * sizeof(int));
     ts->lat = hccn_sim_calloc(11 * (size_t)n + (size_t)m->p, sizeof(double));
     if (ts->order_up == NULL || ts->lat == NULL) {
         m->failed = 1;
@@ -256,12 +244,15 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
             if (tk->depth[s % p] == lvl)
                 ts->order_dn[nd++] = s;
         }
-    for (int s = 0; s < n; s++)
-        ts->kids[2 * s] = ts->kids[2 * s + 1] = -1;
+    for (int s = 0; s < KIDS * n; s++)
+        ts->kids[s] = -1;
     for (int i = 0; i < n; i++) {   /* by height: shallower kids first */
-        int s = ts->order_up[i], par = tslot_parent(ts, s);
-        if (par >= 0)
-            ts->kids[2 * par + (ts->kids[2 * par] >= 0)] = s;
+        int s = ts->order_up[i], par = tslot_parent(ts, s), k = 0;
+        if (par < 0)
+            continue;
+        while (k < KIDS - 1 && ts->kids[KIDS * par + k] >= 0)
+            k++;
+        ts->kids[KIDS * par + k] = s;
     }
     return 0;
 }
@@ -394,6 +385,43 @@ static double tree_time(hccn_cm_t *m, const hccn_cm_team_t *t,
     return staged_t < sim ? staged_t : sim;
 }
 
+/* The tree across nodes (tree.h): each channel a tree with its part of
+ * the message, in the shape's chunks. */
+static double tree_nodes_time(hccn_cm_t *m, const hccn_cm_team_t *t,
+                              const hccn_coll_args_t *a)
+{
+    hccn_tree_shape_t sh;
+    double time = 0.0;
+    if (hccn_hier_tree_shape(a, &sh) != 0) {
+        m->failed = 1;
+        return 0.0;
+    }
+    const int p = a->nranks;
+    tree_t *tr = hccn_sim_calloc((size_t)sh.T, sizeof(*tr));
+    int ok = tr != NULL;
+    for (int k = 0; ok && k < sh.T; k++) {
+        ok = tree_new(&tr[k], p) == 0;
+        for (int u = 0; ok && u < p; u++)
+            tr[k].parent[u] = sh.parent[(size_t)k * p + u];
+        if (ok)
+            tree_levels(&tr[k]);
+    }
+    if (ok) {
+        uint64_t part = (a->count + (uint64_t)sh.T - 1) / (uint64_t)sh.T *
+                        a->esize;
+        uint64_t c = sh.chunk < part ? sh.chunk : part;
+        hccn_cm_chunks_t ck = {c, sh.K, part - (sh.K - 1) * c};
+        time = tree_time(m, t, tr, sh.T, 1, 1, &ck);
+    } else {
+        m->failed = 1;
+    }
+    for (int k = 0; tr != NULL && k < sh.T; k++)
+        hccn_sim_free(tr[k].parent);
+    hccn_sim_free(tr);
+    hccn_sim_free(sh.parent);
+    return time;
+}
+
 double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
                          const hccn_coll_args_t *a)
 {
@@ -403,14 +431,16 @@ double hccn_hier_cm_tree(hccn_cm_t *m, const hccn_cm_team_t *t,
     if (a->coll != HCCN_COLL_ALLREDUCE && a->coll != HCCN_COLL_BROADCAST &&
         a->coll != HCCN_COLL_REDUCE)
         return HCCN_COST_NONE;
+    if (hccn_hier_tree_nodes(a))
+        return tree_nodes_time(m, t, a);
     if (tree_new(&tr[0], p) != 0 || tree_new(&tr[1], p) != 0) {
         m->failed = 1;
         goto out;
     }
     if (a->coll == HCCN_COLL_ALLREDUCE) {
         /* two trees, each with half of the message */
-        tree_inorder(&tr[0], 0, p - 1, 0, 0);
-        tree_inorder(&tr[1], 0, p - 1, p % 2 == 0, p % 2);
+        hccn_hier_tree_inorder(p, 0, p - 1, 0, 0, tr[0].parent);
+        hccn_hier_tree_inorder(p, 0, p - 1, p % 2 == 0, p % 2, tr[1].parent);
         tree_levels(&tr[0]);
         tree_levels(&tr[1]);
         hccn_cm_chunks_t ck =

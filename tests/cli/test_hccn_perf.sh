@@ -175,6 +175,9 @@ nodata_same all all -t "$cfg/default.json" -b 64K -e 4M -f 8 -n 2 -w 1
 nodata_same x4 allreduce -t "$cfg/default.json" --set 'node_types[0].count=4' \
     -b 1M -e 1M -n 2 -w 1
 nodata_same ring reduce_scatter -t "$cfg/ring-8.json" -b 1M -e 1M -n 1 -w 2 --algo ring
+# the tree across nodes (three nodes: chains and trees, small chunks)
+nodata_same tree3 allreduce -t "$cfg/default.json" --set 'node_types[0].count=3' \
+    -b 8 -e 512K -f 64 -n 1 -w 1 --algo tree
 
 # --- folding: 512 ranks fold onto node 0, --no-fold does not; same times ---
 label=fold

@@ -276,6 +276,20 @@ static void test_flat_coll(void **state)
         sweep_view(pc->algo, pc->coll, &w, counts, 1, 64);
         test_even_view(&w, 1, 2);
         sweep_view(pc->algo, pc->coll, &w, counts, 1, 100);
+        /* Across nodes (tree.h): chains and trees over the nodes, node
+         * by node and dealt, even and uneven; channels of their own. */
+        static const int shapes[][4] = {{4, 4, 4, 0}, {3, 5, 2, 0},
+                                        {2, 3, 1, 4}, {1, 1, 1, 0},
+                                        {4, 4, 0, 0}};
+        for (int i = 0; i < 5; i++)
+            for (int dealt = 0; dealt <= 1; dealt++) {
+                int nn = shapes[i][3] ? 4 : shapes[i][2] ? 3 : 2;
+                test_make_view(&w, shapes[i], nn, dealt);
+                w.v.channels = 1 + i % 3;
+                uint64_t many[] = {1, 5, 1003, 4099};
+                sweep_view(pc->algo, pc->coll, &w, many, 4, 0);
+                sweep_view(pc->algo, pc->coll, &w, many + 2, 1, 64);
+            }
     }
 }
 

@@ -431,8 +431,8 @@ static void test_forms_at_64_ranks(void **state)
     hccn_sim_topo_t *t = load_text(json, "leafspine-8x8");
     int *world = identity(64, 0);
     hccn_cost_place_t pl = {t, world};
-    static const char *algos[] = {"ring", "hd", "hier", "hier_mh"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *algos[] = {"ring", "hd", "hier", "hier_mh", "tree"};
+    for (size_t i = 0; i < 5; i++) {
         const hccn_algo_t *al = hccn_hier_algo_find(algos[i]);
         if (al == NULL)
             continue;
@@ -443,7 +443,9 @@ static void test_forms_at_64_ranks(void **state)
         print_message("64 ranks, 16 MiB allreduce, %-8s engine %.2f us, "
                       "model %+.2f %%\n",
                       al->name, ref * 1e6, 100 * (m - ref) / ref);
-        assert_true(fabs(m - ref) <= 0.05 * ref);
+        /* tree: the tree across nodes (tree.h), held to 25 % as on one
+         * node (docs/selection.md) */
+        assert_true(fabs(m - ref) <= (i == 4 ? 0.25 : 0.05) * ref);
     }
     hccn_sim_topo_free(t);
     free(world);
@@ -601,7 +603,8 @@ static void test_compositions(void **state)
 
 /* 1024 NPUs: every candidate is priced from its closed form (no schedule
  * is built), the figures are positive, and a hierarchical algorithm wins
- * a large allreduce. */
+ * a large allreduce (tree across nodes is one: a chain in every node and
+ * trees over the nodes). */
 static void test_1024_npus(void **state)
 {
     (void)state;
@@ -633,7 +636,8 @@ static void test_1024_npus(void **state)
                                              report, sizeof(report));
     assert_non_null(al);
     print_message("%s\n", report);
-    assert_true(strncmp(al->name, "hier", 4) == 0);
+    assert_true(strncmp(al->name, "hier", 4) == 0 ||
+                strcmp(al->name, "tree") == 0);
     hccn_sim_topo_free(t);
     free(world);
     free(json);
