@@ -66,8 +66,9 @@ static const hccn_algo_t algos[] = {
     {"rdouble", "recursive doubling: log2 p whole-message exchanges, for "
                 "tiny messages",
      C(ALLREDUCE), hccn_hier_rdouble_build, 0, hccn_hier_cm_rdouble, 0},
-    {"tree", "double binary tree allreduce; binary tree broadcast and "
-             "reduce; pipelined in chunks",
+    {"tree", "double binary tree allreduce (from three nodes: chains in "
+             "the nodes, trees over them, in channels); binary tree "
+             "broadcast and reduce; pipelined in chunks",
      C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build, 0,
      hccn_hier_cm_tree, 0},
     {"bruck", "Bruck: ceil(log2 p) steps for any p, for small messages",
