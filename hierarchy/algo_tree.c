@@ -9,7 +9,7 @@
  *            inner ranks of one tree are leaves of the other) the second.
  *            In each tree every chunk is reduced up to the root and
  *            broadcast back down, chunk after chunk.
- *            Across nodes (a view of several nodes: tree.h) the
+ *            Across three nodes or more (the view's: tree.h) the
  *            libraries' shape instead: channels, each a chain inside
  *            every node whose head joins one of the double binary trees
  *            over the nodes, each with its part of the message in
@@ -237,10 +237,11 @@ static void chunk_up(tree_t *t, const chunk_t *c)
                 sdeps[nsd++] = t->last_up[ch];
             hccn_buf_t src = t->node[ch].nchild > 0 ? acc_buf(t, c, ch)
                                                      : HCCN_BUF_SEND;
-            uint64_t at = c->tmp + (uint64_t)(k - 1) * c->stride + c->off;
+            uint64_t at = k == 0 ? c->off
+                                 : c->tmp + (uint64_t)(k - 1) * c->stride +
+                                       c->off;
             hccn_sched_xfer(c->s, ch, src, c->off, sdeps, nsd, r,
-                            k == 0 ? dst : HCCN_BUF_SCRATCH,
-                            k == 0 ? c->off : at, NULL, 0,
+                            k == 0 ? dst : HCCN_BUF_SCRATCH, at, NULL, 0,
                             c->len, k == 0, HCCN_BUF_SEND, c->off,
                             &t->up[ch], &got[k]);
             t->last_up[ch] = t->up[ch];
