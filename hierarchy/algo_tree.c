@@ -91,27 +91,6 @@ static void add_child(tree_t *t, int parent, int child)
         t->node[parent].child[t->node[parent].nchild++] = child;
 }
 
-/* Balanced in-order tree over positions [lo, hi], position i being rank
- * label(i); returns the root's rank (-1 for an empty range). */
-static int inorder(tree_t *t, int lo, int hi, int mirror, int shift)
-{
-    if (lo > hi)
-        return -1;
-    int mid = lo + (hi - lo) / 2, p = t->p;
-    int r = mirror ? p - 1 - mid : (mid + shift) % p;
-    int left = inorder(t, lo, mid - 1, mirror, shift);
-    int right = inorder(t, mid + 1, hi, mirror, shift);
-    t->node[r].nchild = 0;
-    if (left >= 0)
-        add_child(t, r, left);
-    if (right >= 0)
-        add_child(t, r, right);
-    int dl = subtree_depth(t, left), dr = subtree_depth(t, right);
-    t->node[r].depth = 1 + (dl > dr ? dl : dr);
-    order_children(t, r);
-    return r;
-}
-
 /* Heap tree rooted at root: position q = r - root, children 2q+1, 2q+2. */
 static void heap(tree_t *t)
 {
@@ -149,15 +128,17 @@ static void tree_order(tree_t *t)
                 t->order[n++] = r;
 }
 
-/* The tree of parent[] (per rank, -1 at the root): children in rank
- * order, then ordered by subtree depth; the ranks' order and distances. */
-static void tree_adopt(tree_t *t, const int *parent)
+/* The tree of parent[] (per rank, -1 at the root): children in the order
+ * of seq (the ranks in some order; NULL: rank order), then ordered by
+ * subtree depth; the ranks' order and distances. */
+static void tree_adopt(tree_t *t, const int *parent, const int *seq)
 {
     for (int r = 0; r < t->p; r++) {
         t->node[r].nchild = 0;
         t->node[r].depth = 0;
     }
-    for (int r = 0; r < t->p; r++) {
+    for (int i = 0; i < t->p; i++) {
+        int r = seq != NULL ? seq[i] : i;
         add_child(t, parent[r], r);
         if (parent[r] < 0)
             t->root = r;
@@ -320,21 +301,34 @@ static void pipeline(tree_t *t, hccn_sched_t *s, const hccn_coll_args_t *a,
 
 /* ------------------------------------------------------- collectives --- */
 
+/* Tree k of the double binary tree over t's ranks (k = 0: A, 1: B; tree.h,
+ * hccn_hier_tree_inorder), each rank's children in position order (the
+ * left one first) before they are ordered by depth; parent and seq are p
+ * ints of room. */
+static void double_tree(tree_t *t, int k, int *parent, int *seq)
+{
+    const int p = t->p, mirror = k == 1 && p % 2 == 0;
+    const int shift = k == 1 ? p % 2 : 0;
+    for (int i = 0; i < p; i++) {
+        parent[i] = -1;
+        seq[i] = mirror ? p - 1 - i : (i + shift) % p;
+    }
+    hccn_hier_tree_inorder(p, 0, p - 1, mirror, shift, parent);
+    tree_adopt(t, parent, seq);
+}
+
 /* Tree A carries the first ceil(count/2) elements, tree B the rest; their
  * chunks are interleaved in the schedule (A's chunk j, then B's). */
 static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     tree_t ta, tb;
     uint32_t *mark = hccn_sim_calloc((size_t)a->nranks, sizeof(uint32_t));
+    int *room = hccn_sim_malloc(2 * (size_t)a->nranks * sizeof(int));
     int rc = tree_init(&ta, a->nranks) | tree_init(&tb, a->nranks);
-    if (rc == 0 && mark != NULL) {
+    if (rc == 0 && mark != NULL && room != NULL) {
         const int p = a->nranks;
-        ta.root = inorder(&ta, 0, p - 1, 0, 0);
-        ta.node[ta.root].parent = -1;
-        tb.root = inorder(&tb, 0, p - 1, p % 2 == 0, p % 2);
-        tb.node[tb.root].parent = -1;
-        tree_order(&ta);
-        tree_order(&tb);
+        double_tree(&ta, 0, room, room + p);
+        double_tree(&tb, 1, room, room + p);
         uint64_t half = (a->count + 1) / 2 * a->esize;
         uint64_t n = a->count * a->esize;
         if (p > 2)
@@ -352,7 +346,8 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     tree_free(&ta);
     tree_free(&tb);
     hccn_sim_free(mark);
-    return rc != 0 || mark == NULL ? -1 : 0;
+    hccn_sim_free(room);
+    return rc != 0 || mark == NULL || room == NULL ? -1 : 0;
 }
 
 /* The tree across nodes (tree.h): chunk j of every channel in turn, each
@@ -369,7 +364,7 @@ static int build_allreduce_nodes(hccn_sched_t *s, const hccn_coll_args_t *a)
     for (int t = 0; rc == 0 && t < sh.T; t++) {
         rc = tree_init(&tr[t], p);
         if (rc == 0)
-            tree_adopt(&tr[t], sh.parent + (size_t)t * p);
+            tree_adopt(&tr[t], sh.parent + (size_t)t * p, NULL);
         for (int r = 0; rc == 0 && r < p; r++)
             most = tr[t].node[r].nchild > most ? tr[t].node[r].nchild : most;
     }
