@@ -407,10 +407,8 @@ static double tree_nodes_time(hccn_cm_t *m, const hccn_cm_team_t *t,
             tree_levels(&tr[k]);
     }
     if (ok) {
-        uint64_t part = (a->count + (uint64_t)sh.T - 1) / (uint64_t)sh.T *
-                        a->esize;
-        uint64_t c = sh.chunk < part ? sh.chunk : part;
-        hccn_cm_chunks_t ck = {c, sh.K, part - (sh.K - 1) * c};
+        uint64_t c = sh.chunk < sh.part ? sh.chunk : sh.part;
+        hccn_cm_chunks_t ck = {c, sh.K, sh.part - (sh.K - 1) * c};
         time = tree_time(m, t, tr, sh.T, 1, 1, &ck);
     } else {
         m->failed = 1;

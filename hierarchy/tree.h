@@ -27,6 +27,7 @@
 typedef struct {
     int T;            /* channels: t runs tree t mod 2 (A, B) over the
                          nodes and the chains of the rings' channel t/2 */
+    uint64_t part;    /* bytes of the longest channel's part */
     uint64_t K;       /* chunks of a channel (the last may be shorter) */
     uint64_t chunk;   /* bytes of a chunk */
     int depth;        /* edges from the farthest rank to its channel's root */

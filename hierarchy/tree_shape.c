@@ -57,7 +57,9 @@ void hccn_hier_tree_size(const hccn_coll_args_t *a, hccn_tree_shape_t *sh)
     sh->depth = longest + hccn_hier_log2(v->nnodes);
     sh->parent = NULL;
 
-    uint64_t part = (a->count + (uint64_t)sh->T - 1) / (uint64_t)sh->T * e;
+    const uint64_t part =
+        (a->count + (uint64_t)sh->T - 1) / (uint64_t)sh->T * e;
+    sh->part = part;
     uint64_t c = a->chunk_bytes;
     if (c == 0) {
         c = HCCN_TREE_NODES_CHUNK;
