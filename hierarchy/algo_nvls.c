@@ -403,6 +403,15 @@ static double nv_t2(const nv_form_t *f, int p, double b)
     return f->alpha + (p - 1) * b * f->down;
 }
 
+/* The links' time of a chunk of blocks of b bytes while the previous
+ * chunk's multicast runs: p b each way, p(p-1) b through the unit. */
+static double nv_stage(hccn_cm_t *m, const nv_form_t *f, int p, double b)
+{
+    double stage = hccn_hier_cm_max(p * b * f->up, p * b * f->down);
+    stage = hccn_hier_cm_max(stage, (double)p * (p - 1) * b * f->unit);
+    return hccn_hier_cm_max(stage, b * m->r);
+}
+
 /* Pipelined allreduce: the first chunk's reduction, then per chunk the
  * busier of its reduction and the previous chunk's multicast sharing the
  * links (p b each way, p(p-1) b through the unit), then the last chunk's
@@ -415,13 +424,22 @@ static double nv_allreduce(hccn_cm_t *m, const nv_form_t *f, int p,
     double b0 = (double)hccn_hier_block(n < per ? n : per, a->esize, p, 0).len;
     double bl = (double)hccn_hier_block(n - (k - 1) * per, a->esize, p, 0).len;
     double t = hccn_hier_cm_max(nv_t1(f, p, b0), b0 * m->m) + b0 * m->r;
-    for (uint64_t c = 1; c < k; c++) {
-        double b = c == k - 1 ? bl : b0;
-        double stage = hccn_hier_cm_max(p * b * f->up, p * b * f->down);
-        stage = hccn_hier_cm_max(stage, (double)p * (p - 1) * b * f->unit);
-        t += hccn_hier_cm_max(stage, b * m->r);
-    }
+    for (uint64_t c = 1; c < k; c++)
+        t += nv_stage(m, f, p, c == k - 1 ? bl : b0);
     return t + nv_t2(f, p, bl);
+}
+
+double hccn_hier_cm_nvls_stage(hccn_cm_t *m, const hccn_cm_team_t *t,
+                               uint64_t b)
+{
+    double most = 0.0;
+    for (int g = 0; g < t->ngroups; g++) {
+        nv_form_t f;
+        if (form_of(m, t, g, b, &f) != 0)
+            return -1.0;
+        most = hccn_hier_cm_max(most, nv_stage(m, &f, t->size, (double)b));
+    }
+    return most;
 }
 
 /* The nvls row's closed form (cost_internal.h): the forms above where

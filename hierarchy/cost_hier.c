@@ -11,6 +11,7 @@
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
+#include "hierarchy/levels.h"
 
 
 /* A hierarchical algorithm's shape (docs/algorithms.md, hier): N nodes of
@@ -204,16 +205,105 @@ static void together(const double *s, double *e, uint64_t k, uint64_t D,
             e[j] = end - (s[k] - s[j]);
 }
 
-/* Allreduce in chunks of q elements per block: intra reduce-scatter (P1)
- * of every chunk back to back, inter allreduce (P2) of chunk k once its P1
- * and P2 of chunk k-D are done (D slots), intra allgather (P3) of chunk k
- * after all P1s, P3 of k-1 and P2 of k; then the count % L leftover
- * elements. With D > 1 a P2 of d seconds alone, b of them its links'
- * (busy), that starts at s ends at the later of s + d and the previous
- * P2's end + b: the links carry one chunk's bytes at a time while the
- * latencies and steps of D chunks overlap (fill, then the busier of b and
- * d / D a chunk), except that chunks which start together run in step
- * and end together (together: D of them take d + (D-1) b). A rank's reductions run one at a time, so P1 of chunk
+/* One phase of chunk k on a level that keeps D chunks in flight: it
+ * starts at `start` and ends at the later of start + d (its time alone)
+ * and the level's previous phase of its kind + b (its links' time); with
+ * `step`, chunks that start less than b apart run in step and end
+ * together (together). s[k] and e[k] take its start and end, *last the
+ * end. */
+static void slotted_phase(double *s, double *e, uint64_t k, uint64_t D,
+                          double start, double d, double b, double *last,
+                          int step)
+{
+    s[k] = start;
+    *last = hccn_hier_cm_max(start + d, *last + b);
+    if (step)
+        together(s, e, k, D, b, *last);
+    e[k] = *last;
+}
+
+/* What level 0 spends on one chunk's P1 and P3 (blocks of q elements)
+ * running at once, P1's links taking b1 alone: where the nodes' switches
+ * reduce, nvls's pipeline stage (the reduction goes up while the
+ * multicast comes down); elsewhere both use every link both ways: the
+ * sum of their links' times, P1's reductions overlapping P3's
+ * transfers. */
+static double level0_work(hccn_cm_t *m, const hier_t *h,
+                          const hccn_coll_args_t *a, uint64_t q, double b1)
+{
+    if (hccn_hier_level_switch(a, h->l0)) {
+        double w = hccn_hier_cm_nvls_stage(m, &h->intra, q * a->esize);
+        if (w >= 0.0)
+            return w;
+    }
+    double r = m->r;
+    m->r = 0.0;
+    double links = busy(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q) +
+                   busy(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q);
+    m->r = r;
+    return hccn_hier_cm_max(links, b1);
+}
+
+/* Allreduce with D > 1 slots at a top that does not split
+ * (levels_allreduce.c). Where a node has at most HCCN_LEVELS_BESIDE_MAX
+ * ranks (`beside`) every level keeps D chunks in flight: P1 of chunk k
+ * starts after P1 of chunk k-D (of k-1 for the first D), P2 after its P1
+ * and P2 of chunk k-D, P3 after its P2 and P3 of chunk k-D, beside the
+ * P1s; elsewhere only P2 does, the P1s run back to back and the P3s one
+ * after another after the last P1. x[i] = {P1, P2, P3} of a full chunk
+ * (i = 0) and of the last, b[i] their links' times, red a P1's wait for
+ * the previous chunk's reductions (as below). A phase of d seconds alone
+ * that starts at s ends at the later of s + d and the previous one's end
+ * + b (slotted_phase): the links carry one chunk's bytes at a time while
+ * the latencies and steps of D chunks overlap (fill, then the busier of b
+ * and d / D a chunk); P2s that start together run in step and end
+ * together (together: D of them take d + (D-1) b), the P1s starting
+ * apart. Beside the P1s, the P3s share level 0 with them, so the call
+ * ends no sooner than the first P1, level 0's work on every chunk (w0)
+ * and the last P3. */
+static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
+                      const double x[2][3], const double b[2][3],
+                      const double w0[2], double red, int beside)
+{
+    double *t = hccn_sim_malloc(6 * (size_t)K * sizeof(double));
+    if (t == NULL) {
+        m->failed = 1;
+        return 0.0;
+    }
+    double *s1 = t, *e1 = t + K, *s2 = t + 2 * K, *e2 = t + 3 * K,
+           *s3 = t + 4 * K, *e3 = t + 5 * K;
+    double l1 = 0.0, l2 = 0.0, l3 = 0.0, work = 0.0;
+    const uint64_t D0 = beside ? D : 1;
+    for (uint64_t k = 0; k < K; k++) {
+        int i = k + 1 == K;
+        double start = k >= D0 ? e1[k - D0] : k > 0 ? e1[k - 1] : 0.0;
+        slotted_phase(s1, e1, k, D0, start, x[i][0],
+                      (beside ? b[i][0] : x[i][0]) + (k > 0 ? red : 0.0),
+                      &l1, 0);
+        work += w0[i];
+    }
+    for (uint64_t k = 0; k < K; k++) {
+        int i = k + 1 == K;
+        double start = hccn_hier_cm_max(e1[k], k >= D ? e2[k - D] : 0.0);
+        slotted_phase(s2, e2, k, D, start, x[i][1], b[i][1], &l2, 1);
+    }
+    l3 = beside ? 0.0 : l1;
+    for (uint64_t k = 0; k < K; k++) {
+        int i = k + 1 == K;
+        double start = hccn_hier_cm_max(e2[k], k >= D0 ? e3[k - D0] : 0.0);
+        slotted_phase(s3, e3, k, D0, start, x[i][2],
+                      beside ? b[i][2] : x[i][2], &l3, 0);
+    }
+    hccn_sim_free(t);
+    return beside ? hccn_hier_cm_max(l3, x[0][0] + work + x[1][2]) : l3;
+}
+
+/* Allreduce in chunks of q elements per block, one slot (D = 1): intra
+ * reduce-scatter (P1) of every chunk back to back, inter allreduce (P2)
+ * of chunk k once its P1 and P2 of chunk k-1 are done, intra allgather
+ * (P3) of chunk k after all P1s, P3 of k-1 and P2 of k; then the count %
+ * L leftover elements. With D > 1 slots, slotted() above. A rank's
+ * reductions run one at a time, so P1 of chunk
  * k also waits for the reductions of P2 of chunk k-1 ((N-1)/N of its
  * block, the least any allreduce reduces). Where the level-1 switch
  * reduces, P2 is its two parts pipelined (hccn_hier_cm_two_part). */
@@ -226,31 +316,45 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
     const uint64_t D = top_slots(a, h, K);
-    double p1[2], p2[2], p3[2], b2[2] = {0.0, 0.0}, sp[2][4];
+    /* x[i]: P1, P2, P3 of a full chunk (i = 0) and of the last; b[i]
+     * their links' times and w0[i] level 0's work (D > 1 only) */
+    double x[2][3], b[2][3] = {{0.0}}, w0[2] = {0.0, 0.0}, sp[2][4];
     double e1 = 0.0, e2 = 0.0, e3;
     int split[2] = {0, 0};
     for (int i = 0; i < 2 && K > 0; i++) {
         uint64_t q = i == 0 ? ce / L : ql;
-        p1[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
+        x[i][0] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
         split[i] = split_parts(m, h, a, q, sp[i]);
-        p2[i] = split[i] ? 0.0
-                         : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
-                                 q, 0);
-        if (D > 1)
-            b2[i] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
-        p3[i] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
+        x[i][1] = split[i] ? 0.0
+                           : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
+                                   q, 0);
+        x[i][2] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
+        if (D > 1) {
+            b[i][0] = busy(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q);
+            b[i][1] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
+            b[i][2] = busy(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q);
+            w0[i] = level0_work(m, h, a, q, b[i][0]);
+        }
     }
-    double *e2k = hccn_sim_malloc(3 * (size_t)(K > 0 ? K : 1) *
+    double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
+                  m->r;
+    if (K > 0 && D > 1) {     /* D > 1: the top does not split */
+        e3 = slotted(m, K, D, x, b, w0, red2,
+                     h->L <= HCCN_LEVELS_BESIDE_MAX);
+        if (tail > 0)
+            e3 += level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
+                  level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);
+        return e3;
+    }
+    double *e2k = hccn_sim_malloc(2 * (size_t)(K > 0 ? K : 1) *
                                   sizeof(double));
     if (e2k == NULL) {
         m->failed = 1;
         return 0.0;
     }
-    double *e1k = e2k + (K > 0 ? K : 1), *sk = e1k + (K > 0 ? K : 1);
-    double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
-                  m->r;
+    double *e1k = e2k + (K > 0 ? K : 1);
     for (uint64_t k = 0; k < K; k++) {
-        e1 += p1[k + 1 == K] + (k > 0 ? red2 : 0.0);
+        e1 += x[k + 1 == K][0] + (k > 0 ? red2 : 0.0);
         e1k[k] = e1;
     }
     if (K > 0 && split[0] && split[1]) {
@@ -263,12 +367,8 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
             if (split[i]) {
                 er = hccn_hier_cm_max(e1k[k], er) + sp[i][0];
                 e2 = hccn_hier_cm_max(er, e2) + sp[i][1];
-            } else if (D > 1) {
-                sk[k] = hccn_hier_cm_max(e1k[k], k >= D ? e2k[k - D] : 0.0);
-                e2 = hccn_hier_cm_max(sk[k] + p2[i], e2 + b2[i]);
-                together(sk, e2k, k, D, b2[i], e2);
             } else {
-                e2 = hccn_hier_cm_max(e1k[k], e2) + p2[i];
+                e2 = hccn_hier_cm_max(e1k[k], e2) + x[i][1];
                 er = e2;
             }
             e2k[k] = e2;
@@ -276,7 +376,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     }
     e3 = e1;
     for (uint64_t k = 0; k < K; k++)
-        e3 = hccn_hier_cm_max(e3, e2k[k]) + p3[k + 1 == K];
+        e3 = hccn_hier_cm_max(e3, e2k[k]) + x[k + 1 == K][2];
     hccn_sim_free(e2k);
     if (tail > 0)
         e3 = hccn_hier_cm_max(e3, e2) +

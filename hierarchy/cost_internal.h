@@ -164,6 +164,12 @@ typedef struct {
  * sharp's, algo_sharp.c); HCCN_COST_NONE for other collectives. */
 double hccn_hier_nv_time(hccn_cm_t *m, const hccn_hier_nv_form_t *f, int p,
                          const hccn_coll_args_t *a);
+/* The links' time of one chunk of nvls's pipelined allreduce on every
+ * group of t, blocks of b bytes, while the previous chunk's multicast
+ * runs (a reduce-scatter and an allgather at once); -1 when a group is
+ * not on one reducing switch. */
+double hccn_hier_cm_nvls_stage(hccn_cm_t *m, const hccn_cm_team_t *t,
+                               uint64_t b);
 /* The transfer size nvls's form is taken at for a (bytes). */
 uint64_t hccn_hier_nv_block(const hccn_coll_args_t *a);
 /* algo_sharp.c: in-network reduction across nodes, and as hier's

@@ -2,9 +2,10 @@
  * Allreduce over any number of levels (levels.h): per chunk a reduce-
  * scatter up every level below the top, an allreduce at the top, and
  * allgathers back down; each level runs its phases in chunk order, so the
- * levels overlap, with up to lv->slots chunks of the top in flight (a
- * SCRATCH set and a frontier of sinks per slot). Two levels give "hier",
- * three "hier3".
+ * levels overlap, with up to lv->slots chunks of every level in flight (a
+ * SCRATCH set and a frontier of sinks per slot; below the top a second
+ * set of each for the allgathers, which then run beside the
+ * reduce-scatters). Two levels give "hier", three "hier3".
  */
 #include <stdlib.h>
 
@@ -28,6 +29,10 @@ typedef struct {
     hccn_frontier_t **fs;           /* fs[i dmax + s]: the sinks of level
                                        i's last phase in set s; set 0 is
                                        h->f[i] */
+    hccn_frontier_t **fdn;          /* fdn[i dmax + s], below the top:
+                                       the sinks of level i's last
+                                       allgather in set s (its descent
+                                       runs beside its climb) */
 } ar_t;
 
 #define SLOTS_MAX 64
@@ -121,16 +126,33 @@ static const hccn_frontier_t *up_after(hccn_hier_comp_t *h, int i)
     return i == 0 ? h->f[0] : hccn_hier_levels_both(h, h->f[i - 1], h->f[i]);
 }
 
-/* The climb of the chunk at byte o: reduce-scatters, then the top's
+/* What level i's reduce-scatter of chunk k starts after: up_after, and
+ * below the top with D > 1 slots the first D chunks one after another
+ * (chunk k < D also after chunk k-1). Chunks all ready at once would
+ * otherwise start together, share the links and end together, and so
+ * would every D of them after: the library fills its slots in order. */
+static const hccn_frontier_t *climb_after(hccn_hier_comp_t *h, const ar_t *c,
+                                          int i, uint64_t k)
+{
+    const hccn_frontier_t *after = up_after(h, i);
+    if (i == c->top || c->D[i] == 1 || k == 0 || k >= (uint64_t)c->D[i])
+        return after;
+    if ((after != h->tmp && hccn_frontier_copy(h->tmp, after) != 0) ||
+        hccn_frontier_merge(h->tmp, c->fs[i * c->dmax + (int)k - 1]) != 0)
+        h->s->failed = 1;
+    return h->tmp;
+}
+
+/* The climb of chunk k, at byte o: reduce-scatters, then the top's
  * allreduce, whose sinks are kept in ftop for the chunk's descent. */
-static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
+static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t k, uint64_t o,
                hccn_frontier_t *ftop)
 {
     const size_t e = h->a->esize;
     for (int i = 0; i < c->top; i++)
         run(h, c, i, HCCN_COLL_REDUCE_SCATTER, c->blk[i] / e,
             i == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, o, 0, c->blk[i],
-            up_after(h, i), i + 1);
+            climb_after(h, c, i, k), i + 1);
     uint64_t q = c->blk[c->top - 1] / e;
     if (!top_split(h, c, o, q)) {
         run(h, c, c->top, HCCN_COLL_ALLREDUCE, q, HCCN_BUF_RECV, o, 0, 0,
@@ -143,16 +165,34 @@ static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
         h->s->failed = 1;
 }
 
-/* The descent of the chunk at byte o, once its top (ftop) is done. */
-static void down(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
+/* Level i's descent set of chunk k: with one slot the climb's (its
+ * frontier and SCRATCH), with D its own set k % D beside the climb's. */
+static hccn_frontier_t *down_set(hccn_hier_comp_t *h, const ar_t *c, int i,
+                                 uint64_t k, uint64_t *sc)
+{
+    if (c->D[i] == 1) {
+        *sc = h->sbase[i];
+        return h->f[i];
+    }
+    int x = (int)(k % (uint64_t)c->D[i]);
+    *sc = c->base[i] + (uint64_t)(c->D[i] + x) * c->w[i];
+    return c->fdn[i * c->dmax + x];
+}
+
+/* The descent of chunk k, at byte o, once its top (ftop) is done. */
+static void down(hccn_hier_comp_t *h, const ar_t *c, uint64_t k, uint64_t o,
                  const hccn_frontier_t *ftop)
 {
     const size_t e = h->a->esize;
+    hccn_frontier_t *above = NULL;
     for (int i = c->top - 1; i >= 0; i--) {
-        const hccn_frontier_t *after =
-            hccn_hier_levels_both(h, h->f[i], i == c->top - 1 ? ftop : h->f[i + 1]);
-        run(h, c, i, HCCN_COLL_ALLGATHER, c->blk[i] / e, HCCN_BUF_RECV, o,
-            c->blk[i], 0, after, 2 * c->top + 1 - i);
+        uint64_t sc;
+        hccn_frontier_t *fd = down_set(h, c, i, k, &sc);
+        const hccn_frontier_t *after = hccn_hier_levels_both(
+            h, fd, i == c->top - 1 ? ftop : above);
+        run_to(h, c, i, HCCN_COLL_ALLGATHER, c->blk[i] / e, HCCN_BUF_RECV,
+               o, c->blk[i], 0, sc, after, fd, 2 * c->top + 1 - i);
+        above = fd;
     }
 }
 
@@ -194,18 +234,18 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
         }
         x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
         c->w[i] = x > most ? x : most;
-        if (i < c->top)
-            c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] * c->w[i];
+        if (i < c->top)     /* D climb sets, and D descent sets if D > 1 */
+            c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] *
+                                              (c->D[i] > 1 ? 2 : 1) * c->w[i];
     }
 }
 
-/* Slots: D chunks of the top in flight, D from lv->slots (at most 64
- * and K), and their frontiers. The levels below keep one: their chunks
- * are all ready at the start, and in flight together they would share
- * the links from the start (the engine shares a link fairly, where the
- * library's slots fill in order), every chunk's climb late. A top whose
- * switch reduces keeps one too: its two parts pipeline their own way
- * (top_split). 0, or -1 on no memory. */
+/* Slots: D chunks of every level in flight, D from lv->slots (at most
+ * 64 and K), and their frontiers: fs for the climbs, fdn for the descents
+ * below the top. A level below whose groups are larger than
+ * HCCN_LEVELS_BESIDE_MAX keeps one (levels.h), and where the top's
+ * switch reduces every level keeps one: the top's two parts pipeline
+ * their own way (top_split). 0, or -1 on no memory. */
 static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
 {
     int d = h->lv->slots > 1 ? h->lv->slots : 1;
@@ -213,15 +253,20 @@ static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
     d = (uint64_t)d < K ? d : (int)(K > 0 ? K : 1);
     c->dmax = d;
     for (int i = 0; i <= c->top; i++)
-        c->D[i] = i == c->top && !c->split ? d : 1;
-    c->fs = hccn_sim_calloc((size_t)(c->top + 1) * (size_t)d, sizeof(*c->fs));
+        c->D[i] = c->split || (i < c->top &&
+                               h->lv->n[i] > HCCN_LEVELS_BESIDE_MAX) ? 1 : d;
+    c->fs = hccn_sim_calloc(2 * (size_t)(c->top + 1) * (size_t)d, sizeof(*c->fs));
     if (c->fs == NULL)
         return -1;
+    c->fdn = c->fs + (size_t)(c->top + 1) * (size_t)d;
     for (int i = 0; i <= c->top; i++)
         c->fs[i * d] = h->f[i];
     for (int i = 0; i <= c->top; i++) {
         for (int x = 1; x < c->D[i]; x++)
             if ((c->fs[i * d + x] = hccn_frontier_new(h->a->nranks)) == NULL)
+                return -1;
+        for (int x = 0; i < c->top && c->D[i] > 1 && x < c->D[i]; x++)
+            if ((c->fdn[i * d + x] = hccn_frontier_new(h->a->nranks)) == NULL)
                 return -1;
     }
     return 0;
@@ -246,6 +291,9 @@ static void slots_fini(hccn_hier_comp_t *h, ar_t *c)
     for (int i = 0; i <= c->top; i++)
         for (int x = 1; x < c->D[i]; x++)
             hccn_frontier_free(c->fs[i * c->dmax + x]);
+    for (int i = 0; i < c->top; i++)
+        for (int x = 0; c->D[i] > 1 && x < c->D[i]; x++)
+            hccn_frontier_free(c->fdn[i * c->dmax + x]);
     hccn_sim_free(c->fs);
     c->fs = NULL;
 }
@@ -347,14 +395,14 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
             for (int i = 1; i < c.top; i++)
                 ck.blk[i] = ck.blk[i - 1] / (uint64_t)h->lv->n[i];
             if (pass == 1) {
-                down(h, &ck, off * e, ftop[k]);
+                down(h, &ck, k, off * e, ftop[k]);
                 continue;
             }
             ftop[k] = hccn_frontier_new(h->a->nranks);
             if (ftop[k] == NULL)
                 h->s->failed = 1;
             else
-                up(h, &ck, off * e, ftop[k]);
+                up(h, &ck, k, off * e, ftop[k]);
         }
     slots_use(h, &c, 0);
     if (t > 0 && !h->s->failed)

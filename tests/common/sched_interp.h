@@ -90,7 +90,7 @@ void sched_interp_sum_u32(void *dst, const void *a, const void *b,
  * reduce_scatter, send = recv + rank * count for allgather, the same
  * otherwise); 4 guard bytes of 0xEE after each. SEND holds gen(rank, i)
  * for its 32-bit elements. */
-#define SCHED_INTERP_MAXP 32
+#define SCHED_INTERP_MAXP 64
 typedef struct {
     sched_interp_bufs_t b[SCHED_INTERP_MAXP];
     uint32_t *mem[SCHED_INTERP_MAXP], *mem2[SCHED_INTERP_MAXP];

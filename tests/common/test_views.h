@@ -4,7 +4,7 @@
 
 #include "hierarchy/coll.h"
 
-#define TEST_VIEW_MAXP 32
+#define TEST_VIEW_MAXP 64
 
 /* A communicator's placement: nodes of the given sizes; ranks node by node
  * (node-major) or dealt round-robin over the nodes that still have room. */

@@ -1,19 +1,28 @@
 /*
- * Pipeline slots at the top of the two-level allreduce (levels.h,
- * docs/software.md "Pipeline slots"): with D slots the top's allreduce
- * of chunk k waits for its own of chunk k-D, not k-1.
+ * Pipeline slots of the two-level allreduce (levels.h, docs/software.md
+ * "Pipeline slots"): with D slots every level's phase of chunk k waits
+ * for its own of chunk k-D, not k-1, and level 0's allgathers run beside
+ * its reduce-scatters (nodes of up to 16 ranks).
  *
  *   - data: D changes only the dependencies and the SCRATCH sets; the
  *     schedule has the same steps, the interpreter finds no race, the
  *     result is the serial sum (32-bit integers) and, in fp32, bit for
- *     bit the result with one slot;
- *   - time: on a cluster whose NICs bind (the nodes' fabric and the
- *     reductions nearly free, the bulk protocol alone, 14 us a network
- *     step), K chunks take K (l + b) with one slot, l = 2 (route + step)
- *     the latency of a chunk's two-step ring across 2 nodes and b =
- *     q / B its bytes on the NIC; with D = K slots the latencies overlap:
- *     l + K b (fill, then the NIC's pace). The engine follows both hand
- *     formulas, and the closed form the engine, for D = 1, 2, 4, 8.
+ *     bit the result with one slot (hier, hier_rr, and hier_nvls with the
+ *     nodes' switches reducing);
+ *   - time where the NICs bind (the nodes' fabric and the reductions
+ *     nearly free, the bulk protocol alone, 14 us a network step): K
+ *     chunks take K (l + b) with one slot, l = 2 (route + step) the
+ *     latency of a chunk's two-step ring across 2 nodes and b = q / B its
+ *     bytes on the NIC; with D = K slots the latencies overlap: l + K b
+ *     (fill, then the NIC's pace). The engine follows both hand formulas,
+ *     and the closed form the engine, for D = 1, 2, 4, 8;
+ *   - time where the nodes' reducing switch binds (hier_nvls, the NICs
+ *     nearly free): with one slot a chunk's reduce-scatter and allgather
+ *     take their turns, (p-1) b up then (p-1) b down, blocks of b; with 8
+ *     slots one chunk's allgather comes down while later chunks'
+ *     reduce-scatters go up, p b each way a chunk: K p b / F and a fill
+ *     of one chunk at most. The engine follows both, and the closed form
+ *     the engine.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +37,7 @@
 #include "device_sim/topo.h"
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
+#include "hierarchy/levels.h"
 #include "sched_interp.h"
 #include "test_engine.h"
 #include "test_topo_load.h"
@@ -73,7 +83,9 @@ static hccn_sched_t *run(const char *algo, test_view_t *w, int D,
     w->v.slots = D;
     hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
                           .count = count, .esize = 4, .view = &w->v,
-                          .chunk_bytes = 1024};
+                          .chunk_bytes = 1024,
+                          .in_switch = strcmp(algo, "hier_nvls") == 0
+                                           ? HCCN_IN_SWITCH_NODES : 0};
     hccn_sched_t *s = hccn_hier_build(hccn_hier_algo_find(algo), &a);
     assert_non_null(s);
     sched_interp_host_t h;
@@ -95,11 +107,11 @@ static hccn_sched_t *run(const char *algo, test_view_t *w, int D,
 static void test_slots_keep_bits(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"hier", "hier_rr"};
+    static const char *const algos[] = {"hier", "hier_rr", "hier_nvls"};
     const uint64_t count = 16 * 256 + 3;   /* 16 chunks and a tail */
     test_view_t w;
     test_even_view(&w, 2, 4);
-    for (int al = 0; al < 2; al++)
+    for (int al = 0; al < 3; al++)
         for (int inplace = 0; inplace < 2; inplace++) {
             uint32_t *one[8], *many[8];
             hccn_sched_t *s1 = run(algos[al], &w, 1, count, inplace, 1, one);
@@ -124,6 +136,31 @@ static void test_slots_keep_bits(void **state)
                 free(many[r]);
             }
         }
+}
+
+/* Nodes of more than HCCN_LEVELS_BESIDE_MAX ranks keep one chunk at a
+ * time below the top (levels.h): still the same bits as one slot, race
+ * free, the same steps. */
+static void test_slots_big_nodes(void **state)
+{
+    (void)state;
+    enum { N = 2, L = HCCN_LEVELS_BESIDE_MAX + 1, P = N * L };
+    const uint64_t count = 16 * 256 + 5;   /* 16 chunks and a tail */
+    test_view_t w;
+    test_even_view(&w, N, L);
+    for (int inplace = 0; inplace < 2; inplace++) {
+        uint32_t *one[P], *many[P];
+        hccn_sched_t *s1 = run("hier", &w, 1, count, inplace, 1, one);
+        hccn_sched_t *s8 = run("hier", &w, 8, count, inplace, 1, many);
+        for (int r = 0; r < P; r++) {
+            assert_int_equal(s8->ranks[r].nsteps, s1->ranks[r].nsteps);
+            assert_memory_equal(many[r], one[r], count * 4);
+            free(one[r]);
+            free(many[r]);
+        }
+        hccn_sched_free(s1);
+        hccn_sched_free(s8);
+    }
 }
 
 /* ----------------------------------------------------------------- time --- */
@@ -187,11 +224,77 @@ static void test_slots_time(void **state)
     test_assert_rel(eng[K], l + K * b, 0.02, "K slots: l + K b");
 }
 
+/* 2 nodes of 4 NPUs on a switch of 100 GB/s a port each way that reduces
+ * at 400 GB/s of contributions, 0.01 us; NICs of 10 TB/s; the bulk
+ * protocol alone, no step, no launch; D slots. */
+#define CFG_NV                                                                \
+    "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": {"             \
+    "\"launch_us\": 0, \"nvls_launch_us\": 0, \"ll\": {\"enabled\": "         \
+    "false}, \"ll128\": {\"enabled\": false}, \"simple\": {\"step_us\": "      \
+    "{\"intra\": 0, \"net\": 0}}, \"link_efficiency\": 1, \"slots\": %d}, "   \
+    "\"node_types\": [{\"count\": 2, \"npu\": {\"count\": 4, \"arena_MiB\": " \
+    "64, \"reduce_bw_GBps\": 100000, \"mem_bw_GBps\": 100000}, "            \
+    "\"fabric\": {\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 0.01, " \
+    "\"reduce\": {\"bw_GBps\": 400}}, \"nics\": {\"count\": 4, "              \
+    "\"bw_GBps\": 10000, \"lat_us\": 0.01}}], \"network\": {\"type\": "       \
+    "\"switch\", \"lat_us\": 0.01}}"
+
+#define KN 16                    /* chunks */
+#define CHUNK_NV (4 << 20)       /* hier's own chunk (chunk_bytes 0) */
+
+/* Engine and closed form of hier_nvls's allreduce of KN chunks of
+ * CHUNK_NV bytes, D slots. */
+static void times_nvls(int D, double *eng, double *form)
+{
+    char json[2048];
+    snprintf(json, sizeof(json), CFG_NV, D);
+    hccn_sim_topo_t *t = test_topo_load(json, "slots-nvls");
+    int world[8] = {0, 1, 2, 3, 4, 5, 6, 7}, node[8], local[8];
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t view;
+    assert_int_equal(hccn_hier_cost_view(&pl, 8, node, local, &view), 0);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 8,
+                          .count = (uint64_t)KN * CHUNK_NV / 4, .esize = 4,
+                          .view = &view};
+    a.in_switch = hccn_hier_in_switch(t, world, 8, a.coll, HCCN_FP32,
+                                      HCCN_SUM);
+    assert_true(a.in_switch & HCCN_IN_SWITCH_NODES);
+    const hccn_algo_t *nv = hccn_hier_algo_find("hier_nvls");
+    *eng = hccn_hier_cost(nv, &a, &pl, HCCN_COST_ENGINE, NULL);
+    *form = hccn_hier_cost(nv, &a, &pl, HCCN_COST_MODEL, NULL);
+    hccn_sim_topo_free(t);
+}
+
+static void test_slots_time_switch(void **state)
+{
+    (void)state;
+    double eng[2], form[2];
+    const double F = 100e9, b = CHUNK_NV / 4.0;   /* a rank's block */
+    const int p = 4;
+    times_nvls(1, &eng[0], &form[0]);
+    times_nvls(8, &eng[1], &form[1]);
+    print_message("one slot: engine %.3f us, form %.3f us; 8 slots: engine "
+                  "%.3f us, form %.3f us\n", eng[0] * 1e6, form[0] * 1e6,
+                  eng[1] * 1e6, form[1] * 1e6);
+    /* one slot: (p-1) b up, then (p-1) b down, a chunk */
+    test_assert_rel(eng[0], KN * 2.0 * (p - 1) * b / F, 0.03,
+                    "one slot: K 2 (p-1) b / F");
+    /* eight: p b each way a chunk, and at most one chunk's fill */
+    double pace = KN * p * b / F, fill = 2.0 * (p - 1) * b / F;
+    if (eng[1] < pace * (1 - 1e-9) || eng[1] > (pace + fill) * 1.01)
+        fail_msg("8 slots: engine %.3f us outside [%.3f, %.3f] us",
+                 eng[1] * 1e6, pace * 1e6, (pace + fill) * 1e6);
+    test_assert_rel(form[0], eng[0], 0.03, "closed form, one slot");
+    test_assert_rel(form[1], eng[1], 0.05, "closed form, 8 slots");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots_keep_bits),
+        cmocka_unit_test(test_slots_big_nodes),
         cmocka_unit_test(test_slots_time),
+        cmocka_unit_test(test_slots_time_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
