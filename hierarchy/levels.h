@@ -59,8 +59,9 @@
  * (allreduce, above); a larger one keeps one chunk at a time and its
  * allgathers after: each of its phases is n (n-1) transfers in a switch
  * node, and phases in flight together drain at different instants, each
- * re-rating the others' (the engine's work about 5x on 72-GPU racks, for
- * a fraction of a percent of simulated time). */
+ * re-rating the others' (on 72-GPU racks the engine's work grows from
+ * seconds to many minutes, for a fraction of a percent of simulated
+ * time). */
 #define HCCN_LEVELS_BESIDE_MAX 16
 
 typedef struct {
