@@ -316,8 +316,10 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
     const uint64_t D = top_slots(a, h, K);
+    const int beside = h->L <= HCCN_LEVELS_BESIDE_MAX;   /* levels.h */
     /* x[i]: P1, P2, P3 of a full chunk (i = 0) and of the last; b[i]
-     * their links' times and w0[i] level 0's work (D > 1 only) */
+     * their links' times and w0[i] level 0's work (D > 1; level 0's
+     * only beside) */
     double x[2][3], b[2][3] = {{0.0}}, w0[2] = {0.0, 0.0}, sp[2][4];
     double e1 = 0.0, e2 = 0.0, e3;
     int split[2] = {0, 0};
@@ -329,9 +331,10 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                            : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
                                    q, 0);
         x[i][2] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
-        if (D > 1) {
-            b[i][0] = busy(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q);
+        if (D > 1)
             b[i][1] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
+        if (D > 1 && beside) {
+            b[i][0] = busy(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q);
             b[i][2] = busy(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q);
             w0[i] = level0_work(m, h, a, q, b[i][0]);
         }
@@ -339,8 +342,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     if (K > 0 && D > 1) {     /* D > 1: the top does not split */
-        e3 = slotted(m, K, D, x, b, w0, red2,
-                     h->L <= HCCN_LEVELS_BESIDE_MAX);
+        e3 = slotted(m, K, D, x, b, w0, red2, beside);
         if (tail > 0)
             e3 += level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
                   level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);

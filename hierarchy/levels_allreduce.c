@@ -126,8 +126,8 @@ static const hccn_frontier_t *up_after(hccn_hier_comp_t *h, int i)
     return i == 0 ? h->f[0] : hccn_hier_levels_both(h, h->f[i - 1], h->f[i]);
 }
 
-/* What level i's reduce-scatter of chunk k starts after: up_after, and
- * below the top with D > 1 slots the first D chunks one after another
+/* What level i's (below the top) reduce-scatter of chunk k starts after:
+ * up_after, and with D > 1 slots the first D chunks one after another
  * (chunk k < D also after chunk k-1). Chunks all ready at once would
  * otherwise start together, share the links and end together, and so
  * would every D of them after: the library fills its slots in order. */
@@ -135,7 +135,7 @@ static const hccn_frontier_t *climb_after(hccn_hier_comp_t *h, const ar_t *c,
                                           int i, uint64_t k)
 {
     const hccn_frontier_t *after = up_after(h, i);
-    if (i == c->top || c->D[i] == 1 || k == 0 || k >= (uint64_t)c->D[i])
+    if (c->D[i] == 1 || k == 0 || k >= (uint64_t)c->D[i])
         return after;
     if ((after != h->tmp && hccn_frontier_copy(h->tmp, after) != 0) ||
         hccn_frontier_merge(h->tmp, c->fs[i * c->dmax + (int)k - 1]) != 0)
