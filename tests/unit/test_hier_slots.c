@@ -22,8 +22,10 @@
  *     slots one chunk's allgather comes down while later chunks'
  *     reduce-scatters go up, p b each way a chunk: K p b / F and a fill
  *     of one chunk at most. The engine follows both, and the closed form
- *     the engine.
+ *     the engine. On nodes of more than 16 NPUs eight slots still take
+ *     the turns of one (levels.h).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,7 +225,7 @@ static void test_slots_time(void **state)
     test_assert_rel(eng[K], l + K * b, 0.02, "K slots: l + K b");
 }
 
-/* 2 nodes of 4 NPUs on a switch of 100 GB/s a port each way that reduces
+/* 2 nodes of L NPUs on a switch of 100 GB/s a port each way that reduces
  * at 400 GB/s of contributions, 0.01 us; NICs of 10 TB/s; the bulk
  * protocol alone, no step, no launch; D slots. */
 #define CFG_NV                                                                \
@@ -231,31 +233,34 @@ static void test_slots_time(void **state)
     "\"launch_us\": 0, \"nvls_launch_us\": 0, \"ll\": {\"enabled\": "         \
     "false}, \"ll128\": {\"enabled\": false}, \"simple\": {\"step_us\": "      \
     "{\"intra\": 0, \"net\": 0}}, \"link_efficiency\": 1, \"slots\": %d}, "   \
-    "\"node_types\": [{\"count\": 2, \"npu\": {\"count\": 4, \"arena_MiB\": " \
+    "\"node_types\": [{\"count\": 2, \"npu\": {\"count\": %d, \"arena_MiB\": " \
     "64, \"reduce_bw_GBps\": 100000, \"mem_bw_GBps\": 100000}, "            \
     "\"fabric\": {\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 0.01, " \
-    "\"reduce\": {\"bw_GBps\": 400}}, \"nics\": {\"count\": 4, "              \
+    "\"reduce\": {\"bw_GBps\": 400}}, \"nics\": {\"count\": %d, "             \
     "\"bw_GBps\": 10000, \"lat_us\": 0.01}}], \"network\": {\"type\": "       \
     "\"switch\", \"lat_us\": 0.01}}"
 
 #define KN 16                    /* chunks */
 #define CHUNK_NV (4 << 20)       /* hier's own chunk (chunk_bytes 0) */
 
-/* Engine and closed form of hier_nvls's allreduce of KN chunks of
- * CHUNK_NV bytes, D slots. */
-static void times_nvls(int D, double *eng, double *form)
+/* Engine and closed form of hier_nvls's allreduce of about KN chunks of
+ * CHUNK_NV bytes (KN times CHUNK_NV in all), nodes of L NPUs, D slots. */
+static void times_nvls(int L, int D, double *eng, double *form)
 {
     char json[2048];
-    snprintf(json, sizeof(json), CFG_NV, D);
+    snprintf(json, sizeof(json), CFG_NV, D, L, L);
     hccn_sim_topo_t *t = test_topo_load(json, "slots-nvls");
-    int world[8] = {0, 1, 2, 3, 4, 5, 6, 7}, node[8], local[8];
+    int world[2 * TEST_VIEW_MAXP], node[2 * TEST_VIEW_MAXP],
+        local[2 * TEST_VIEW_MAXP];
+    for (int r = 0; r < 2 * L; r++)
+        world[r] = r;
     hccn_cost_place_t pl = {t, world};
     hccn_hier_view_t view;
-    assert_int_equal(hccn_hier_cost_view(&pl, 8, node, local, &view), 0);
-    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 8,
+    assert_int_equal(hccn_hier_cost_view(&pl, 2 * L, node, local, &view), 0);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 2 * L,
                           .count = (uint64_t)KN * CHUNK_NV / 4, .esize = 4,
                           .view = &view};
-    a.in_switch = hccn_hier_in_switch(t, world, 8, a.coll, HCCN_FP32,
+    a.in_switch = hccn_hier_in_switch(t, world, 2 * L, a.coll, HCCN_FP32,
                                       HCCN_SUM);
     assert_true(a.in_switch & HCCN_IN_SWITCH_NODES);
     const hccn_algo_t *nv = hccn_hier_algo_find("hier_nvls");
@@ -270,8 +275,8 @@ static void test_slots_time_switch(void **state)
     double eng[2], form[2];
     const double F = 100e9, b = CHUNK_NV / 4.0;   /* a rank's block */
     const int p = 4;
-    times_nvls(1, &eng[0], &form[0]);
-    times_nvls(8, &eng[1], &form[1]);
+    times_nvls(p, 1, &eng[0], &form[0]);
+    times_nvls(p, 8, &eng[1], &form[1]);
     print_message("one slot: engine %.3f us, form %.3f us; 8 slots: engine "
                   "%.3f us, form %.3f us\n", eng[0] * 1e6, form[0] * 1e6,
                   eng[1] * 1e6, form[1] * 1e6);
@@ -287,6 +292,30 @@ static void test_slots_time_switch(void **state)
     test_assert_rel(form[1], eng[1], 0.05, "closed form, 8 slots");
 }
 
+/* Nodes of more than HCCN_LEVELS_BESIDE_MAX NPUs: with 8 slots level 0
+ * still takes its turns, a reduce-scatter then an allgather a chunk. Of
+ * a message of S bytes, the reduce-scatters send (p-1)/p S up each port
+ * and put (p-1) S through the unit (X), the allgathers bring (p-1)/p S
+ * down each port: the sum of the two, where beside it would be the most
+ * of S / F each way and (p-1) S / X. In the engine and in the closed
+ * form. */
+static void test_slots_time_big_nodes(void **state)
+{
+    (void)state;
+    const int p = HCCN_LEVELS_BESIDE_MAX + 1;
+    const double F = 100e9, X = 400e9, S = (double)KN * CHUNK_NV;
+    double turns = fmax((p - 1) * S / p / F, (p - 1) * S / X) +
+                   (p - 1) * S / p / F;
+    double beside = fmax(S / F, (p - 1) * S / X), eng, form;
+    times_nvls(p, 8, &eng, &form);
+    print_message("nodes of %d, 8 slots: engine %.3f us, form %.3f us "
+                  "(turns %.3f us, beside %.3f us)\n", p, eng * 1e6,
+                  form * 1e6, turns * 1e6, beside * 1e6);
+    assert_true(turns > 1.2 * beside);
+    test_assert_rel(eng, turns, 0.03, "8 slots, large nodes: in turns");
+    test_assert_rel(form, eng, 0.03, "closed form, large nodes");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_slots_big_nodes),
         cmocka_unit_test(test_slots_time),
         cmocka_unit_test(test_slots_time_switch),
+        cmocka_unit_test(test_slots_time_big_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
