@@ -14,6 +14,8 @@
  *   ring LL128 bus bandwidth x 0.92 ("120.0/128.0") -> ll128 efficiency
  *   hwLat[NVLINK][NVLS] Simple 25 us, the whole latency of an NVLS call
  *   (its baseLat is 0)                 -> nvls_launch_us
+ *   and so no cost per step of an NVLS call inside a node
+ *   (latencies = intraLat, not times nsteps) -> nvls_step_us 0
  *   NVLS runs Simple only (its LL and LL128 rows are not enabled)
  *                                      -> nvls_simple
  *   hwLat[NET][NVLSTree] Simple 20.9 us -> nvls_net_step_us
@@ -110,6 +112,7 @@ static const hccn_sim_sw_t presets[] = {
     {.stack = "nccl-2.2x",
      .launch_s = 6.6e-6,
      .nvls_launch_s = 25e-6,
+     .nvls_step_on = 1,
      .nvls_net_step_s = 20.9e-6,
      .nvls_simple = 1,
      .host_s = 4.6e-6,
@@ -349,6 +352,9 @@ double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family)
     if (family == HCCN_SIM_FAM_NVLS && cls == HCCN_SIM_CLS_NET &&
         sw->nvls_net_step_s > 0.0)
         return sw->nvls_net_step_s;
+    if (family == HCCN_SIM_FAM_NVLS && cls == HCCN_SIM_CLS_INTRA &&
+        sw->nvls_step_on)
+        return sw->nvls_step_s;
     if (family == HCCN_SIM_FAM_TREE && q->tree_on)
         return q->tree_step_s[cls];
     if (family == HCCN_SIM_FAM_NET_RING && cls == HCCN_SIM_CLS_INTRA &&

@@ -97,6 +97,13 @@ struct hccn_sim_sw {
                                         switch, in place of launch_s (the
                                         library's in-switch algorithm);
                                         0: launch_s */
+    double nvls_step_s;              /* a step inside a node of a call
+                                        that reduces in a node's switch,
+                                        in place of its protocol's, where
+                                        nvls_step_on (NCCL's NVLS: its
+                                        launch is its whole latency in
+                                        the node) */
+    int nvls_step_on;
     double nvls_net_step_s;          /* a step through a NIC of a call
                                         that reduces in a node's switch
                                         (the library's NVLS tree across
@@ -152,8 +159,9 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
 /* The step cost of protocol p on a route of class cls in a call of the
  * library algorithm family (HCCN_SIM_FAM_*): step_s[cls]; in the tree,
  * tree_step_s[cls] where given; inside a node of the ring across nodes,
- * at least ring_step_s; through a NIC in a call that reduces in a node's
- * switch, nvls_net_step_s where given. */
+ * at least ring_step_s; in a call that reduces in a node's switch,
+ * nvls_step_s inside a node where nvls_step_on and nvls_net_step_s
+ * through a NIC where given. */
 double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family);
 
 /* The efficiency of protocol p for a transfer of class cls that NPU src

@@ -160,7 +160,8 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "ranks_per_thread", "ll", "ll128",
                                        "simple", "sources", "notes",
                                        "channels", "allpairs_max_bytes",
-                                       "nvls_launch_us", "nvls_net_step_us",
+                                       "nvls_launch_us", "nvls_step_us",
+                                       "nvls_net_step_us",
                                        "slots",
                                        "algorithms", "send_overhead_us",
                                        "recv_overhead_us", "link_efficiency",
@@ -180,6 +181,10 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
             sw->proto[p].launch_s = 0.0;
     }
     if ((st = opt_us(c, o, "nvls_launch_us", &sw->nvls_launch_s)))
+        return st;
+    if (json_object_object_get_ex(o, "nvls_step_us", NULL))
+        sw->nvls_step_on = 1;
+    if ((st = opt_us(c, o, "nvls_step_us", &sw->nvls_step_s)))
         return st;
     if ((st = opt_us(c, o, "nvls_net_step_us", &sw->nvls_net_step_s)))
         return st;

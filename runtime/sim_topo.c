@@ -349,6 +349,8 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->slots = sw->slots;
     out->channels = sw->channels;
     out->nvls_launch_us = sw->nvls_launch_s * 1e6;
+    out->nvls_step_us = sw->nvls_step_s * 1e6;
+    out->nvls_step_set = sw->nvls_step_on;
     out->nvls_net_step_us = sw->nvls_net_step_s * 1e6;
     out->allpairs_max_bytes = sw->allpairs_max_bytes;
     out->send_overhead_us = sw->send_s * 1e6;

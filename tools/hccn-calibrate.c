@@ -104,6 +104,11 @@ static void software_json(const hccn_software_t *sw, int per_thread,
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
     }
+    if (sw->nvls_step_set) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ", \"nvls_step_us\": %.17g",
+                 sw->nvls_step_us);
+    }
     size_t m = strlen(buf);
     snprintf(buf + m, len - m, ", \"link_efficiency\": {\"fabric\": %.17g, "
              "\"pcie\": %.17g, \"nic\": %.17g}",

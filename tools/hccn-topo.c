@@ -107,6 +107,8 @@ static void print_software(const hccn_topo_t *t)
            sw.launch_us, sw.host_us, sw.ranks_per_thread, sw.slots);
     if (sw.nvls_launch_us > 0.0)
         printf(", in-switch launch %g us", sw.nvls_launch_us);
+    if (sw.nvls_step_set)
+        printf(", in-switch step %g us", sw.nvls_step_us);
     if (sw.nvls_net_step_us > 0.0)
         printf(", in-switch network step %g us", sw.nvls_net_step_us);
     if (sw.send_overhead_us > 0.0 || sw.recv_overhead_us > 0.0)

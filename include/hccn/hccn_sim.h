@@ -341,6 +341,10 @@ typedef struct {
     int channels;            /* rings' channels; 0: from the topology */
     double nvls_launch_us;   /* launch of a call that reduces in a
                                 node's switch; 0: launch_us */
+    double nvls_step_us;     /* a step inside a node of such a call, in
+                                place of its protocol's, where
+                                nvls_step_set */
+    int nvls_step_set;
     double nvls_net_step_us; /* a step through a NIC of such a call, in
                                 place of its protocol's; 0: none */
     double allpairs_max_bytes;   /* the library's all-pairs allreduce up

@@ -485,14 +485,17 @@ static void test_nvls_launch(void **state)
 /* NCCL runs NVLS under Simple alone (nccl-2.2x: nvls_simple): a call
  * that reduces in the switch runs every transfer under the bulk
  * protocol, even where its blocks (128 KiB here) would each take ll
- * (0 us, half rate: 2.6 us against simple's 3 us + 1.3 us). Engine and
- * closed form: 20 us + the body of test_nvls_launch with each phase's
- * latency 2 us + simple's 3 us (the links at their rate: link_efficiency
- * 1 in place of the preset's). */
-#define NCCL_STACKED                                                          \
+ * (half rate). And its latency in the node is its launch alone (NCCL's
+ * hwLat[NVLINK][NVLS], not times its steps): inside the node its steps
+ * cost nvls_step_us, the preset's 0, in place of simple's 3 us. Engine
+ * and closed form: 20 us + the body of test_nvls_launch with each
+ * phase's latency 2 us + the step (the links at their rate:
+ * link_efficiency 1 in place of the preset's); with the file's
+ * nvls_step_us of 1.5 us, that step. */
+#define NCCL_STACKED(extra)                                                   \
     "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": "              \
     "{\"launch_us\": 5, \"nvls_launch_us\": 20, \"link_efficiency\": 1, "  \
-    "\"ll\": {\"step_us\": 0, "                                             \
+    extra "\"ll\": {\"step_us\": 0, "                                       \
     "\"efficiency\": 0.5}, \"ll128\": {\"enabled\": false}, \"simple\": "    \
     "{\"step_us\": 3}}, \"node_types\": [{\"count\": 1, \"npu\": "         \
     "{\"count\": 8, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, "          \
@@ -503,27 +506,44 @@ static void test_nvls_launch(void **state)
 static void test_nvls_simple(void **state)
 {
     (void)state;
-    hccn_sim_topo_t *t = load(NCCL_STACKED), *own = load(STACKED);
-    assert_int_equal(hccn_sim_sw_call_proto(t->sw, 1), HCCN_SIM_PROTO_SIMPLE);
-    assert_int_equal(hccn_sim_sw_call_proto(t->sw, 0), -1);
+    const int SIMPLE = HCCN_SIM_PROTO_SIMPLE, IN = HCCN_SIM_CLS_INTRA,
+              NV = HCCN_SIM_FAM_NVLS;
+    hccn_sim_topo_t *own = load(STACKED);
     assert_int_equal(hccn_sim_sw_call_proto(own->sw, 1), -1);
+    /* No stack: an NVLS call's steps are its protocol's. */
+    assert_int_equal(own->sw->nvls_step_on, 0);
+    assert_true(hccn_sim_sw_step(own->sw, SIMPLE, IN, NV) ==
+                own->sw->proto[SIMPLE].step_s[IN]);
+    hccn_sim_topo_free(own);
+    const char *files[2] = {NCCL_STACKED(""),
+                            NCCL_STACKED("\"nvls_step_us\": 1.5, ")};
+    const double steps[2] = {0.0, 1.5e-6};
     int world[P];
     for (int r = 0; r < P; r++)
         world[r] = r;
-    hccn_cost_place_t pl = {t, world};
     const hccn_algo_t *nv = hccn_hier_algo_find("nvls");
     const uint64_t count = 8 << 15;
-    const double S = count * 4.0, b = S / P, step = 3e-6;
+    const double S = count * 4.0, b = S / P;
     hccn_coll_args_t a = args(HCCN_COLL_ALLREDUCE, count);
-    double body = ALPHA + step + (P - 1) * b / B + b / R + ALPHA + step +
-                  (P - 1) * b / B;
-    for (int m = 0; m < 2; m++) {
-        hccn_cost_mode_t mode = m ? HCCN_COST_MODEL : HCCN_COST_ENGINE;
-        test_assert_rel(hccn_hier_cost(nv, &a, &pl, mode, NULL),
-                        20e-6 + body, 1e-12, "nvls under simple alone");
+    for (int f = 0; f < 2; f++) {
+        hccn_sim_topo_t *t = load(files[f]);
+        assert_int_equal(hccn_sim_sw_call_proto(t->sw, 1), SIMPLE);
+        assert_int_equal(hccn_sim_sw_call_proto(t->sw, 0), -1);
+        assert_true(hccn_sim_sw_step(t->sw, SIMPLE, IN, NV) == steps[f]);
+        /* Other calls keep the protocol's step. */
+        assert_true(hccn_sim_sw_step(t->sw, SIMPLE, IN, HCCN_SIM_FAM_OTHER)
+                    == 3e-6);
+        hccn_cost_place_t pl = {t, world};
+        double step = steps[f];
+        double body = ALPHA + step + (P - 1) * b / B + b / R + ALPHA + step +
+                      (P - 1) * b / B;
+        for (int m = 0; m < 2; m++) {
+            hccn_cost_mode_t mode = m ? HCCN_COST_MODEL : HCCN_COST_ENGINE;
+            test_assert_rel(hccn_hier_cost(nv, &a, &pl, mode, NULL),
+                            20e-6 + body, 1e-12, "nvls under simple alone");
+        }
+        hccn_sim_topo_free(t);
     }
-    hccn_sim_topo_free(t);
-    hccn_sim_topo_free(own);
 }
 
 int main(void)

@@ -59,7 +59,19 @@ static void test_presets(void **state)
     assert_true(sw->proto[HCCN_SIM_PROTO_SIMPLE].step_s[1] == 14.0 * 1e-6);
     assert_true(sw->proto[HCCN_SIM_PROTO_LL128].eff[0] == 0.92);
     assert_int_equal(sw->slots, 8);   /* NCCL_STEPS */
+    /* NVLS: its launch is its whole latency in a node (no step there). */
+    assert_true(sw->nvls_launch_s == 25e-6);
+    assert_true(sw->nvls_step_on && sw->nvls_step_s == 0.0);
     hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\", \"software\": "
+             "{\"nvls_step_us\": 2.5}}");
+    assert_true(t->sw->nvls_step_on && t->sw->nvls_step_s == 2.5 * 1e-6);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"rccl-2.x\"}");
+    assert_int_equal(t->sw->nvls_step_on, 0);
+    hccn_sim_topo_free(t);
+    expect_error("{" BASE ", \"software\": {\"nvls_step_us\": -1}}",
+                 "bad.json: software.nvls_step_us");
     t = load("{" BASE ", \"stack\": \"none\"}");
     assert_int_equal(t->sw->slots, 1);
     hccn_sim_topo_free(t);
