@@ -247,10 +247,11 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
 /* Allreduce with D > 1 slots at a top that does not split
  * (levels_allreduce.c). Where a node has at most HCCN_LEVELS_BESIDE_MAX
  * ranks (`beside`) every level keeps D chunks in flight: P1 of chunk k
- * starts after P1 of chunk k-D (of k-1 for the first D), P2 after its P1
- * and P2 of chunk k-D, P3 after its P2 and P3 of chunk k-D, beside the
- * P1s; elsewhere only P2 does, the P1s run back to back and the P3s one
- * after another after the last P1. x[i] = {P1, P2, P3} of a full chunk
+ * starts after P1 of chunk k-D (of k-1 for the first D, and for every
+ * chunk where level 0's switch reduces: `inorder`), P2 after its P1 and
+ * P2 of chunk k-D, P3 after its P2 and P3 of chunk k-D, beside the P1s;
+ * elsewhere only P2 does, the P1s run back to back and the P3s one after
+ * another after the last P1. x[i] = {P1, P2, P3} of a full chunk
  * (i = 0) and of the last, b[i] their links' times, red a P1's wait for
  * the previous chunk's reductions (as below). A phase of d seconds alone
  * that starts at s ends at the later of s + d and the previous one's end
@@ -263,7 +264,8 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
  * and the last P3. */
 static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
                       const double x[2][3], const double b[2][3],
-                      const double w0[2], double red, int beside)
+                      const double w0[2], double red, int beside,
+                      int inorder)
 {
     double *t = hccn_sim_malloc(6 * (size_t)K * sizeof(double));
     if (t == NULL) {
@@ -276,7 +278,8 @@ static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
     const uint64_t D0 = beside ? D : 1;
     for (uint64_t k = 0; k < K; k++) {
         int i = k + 1 == K;
-        double start = k >= D0 ? e1[k - D0] : k > 0 ? e1[k - 1] : 0.0;
+        double start = k >= D0 && !inorder ? e1[k - D0]
+                       : k > 0 ? e1[k - 1] : 0.0;
         slotted_phase(s1, e1, k, D0, start, x[i][0],
                       (beside ? b[i][0] : x[i][0]) + (k > 0 ? red : 0.0),
                       &l1, 0);
@@ -342,7 +345,8 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     if (K > 0 && D > 1) {     /* D > 1: the top does not split */
-        e3 = slotted(m, K, D, x, b, w0, red2, beside);
+        e3 = slotted(m, K, D, x, b, w0, red2, beside,
+                     hccn_hier_level_switch(a, h->l0) != 0);
         if (tail > 0)
             e3 += level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
                   level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);

@@ -18,7 +18,8 @@
  *                 in flight (the library's pipeline slots): its phase of
  *                 chunk c waits for the one chunk c passed before and
  *                 for the level's phase of chunk c-D (the first D
- *                 reduce-scatters one after another), in SCRATCH set
+ *                 reduce-scatters one after another, and every one
+ *                 where the level's switch reduces), in SCRATCH set
  *                 c % D of its own; below the top the allgathers run
  *                 beside the reduce-scatters, in D sets of their own. A
  *                 level below whose groups have more than

@@ -23,7 +23,10 @@
  *     reduce-scatters go up, p b each way a chunk: K p b / F and a fill
  *     of one chunk at most. The engine follows both, and the closed form
  *     the engine. On nodes of more than 16 NPUs eight slots still take
- *     the turns of one (levels.h).
+ *     the turns of one (levels.h);
+ *   - order: where the nodes' switches reduce, level 0's reduce-scatters
+ *     go one after another in chunk order; with a mesh the first D do,
+ *     the others after chunk k-D's.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -150,6 +153,68 @@ static void test_slots_keep_bits(void **state)
                 free(many[r]);
             }
         }
+    }
+}
+
+/* The chunk whose reduce-scatter at level 0 (phase 1) the one of chunk
+ * k waits for, on rank 0: the latest earlier chunk one of its steps
+ * depends on directly; -1 for none. Chunk j's are rank 0's steps
+ * from[j] .. to[j] - 1. */
+static int climbs_after(const hccn_sched_t *s, const uint32_t *from,
+                        const uint32_t *to, int k)
+{
+    const hccn_sched_rank_t *rk = &s->ranks[0];
+    int latest = -1;
+    for (uint32_t i = from[k]; i < to[k]; i++)
+        for (uint32_t d = 0; d < rk->steps[i].ndeps; d++) {
+            uint32_t x = rk->deps[rk->steps[i].dep_off + d];
+            for (int j = 0; j < k; j++)
+                if (x >= from[j] && x < to[j] && j > latest)
+                    latest = j;
+        }
+    return latest;
+}
+
+/* The order of level 0's climbs with 8 slots (levels_allreduce.c,
+ * climb_after), 16 chunks on 2 nodes of 4: where the nodes' switches
+ * reduce (hier_nvls) every reduce-scatter waits for the chunk before's,
+ * the switch's pipeline taking them in order; with a mesh (hier) the
+ * first 8 wait for the one before, the others for chunk k-8's, their
+ * transfers' latencies overlapping. */
+static void test_slots_climb_order(void **state)
+{
+    (void)state;
+    static const char *const algos[] = {"hier_nvls", "hier"};
+    test_view_t w;
+    test_even_view(&w, 2, 4);
+    const int K = 16, D = 8;
+    for (int al = 0; al < 2; al++) {
+        uint32_t *out[8];
+        hccn_sched_t *s = run(algos[al], &w, D, (uint64_t)K * 256, 0, 0,
+                              out);
+        for (int r = 0; r < 8; r++)
+            free(out[r]);
+        /* chunk k's climb: the k-th run of phase-1 steps */
+        uint32_t from[16], to[16];
+        int n = 0;
+        const hccn_sched_rank_t *rk = &s->ranks[0];
+        for (uint32_t i = 0; i < rk->nsteps; i++) {
+            int in = rk->steps[i].phase == 1,
+                was = i > 0 && rk->steps[i - 1].phase == 1;
+            if (in && !was && n < K)
+                from[n] = i;
+            if (!in && was && n < K)
+                to[n++] = i;
+        }
+        assert_int_equal(n, K);
+        for (int k = 1; k < K; k++) {
+            int want = al == 0 || k < D ? k - 1 : k - D;
+            int got = climbs_after(s, from, to, k);
+            if (got != want)
+                fail_msg("%s: chunk %d's climb waits for chunk %d's, want "
+                         "%d", algos[al], k, got, want);
+        }
+        hccn_sched_free(s);
     }
 }
 
@@ -321,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots_keep_bits),
         cmocka_unit_test(test_slots_big_nodes),
+        cmocka_unit_test(test_slots_climb_order),
         cmocka_unit_test(test_slots_time),
         cmocka_unit_test(test_slots_time_switch),
         cmocka_unit_test(test_slots_time_big_nodes),
