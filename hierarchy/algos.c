@@ -103,7 +103,8 @@ static const hccn_algo_t algos[] = {
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_nvls_build,
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_nvls, 0},
     {"hier_nvls", "hierarchical: nvls inside nodes whose switch reduces, "
-                  "ring across; allreduce pipelined in chunks",
+                  "halving-doubling across a power of two of nodes, else "
+                  "ring; allreduce pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
      hccn_hier_hier_nvls_build, 0, hccn_hier_cm_hier_nvls, 0},
     {"sharp", "in-network reduction across nodes, one rank per node "

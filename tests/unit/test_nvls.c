@@ -351,41 +351,71 @@ static void test_interp(void **state)
 }
 
 /* Two nodes of 4 NPUs on reducing switches, one 25 GB/s NIC each. */
-static const char *const TWO =
-    "{\"version\": 1, \"node_types\": [{\"count\": 2, \"npu\": {\"count\": "
-    "4, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, \"mem_bw_GBps\": 200}, "
-    "\"fabric\": {\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 2, "
-    "\"reduce\": {\"bw_GBps\": 1000}}, \"nics\": {\"count\": 4, "
-    "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "
-    "\"switch\", \"lat_us\": 1}}";
+/* N nodes of 4 NPUs whose switches reduce, 25 GB/s NICs. */
+#define NODES_JSON                                                            \
+    "{\"version\": 1, \"node_types\": [{\"count\": %d, \"npu\": "          \
+    "{\"count\": 4, \"arena_MiB\": 64, \"reduce_bw_GBps\": 50, "           \
+    "\"mem_bw_GBps\": 200}, \"fabric\": {\"type\": \"switch\", "           \
+    "\"bw_GBps\": 100, \"lat_us\": 2, \"reduce\": {\"bw_GBps\": 1000}}, "   \
+    "\"nics\": {\"count\": 4, \"bw_GBps\": 25, \"lat_us\": 1}}], "          \
+    "\"network\": {\"type\": \"switch\", \"lat_us\": 1}}"
+#define NMAX 16
 
-/* hier_nvls: nvls inside each node, ring across. On two reducing nodes it
- * runs through the switches (results in the interpreter; the engine's
- * time of one chunk equals the closed form and beats hier's); without
- * reduction it is hier's schedule and price. */
-static void test_hier_nvls(void **state)
+/* The SENDs to another node on rank 0 of s (ranks node-major, 4 a
+ * node). */
+static int sends_across(const hccn_sched_t *s)
 {
-    (void)state;
-    hccn_sim_topo_t *t = load(TWO);
-    int world[P], node[P], local[P];
-    for (int r = 0; r < P; r++)
+    int n = 0;
+    for (uint32_t i = 0; i < s->ranks[0].nsteps; i++)
+        n += s->ranks[0].steps[i].kind == HCCN_STEP_SEND &&
+             s->ranks[0].steps[i].peer / 4 != 0;
+    return n;
+}
+
+/* hier_nvls: nvls inside each node, recursive halving-doubling (hd)
+ * across a power of two of nodes, else a ring, on N nodes of 4. Where the
+ * switches reduce it runs through them (results in the interpreter
+ * against the serial sums; the engine's time of one chunk equals the
+ * closed form; on two nodes it beats hier's), and a chunk crosses the
+ * network in 2 log2 N steps a rank, the depth of the library's NVLS tree
+ * (a ring: 2 (N - 1)); without reduction it is hier_mh's schedule (mesh
+ * and hd; hier's, mesh and ring, on other counts) and price. */
+static void hier_nvls_on(int N)
+{
+    char json[1024];
+    snprintf(json, sizeof(json), NODES_JSON, N);
+    hccn_sim_topo_t *t = load(json);
+    const int p = 4 * N;
+    int world[NMAX], node[NMAX], local[NMAX];
+    for (int r = 0; r < p; r++)
         world[r] = r;
     hccn_cost_place_t pl = {t, world};
     hccn_hier_view_t view;
-    assert_int_equal(hccn_hier_cost_view(&pl, P, node, local, &view), 0);
-    assert_int_equal(hccn_hier_in_switch(t, world, P, HCCN_COLL_ALLREDUCE,
+    assert_int_equal(hccn_hier_cost_view(&pl, p, node, local, &view), 0);
+    assert_int_equal(hccn_hier_in_switch(t, world, p, HCCN_COLL_ALLREDUCE,
                                          HCCN_FP32, HCCN_SUM),
                      HCCN_IN_SWITCH_NODES);
     const hccn_algo_t *hn = hccn_hier_algo_find("hier_nvls"),
-                      *hier = hccn_hier_algo_find("hier");
+                      *hier = hccn_hier_algo_find("hier"),
+                      *mh = hccn_hier_algo_find("hier_mh");
     assert_non_null(hn);
-    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = P,
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
                           .count = 1 << 18, .esize = 4, .view = &view,
                           .in_switch = HCCN_IN_SWITCH_NODES};
     double eng = hccn_hier_cost(hn, &a, &pl, HCCN_COST_ENGINE, NULL);
     test_assert_rel(hccn_hier_cost(hn, &a, &pl, HCCN_COST_MODEL, NULL), eng,
                     1e-9, "hier_nvls allreduce, closed form");
-    assert_true(eng < hccn_hier_cost(hier, &a, &pl, HCCN_COST_ENGINE, NULL));
+    if (N == 2)
+        assert_true(eng < hccn_hier_cost(hier, &a, &pl, HCCN_COST_ENGINE,
+                                         NULL));
+    hccn_sched_t *one = hccn_hier_build(hn, &a);
+    assert_non_null(one);
+    int depth = 0;
+    for (int n = N; n > 1; n /= 2)
+        depth++;
+    const int pow2 = (N & (N - 1)) == 0;
+    assert_int_equal(sends_across(one), pow2 ? 2 * depth : 2 * (N - 1));
+    hccn_sched_free(one);
     for (int c = 0; c < 3; c++) {
         hccn_coll_t coll = c == 0 ? HCCN_COLL_ALLREDUCE
                            : c == 1 ? HCCN_COLL_REDUCE_SCATTER
@@ -395,11 +425,11 @@ static void test_hier_nvls(void **state)
         x.count = 1000;
         hccn_sched_t *s = hccn_hier_build(hn, &x);
         assert_non_null(s);
-        uint64_t sn = coll == HCCN_COLL_REDUCE_SCATTER ? x.count * P : x.count;
-        uint64_t rn = coll == HCCN_COLL_ALLGATHER ? x.count * P : x.count;
-        sched_interp_bufs_t b[P];
-        uint32_t *mem[P];
-        for (int r = 0; r < P; r++) {
+        uint64_t sn = coll == HCCN_COLL_REDUCE_SCATTER ? x.count * p : x.count;
+        uint64_t rn = coll == HCCN_COLL_ALLGATHER ? x.count * p : x.count;
+        sched_interp_bufs_t b[NMAX];
+        uint32_t *mem[NMAX];
+        for (int r = 0; r < p; r++) {
             mem[r] = test_calloc(sn + rn, 4);
             for (uint64_t i = 0; i < sn; i++)
                 mem[r][i] = val(r, i);
@@ -410,28 +440,37 @@ static void test_hier_nvls(void **state)
         char why[256];
         if (sched_interp_run(s, b, &o, why, sizeof(why)) != 0)
             fail_msg("hier_nvls %s: %s", hccn_coll_name(coll), why);
-        for (int r = 0; r < P; r++)
+        for (int r = 0; r < p; r++)
             for (uint64_t i = 0; i < rn; i++) {
                 uint32_t want = 0;
                 if (coll == HCCN_COLL_ALLGATHER)
                     want = val((int)(i / x.count), i % x.count);
                 else
-                    for (int q = 0; q < P; q++)
+                    for (int q = 0; q < p; q++)
                         want += val(q, coll == HCCN_COLL_ALLREDUCE
                                            ? i : (uint64_t)r * x.count + i);
                 if (mem[r][sn + i] != want)
-                    fail_msg("hier_nvls %s: rank %d [%llu]",
-                             hccn_coll_name(coll), r, (unsigned long long)i);
+                    fail_msg("hier_nvls %s on %d nodes: rank %d [%llu]",
+                             hccn_coll_name(coll), N, r,
+                             (unsigned long long)i);
             }
-        for (int r = 0; r < P; r++)
+        for (int r = 0; r < p; r++)
             test_free(mem[r]);
         hccn_sched_free(s);
     }
     a.in_switch = 0;
     for (int mode = HCCN_COST_ENGINE; mode <= HCCN_COST_MODEL; mode++)
         assert_true(hccn_hier_cost(hn, &a, &pl, mode, NULL) ==
-                    hccn_hier_cost(hier, &a, &pl, mode, NULL));
+                    hccn_hier_cost(pow2 ? mh : hier, &a, &pl, mode, NULL));
     hccn_sim_topo_free(t);
+}
+
+static void test_hier_nvls(void **state)
+{
+    (void)state;
+    hier_nvls_on(2);
+    hier_nvls_on(3);
+    hier_nvls_on(4);
 }
 
 /* The launch of a call that reduces in the switch (software.h,
