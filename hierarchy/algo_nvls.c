@@ -344,7 +344,7 @@ int hccn_hier_level_switch(const hccn_coll_args_t *a, const char *algo)
  * tree (a ring's 2 (N - 1) steps of its network latency leave the top
  * latency-bound from four nodes). On other node counts hd's extra ranks
  * fold in at a price above the ring's (3 nodes, 1 GiB: 6162 us against
- * 4787), so a ring there. Where the nodes' switches do not reduce, nvls
+ * 4521), so a ring there. Where the nodes' switches do not reduce, nvls
  * is mesh's schedule, and the row is hier_mh's or hier's (which wins the
  * tie). */
 static const hccn_level_choice_t hier_nvls_hd = {"hier_nvls", 2,
