@@ -138,9 +138,9 @@ static const hccn_frontier_t *up_after(hccn_hier_comp_t *h, int i)
  * the one before: the switch takes the chunks through its pipeline in
  * order (nvls's stage), and with only chunk k-D to wait for, chunk k+D
  * would start beside chunk k and hold back the first D, whose tops then
- * fill their slots late (four 8-GPU NVLS nodes, 256 MiB: 1830 us this
- * way, 1570 in order). Elsewhere the D chunks' latencies overlap as
- * point-to-point transfers' do. */
+ * fill their slots late (four 8-GPU NVLS nodes, a ring at the top,
+ * 256 MiB: 1830 us this way, 1570 in order). Elsewhere the D chunks'
+ * latencies overlap as point-to-point transfers' do. */
 static const hccn_frontier_t *climb_after(hccn_hier_comp_t *h, const ar_t *c,
                                           int i, uint64_t k)
 {
