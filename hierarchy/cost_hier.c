@@ -138,36 +138,6 @@ void hccn_hier_cm_two_part(const double *in, uint64_t K,
     }
 }
 
-/* The top's allreduce of q elements per block in its two parts where
- * the schedule splits it (levels_allreduce.c: the level-1 switch reduces
- * and N divides q): x = {reduction, multicast, each while the other
- * chunk's runs}; 0 when it does not split. While they overlap, a
- * chunk's reduction and the previous chunk's multicast share the links:
- * p b instead of (p-1) b up for the reduction, p b instead of (p-1) b
- * down for the multicast (sharp's figures; none known for other rows). */
-static int split_parts(hccn_cm_t *m, const hier_t *h,
-                       const hccn_coll_args_t *a, uint64_t q, double x[4])
-{
-    const int N = h->N;
-    if (!hccn_hier_level_switch(a, h->l1) || q % (uint64_t)N != 0 || q == 0)
-        return 0;
-    uint64_t bq = q / (uint64_t)N;
-    double b = (double)(bq * a->esize);
-    x[0] = level(m, h, 1, &h->inter, a, HCCN_COLL_REDUCE_SCATTER, bq, 0);
-    x[1] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLGATHER, bq, 0);
-    x[2] = x[0];
-    x[3] = x[1];
-    hccn_hier_nv_form_t f;
-    if (strcmp(h->l1, "sharp") == 0 &&
-        hccn_hier_cm_sharp_form(m, &h->inter, bq * a->esize, &f) == 0) {
-        double unit = (double)N * (N - 1) * b * f.unit;
-        x[2] += hccn_hier_cm_max(N * b * f.up, unit) -
-                hccn_hier_cm_max((N - 1) * b * f.up, unit);
-        x[3] += b * f.down;
-    }
-    return 1;
-}
-
 /* What a phase holds its level's links for: level() without latencies
  * and steps. */
 static double busy(hccn_cm_t *m, const hier_t *h, int l,
@@ -180,17 +150,54 @@ static double busy(hccn_cm_t *m, const hier_t *h, int l,
     return time;
 }
 
+/* The top's allreduce of q elements per block in its two parts where
+ * the schedule splits it (levels_allreduce.c: the level-1 switch reduces
+ * and N divides q): x = {reduction, multicast, each while the other
+ * chunk's runs, the links' time of a chunk while chunks follow each
+ * other}; 0 when it does not split. While they overlap, a chunk's
+ * reduction and the previous chunk's multicast share the links: p b
+ * instead of (p-1) b up for the reduction, p b instead of (p-1) b down
+ * for the multicast, so a chunk holds the links p b each way (sharp's
+ * figures; for other rows the whole allreduce's links' time). */
+static int split_parts(hccn_cm_t *m, const hier_t *h,
+                       const hccn_coll_args_t *a, uint64_t q, double x[5])
+{
+    const int N = h->N;
+    if (!hccn_hier_level_switch(a, h->l1) || q % (uint64_t)N != 0 || q == 0)
+        return 0;
+    uint64_t bq = q / (uint64_t)N;
+    double b = (double)(bq * a->esize);
+    x[0] = level(m, h, 1, &h->inter, a, HCCN_COLL_REDUCE_SCATTER, bq, 0);
+    x[1] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLGATHER, bq, 0);
+    x[2] = x[0];
+    x[3] = x[1];
+    x[4] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
+    hccn_hier_nv_form_t f;
+    if (strcmp(h->l1, "sharp") == 0 &&
+        hccn_hier_cm_sharp_form(m, &h->inter, bq * a->esize, &f) == 0) {
+        double unit = (double)N * (N - 1) * b * f.unit;
+        x[2] += hccn_hier_cm_max(N * b * f.up, unit) -
+                hccn_hier_cm_max((N - 1) * b * f.up, unit);
+        x[3] += b * f.down;
+        x[4] = hccn_hier_cm_max(hccn_hier_cm_max(N * b * f.up, N * b * f.down),
+                                hccn_hier_cm_max(unit, b * m->r));
+    }
+    return 1;
+}
+
 /* The top's slots for K chunks (levels_allreduce.c, slots_init): the
- * software model's, at most 64 and K; one where the top's switch
- * reduces (its two parts pipeline their own way). */
+ * software model's, at most 64 and K; where the top's switch reduces, at
+ * most HCCN_LEVELS_TOP_FLIGHT transfers' worth. */
 static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
                           uint64_t K)
 {
     uint64_t d = a->view->slots > 1 ? (uint64_t)a->view->slots : 1;
     d = d < 64 ? d : 64;
+    d = d < K ? d : (K > 0 ? K : 1);
     if (hccn_hier_level_switch(a, h->l1))
-        return 1;
-    return d < K ? d : (K > 0 ? K : 1);
+        d = (uint64_t)hccn_hier_levels_top_slots((int)d, h->N,
+                                                 (uint64_t)h->L);
+    return d;
 }
 
 /* Slots that start together share the links alike and end together:
@@ -244,9 +251,9 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
     return hccn_hier_cm_max(links, b1);
 }
 
-/* Allreduce with D > 1 slots at a top that does not split
- * (levels_allreduce.c). Where a node has at most HCCN_LEVELS_BESIDE_MAX
- * ranks (`beside`) every level keeps D chunks in flight: P1 of chunk k
+/* Allreduce with D > 1 slots (levels_allreduce.c). Where a node has at
+ * most HCCN_LEVELS_BESIDE_MAX ranks (`beside`) every level keeps D
+ * chunks in flight: P1 of chunk k
  * starts after P1 of chunk k-D (of k-1 for the first D, and for every
  * chunk where level 0's switch reduces: `inorder`), P2 after its P1 and
  * P2 of chunk k-D, P3 after its P2 and P3 of chunk k-D, beside the P1s;
@@ -261,20 +268,24 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
  * together (together: D of them take d + (D-1) b), the P1s starting
  * apart. Beside the P1s, the P3s share level 0 with them, so the call
  * ends no sooner than the first P1, level 0's work on every chunk (w0)
- * and the last P3. */
+ * and the last P3. A top whose switch reduces (sp, split_parts) runs P2
+ * as its two parts, each after its own of chunk k-D: the reductions at
+ * the pace of a chunk's links (sp[4]), each beside a multicast (the
+ * overlapped times, sp[2] and sp[3], but for the first reduction and the
+ * last multicast). */
 static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
                       const double x[2][3], const double b[2][3],
                       const double w0[2], double red, int beside,
-                      int inorder)
+                      int inorder, const double (*sp)[5])
 {
-    double *t = hccn_sim_malloc(6 * (size_t)K * sizeof(double));
+    double *t = hccn_sim_malloc(8 * (size_t)K * sizeof(double));
     if (t == NULL) {
         m->failed = 1;
         return 0.0;
     }
     double *s1 = t, *e1 = t + K, *s2 = t + 2 * K, *e2 = t + 3 * K,
-           *s3 = t + 4 * K, *e3 = t + 5 * K;
-    double l1 = 0.0, l2 = 0.0, l3 = 0.0, work = 0.0;
+           *s3 = t + 4 * K, *e3 = t + 5 * K, *sr = t + 6 * K, *er = t + 7 * K;
+    double l1 = 0.0, l2 = 0.0, l3 = 0.0, lr = 0.0, work = 0.0;
     const uint64_t D0 = beside ? D : 1;
     for (uint64_t k = 0; k < K; k++) {
         int i = k + 1 == K;
@@ -288,7 +299,19 @@ static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
     for (uint64_t k = 0; k < K; k++) {
         int i = k + 1 == K;
         double start = hccn_hier_cm_max(e1[k], k >= D ? e2[k - D] : 0.0);
-        slotted_phase(s2, e2, k, D, start, x[i][1], b[i][1], &l2, 1);
+        if (sp == NULL) {
+            slotted_phase(s2, e2, k, D, start, x[i][1], b[i][1], &l2, 1);
+            continue;
+        }
+        /* a split top: the reduction part after chunk k-D's, holding the
+         * links for the chunk (sp[i][4]); the multicast after it and
+         * chunk k-D's multicast, at the reductions' pace */
+        start = hccn_hier_cm_max(e1[k], k >= D ? er[k - D] : 0.0);
+        slotted_phase(sr, er, k, D, start, sp[i][k > 0 ? 2 : 0], sp[i][4],
+                      &lr, 1);
+        start = hccn_hier_cm_max(er[k], k >= D ? e2[k - D] : 0.0);
+        slotted_phase(s2, e2, k, D, start, sp[i][k + 1 < K ? 3 : 1], 0.0,
+                      &l2, 0);
     }
     l3 = beside ? 0.0 : l1;
     for (uint64_t k = 0; k < K; k++) {
@@ -314,7 +337,10 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                              const hccn_coll_args_t *a)
 {
     const uint64_t L = (uint64_t)h->L;
-    uint64_t ce = hccn_hier_chunk(a, HCCN_HIER_CHUNK) / a->esize;
+    uint64_t dflt = hccn_hier_level_switch(a, h->l1)
+        ? hccn_hier_levels_top_chunk(a->view->slots, h->N, L, HCCN_HIER_CHUNK)
+        : HCCN_HIER_CHUNK;
+    uint64_t ce = hccn_hier_chunk(a, dflt) / a->esize;
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
@@ -323,14 +349,14 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     /* x[i]: P1, P2, P3 of a full chunk (i = 0) and of the last; b[i]
      * their links' times and w0[i] level 0's work (D > 1; level 0's
      * only beside) */
-    double x[2][3], b[2][3] = {{0.0}}, w0[2] = {0.0, 0.0}, sp[2][4];
+    double x[2][3], b[2][3] = {{0.0}}, w0[2] = {0.0, 0.0}, sp[2][5];
     double e1 = 0.0, e2 = 0.0, e3;
     int split[2] = {0, 0};
     for (int i = 0; i < 2 && K > 0; i++) {
         uint64_t q = i == 0 ? ce / L : ql;
         x[i][0] = level(m, h, 0, &h->intra, a, HCCN_COLL_REDUCE_SCATTER, q, 0);
         split[i] = split_parts(m, h, a, q, sp[i]);
-        x[i][1] = split[i] ? 0.0
+        x[i][1] = split[i] ? sp[i][0] + sp[i][1]
                            : level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE,
                                    q, 0);
         x[i][2] = level(m, h, 0, &h->intra, a, HCCN_COLL_ALLGATHER, q, 0);
@@ -344,9 +370,10 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     }
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
-    if (K > 0 && D > 1) {     /* D > 1: the top does not split */
+    if (K > 0 && D > 1) {
         e3 = slotted(m, K, D, x, b, w0, red2, beside,
-                     hccn_hier_level_switch(a, h->l0) != 0);
+                     hccn_hier_level_switch(a, h->l0) != 0,
+                     split[0] && split[1] ? (const double (*)[5])sp : NULL);
         if (tail > 0)
             e3 += level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
                   level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);

@@ -121,6 +121,20 @@ uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i)
     return (uint64_t)h->a->nranks / (uint64_t)h->lv->n[i];
 }
 
+int hccn_hier_levels_top_slots(int d, int n, uint64_t groups)
+{
+    uint64_t per = groups * (uint64_t)n * (uint64_t)(n - 1);
+    uint64_t most = per > 0 ? HCCN_LEVELS_TOP_FLIGHT / per : (uint64_t)d;
+    return most < 1 ? 1 : most < (uint64_t)d ? (int)most : d;
+}
+
+uint64_t hccn_hier_levels_top_chunk(int slots, int n, uint64_t groups,
+                                    uint64_t dflt)
+{
+    int d = slots > 1 ? (slots < 64 ? slots : 64) : 1;
+    return dflt * (uint64_t)(d / hccn_hier_levels_top_slots(d, n, groups));
+}
+
 const int *hccn_hier_levels_group(hccn_hier_comp_t *h, int i, uint64_t g)
 {
     uint64_t st = stride(h->lv, i), span = st * (uint64_t)h->lv->n[i];

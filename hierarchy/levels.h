@@ -23,10 +23,12 @@
  *                 c % D of its own; below the top the allgathers run
  *                 beside the reduce-scatters, in D sets of their own. A
  *                 level below whose groups have more than
- *                 HCCN_LEVELS_BESIDE_MAX ranks keeps D = 1, as every
- *                 level does under a top whose switch reduces: one chunk
+ *                 HCCN_LEVELS_BESIDE_MAX ranks keeps D = 1: one chunk
  *                 at a time, every allgather after the last
- *                 reduce-scatter (as with no stack). The
+ *                 reduce-scatter (as with no stack); under a top whose
+ *                 switch reduces every level keeps at most
+ *                 HCCN_LEVELS_TOP_FLIGHT transfers of the top's worth
+ *                 of chunks. The
  *                 count % (n0 ... n(k-2)) elements left over go last: an
  *                 allreduce at every level (phase 2k).
  * reduce_scatter  level 0 first, on all the data: inside each group,
@@ -64,6 +66,17 @@
  * seconds to many minutes, for a fraction of a percent of simulated
  * time). */
 #define HCCN_LEVELS_BESIDE_MAX 16
+/* With slots, under a top whose switch reduces every level keeps at most
+ * as many chunks in flight as keep this many of the top's transfers in
+ * flight (a chunk: n (n-1) in each of its groups), and the default chunk
+ * grows as many times as the slots shrink (hccn_hier_levels_top_chunk):
+ * all of the top's transfers cross the switch's one unit, so they are
+ * one component of the engine, re-rated at every start and drain (16
+ * nodes of 8 GPUs under SHARP, 1 GiB hier_nvls_sharp: 1 920 a chunk; 8
+ * chunks in flight took the engine from 2.5 s to 300 s, one chunk 8
+ * times as large takes 0.3 s, 3681 us simulated against 2884 with 2
+ * chunks in flight and 8580 with one chunk of the default size). */
+#define HCCN_LEVELS_TOP_FLIGHT (1 << 11)
 
 typedef struct {
     int k;                               /* levels, 1..HCCN_LEVELS_MAX */
@@ -125,6 +138,18 @@ const int *hccn_hier_levels_group(hccn_hier_comp_t *h, int i, uint64_t g);
 
 /* Groups of level i. */
 uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i);
+
+/* The slots, of d, of a top whose switch reduces, in `groups` groups of
+ * n ranks: HCCN_LEVELS_TOP_FLIGHT's share, at least 1 (the schedule's
+ * and the closed form's). */
+int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
+
+/* The default chunk (dflt) of an allreduce with `slots` slots under such
+ * a top: as many times dflt as the top keeps fewer slots, so that the
+ * bytes in flight are the slots' (a larger chunk, whose steps the fewer
+ * transfers amortise, for more chunks in flight). */
+uint64_t hccn_hier_levels_top_chunk(int slots, int n, uint64_t groups,
+                                    uint64_t dflt);
 
 /* Appends sub for the ranks of grp, its SEND and RECV mapped as given, its
  * SCRATCH at scratch; its roots wait for after, its sinks go to last.

@@ -20,7 +20,8 @@ typedef struct {
     uint64_t blk[HCCN_LEVELS_MAX];  /* bytes of a level's block, one chunk */
     int split;                      /* the top reduces in a switch: its
                                        allreduce runs as two parts */
-    hccn_frontier_t *fred;          /* the top's reduction part's sinks */
+    hccn_frontier_t **fred;         /* fred[s]: the sinks of the top's
+                                       last reduction part in set s */
     int D[HCCN_LEVELS_MAX];         /* a level's slots: chunks in flight
                                        (slots_init) */
     int dmax;                       /* the most of D */
@@ -96,29 +97,31 @@ static uint64_t probe(hccn_hier_comp_t *h, int i, hccn_coll_t coll,
     return s != NULL ? s->scratch_bytes : 0;
 }
 
-/* The top's allreduce of the chunk at byte o (q elements in every top
+/* The top's allreduce of chunk k at byte o (q elements in every top
  * group) where its switch reduces and q splits evenly: the reduction
  * part (a reduce-scatter in place, blocks at the members' places) after
- * the level below and the previous chunk's reduction part, then the
- * multicast part (an allgather in place) after it and the previous
- * chunk's multicast part, in SCRATCH of its own. So chunk k+1's
- * reduction overlaps chunk k's multicast, as the library's pipeline
- * does; the data and its order of reduction are the allreduce's. 1 when
- * done, 0 when it does not apply. */
-static int top_split(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
-                     uint64_t q)
+ * the level below and the reduction part of the chunk D before (of the
+ * previous one with one slot), then the multicast part (an allgather in
+ * place) after it and that chunk's multicast part, in the set's SCRATCH.
+ * So chunk k+1's reduction overlaps chunk k's multicast, and D chunks
+ * are in the switch's pipeline at once, as the library keeps its
+ * connections' slots full; the data and its order of reduction are the
+ * allreduce's. 1 when done, 0 when it does not apply. */
+static int top_split(hccn_hier_comp_t *h, const ar_t *c, uint64_t k,
+                     uint64_t o, uint64_t q)
 {
     const int t = c->top, n = h->lv->n[t];
     const size_t e = h->a->esize;
     if (!c->split || q % (uint64_t)n != 0 || q == 0)
         return 0;
+    hccn_frontier_t *fred = c->fred[k % (uint64_t)c->D[t]];
     uint64_t b = q / (uint64_t)n, bb = b * e;
     uint64_t sc = h->sbase[t] + probe(h, t, HCCN_COLL_REDUCE_SCATTER, b);
     run_to(h, c, t, HCCN_COLL_REDUCE_SCATTER, b, HCCN_BUF_RECV, o, 0, bb,
-           h->sbase[t], hccn_hier_levels_both(h, h->f[t - 1], c->fred),
-           c->fred, t + 1);
+           h->sbase[t], hccn_hier_levels_both(h, h->f[t - 1], fred), fred,
+           t + 1);
     run_to(h, c, t, HCCN_COLL_ALLGATHER, b, HCCN_BUF_RECV, o, bb, 0, sc,
-           hccn_hier_levels_both(h, c->fred, h->f[t]), h->f[t], t + 1);
+           hccn_hier_levels_both(h, fred, h->f[t]), h->f[t], t + 1);
     return 1;
 }
 
@@ -166,11 +169,13 @@ static void up(hccn_hier_comp_t *h, const ar_t *c, uint64_t k, uint64_t o,
             i == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, o, 0, c->blk[i],
             climb_after(h, c, i, k), i + 1);
     uint64_t q = c->blk[c->top - 1] / e;
-    if (!top_split(h, c, o, q)) {
+    if (!top_split(h, c, k, o, q)) {
         run(h, c, c->top, HCCN_COLL_ALLREDUCE, q, HCCN_BUF_RECV, o, 0, 0,
             up_after(h, c->top), c->top + 1);
         /* a later chunk's reduction part reuses this one's SCRATCH */
-        if (c->split && hccn_frontier_copy(c->fred, h->f[c->top]) != 0)
+        if (c->split &&
+            hccn_frontier_copy(c->fred[k % (uint64_t)c->D[c->top]],
+                               h->f[c->top]) != 0)
             h->s->failed = 1;
     }
     if (hccn_frontier_copy(ftop, h->f[c->top]) != 0)
@@ -243,6 +248,10 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
             most = x > most ? x : most;
         } else {
             most = probe(h, i, HCCN_COLL_ALLREDUCE, n);
+            uint64_t b = n / (uint64_t)h->lv->n[i];
+            x = probe(h, i, HCCN_COLL_REDUCE_SCATTER, b) +
+                probe(h, i, HCCN_COLL_ALLGATHER, b);
+            most = c->split && x > most ? x : most;    /* top_split's */
         }
         x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
         c->w[i] = x > most ? x : most;
@@ -254,26 +263,34 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
 
 /* Slots: D chunks of every level in flight, D from lv->slots (at most
  * 64 and K), and their frontiers: fs for the climbs, fdn for the descents
- * below the top. A level below whose groups are larger than
- * HCCN_LEVELS_BESIDE_MAX keeps one (levels.h), and where the top's
- * switch reduces every level keeps one: the top's two parts pipeline
- * their own way (top_split). 0, or -1 on no memory. */
+ * below the top, fred for the reduction parts of a top whose switch
+ * reduces (top_split). A level below whose groups are larger than
+ * HCCN_LEVELS_BESIDE_MAX keeps one; under a top whose switch reduces
+ * every level keeps at most HCCN_LEVELS_TOP_FLIGHT transfers' worth of
+ * the top (levels.h). 0, or -1 on no memory. */
 static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
 {
     int d = h->lv->slots > 1 ? h->lv->slots : 1;
     d = d < SLOTS_MAX ? d : SLOTS_MAX;
     d = (uint64_t)d < K ? d : (int)(K > 0 ? K : 1);
+    if (c->split)
+        d = hccn_hier_levels_top_slots(d, h->lv->n[c->top],
+                                       hccn_hier_levels_ngroups(h, c->top));
     c->dmax = d;
     for (int i = 0; i <= c->top; i++) {
-        c->D[i] = c->split || (i < c->top &&
-                               h->lv->n[i] > HCCN_LEVELS_BESIDE_MAX) ? 1 : d;
+        c->D[i] = i < c->top && h->lv->n[i] > HCCN_LEVELS_BESIDE_MAX ? 1 : d;
         c->inorder[i] = i < c->top &&
                         hccn_hier_level_switch(h->a, h->lv->algo[i]) != 0;
     }
-    c->fs = hccn_sim_calloc(2 * (size_t)(c->top + 1) * (size_t)d, sizeof(*c->fs));
+    c->fs = hccn_sim_calloc((2 * (size_t)(c->top + 1) + 1) * (size_t)d,
+                            sizeof(*c->fs));
     if (c->fs == NULL)
         return -1;
     c->fdn = c->fs + (size_t)(c->top + 1) * (size_t)d;
+    c->fred = c->fdn + (size_t)(c->top + 1) * (size_t)d;
+    for (int x = 0; c->split && x < c->D[c->top]; x++)
+        if ((c->fred[x] = hccn_frontier_new(h->a->nranks)) == NULL)
+            return -1;
     for (int i = 0; i <= c->top; i++)
         c->fs[i * d] = h->f[i];
     for (int i = 0; i <= c->top; i++) {
@@ -309,6 +326,8 @@ static void slots_fini(hccn_hier_comp_t *h, ar_t *c)
     for (int i = 0; i < c->top; i++)
         for (int x = 0; c->D[i] > 1 && x < c->D[i]; x++)
             hccn_frontier_free(c->fdn[i * c->dmax + x]);
+    for (int x = 0; x < c->dmax; x++)
+        hccn_frontier_free(c->fred[x]);
     hccn_sim_free(c->fs);
     c->fs = NULL;
 }
@@ -374,6 +393,12 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     ar_t c = {.top = h->lv->k - 1, .unit = 1};
     for (int i = 0; i < c.top; i++)
         c.unit *= (uint64_t)h->lv->n[i];
+    c.split = c.top >= 1 &&
+              hccn_hier_level_switch(h->a, h->lv->algo[c.top]) != 0;
+    if (c.split)
+        chunk = hccn_hier_levels_top_chunk(h->lv->slots, h->lv->n[c.top],
+                                           hccn_hier_levels_ngroups(h, c.top),
+                                           chunk);
     uint64_t ce = hccn_hier_chunk(h->a, chunk) / e;
     ce -= ce % c.unit;
     ce = ce < c.unit ? c.unit : ce;
@@ -389,10 +414,8 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     c.blk[0] = first / (uint64_t)h->lv->n[0] * e;
     for (int i = 1; i < c.top; i++)
         c.blk[i] = c.blk[i - 1] / (uint64_t)h->lv->n[i];
-    c.split = hccn_hier_level_switch(h->a, h->lv->algo[c.top]) != 0;
     hccn_frontier_t **ftop = hccn_sim_calloc(K + 1, sizeof(*ftop));
-    if (ftop == NULL || slots_init(h, &c, K) != 0 ||
-        (c.split && (c.fred = hccn_frontier_new(h->a->nranks)) == NULL)) {
+    if (ftop == NULL || slots_init(h, &c, K) != 0) {
         slots_fini(h, &c);
         hccn_sim_free(ftop);
         h->s->failed = 1;
@@ -426,6 +449,5 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     for (uint64_t k = 0; k < K; k++)
         hccn_frontier_free(ftop[k]);
     hccn_sim_free(ftop);
-    hccn_frontier_free(c.fred);
     return h->s->failed ? -1 : 0;
 }

@@ -78,6 +78,14 @@ static uint32_t gen_u32(int rank, uint64_t i)
     return (uint32_t)(rank * 2654435761u) ^ (uint32_t)(i * 40503u);
 }
 
+/* The switches that reduce for algo: the nodes' for the nvls rows, the
+ * network's for the sharp ones. */
+static int in_switch(const char *algo)
+{
+    return (strstr(algo, "nvls") != NULL ? HCCN_IN_SWITCH_NODES : 0) |
+           (strstr(algo, "sharp") != NULL ? HCCN_IN_SWITCH_NET : 0);
+}
+
 /* Runs algo's allreduce on view w with D slots: checks it is race-free,
  * then copies rank r's RECV into out[r]. */
 static hccn_sched_t *run(const char *algo, test_view_t *w, int D,
@@ -89,8 +97,7 @@ static hccn_sched_t *run(const char *algo, test_view_t *w, int D,
     hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
                           .count = count, .esize = 4, .view = &w->v,
                           .chunk_bytes = 1024,
-                          .in_switch = strcmp(algo, "hier_nvls") == 0
-                                           ? HCCN_IN_SWITCH_NODES : 0};
+                          .in_switch = in_switch(algo)};
     hccn_sched_t *s = hccn_hier_build(hccn_hier_algo_find(algo), &a);
     assert_non_null(s);
     sched_interp_host_t h;
@@ -133,11 +140,12 @@ static void same_as_one_slot(const char *algo, test_view_t *w,
 static void test_slots_keep_bits(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"hier", "hier_rr", "hier_nvls"};
+    static const char *const algos[] = {"hier", "hier_rr", "hier_nvls",
+                                        "hier_sharp", "hier_nvls_sharp"};
     const uint64_t count = 16 * 256 + 3;   /* 16 chunks and a tail */
     test_view_t w;
     test_even_view(&w, 2, 4);
-    for (int al = 0; al < 3; al++) {
+    for (int al = 0; al < 5; al++) {
         same_as_one_slot(algos[al], &w, count);
         /* integers: the serial sum */
         for (int inplace = 0; inplace < 2; inplace++) {
@@ -156,12 +164,29 @@ static void test_slots_keep_bits(void **state)
     }
 }
 
-/* The chunk whose reduce-scatter at level 0 (phase 1) the one of chunk
- * k waits for, on rank 0: the latest earlier chunk one of its steps
- * depends on directly; -1 for none. Chunk j's are rank 0's steps
- * from[j] .. to[j] - 1. */
-static int climbs_after(const hccn_sched_t *s, const uint32_t *from,
-                        const uint32_t *to, int k)
+/* Rank 0's first K runs of steps of `phase`, one a chunk: chunk j's
+ * are its steps from[j] .. to[j] - 1. */
+static void phase_runs(const hccn_sched_t *s, int phase, int K,
+                       uint32_t *from, uint32_t *to)
+{
+    int n = 0;
+    const hccn_sched_rank_t *rk = &s->ranks[0];
+    for (uint32_t i = 0; i < rk->nsteps; i++) {
+        int in = rk->steps[i].phase == phase,
+            was = i > 0 && rk->steps[i - 1].phase == phase;
+        if (in && !was && n < K)
+            from[n] = i;
+        if (!in && was && n < K)
+            to[n++] = i;
+    }
+    assert_int_equal(n, K);
+}
+
+/* The chunk whose run (phase_runs) the one of chunk k waits for, on
+ * rank 0: the latest earlier chunk one of its steps depends on directly;
+ * -1 for none. */
+static int runs_after(const hccn_sched_t *s, const uint32_t *from,
+                      const uint32_t *to, int k)
 {
     const hccn_sched_rank_t *rk = &s->ranks[0];
     int latest = -1;
@@ -177,18 +202,20 @@ static int climbs_after(const hccn_sched_t *s, const uint32_t *from,
 
 /* The order of level 0's climbs with 8 slots (levels_allreduce.c,
  * climb_after), 16 chunks on 2 nodes of 4: where the nodes' switches
- * reduce (hier_nvls) every reduce-scatter waits for the chunk before's,
- * the switch's pipeline taking them in order; with a mesh (hier) the
- * first 8 wait for the one before, the others for chunk k-8's, their
- * transfers' latencies overlapping. */
+ * reduce (hier_nvls, hier_nvls_sharp) every reduce-scatter waits for the
+ * chunk before's, the switch's pipeline taking them in order; with a
+ * mesh (hier, and hier_sharp below its reducing network) the first 8
+ * wait for the one before, the others for chunk k-8's, their transfers'
+ * latencies overlapping. */
 static void test_slots_climb_order(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"hier_nvls", "hier"};
+    static const char *const algos[] = {"hier_nvls", "hier_nvls_sharp",
+                                        "hier", "hier_sharp"};
     test_view_t w;
     test_even_view(&w, 2, 4);
     const int K = 16, D = 8;
-    for (int al = 0; al < 2; al++) {
+    for (int al = 0; al < 4; al++) {
         uint32_t *out[8];
         hccn_sched_t *s = run(algos[al], &w, D, (uint64_t)K * 256, 0, 0,
                               out);
@@ -196,26 +223,49 @@ static void test_slots_climb_order(void **state)
             free(out[r]);
         /* chunk k's climb: the k-th run of phase-1 steps */
         uint32_t from[16], to[16];
-        int n = 0;
-        const hccn_sched_rank_t *rk = &s->ranks[0];
-        for (uint32_t i = 0; i < rk->nsteps; i++) {
-            int in = rk->steps[i].phase == 1,
-                was = i > 0 && rk->steps[i - 1].phase == 1;
-            if (in && !was && n < K)
-                from[n] = i;
-            if (!in && was && n < K)
-                to[n++] = i;
-        }
-        assert_int_equal(n, K);
+        phase_runs(s, 1, K, from, to);
         for (int k = 1; k < K; k++) {
-            int want = al == 0 || k < D ? k - 1 : k - D;
-            int got = climbs_after(s, from, to, k);
+            int want = al < 2 || k < D ? k - 1 : k - D;
+            int got = runs_after(s, from, to, k);
             if (got != want)
                 fail_msg("%s: chunk %d's climb waits for chunk %d's, want "
                          "%d", algos[al], k, got, want);
         }
         hccn_sched_free(s);
     }
+}
+
+/* A top whose switch reduces keeps the slots too (levels_allreduce.c,
+ * top_split): with 8 slots, the top's allreduce of chunk k (its
+ * reduction part, then its multicast part: the k-th run of phase-2
+ * steps) waits for chunk k-8's, none of the first 8 for another's; with
+ * one slot, for chunk k-1's. 16 chunks on 2 nodes of 4 whose network
+ * reduces. */
+static void test_slots_top_order(void **state)
+{
+    (void)state;
+    static const char *const algos[] = {"hier_sharp", "hier_nvls_sharp"};
+    test_view_t w;
+    test_even_view(&w, 2, 4);
+    const int K = 16;
+    for (int al = 0; al < 2; al++)
+        for (int D = 1; D <= 8; D += 7) {
+            uint32_t *out[8], from[16], to[16];
+            hccn_sched_t *s = run(algos[al], &w, D, (uint64_t)K * 256, 0, 0,
+                                  out);
+            for (int r = 0; r < 8; r++)
+                free(out[r]);
+            phase_runs(s, 2, K, from, to);
+            for (int k = 1; k < K; k++) {
+                int want = k < D ? -1 : k - D;
+                int got = runs_after(s, from, to, k);
+                if (got != want)
+                    fail_msg("%s, %d slot(s): chunk %d's top waits for "
+                             "chunk %d's, want %d", algos[al], D, k, got,
+                             want);
+            }
+            hccn_sched_free(s);
+        }
 }
 
 /* Nodes of more than HCCN_LEVELS_BESIDE_MAX ranks keep one chunk at a
@@ -245,15 +295,30 @@ static void test_slots_big_nodes(void **state)
     "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "            \
     "\"switch\", \"lat_us\": 1}}"
 
+/* CFG on a network switch that reduces (at 100 TB/s, no latency of its
+ * own). */
+#define CFG_SHARP                                                             \
+    "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": {"             \
+    "\"launch_us\": 0, \"ll\": {\"enabled\": false}, \"ll128\": "            \
+    "{\"enabled\": false}, \"simple\": {\"step_us\": {\"intra\": 0, "        \
+    "\"net\": 14}}, \"slots\": %d}, \"node_types\": [{\"count\": 2, "        \
+    "\"npu\": {\"count\": 2, \"arena_MiB\": 64, \"reduce_bw_GBps\": "        \
+    "100000, \"mem_bw_GBps\": 100000}, \"fabric\": {\"type\": \"switch\", " \
+    "\"bw_GBps\": 10000, \"lat_us\": 0.01}, \"nics\": {\"count\": 2, "       \
+    "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "            \
+    "\"switch\", \"lat_us\": 1, \"reduce\": {\"bw_GBps\": 100000, "         \
+    "\"lat_us\": 0}}}"
+
 #define K 8                      /* chunks */
 #define CHUNK (1 << 20)          /* bytes of a chunk, both ranks' */
 
-/* Engine and closed form of hier_rr's allreduce of K chunks, D slots;
- * *route the latency of NPU 0 -> NPU 2 (node 1). */
-static void times(int D, double *eng, double *form, double *route)
+/* Engine and closed form of algo's allreduce of K chunks on cfg with D
+ * slots; *route the latency of NPU 0 -> NPU 2 (node 1). */
+static void times_of(const char *cfg, const char *algo, int D, double *eng,
+                     double *form, double *route)
 {
     char json[2048];
-    snprintf(json, sizeof(json), CFG, D);
+    snprintf(json, sizeof(json), cfg, D);
     hccn_sim_topo_t *t = test_topo_load(json, "slots");
     int world[4] = {0, 1, 2, 3}, node[4], local[4], links[16];
     hccn_cost_place_t pl = {t, world};
@@ -263,11 +328,19 @@ static void times(int D, double *eng, double *form, double *route)
     hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = 4,
                           .count = (uint64_t)K * CHUNK / 4, .esize = 4,
                           .view = &view, .chunk_bytes = CHUNK};
-    const hccn_algo_t *rr = hccn_hier_algo_find("hier_rr");
-    *eng = hccn_hier_cost(rr, &a, &pl, HCCN_COST_ENGINE, NULL);
-    *form = hccn_hier_cost(rr, &a, &pl, HCCN_COST_MODEL, NULL);
+    a.in_switch = hccn_hier_in_switch(t, world, 4, a.coll, HCCN_FP32,
+                                      HCCN_SUM);
+    const hccn_algo_t *al = hccn_hier_algo_find(algo);
+    *eng = hccn_hier_cost(al, &a, &pl, HCCN_COST_ENGINE, NULL);
+    *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
     assert_true(hccn_sim_topo_route(t, 0, 2, links, route) > 0);
     hccn_sim_topo_free(t);
+}
+
+/* hier_rr's on CFG. */
+static void times(int D, double *eng, double *form, double *route)
+{
+    times_of(CFG, "hier_rr", D, eng, form, route);
 }
 
 static void test_slots_time(void **state)
@@ -287,6 +360,34 @@ static void test_slots_time(void **state)
     /* a chunk's ring across 2 nodes: two steps of q/2 bytes each */
     double l = 2.0 * (lat + step), b = q / B;
     test_assert_rel(eng[1], K * (l + b), 0.02, "one slot: K (l + b)");
+    test_assert_rel(eng[K], l + K * b, 0.02, "K slots: l + K b");
+}
+
+/* The same where the network reduces, hier_sharp: a chunk's allreduce
+ * across the 2 nodes is a reduction (q/2 up a NIC, through the switch's
+ * unit, to the block's owner) and a multicast (the owner's q/2 up, then
+ * down to the other), each of one route and one network step (l/2), and
+ * its NICs carry q each way as the ring's do (b). One slot: chunk k+1's
+ * reduction beside chunk k's multicast, the pipeline of two parts,
+ * (K+1) l/2 + K b (latency-bound at 14 us a step); K slots: l + K b, the
+ * ring's. */
+static void test_slots_time_sharp(void **state)
+{
+    (void)state;
+    double eng[9], form[9], lat;
+    const double step = 14e-6, q = CHUNK / 2, B = 25e9;
+    for (int D = 1; D <= K; D *= 2) {
+        times_of(CFG_SHARP, "hier_sharp", D, &eng[D], &form[D], &lat);
+        print_message("%d slot(s): engine %.3f us, form %.3f us (%+.2f %%)\n",
+                      D, eng[D] * 1e6, form[D] * 1e6,
+                      100 * (form[D] - eng[D]) / eng[D]);
+        test_assert_rel(form[D], eng[D], 0.03, "closed form with slots");
+        if (D > 1)
+            assert_true(eng[D] < eng[D / 2]);
+    }
+    double l = 2.0 * (lat + step), b = q / B;
+    test_assert_rel(eng[1], (K + 1) * l / 2 + K * b, 0.02,
+                    "one slot: (K+1) l/2 + K b");
     test_assert_rel(eng[K], l + K * b, 0.02, "K slots: l + K b");
 }
 
@@ -387,7 +488,9 @@ int main(void)
         cmocka_unit_test(test_slots_keep_bits),
         cmocka_unit_test(test_slots_big_nodes),
         cmocka_unit_test(test_slots_climb_order),
+        cmocka_unit_test(test_slots_top_order),
         cmocka_unit_test(test_slots_time),
+        cmocka_unit_test(test_slots_time_sharp),
         cmocka_unit_test(test_slots_time_switch),
         cmocka_unit_test(test_slots_time_big_nodes),
     };
