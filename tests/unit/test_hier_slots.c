@@ -282,9 +282,10 @@ static void test_slots_big_nodes(void **state)
 /* ----------------------------------------------------------------- time --- */
 
 /* 2 nodes of 2 NPUs: a fabric of 10 TB/s, 0.01 us; one NIC per NPU of
- * 25 GB/s, 1 us; a switch network of 1 us. NCCL's preset with the bulk
- * protocol alone, no step inside a node, no launch; D slots. */
-#define CFG                                                                   \
+ * 25 GB/s, 1 us; a switch network of 1 us (NET: its other keys). NCCL's
+ * preset with the bulk protocol alone, no step inside a node, no launch;
+ * D slots. */
+#define CFG_NET(NET)                                                          \
     "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": {"             \
     "\"launch_us\": 0, \"ll\": {\"enabled\": false}, \"ll128\": "            \
     "{\"enabled\": false}, \"simple\": {\"step_us\": {\"intra\": 0, "        \
@@ -293,21 +294,12 @@ static void test_slots_big_nodes(void **state)
     "100000, \"mem_bw_GBps\": 100000}, \"fabric\": {\"type\": \"switch\", " \
     "\"bw_GBps\": 10000, \"lat_us\": 0.01}, \"nics\": {\"count\": 2, "       \
     "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "            \
-    "\"switch\", \"lat_us\": 1}}"
-
+    "\"switch\", \"lat_us\": 1" NET "}}"
+#define CFG CFG_NET("")
 /* CFG on a network switch that reduces (at 100 TB/s, no latency of its
  * own). */
 #define CFG_SHARP                                                             \
-    "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"software\": {"             \
-    "\"launch_us\": 0, \"ll\": {\"enabled\": false}, \"ll128\": "            \
-    "{\"enabled\": false}, \"simple\": {\"step_us\": {\"intra\": 0, "        \
-    "\"net\": 14}}, \"slots\": %d}, \"node_types\": [{\"count\": 2, "        \
-    "\"npu\": {\"count\": 2, \"arena_MiB\": 64, \"reduce_bw_GBps\": "        \
-    "100000, \"mem_bw_GBps\": 100000}, \"fabric\": {\"type\": \"switch\", " \
-    "\"bw_GBps\": 10000, \"lat_us\": 0.01}, \"nics\": {\"count\": 2, "       \
-    "\"bw_GBps\": 25, \"lat_us\": 1}}], \"network\": {\"type\": "            \
-    "\"switch\", \"lat_us\": 1, \"reduce\": {\"bw_GBps\": 100000, "         \
-    "\"lat_us\": 0}}}"
+    CFG_NET(", \"reduce\": {\"bw_GBps\": 100000, \"lat_us\": 0}")
 
 #define K 8                      /* chunks */
 #define CHUNK (1 << 20)          /* bytes of a chunk, both ranks' */
@@ -337,26 +329,29 @@ static void times_of(const char *cfg, const char *algo, int D, double *eng,
     hccn_sim_topo_free(t);
 }
 
-/* hier_rr's on CFG. */
-static void times(int D, double *eng, double *form, double *route)
+/* times_of for D = 1, 2, 4 .. K into eng[D]: the closed form within 3 %
+ * of the engine, and each doubling of D faster. */
+static void slot_sweep(const char *cfg, const char *algo, double *eng,
+                       double *route)
 {
-    times_of(CFG, "hier_rr", D, eng, form, route);
+    double form;
+    for (int D = 1; D <= K; D *= 2) {
+        times_of(cfg, algo, D, &eng[D], &form, route);
+        print_message("%s, %d slot(s): engine %.3f us, form %.3f us "
+                      "(%+.2f %%)\n", algo, D, eng[D] * 1e6, form * 1e6,
+                      100 * (form - eng[D]) / eng[D]);
+        test_assert_rel(form, eng[D], 0.03, "closed form with slots");
+        if (D > 1)
+            assert_true(eng[D] < eng[D / 2]);
+    }
 }
 
 static void test_slots_time(void **state)
 {
     (void)state;
-    double eng[9], form[9], lat;
+    double eng[K + 1], lat;
     const double step = 14e-6, q = CHUNK / 2, B = 25e9;
-    for (int D = 1; D <= K; D *= 2) {
-        times(D, &eng[D], &form[D], &lat);
-        print_message("%d slot(s): engine %.3f us, form %.3f us (%+.2f %%)\n",
-                      D, eng[D] * 1e6, form[D] * 1e6,
-                      100 * (form[D] - eng[D]) / eng[D]);
-        test_assert_rel(form[D], eng[D], 0.03, "closed form with slots");
-        if (D > 1)
-            assert_true(eng[D] < eng[D / 2]);
-    }
+    slot_sweep(CFG, "hier_rr", eng, &lat);
     /* a chunk's ring across 2 nodes: two steps of q/2 bytes each */
     double l = 2.0 * (lat + step), b = q / B;
     test_assert_rel(eng[1], K * (l + b), 0.02, "one slot: K (l + b)");
@@ -374,17 +369,9 @@ static void test_slots_time(void **state)
 static void test_slots_time_sharp(void **state)
 {
     (void)state;
-    double eng[9], form[9], lat;
+    double eng[K + 1], lat;
     const double step = 14e-6, q = CHUNK / 2, B = 25e9;
-    for (int D = 1; D <= K; D *= 2) {
-        times_of(CFG_SHARP, "hier_sharp", D, &eng[D], &form[D], &lat);
-        print_message("%d slot(s): engine %.3f us, form %.3f us (%+.2f %%)\n",
-                      D, eng[D] * 1e6, form[D] * 1e6,
-                      100 * (form[D] - eng[D]) / eng[D]);
-        test_assert_rel(form[D], eng[D], 0.03, "closed form with slots");
-        if (D > 1)
-            assert_true(eng[D] < eng[D / 2]);
-    }
+    slot_sweep(CFG_SHARP, "hier_sharp", eng, &lat);
     double l = 2.0 * (lat + step), b = q / B;
     test_assert_rel(eng[1], (K + 1) * l / 2 + K * b, 0.02,
                     "one slot: (K+1) l/2 + K b");
