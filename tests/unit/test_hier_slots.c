@@ -268,6 +268,59 @@ static void test_slots_top_order(void **state)
         }
 }
 
+/* The in-network top's transfers in flight stay within
+ * HCCN_LEVELS_TOP_FLIGHT (levels.h): with 8 slots, L ranks a node and N
+ * nodes, a chunk puts L N (N-1) of them through the switch's unit, so
+ * the top keeps D' = 2048 / (L N (N-1)) chunks (at least 1, at most 8)
+ * and the default chunk (4 MiB) grows 8 / D' times. The helpers'
+ * arithmetic, then the schedule of hier_sharp on N x L ranks with 16
+ * default chunks' worth of data: 16 runs of the top on rank 0, chunk k's
+ * after chunk k-D''s. */
+static void test_slots_top_flight(void **state)
+{
+    (void)state;
+    static const struct {
+        int N, L, D, grow;
+    } cases[] = {
+        {2, 4, 8, 1},       /* 8 a chunk */
+        {8, 8, 4, 2},       /* 448 */
+        {16, 4, 2, 4},      /* 960 */
+        {32, 2, 1, 8},      /* 1984 */
+    };
+    const uint64_t MiB = 1 << 20;
+    assert_int_equal(hccn_hier_levels_top_slots(1, 32, 2), 1);
+    assert_int_equal(hccn_hier_levels_top_chunk(1, 32, 2, 4 * MiB), 4 * MiB);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const int N = cases[c].N, L = cases[c].L, D = cases[c].D;
+        assert_int_equal(hccn_hier_levels_top_slots(8, N, (uint64_t)L), D);
+        uint64_t chunk = hccn_hier_levels_top_chunk(8, N, (uint64_t)L,
+                                                    4 * MiB);
+        assert_true(chunk == (uint64_t)cases[c].grow * 4 * MiB);
+        test_view_t w;
+        test_even_view(&w, N, L);
+        w.v.slots = 8;
+        const int K = 16;
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                              .nranks = N * L,
+                              .count = (uint64_t)K * chunk / 4, .esize = 4,
+                              .view = &w.v,
+                              .in_switch = in_switch("hier_sharp")};
+        hccn_sched_t *s = hccn_hier_build(hccn_hier_algo_find("hier_sharp"),
+                                          &a);
+        assert_non_null(s);
+        uint32_t from[16], to[16];
+        phase_runs(s, 2, K, from, to);
+        for (int k = 1; k < K; k++) {
+            int want = k < D ? -1 : k - D;
+            int got = runs_after(s, from, to, k);
+            if (got != want)
+                fail_msg("%d x %d: chunk %d's top waits for chunk %d's, "
+                         "want %d", N, L, k, got, want);
+        }
+        hccn_sched_free(s);
+    }
+}
+
 /* Nodes of more than HCCN_LEVELS_BESIDE_MAX ranks keep one chunk at a
  * time below the top (levels.h): still the same bits as one slot, race
  * free, the same steps. */
@@ -476,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_slots_big_nodes),
         cmocka_unit_test(test_slots_climb_order),
         cmocka_unit_test(test_slots_top_order),
+        cmocka_unit_test(test_slots_top_flight),
         cmocka_unit_test(test_slots_time),
         cmocka_unit_test(test_slots_time_sharp),
         cmocka_unit_test(test_slots_time_switch),
