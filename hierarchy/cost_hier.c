@@ -185,19 +185,27 @@ static int split_parts(hccn_cm_t *m, const hier_t *h,
     return 1;
 }
 
-/* The top's slots for K chunks (levels_allreduce.c, slots_init): the
- * software model's, at most 64 and K; where the top's switch reduces, at
- * most HCCN_LEVELS_TOP_FLIGHT transfers' worth. */
+/* The slots for K chunks (levels_allreduce.c, slots_init) of the levels
+ * below the top (*below) and of the top (returned): the software
+ * model's, at most 64 and K; at a top whose switch reduces, at most
+ * HCCN_LEVELS_TOP_FLIGHT transfers' worth, every level the same;
+ * elsewhere the top's for each peer its members send to in turn. */
 static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
-                          uint64_t K)
+                          uint64_t K, uint64_t *below)
 {
     uint64_t d = a->view->slots > 1 ? (uint64_t)a->view->slots : 1;
     d = d < 64 ? d : 64;
     d = d < K ? d : (K > 0 ? K : 1);
-    if (hccn_hier_level_switch(a, h->l1))
+    if (hccn_hier_level_switch(a, h->l1)) {
         d = (uint64_t)hccn_hier_levels_top_slots((int)d, h->N,
                                                  (uint64_t)h->L);
-    return d;
+        *below = d;
+        return d;
+    }
+    *below = d;
+    uint64_t t = (uint64_t)hccn_hier_levels_top_peers_slots((int)d, h->l1,
+                                                            h->N);
+    return t < K ? t : (K > 0 ? K : 1);
 }
 
 /* Slots that start together share the links alike and end together:
@@ -251,15 +259,15 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
     return hccn_hier_cm_max(links, b1);
 }
 
-/* Allreduce with D > 1 slots (levels_allreduce.c). Where a node has at
- * most HCCN_LEVELS_BESIDE_MAX ranks (`beside`) every level keeps D
- * chunks in flight: P1 of chunk k
- * starts after P1 of chunk k-D (of k-1 for the first D, and for every
- * chunk where level 0's switch reduces: `inorder`), P2 after its P1 and
- * P2 of chunk k-D, P3 after its P2 and P3 of chunk k-D, beside the P1s;
- * elsewhere only P2 does, the P1s run back to back and the P3s one after
- * another after the last P1. x[i] = {P1, P2, P3} of a full chunk
- * (i = 0) and of the last, b[i] their links' times, red a P1's wait for
+/* Allreduce with D > 1 slots at the top (levels_allreduce.c) and D0 at
+ * level 0: D0 where a node has at most HCCN_LEVELS_BESIDE_MAX ranks
+ * (`beside`), else 1. P1 of chunk k starts after P1 of chunk k-D0 (of
+ * k-1 for the first D0, and for every chunk where level 0's switch
+ * reduces: `inorder`), P2 after its P1 and P2 of chunk k-D, P3 after its
+ * P2 and P3 of chunk k-D0, beside the P1s; with D0 = 1 the P1s run back
+ * to back and the P3s one after another after the last P1. x[i] = {P1,
+ * P2, P3} of a full chunk (i = 0) and of the last, b[i] their links'
+ * times, red a P1's wait for
  * the previous chunk's reductions (as below). A phase of d seconds alone
  * that starts at s ends at the later of s + d and the previous one's end
  * + b (slotted_phase): the links carry one chunk's bytes at a time while
@@ -273,7 +281,7 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
  * the pace of a chunk's links (sp[4]), each beside a multicast (the
  * overlapped times, sp[2] and sp[3], but for the first reduction and the
  * last multicast). */
-static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
+static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D, uint64_t D0,
                       const double x[2][3], const double b[2][3],
                       const double w0[2], double red, int beside,
                       int inorder, const double (*sp)[5])
@@ -286,7 +294,6 @@ static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D,
     double *s1 = t, *e1 = t + K, *s2 = t + 2 * K, *e2 = t + 3 * K,
            *s3 = t + 4 * K, *e3 = t + 5 * K, *sr = t + 6 * K, *er = t + 7 * K;
     double l1 = 0.0, l2 = 0.0, l3 = 0.0, lr = 0.0, work = 0.0;
-    const uint64_t D0 = beside ? D : 1;
     for (uint64_t k = 0; k < K; k++) {
         int i = k + 1 == K;
         double start = k >= D0 && !inorder ? e1[k - D0]
@@ -344,7 +351,8 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
-    const uint64_t D = top_slots(a, h, K);
+    uint64_t Dl;
+    const uint64_t D = top_slots(a, h, K, &Dl);
     const int beside = h->L <= HCCN_LEVELS_BESIDE_MAX;   /* levels.h */
     /* x[i]: P1, P2, P3 of a full chunk (i = 0) and of the last; b[i]
      * their links' times and w0[i] level 0's work (D > 1; level 0's
@@ -371,7 +379,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     double red2 = (double)(h->N - 1) / h->N * (double)(ce / L * a->esize) *
                   m->r;
     if (K > 0 && D > 1) {
-        e3 = slotted(m, K, D, x, b, w0, red2, beside,
+        e3 = slotted(m, K, D, beside ? Dl : 1, x, b, w0, red2, beside,
                      hccn_hier_level_switch(a, h->l0) != 0,
                      split[0] && split[1] ? (const double (*)[5])sp : NULL);
         if (tail > 0)

@@ -7,6 +7,7 @@
 
 #include "device_sim/alloc.h"
 #include "device_sim/fail.h"
+#include "hierarchy/algo_util.h"
 #include "hierarchy/levels.h"
 
 /* A place's stride at level i: the product of the group sizes below. */
@@ -119,6 +120,14 @@ const hccn_sched_t *hccn_hier_levels_flat(hccn_hier_comp_t *h, const char *algo,
 uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i)
 {
     return (uint64_t)h->a->nranks / (uint64_t)h->lv->n[i];
+}
+
+int hccn_hier_levels_top_peers_slots(int d, const char *algo, int n)
+{
+    int peers = 1;
+    if (d > 1 && algo != NULL && strcmp(algo, "hd") == 0 && n > 1)
+        peers = hccn_hier_log2(hccn_hier_pow2_floor(n));
+    return d * peers < 64 ? d * peers : 64;
 }
 
 int hccn_hier_levels_top_slots(int d, int n, uint64_t groups)

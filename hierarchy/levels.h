@@ -139,6 +139,12 @@ const int *hccn_hier_levels_group(hccn_hier_comp_t *h, int i, uint64_t g);
 /* Groups of level i. */
 uint64_t hccn_hier_levels_ngroups(const hccn_hier_comp_t *h, int i);
 
+/* The slots of a top that runs algo over groups of n ranks, with d > 1
+ * slots: d for every peer a member sends to in turn (the library's
+ * slots are its connections'; halving-doubling's log2 n partners, one
+ * next rank on a ring), at most 64; 1 with d = 1. */
+int hccn_hier_levels_top_peers_slots(int d, const char *algo, int n);
+
 /* The slots, of d, of a top whose switch reduces, in `groups` groups of
  * n ranks: HCCN_LEVELS_TOP_FLIGHT's share, at least 1 (the schedule's
  * and the closed form's). */

@@ -267,7 +267,8 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
  * reduces (top_split). A level below whose groups are larger than
  * HCCN_LEVELS_BESIDE_MAX keeps one; under a top whose switch reduces
  * every level keeps at most HCCN_LEVELS_TOP_FLIGHT transfers' worth of
- * the top (levels.h). 0, or -1 on no memory. */
+ * the top; another top keeps D for each peer its members send to in
+ * turn (levels.h). 0, or -1 on no memory. */
 static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
 {
     int d = h->lv->slots > 1 ? h->lv->slots : 1;
@@ -276,29 +277,36 @@ static int slots_init(hccn_hier_comp_t *h, ar_t *c, uint64_t K)
     if (c->split)
         d = hccn_hier_levels_top_slots(d, h->lv->n[c->top],
                                        hccn_hier_levels_ngroups(h, c->top));
-    c->dmax = d;
+    int dt = c->split ? d : hccn_hier_levels_top_peers_slots(
+                                d, h->lv->algo[c->top], h->lv->n[c->top]);
+    dt = (uint64_t)dt < K ? dt : (int)(K > 0 ? K : 1);
+    c->dmax = dt > d ? dt : d;
     for (int i = 0; i <= c->top; i++) {
-        c->D[i] = i < c->top && h->lv->n[i] > HCCN_LEVELS_BESIDE_MAX ? 1 : d;
+        c->D[i] = i == c->top ? dt
+                  : h->lv->n[i] > HCCN_LEVELS_BESIDE_MAX ? 1 : d;
         c->inorder[i] = i < c->top &&
                         hccn_hier_level_switch(h->a, h->lv->algo[i]) != 0;
     }
-    c->fs = hccn_sim_calloc((2 * (size_t)(c->top + 1) + 1) * (size_t)d,
+    const size_t m = (size_t)c->dmax;
+    c->fs = hccn_sim_calloc((2 * (size_t)(c->top + 1) + 1) * m,
                             sizeof(*c->fs));
     if (c->fs == NULL)
         return -1;
-    c->fdn = c->fs + (size_t)(c->top + 1) * (size_t)d;
-    c->fred = c->fdn + (size_t)(c->top + 1) * (size_t)d;
+    c->fdn = c->fs + (size_t)(c->top + 1) * m;
+    c->fred = c->fdn + (size_t)(c->top + 1) * m;
     for (int x = 0; c->split && x < c->D[c->top]; x++)
         if ((c->fred[x] = hccn_frontier_new(h->a->nranks)) == NULL)
             return -1;
     for (int i = 0; i <= c->top; i++)
-        c->fs[i * d] = h->f[i];
+        c->fs[i * c->dmax] = h->f[i];
     for (int i = 0; i <= c->top; i++) {
+        hccn_frontier_t **fs = c->fs + i * c->dmax;
+        hccn_frontier_t **fdn = c->fdn + i * c->dmax;
         for (int x = 1; x < c->D[i]; x++)
-            if ((c->fs[i * d + x] = hccn_frontier_new(h->a->nranks)) == NULL)
+            if ((fs[x] = hccn_frontier_new(h->a->nranks)) == NULL)
                 return -1;
         for (int x = 0; i < c->top && c->D[i] > 1 && x < c->D[i]; x++)
-            if ((c->fdn[i * d + x] = hccn_frontier_new(h->a->nranks)) == NULL)
+            if ((fdn[x] = hccn_frontier_new(h->a->nranks)) == NULL)
                 return -1;
     }
     return 0;

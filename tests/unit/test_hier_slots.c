@@ -235,37 +235,50 @@ static void test_slots_climb_order(void **state)
     }
 }
 
-/* A top whose switch reduces keeps the slots too (levels_allreduce.c,
- * top_split): with 8 slots, the top's allreduce of chunk k (its
- * reduction part, then its multicast part: the k-th run of phase-2
- * steps) waits for chunk k-8's, none of the first 8 for another's; with
- * one slot, for chunk k-1's. 16 chunks on 2 nodes of 4 whose network
- * reduces. */
+/* The top's slots (levels_allreduce.c, slots_init): with 8 slots, the
+ * top's allreduce of chunk k (the k-th run of phase-2 steps on rank 0)
+ * waits for chunk k-D's, none of the first D for another's; with one
+ * slot, for chunk k-1's. D is 8 for every peer a member sends to in
+ * turn: one next rank on a ring (hier), log2 N partners of
+ * halving-doubling (hier_mh: 24 on 8 nodes); a top whose switch reduces
+ * (hier_sharp, hier_nvls_sharp: reduction, then multicast) keeps 8 on
+ * 2 nodes. 32 chunks. */
 static void test_slots_top_order(void **state)
 {
     (void)state;
-    static const char *const algos[] = {"hier_sharp", "hier_nvls_sharp"};
-    test_view_t w;
-    test_even_view(&w, 2, 4);
-    const int K = 16;
-    for (int al = 0; al < 2; al++)
-        for (int D = 1; D <= 8; D += 7) {
-            uint32_t *out[8], from[16], to[16];
-            hccn_sched_t *s = run(algos[al], &w, D, (uint64_t)K * 256, 0, 0,
-                                  out);
-            for (int r = 0; r < 8; r++)
+    static const struct {
+        const char *algo;
+        int N, L, D;
+    } cases[] = {
+        {"hier_sharp", 2, 4, 8}, {"hier_nvls_sharp", 2, 4, 8},
+        {"hier", 8, 2, 8},       {"hier_mh", 8, 2, 24},
+        {"hier_mh", 2, 4, 8},
+    };
+    const int K = 32;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        test_view_t w;
+        test_even_view(&w, cases[c].N, cases[c].L);
+        int p = cases[c].N * cases[c].L;
+        for (int one = 0; one < 2; one++) {
+            int D = one ? 1 : cases[c].D;
+            uint32_t *out[TEST_VIEW_MAXP], from[32], to[32];
+            hccn_sched_t *s = run(cases[c].algo, &w, one ? 1 : 8,
+                                  (uint64_t)K * 256, 0, 0, out);
+            for (int r = 0; r < p; r++)
                 free(out[r]);
             phase_runs(s, 2, K, from, to);
             for (int k = 1; k < K; k++) {
                 int want = k < D ? -1 : k - D;
                 int got = runs_after(s, from, to, k);
                 if (got != want)
-                    fail_msg("%s, %d slot(s): chunk %d's top waits for "
-                             "chunk %d's, want %d", algos[al], D, k, got,
+                    fail_msg("%s on %d x %d, %d slot(s): chunk %d's top "
+                             "waits for chunk %d's, want %d", cases[c].algo,
+                             cases[c].N, cases[c].L, one ? 1 : 8, k, got,
                              want);
             }
             hccn_sched_free(s);
         }
+    }
 }
 
 /* The in-network top's transfers in flight stay within
@@ -319,6 +332,17 @@ static void test_slots_top_flight(void **state)
         }
         hccn_sched_free(s);
     }
+}
+
+/* A top of 8 nodes by halving-doubling keeps 24 chunks in flight, each
+ * in a SCRATCH set of its own: still the same bits as one slot, race
+ * free, the same steps. */
+static void test_slots_wide_top(void **state)
+{
+    (void)state;
+    test_view_t w;
+    test_even_view(&w, 8, 2);
+    same_as_one_slot("hier_mh", &w, 32 * 256 + 1);   /* 32 chunks, a tail */
 }
 
 /* Nodes of more than HCCN_LEVELS_BESIDE_MAX ranks keep one chunk at a
@@ -527,6 +551,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slots_keep_bits),
         cmocka_unit_test(test_slots_big_nodes),
+        cmocka_unit_test(test_slots_wide_top),
         cmocka_unit_test(test_slots_climb_order),
         cmocka_unit_test(test_slots_top_order),
         cmocka_unit_test(test_slots_top_flight),
