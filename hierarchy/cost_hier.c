@@ -196,15 +196,14 @@ static uint64_t top_slots(const hccn_coll_args_t *a, const hier_t *h,
     uint64_t d = a->view->slots > 1 ? (uint64_t)a->view->slots : 1;
     d = d < 64 ? d : 64;
     d = d < K ? d : (K > 0 ? K : 1);
-    if (hccn_hier_level_switch(a, h->l1)) {
+    int split = hccn_hier_level_switch(a, h->l1) != 0;
+    if (split)
         d = (uint64_t)hccn_hier_levels_top_slots((int)d, h->N,
                                                  (uint64_t)h->L);
-        *below = d;
-        return d;
-    }
     *below = d;
-    uint64_t t = (uint64_t)hccn_hier_levels_top_peers_slots((int)d, h->l1,
-                                                            h->N);
+    uint64_t t = split ? d
+                       : (uint64_t)hccn_hier_levels_top_peers_slots(
+                             (int)d, h->l1, h->N);
     return t < K ? t : (K > 0 ? K : 1);
 }
 
@@ -267,14 +266,13 @@ static double level0_work(hccn_cm_t *m, const hier_t *h,
  * P2 and P3 of chunk k-D0, beside the P1s; with D0 = 1 the P1s run back
  * to back and the P3s one after another after the last P1. x[i] = {P1,
  * P2, P3} of a full chunk (i = 0) and of the last, b[i] their links'
- * times, red a P1's wait for
- * the previous chunk's reductions (as below). A phase of d seconds alone
- * that starts at s ends at the later of s + d and the previous one's end
- * + b (slotted_phase): the links carry one chunk's bytes at a time while
- * the latencies and steps of D chunks overlap (fill, then the busier of b
- * and d / D a chunk); P2s that start together run in step and end
- * together (together: D of them take d + (D-1) b), the P1s starting
- * apart. Beside the P1s, the P3s share level 0 with them, so the call
+ * times, red a P1's wait for the previous chunk's reductions (as below).
+ * A phase of d seconds alone that starts at s ends at the later of s + d
+ * and the previous one's end + b (slotted_phase): the links carry one
+ * chunk's bytes at a time while the latencies and steps of D chunks
+ * overlap (fill, then the busier of b and d / D a chunk); P2s that start
+ * together run in step and end together (together: D of them take d +
+ * (D-1) b), the P1s starting apart. Beside the P1s, the P3s share level 0 with them, so the call
  * ends no sooner than the first P1, level 0's work on every chunk (w0)
  * and the last P3. A top whose switch reduces (sp, split_parts) runs P2
  * as its two parts, each after its own of chunk k-D: the reductions at
