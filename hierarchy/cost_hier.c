@@ -171,10 +171,11 @@ static int split_parts(hccn_cm_t *m, const hier_t *h,
     x[1] = level(m, h, 1, &h->inter, a, HCCN_COLL_ALLGATHER, bq, 0);
     x[2] = x[0];
     x[3] = x[1];
-    x[4] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
     hccn_hier_nv_form_t f;
-    if (strcmp(h->l1, "sharp") == 0 &&
-        hccn_hier_cm_sharp_form(m, &h->inter, bq * a->esize, &f) == 0) {
+    if (strcmp(h->l1, "sharp") != 0 ||
+        hccn_hier_cm_sharp_form(m, &h->inter, bq * a->esize, &f) != 0) {
+        x[4] = busy(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, q);
+    } else {
         double unit = (double)N * (N - 1) * b * f.unit;
         x[2] += hccn_hier_cm_max(N * b * f.up, unit) -
                 hccn_hier_cm_max((N - 1) * b * f.up, unit);

@@ -248,10 +248,12 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
             most = x > most ? x : most;
         } else {
             most = probe(h, i, HCCN_COLL_ALLREDUCE, n);
-            uint64_t b = n / (uint64_t)h->lv->n[i];
-            x = probe(h, i, HCCN_COLL_REDUCE_SCATTER, b) +
-                probe(h, i, HCCN_COLL_ALLGATHER, b);
-            most = c->split && x > most ? x : most;    /* top_split's */
+            if (c->split) {                             /* top_split's */
+                uint64_t b = n / (uint64_t)h->lv->n[i];
+                x = probe(h, i, HCCN_COLL_REDUCE_SCATTER, b) +
+                    probe(h, i, HCCN_COLL_ALLGATHER, b);
+                most = x > most ? x : most;
+            }
         }
         x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
         c->w[i] = x > most ? x : most;
