@@ -128,6 +128,10 @@ typedef struct {
                                its transfers take (HCCN_SIM_FAM_*,
                                software.h): its ring across nodes, its
                                tree; 0: the protocols' own */
+    uint64_t tree_bytes;    /* > 0: the call is the library tree's
+                               allreduce of this many bytes, and its
+                               transfers reach the stack's tree_bw share
+                               of their bandwidth (software.h) */
 } hccn_sim_call_t;
 
 /* As hccn_sim_post_joined, with hint (may be NULL): what an earlier post by

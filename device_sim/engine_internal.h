@@ -60,6 +60,7 @@ struct hccn_sim_batch {
                                    to its start */
     uint32_t proto_scale;       /* hccn_sim_call_t's, >= 1 */
     int family;                 /* hccn_sim_call_t's */
+    uint64_t tree_bytes;        /* hccn_sim_call_t's */
     int proto;                  /* the protocol of all its transfers
                                    (hccn_sim_sw_call_proto), -1: each
                                    its own */

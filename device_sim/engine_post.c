@@ -484,6 +484,7 @@ static hccn_sim_batch_t *post(hccn_sim_engine_t *eng, int dev,
     b->proto_scale = call != NULL && call->proto_scale > 1
                          ? call->proto_scale : 1;
     b->family = call != NULL ? call->family : 0;
+    b->tree_bytes = call != NULL ? call->tree_bytes : 0;
     b->proto = eng->topo->sw == NULL ? -1
                : hccn_sim_sw_call_proto(eng->topo->sw,
                                         call != NULL && call->nvswitch);

@@ -299,7 +299,8 @@ static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
         p = call->proto;
     f->sw_lat = hccn_sim_sw_step(topo->sw, p, cls, call->family);
     f->remaining = (double)f->send->bytes /
-                   hccn_sim_sw_eff(topo, p, cls, f->send->dev);
+                   (hccn_sim_sw_eff(topo, p, cls, f->send->dev) *
+                    hccn_sim_sw_tree_bw(topo->sw, p, call->tree_bytes));
 }
 
 int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)

@@ -118,18 +118,25 @@ static const hccn_sim_sw_t presets[] = {
      .host_s = 4.6e-6,
      .per_thread = 1,
      .slots = 8,
+     .ring_plateau = 1.4,
      .link_eff = {0.80, 256.0 / 280.0, 0.99},
      .proto = {
          {.on = 1, .step_s = US(0.6, 2.7), .eff = CLS(0.5, 0.5),
           .launch_s = 6.6e-6, .ring_step_s = 1.0e-6,
           .tree_step_s = US(0.6, 5.0), .tree_on = 1,
+          .tree_bw = {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+                      .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
           .max_bw = {39.0e9, 20.4e9}},
          {.on = 1, .step_s = US(1.9, 4.0), .eff = CLS(0.92, 0.92),
           .launch_s = 14.0e-6, .ring_step_s = 1.0e-6,
-          .tree_step_s = US(1.25, 8.5), .tree_on = 1},
+          .tree_step_s = US(1.25, 8.5), .tree_on = 1,
+          .tree_bw = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+                      .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0}},
          {.on = 1, .step_s = US(3.4, 14.0), .eff = CLS(1.0, 1.0),
           .launch_s = 8.4e-6, .ring_step_s = 3.0e-6,
-          .tree_step_s = US(4.0, 14.0), .tree_on = 1},
+          .tree_step_s = US(4.0, 14.0), .tree_on = 1,
+          .tree_bw = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5,
+                      .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}},
      }},
     {.stack = "rccl-2.x",
      .launch_s = 12e-6,
@@ -357,10 +364,25 @@ double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family)
         return sw->nvls_step_s;
     if (family == HCCN_SIM_FAM_TREE && q->tree_on)
         return q->tree_step_s[cls];
-    if (family == HCCN_SIM_FAM_NET_RING && cls == HCCN_SIM_CLS_INTRA &&
-        q->ring_step_s > q->step_s[cls])
-        return q->ring_step_s;
-    return q->step_s[cls];
+    double step = q->step_s[cls];
+    if (family != HCCN_SIM_FAM_NET_RING)
+        return step;
+    if (cls == HCCN_SIM_CLS_INTRA && q->ring_step_s > step)
+        step = q->ring_step_s;
+    if (p == HCCN_SIM_PROTO_SIMPLE && sw->ring_plateau > 1.0)
+        step *= sw->ring_plateau;
+    return step;
+}
+
+double hccn_sim_sw_tree_bw(const hccn_sim_sw_t *sw, int p, uint64_t bytes)
+{
+    int col = 0;
+    if (bytes == 0)
+        return 1.0;
+    for (uint64_t v = bytes >> 6; v > 1; v >>= 1)
+        col++;
+    double f = col < HCCN_SIM_TREE_SIZES ? sw->proto[p].tree_bw[col] : 0.0;
+    return f > 0.0 ? f : 1.0;
 }
 
 double hccn_sim_sw_eff(const hccn_sim_topo_t *topo, int p, int cls, int src)

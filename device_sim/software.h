@@ -49,6 +49,11 @@ enum { HCCN_SIM_PROTO_LL = 0, HCCN_SIM_PROTO_LL128 = 1,
 enum { HCCN_SIM_FAM_OTHER = 0, HCCN_SIM_FAM_NET_RING = 1,
        HCCN_SIM_FAM_TREE = 2, HCCN_SIM_FAM_NVLS = 3 };
 
+/* Call sizes the library's tree bandwidth factors cover: 64 B x 2^i for
+ * i < HCCN_SIM_TREE_SIZES (64 B to 256 MiB; NCCL's treeCorrectionFactor
+ * columns); larger calls take none. */
+#define HCCN_SIM_TREE_SIZES 23
+
 /* Route classes: inside one node, or through a NIC. */
 enum { HCCN_SIM_CLS_INTRA = 0, HCCN_SIM_CLS_NET = 1, HCCN_SIM_NCLS = 2 };
 
@@ -79,6 +84,12 @@ typedef struct {
                                         (NCCL's hwLat tree row), where
                                         tree_on; else step_s */
     int tree_on;
+    double tree_bw[HCCN_SIM_TREE_SIZES]; /* the share of its bandwidth
+                                        the library's tree allreduce
+                                        reaches by the call's size
+                                        (column floor(log2(bytes / 64)),
+                                        NCCL's treeCorrectionFactor);
+                                        0: all of it */
     double max_bw[HCCN_SIM_NSPAN];   /* bytes/s: the most bus bandwidth a
                                         call under it reaches across two
                                         nodes and across more (NCCL's
@@ -127,6 +138,11 @@ struct hccn_sim_sw {
                                         rank sends / receives (LogGP's o):
                                         a rank's messages pay it one after
                                         another (docs/timing.md); 0: none */
+    double ring_plateau;             /* > 1: the steps of the library's
+                                        ring across nodes under the bulk
+                                        protocol cost this many times
+                                        their step_s (NCCL's "plateau
+                                        effect of ring"); 0 or 1: none */
     int slots;                       /* pipeline slots a connection keeps
                                         in flight: chunks of one level of
                                         a hierarchical row under way at
@@ -159,10 +175,16 @@ int hccn_sim_sw_pick(const hccn_sim_sw_t *sw, uint64_t bytes, int cls,
 /* The step cost of protocol p on a route of class cls in a call of the
  * library algorithm family (HCCN_SIM_FAM_*): step_s[cls]; in the tree,
  * tree_step_s[cls] where given; inside a node of the ring across nodes,
- * at least ring_step_s; in a call that reduces in a node's switch,
+ * at least ring_step_s, and the bulk protocol's steps of that ring
+ * ring_plateau times as much; in a call that reduces in a node's switch,
  * nvls_step_s inside a node where nvls_step_on and nvls_net_step_s
  * through a NIC where given. */
 double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family);
+
+/* The share of protocol p's bandwidth the library's tree allreduce of
+ * bytes reaches (tree_bw by size; 1 where none is given, past the
+ * table's last size, and for bytes 0: a call that is not one). */
+double hccn_sim_sw_tree_bw(const hccn_sim_sw_t *sw, int p, uint64_t bytes);
 
 /* The efficiency of protocol p for a transfer of class cls that NPU src
  * sends: the protocol's eff[cls], bounded through a NIC by its max_bw

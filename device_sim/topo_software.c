@@ -22,6 +22,7 @@
  * efficiency is at least 0.001, as a link's: a smaller one makes a
  * transfer's time absurd (1e-300 gives 1e300 s, a large one inf).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +95,52 @@ static hccn_status_t opt_us(hccn_sim_jctx_t *c, json_object *o,
     return st;
 }
 
+/* "tree_bw": the tree allreduce's share of its bandwidth by call size,
+ * an array of 1 to HCCN_SIM_TREE_SIZES numbers in (0, 1], the i-th for
+ * calls of 64 B x 2^i up to twice that; sizes past the array's end take
+ * all of it. */
+static hccn_status_t parse_tree_bw(hccn_sim_jctx_t *c, json_object *o,
+                                   hccn_sim_proto_t *p)
+{
+    json_object *arr;
+    hccn_sim_jgot_t got;
+    if (!json_object_object_get_ex(o, "tree_bw", NULL))
+        return HCCN_OK;
+    hccn_status_t st = hccn_sim_jarray(c, o, "tree_bw", &arr);
+    if (st != HCCN_OK)
+        return st;
+    size_t n = json_object_array_length(arr);
+    if (n == 0 || n > HCCN_SIM_TREE_SIZES)
+        return hccn_sim_jfail_key(c, "tree_bw", "must have 1 to %d numbers, "
+                                  "one per size from 64 B, doubling (got "
+                                  "%zu)", HCCN_SIM_TREE_SIZES, n);
+    size_t key = hccn_sim_jkey(c, "tree_bw");
+    for (size_t i = 0; i < HCCN_SIM_TREE_SIZES && st == HCCN_OK; i++) {
+        p->tree_bw[i] = 0.0;
+        if (i >= n)
+            continue;
+        json_object *v = json_object_array_get_idx(arr, i);
+        double x = json_object_is_type(v, json_type_int) ||
+                           json_object_is_type(v, json_type_double)
+                       ? json_object_get_double(v) : NAN;
+        size_t old = hccn_sim_jindex(c, i);
+        if (!(x > 0.0 && x <= 1.0))
+            st = hccn_sim_jfail(c, "must be a number in (0, 1] (got %s)",
+                                hccn_sim_jgot(v, &got));
+        hccn_sim_jpop(c, old);
+        p->tree_bw[i] = x;
+    }
+    hccn_sim_jpop(c, key);
+    return st;
+}
+
 static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                                  hccn_sim_proto_t *p)
 {
     static const char *const keys[] = {"enabled", "step_us", "efficiency",
                                        "max_bytes", "launch_us", "max_GBps",
-                                       "ring_step_us", "tree_step_us", NULL};
+                                       "ring_step_us", "tree_step_us",
+                                       "tree_bw", NULL};
     int on, has;
     hccn_status_t st;
     if (!json_object_is_type(o, json_type_object))
@@ -130,7 +171,8 @@ static hccn_status_t parse_proto(hccn_sim_jctx_t *c, json_object *o,
                            p->tree_step_s)))
         return st;
     if ((st = values(c, o, "max_GBps", span_names, 0.0, 0, 1e6, 1e9,
-                     p->max_bw)))
+                     p->max_bw)) ||
+        (st = parse_tree_bw(c, o, p)))
         return st;
     return class_values(c, o, "max_bytes", 0.0, 0, 0x1p62, 1.0,
                         p->max_bytes);
@@ -162,7 +204,7 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
                                        "channels", "allpairs_max_bytes",
                                        "nvls_launch_us", "nvls_step_us",
                                        "nvls_net_step_us",
-                                       "slots",
+                                       "slots", "ring_plateau",
                                        "algorithms", "send_overhead_us",
                                        "recv_overhead_us", "link_efficiency",
                                        NULL};
@@ -190,6 +232,10 @@ static hccn_status_t parse_fields(hccn_sim_jctx_t *c, json_object *o,
         return st;
     if ((st = opt_us(c, o, "host_us", &sw->host_s)))
         return st;
+    if ((st = hccn_sim_jnum(c, o, "ring_plateau", 1.0, 0, 100.0, &x, &has)))
+        return st;
+    if (has)
+        sw->ring_plateau = x;
     if ((st = opt_us(c, o, "send_overhead_us", &sw->send_s)))
         return st;
     if ((st = opt_us(c, o, "recv_overhead_us", &sw->recv_s)))

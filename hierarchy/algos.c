@@ -182,7 +182,19 @@ int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a)
 
 hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s)
 {
-    return (hccn_sim_call_t){s->nvswitch, s->proto_scale, s->family};
+    return (hccn_sim_call_t){s->nvswitch, s->proto_scale, s->family,
+                             s->tree_bytes};
+}
+
+hccn_sim_call_t hccn_hier_algo_call(const hccn_algo_t *algo,
+                                    const hccn_coll_args_t *a)
+{
+    int family = hccn_hier_family(algo, a);
+    return (hccn_sim_call_t){
+        hccn_hier_nvswitch_call(algo, a), hccn_hier_proto_scale(algo, a),
+        family,
+        family == HCCN_SIM_FAM_TREE && hccn_hier_tree_nodes(a)
+            ? a->count * a->esize : 0};
 }
 
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
@@ -193,9 +205,11 @@ hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
     hccn_sim_fail_clear();
     hccn_sched_t *s = algo->build(&args);
     if (s != NULL) {
-        s->nvswitch = hccn_hier_nvswitch_call(algo, a);
-        s->proto_scale = hccn_hier_proto_scale(algo, &args);
-        s->family = hccn_hier_family(algo, &args);
+        hccn_sim_call_t call = hccn_hier_algo_call(algo, &args);
+        s->nvswitch = call.nvswitch;
+        s->proto_scale = call.proto_scale;
+        s->family = call.family;
+        s->tree_bytes = call.tree_bytes;
         return s;
     }
     /* The builder recorded why (a builder that did not is a bug, which

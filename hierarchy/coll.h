@@ -180,6 +180,12 @@ int hccn_hier_family(const hccn_algo_t *algo, const hccn_coll_args_t *a);
 /* The software model's view of schedule s as a posted call. */
 hccn_sim_call_t hccn_hier_sched_call(const hccn_sched_t *s);
 
+/* The same view of algo's schedule for a, without building it: the
+ * fields above, and tree_bytes, a's bytes where the call is the tree's
+ * allreduce (the library's tree: the stack's tree_bw applies). */
+hccn_sim_call_t hccn_hier_algo_call(const hccn_algo_t *algo,
+                                    const hccn_coll_args_t *a);
+
 hccn_sched_t *hccn_hier_build(const hccn_algo_t *algo,
                               const hccn_coll_args_t *a);
 

@@ -243,6 +243,7 @@ static double run_model(hccn_cm_form_fn fn, const hccn_coll_args_t *a,
     m.proto_mul = call.proto_scale;
     m.nvswitch = call.nvswitch;
     m.family = call.family;
+    m.tree_bytes = call.tree_bytes;
     m.m = lv.mem_bw > 0.0 ? 1.0 / lv.mem_bw : 0.0;
     for (int r = 0; r < a->nranks; r++)
         ident[r] = r;
@@ -314,9 +315,7 @@ static double predict(const hccn_algo_t *algo, hccn_cm_form_fn fn,
     /* The v-collectives have no closed forms: the engine or nothing. */
     if (hccn_coll_is_v(a->coll))
         return t == TOO_BIG ? HCCN_COST_NONE : t;
-    hccn_sim_call_t call = {hccn_hier_nvswitch_call(algo, a),
-                            hccn_hier_proto_scale(algo, a),
-                            hccn_hier_family(algo, a)};
+    hccn_sim_call_t call = hccn_hier_algo_call(algo, a);
     return t == TOO_BIG ? run_model(fn, a, pl, call) : t;
 }
 

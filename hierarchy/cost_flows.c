@@ -164,7 +164,8 @@ double hccn_hier_cm_protocol(hccn_cm_t *m, hccn_cm_xf_t *x)
     if (q < 0)
         q = hccn_sim_sw_pick_at(topo, src, b, cls, bw);
     m->protos |= 1u << q;
-    x->eff = hccn_sim_sw_eff(topo, q, cls, src);
+    x->eff = hccn_sim_sw_eff(topo, q, cls, src) *
+             hccn_sim_sw_tree_bw(topo->sw, q, m->tree_bytes);
     return hccn_sim_sw_step(topo->sw, q, cls, m->family);
 }
 

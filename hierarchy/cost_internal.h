@@ -59,6 +59,7 @@ typedef struct hccn_cm {
                                 hccn_hier_cm_instances) */
     uint64_t proto_mul;      /* > 1: ... for its bytes x this (the
                                 schedule's hccn_sched_t.proto_scale) */
+    uint64_t tree_bytes;     /* the call's hccn_sim_call_t.tree_bytes */
     int family;              /* the library algorithm whose step
                                 costs apply (hccn_sim_call_t) */
     int nvswitch;            /* the call reduces in a node's switch:

@@ -97,6 +97,9 @@ typedef struct hccn_sched {
      * (HCCN_SIM_FAM_*, hccn_hier_family: its ring across nodes, its tree;
      * device_sim/software.h). */
     int family;
+    /* > 0: the call is the library tree's allreduce of this many bytes
+     * (hccn_sim_call_t.tree_bytes: the stack's tree_bw applies). */
+    uint64_t tree_bytes;
     void *slab;             /* hccn_sched_reserve's mapping, or NULL */
     size_t slab_len;
 } hccn_sched_t;

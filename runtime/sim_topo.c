@@ -355,6 +355,7 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
     out->allpairs_max_bytes = sw->allpairs_max_bytes;
     out->send_overhead_us = sw->send_s * 1e6;
     out->recv_overhead_us = sw->recv_s * 1e6;
+    out->ring_plateau = sw->ring_plateau;
     for (int k = 0; k < HCCN_NLINK; k++)
         out->link_efficiency[k] = sw->link_eff[k];
     for (int p = 0; p < HCCN_NPROTO; p++) {
@@ -364,6 +365,8 @@ static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
             out->max_GBps[p][k] = sw->proto[p].max_bw[k] * 1e-9;
         out->ring_step_us[p] = sw->proto[p].ring_step_s * 1e6;
         out->tree_step_set[p] = sw->proto[p].tree_on;
+        for (int i = 0; i < HCCN_TREE_SIZES; i++)
+            out->tree_bw[p][i] = sw->proto[p].tree_bw[i];
         for (int c = 0; c < HCCN_NCLASS; c++) {
             out->step_us[p][c] = sw->proto[p].step_s[c] * 1e6;
             out->tree_step_us[p][c] = sw->proto[p].tree_step_s[c] * 1e6;

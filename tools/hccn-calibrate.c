@@ -104,6 +104,11 @@ static void software_json(const hccn_software_t *sw, int per_thread,
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
     }
+    if (sw->ring_plateau > 1.0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ", \"ring_plateau\": %.17g",
+                 sw->ring_plateau);
+    }
     if (sw->nvls_step_set) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"nvls_step_us\": %.17g",
@@ -138,6 +143,17 @@ static void software_json(const hccn_software_t *sw, int per_thread,
             strncat(buf, ", ", len - strlen(buf) - 1);
             pair_json(buf, len, "tree_step_us", sw->tree_step_us[p]);
         }
+        int sizes = HCCN_TREE_SIZES;
+        while (sizes > 0 && !(sw->tree_bw[p][sizes - 1] > 0.0))
+            sizes--;
+        for (int i = 0; i < sizes; i++) {
+            n = strlen(buf);
+            snprintf(buf + n, len - n, "%s%.17g",
+                     i == 0 ? ", \"tree_bw\": [" : ", ",
+                     sw->tree_bw[p][i] > 0.0 ? sw->tree_bw[p][i] : 1.0);
+        }
+        if (sizes > 0)
+            strncat(buf, "]", len - strlen(buf) - 1);
         strncat(buf, "}", len - strlen(buf) - 1);
     }
     strncat(buf, "}", len - strlen(buf) - 1);
@@ -149,7 +165,7 @@ static void software_json(const hccn_software_t *sw, int per_thread,
  * software model when with_sw. */
 static hccn_topo_t *load(calib_t *c, int with_sw, int r)
 {
-    static char edit[4096];
+    static char edit[8192];
     const char *edits[MAX_SETS + 17];
     int n = 0;
     for (; n < c->nsets; n++)
@@ -355,7 +371,7 @@ static int write_topology(calib_t *c, const char *out)
     hccn_topo_t *t = load(c, 0, -1);
     json_object *doc = json_object_from_file(hccn_topo_source(t));
     hccn_topo_free(t);
-    char sw[4096];
+    char sw[8192];
     tie_tree(c);
     software_json(&c->sw, c->sw.ranks_per_thread, sw, sizeof(sw));
     json_object *obj = json_tokener_parse(sw);

@@ -140,6 +140,18 @@ static void print_software(const hccn_topo_t *t)
         if (sw.ring_step_us[p] > 0.0)
             printf(", ring across nodes >= %g us a step in a node",
                    sw.ring_step_us[p]);
+        if (p == HCCN_PROTO_SIMPLE && sw.ring_plateau > 1.0)
+            printf(", ring across nodes x%g a step", sw.ring_plateau);
+        double least = 1.0;
+        int at = -1;
+        for (int i = 0; i < HCCN_TREE_SIZES; i++)
+            if (sw.tree_bw[p][i] > 0.0 && sw.tree_bw[p][i] < least) {
+                least = sw.tree_bw[p][i];
+                at = i;
+            }
+        if (at >= 0)
+            printf(", tree across nodes down to %g of its bandwidth (at "
+                   "%g KiB)", least, (double)(1u << at) / 16.0);
         if (sw.max_GBps[p][0] > 0.0 || sw.max_GBps[p][1] > 0.0)
             printf(", bus bandwidth <= %g GB/s on 2 nodes, %g on more",
                    sw.max_GBps[p][0], sw.max_GBps[p][1]);

@@ -324,6 +324,8 @@ enum { HCCN_CLASS_INTRA, HCCN_CLASS_NET, HCCN_NCLASS };
 /* Kinds of link (link_efficiency): a node's fabric of direct links or a
  * switch, a pcie fabric, a node's NICs. */
 enum { HCCN_LINK_FABRIC, HCCN_LINK_PCIE, HCCN_LINK_NIC, HCCN_NLINK };
+/* Call sizes of tree_bw: 64 B x 2^i, i < HCCN_TREE_SIZES. */
+#define HCCN_TREE_SIZES 23
 
 typedef struct {
     size_t struct_size;      /* sizeof(hccn_software_t) */
@@ -370,6 +372,13 @@ typedef struct {
     double link_efficiency[HCCN_NLINK];  /* the efficiency a fabric or NIC
                                             of this kind takes where the
                                             file gives none; 1: none */
+    double ring_plateau;     /* the bulk protocol's steps of the ring
+                                across nodes cost this many times theirs;
+                                0 or 1: none */
+    double tree_bw[HCCN_NPROTO][HCCN_TREE_SIZES];   /* the share of its
+                                bandwidth the tree allreduce across nodes
+                                reaches, by call size (64 B x 2^i); 0:
+                                all of it */
 } hccn_software_t;
 
 /* The protocol names as the file writes them ("ll", "ll128", "simple"). */

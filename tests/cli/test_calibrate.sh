@@ -46,6 +46,11 @@ ok = ok and links == {"fabric": 0.8, "pcie": 256 / 280, "nic": 0.99}
 # a fitted launch_us is every protocol's: no per-protocol launch written
 own = [p for p in ("ll", "ll128", "simple") if "launch_us" in sw[p]]
 print("protocols with their own launch:", own)
+# the tree's share by size and the ring's plateau, NCCL's, written out
+tree = sw["simple"]["tree_bw"]
+print("simple.tree_bw:", tree, "ring_plateau:", sw["ring_plateau"])
+ok = ok and len(tree) == 23 and tree[11] == 0.5 and tree[22] == 0.9
+ok = ok and sw["ring_plateau"] == 1.4
 sys.exit(0 if ok and kept == (8, 25, 0) and not own else 1)
 PY
 # The written topology loads, and predicts the synthetic run's times.

@@ -94,8 +94,10 @@ grep -q '^software: nccl-2.2x, .*, link efficiency where the file gives none: fa
     "$tmp/out" || fail "no link efficiency: $(grep software "$tmp/out")"
 grep -q '^level 0 (intra-node): 32 links, min 240 GB/s per link$' "$tmp/out" ||
     fail "hgx-a100's 300 GB/s NVLink x 0.80: $(grep 'level 0' "$tmp/out")"
-grep -q '^  ll: launch 6.6 us, step 0.6 / 2.7 us, efficiency 0.5 / 0.5, tree step 0.6 / 5 us, ring across nodes >= 1 us a step in a node, bus bandwidth <= 39 GB/s on 2 nodes, 20.4 on more$' \
+grep -q '^  ll: launch 6.6 us, step 0.6 / 2.7 us, efficiency 0.5 / 0.5, tree step 0.6 / 5 us, ring across nodes >= 1 us a step in a node, tree across nodes down to 0.4 of its bandwidth (at 256 KiB), bus bandwidth <= 39 GB/s on 2 nodes, 20.4 on more$' \
     "$tmp/out" || fail "ll line: $(grep '  ll:' "$tmp/out")"
+grep -q '^  simple: .*, ring across nodes >= 3 us a step in a node, ring across nodes x1.4 a step, tree across nodes down to 0.5 of its bandwidth (at 128 KiB)$' \
+    "$tmp/out" || fail "simple line: $(grep '  simple:' "$tmp/out")"
 sed 's/"stack": "nccl-2.2x"/"stack": "nccl-2.2x", "software": {"ll": {"max_GBps": {"more_nodes": 7}, "step_us": {"net": 9}}}/' \
     "$HCCN_SOURCE_DIR/configs/hgx-a100.json" >"$tmp/sw.json"
 run "$tmp/sw.json"

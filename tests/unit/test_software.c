@@ -196,6 +196,19 @@ static void test_errors(void **state)
                  "bad.json: software.slots");
     expect_error("{" BASE ", \"software\": {\"slots\": 2.5}}",
                  "bad.json: software.slots");
+    expect_error("{" BASE ", \"software\": {\"ll\": {\"tree_bw\": []}}}",
+                 "bad.json: software.ll.tree_bw: must have 1 to 23 numbers");
+    expect_error("{" BASE ", \"software\": {\"ll\": {\"tree_bw\": [1, 0]}}}",
+                 "bad.json: software.ll.tree_bw[1]: must be a number in "
+                 "(0, 1] (got 0)");
+    expect_error("{" BASE ", \"software\": {\"simple\": {\"tree_bw\": "
+                 "[0.5, \"x\"]}}}",
+                 "bad.json: software.simple.tree_bw[1]");
+    expect_error("{" BASE ", \"software\": {\"simple\": {\"tree_bw\": "
+                 "0.5}}}",
+                 "bad.json: software.simple.tree_bw");
+    expect_error("{" BASE ", \"software\": {\"ring_plateau\": 0.5}}",
+                 "bad.json: software.ring_plateau");
 }
 
 /* Where the per-step times of protocols a and b cross, for bw. */
@@ -443,9 +456,10 @@ static void test_ring_step(void **state)
 }
 
 /* A 4 KiB transfer from NPU 0 to NPU 2 (across the 2 x 2 topology's
- * nodes, under LL: 0.5 of 10 GB/s) in a call of family fam takes launch
- * (5 us) + route latency + step in the engine. */
-static void cross_node_step(const hccn_sim_topo_t *t, int fam, double step)
+ * nodes, under a protocol of efficiency eff of 10 GB/s) in a call of
+ * family fam takes launch (5 us) + route latency + step in the engine. */
+static void cross_node_step_at(const hccn_sim_topo_t *t, int fam,
+                               double step, double eff)
 {
     int world[2] = {0, 2}, links[HCCN_SIM_ROUTE_MAX];
     double lat;
@@ -456,9 +470,15 @@ static void cross_node_step(const hccn_sim_topo_t *t, int fam, double step)
     assert_non_null(s);
     s->family = fam;
     test_assert_rel(test_engine_time(t, s, world, NULL),
-                    5e-6 + lat + step + 4096 / (0.5 * 10e9), 1e-12,
+                    5e-6 + lat + step + 4096 / (eff * 10e9), 1e-12,
                     "a step across nodes");
     hccn_sched_free(s);
+}
+
+/* The same under LL (0.5). */
+static void cross_node_step(const hccn_sim_topo_t *t, int fam, double step)
+{
+    cross_node_step_at(t, fam, step, 0.5);
 }
 
 /* The library's tree takes its own step costs (NCCL's hwLat tree row)
@@ -511,6 +531,160 @@ static void test_tree_step(void **state)
     assert_true(hccn_sim_sw_step(t->sw, HCCN_SIM_PROTO_SIMPLE, 0, TREE) ==
                 4.0 * 1e-6);
     hccn_sim_topo_free(t);
+}
+
+/* The library's ring across nodes under the bulk protocol pays
+ * ring_plateau times its steps (NCCL's "plateau effect of ring", 1.4 on
+ * Ampere and later): inside a node and through a NIC, and in no other
+ * family or protocol. A transfer across nodes of such a call takes
+ * launch + route latency + 2 x 10 us + 4 KiB / 10 GB/s. */
+#define SW_PLATEAU                                                          \
+    ", \"software\": {\"launch_us\": 5, \"ring_plateau\": 2,"              \
+    " \"ll\": {\"enabled\": false}, \"ll128\": {\"enabled\": false},"       \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}}}"
+static void test_ring_plateau(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE SW_PLATEAU "}");
+    const int S = HCCN_SIM_PROTO_SIMPLE, RING = HCCN_SIM_FAM_NET_RING;
+    const double net = 10 * 1e-6;   /* the file's step, as read */
+    assert_true(hccn_sim_sw_step(t->sw, S, 0, RING) == 2 * (3 * 1e-6));
+    assert_true(hccn_sim_sw_step(t->sw, S, 1, RING) == 2 * net);
+    assert_true(hccn_sim_sw_step(t->sw, S, 1, 0) == net);
+    assert_true(hccn_sim_sw_step(t->sw, S, 1, HCCN_SIM_FAM_TREE) == net);
+    cross_node_step_at(t, RING, 20e-6, 1.0);
+    cross_node_step_at(t, 0, 10e-6, 1.0);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    const hccn_sim_sw_t *sw = t->sw;
+    assert_true(sw->ring_plateau == 1.4);
+    assert_true(hccn_sim_sw_step(sw, S, 1, RING) == (14.0 * 1e-6) * 1.4);
+    /* inside a node: the larger of step_s (3.4) and ring_step_s (3) */
+    assert_true(hccn_sim_sw_step(sw, S, 0, RING) == (3.4 * 1e-6) * 1.4);
+    assert_true(hccn_sim_sw_step(sw, HCCN_SIM_PROTO_LL, 1, RING) ==
+                2.7 * 1e-6);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"rccl-2.x\"}");
+    assert_true(hccn_sim_sw_step(t->sw, S, 1, RING) ==
+                t->sw->proto[S].step_s[1]);
+    hccn_sim_topo_free(t);
+}
+
+/* The library's tree reaches tree_bw of its bandwidth by the call's size,
+ * column floor(log2(bytes / 64)) as NCCL's treeCorrectionFactor. */
+static void test_tree_bw_columns(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load("{" BASE ", \"stack\": \"nccl-2.2x\"}");
+    const hccn_sim_sw_t *sw = t->sw;
+    const int LL = HCCN_SIM_PROTO_LL, LL128 = HCCN_SIM_PROTO_LL128,
+              S = HCCN_SIM_PROTO_SIMPLE;
+    const uint64_t MiB = 1 << 20;
+    assert_true(hccn_sim_sw_tree_bw(sw, LL, 0) == 1.0);   /* not a tree */
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 8) == 0.9);    /* column 0 */
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 127) == 0.9);
+    assert_true(hccn_sim_sw_tree_bw(sw, LL, 1023) == 1.0);   /* column 3 */
+    assert_true(hccn_sim_sw_tree_bw(sw, LL, 1024) == 0.9);   /* column 4 */
+    assert_true(hccn_sim_sw_tree_bw(sw, LL, MiB) == 0.5);    /* 14 */
+    assert_true(hccn_sim_sw_tree_bw(sw, LL128, MiB) == 0.6);
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 64 << 10) == 0.6); /* 10 */
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 256 * MiB - 1) == 0.9); /* 21 */
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 256 * MiB) == 0.9);     /* 22 */
+    assert_true(hccn_sim_sw_tree_bw(sw, S, 512 * MiB) == 1.0);   /* past */
+    hccn_sim_topo_free(t);
+    /* A shorter array: the sizes past it take all of the bandwidth. */
+    t = load("{" BASE ", \"software\": {\"simple\": {\"tree_bw\": "
+             "[0.25, 0.5]}}}");
+    assert_true(hccn_sim_sw_tree_bw(t->sw, S, 64) == 0.25);
+    assert_true(hccn_sim_sw_tree_bw(t->sw, S, 128) == 0.5);
+    assert_true(hccn_sim_sw_tree_bw(t->sw, S, 256) == 1.0);
+    hccn_sim_topo_free(t);
+    t = load("{" BASE ", \"stack\": \"rccl-2.x\"}");
+    assert_true(hccn_sim_sw_tree_bw(t->sw, S, MiB) == 1.0);
+    hccn_sim_topo_free(t);
+}
+
+/* Four nodes of two NPUs (fabric and NIC bandwidths given), the bulk
+ * protocol alone, with the tree's share of its bandwidth TB (a JSON
+ * array) or none. */
+#define T4(fabric, nic)                                                     \
+    "\"version\": 1, \"node_types\": [{\"count\": 4,"                       \
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
+    " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": " #fabric ","          \
+    " \"lat_us\": 1},"                                                     \
+    " \"nics\": {\"count\": 2, \"bw_GBps\": " #nic ", \"lat_us\": 2}}],"    \
+    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}"
+#define SW_TB(tb)                                                           \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"enabled\": false}, \"ll128\": {\"enabled\": false},"       \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10}" tb "}}"
+#define HALVES                                                              \
+    ", \"tree_bw\": [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5,"  \
+    " 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]"
+
+/* The time of algo's coll of count floats on every NPU of t: the
+ * engine's, and the closed form's in *form. */
+static double coll_time(const hccn_sim_topo_t *t, const char *algo,
+                        int coll, uint64_t count, double *form)
+{
+    int world[8], node[8], local[8], n = t->nnpus;
+    for (int r = 0; r < n; r++)
+        world[r] = r;
+    hccn_cost_place_t pl = {t, world};
+    hccn_hier_view_t v;
+    assert_int_equal(hccn_hier_cost_view(&pl, n, node, local, &v), 0);
+    hccn_coll_args_t a = {.coll = coll, .nranks = n, .count = count,
+                          .esize = 4, .view = &v};
+    const hccn_algo_t *al = hccn_hier_algo_find(algo);
+    hccn_sched_t *s = hccn_hier_build(al, &a);
+    assert_non_null(s);
+    hccn_sim_call_t call = hccn_hier_algo_call(al, &a);
+    assert_true(hccn_hier_sched_call(s).tree_bytes == call.tree_bytes);
+    double e = test_engine_time(t, s, world, NULL);
+    hccn_sched_free(s);
+    *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+    return e;
+}
+
+/* A tree allreduce across four nodes whose transfers reach half of their
+ * bandwidth takes what it takes on links of half the bandwidth, in the
+ * engine and in the closed form (each transfer's bytes over efficiency
+ * x bandwidth); rings, broadcast's tree and the two-node tree (not the
+ * library's shape: tree.h) take no share. */
+static void test_tree_bw_times(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *h = load("{" T4(100, 10) SW_TB(HALVES) "}");
+    hccn_sim_topo_t *s = load("{" T4(50, 5) SW_TB("") "}");
+    hccn_sim_topo_t *f = load("{" T4(100, 10) SW_TB("") "}");
+    const uint64_t n = 1 << 18;   /* 1 MiB */
+    double fh, fs, ff;
+    double eh = coll_time(h, "tree", HCCN_COLL_ALLREDUCE, n, &fh);
+    double es = coll_time(s, "tree", HCCN_COLL_ALLREDUCE, n, &fs);
+    double ef = coll_time(f, "tree", HCCN_COLL_ALLREDUCE, n, &ff);
+    test_assert_rel(eh, es, 1e-12, "engine: half the share = half the links");
+    test_assert_rel(fh, fs, 1e-12, "closed form: the same");
+    if (!(eh > ef * 1.2))
+        fail_msg("the share slows the tree: %.3f us against %.3f", eh * 1e6,
+                 ef * 1e6);
+    eh = coll_time(h, "rings", HCCN_COLL_ALLREDUCE, n, &fh);
+    ef = coll_time(f, "rings", HCCN_COLL_ALLREDUCE, n, &ff);
+    test_assert_rel(eh, ef, 0.0, "rings take no share");
+    test_assert_rel(fh, ff, 0.0, "rings' closed form takes no share");
+    eh = coll_time(h, "tree", HCCN_COLL_BROADCAST, n, &fh);
+    ef = coll_time(f, "tree", HCCN_COLL_BROADCAST, n, &ff);
+    test_assert_rel(eh, ef, 0.0, "broadcast's tree takes no share");
+    hccn_sim_topo_free(h);
+    hccn_sim_topo_free(s);
+    hccn_sim_topo_free(f);
+    h = load("{" BASE SW_TB(HALVES) "}");
+    f = load("{" BASE SW_TB("") "}");
+    eh = coll_time(h, "tree", HCCN_COLL_ALLREDUCE, n, &fh);
+    ef = coll_time(f, "tree", HCCN_COLL_ALLREDUCE, n, &ff);
+    test_assert_rel(eh, ef, 0.0, "the two-node tree takes no share");
+    test_assert_rel(fh, ff, 0.0, "nor its closed form");
+    hccn_sim_topo_free(h);
+    hccn_sim_topo_free(f);
 }
 
 /* A call that reduces in a node's switch takes the library's NVLS tree
@@ -870,6 +1044,9 @@ int main(void)
         cmocka_unit_test(test_bus_bound),
         cmocka_unit_test(test_ring_step),
         cmocka_unit_test(test_tree_step),
+        cmocka_unit_test(test_ring_plateau),
+        cmocka_unit_test(test_tree_bw_columns),
+        cmocka_unit_test(test_tree_bw_times),
         cmocka_unit_test(test_nvls_net_step),
         cmocka_unit_test(test_block_protocol),
         cmocka_unit_test(test_mpi),
