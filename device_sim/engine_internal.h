@@ -105,7 +105,8 @@ typedef struct hccn_sim_flow {
     int links[HCCN_SIM_ROUTE_MAX];
     etask_t *send, *recv;
     double lat;
-    double sw_lat;              /* its protocol's step cost (software.h) */
+    double sw_lat;              /* its protocol's step cost (software.h):
+                                   what it adds to lat */
     double remaining, since;
     double drain;
     int pos;                    /* index in the drain heap (drain.c) */

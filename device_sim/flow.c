@@ -325,6 +325,10 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
         hccn_sim_free(f);
         return -1;
     }
+    if (eng->topo->sw != NULL && send->batch->tree_bytes > 0)
+        /* what the hop's latency adds to the route's */
+        f->sw_lat = hccn_sim_sw_hop_lat(f->lat, f->sw_lat,
+                                        send->batch->tree_bytes) - f->lat;
     hccn_sim_drain_push(eng, f);
     if (hccn_sim_burst_add(eng, f))
         return 0;

@@ -374,6 +374,13 @@ double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family)
     return step;
 }
 
+double hccn_sim_sw_hop_lat(double lat, double step, uint64_t tree_bytes)
+{
+    if (tree_bytes == 0)
+        return lat + step;
+    return step > lat ? step : lat;
+}
+
 double hccn_sim_sw_tree_bw(const hccn_sim_sw_t *sw, int p, uint64_t bytes)
 {
     int col = 0;

@@ -186,6 +186,12 @@ double hccn_sim_sw_step(const hccn_sim_sw_t *sw, int p, int cls, int family);
  * table's last size, and for bytes 0: a call that is not one). */
 double hccn_sim_sw_tree_bw(const hccn_sim_sw_t *sw, int p, uint64_t bytes);
 
+/* The latency of a transfer whose route takes lat and whose protocol
+ * step (hccn_sim_sw_step) is step: lat + step, but in the library tree's
+ * allreduce across nodes (tree_bytes > 0), the larger of the two (NCCL's
+ * tree row of hwLat is a hop's whole latency: docs/software.md). */
+double hccn_sim_sw_hop_lat(double lat, double step, uint64_t tree_bytes);
+
 /* The efficiency of protocol p for a transfer of class cls that NPU src
  * sends: the protocol's eff[cls], bounded through a NIC by its max_bw
  * over the bandwidth of src's node's NICs together (a ring across nodes

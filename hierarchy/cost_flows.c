@@ -255,7 +255,9 @@ void hccn_hier_cm_flows(hccn_cm_t *m, hccn_cm_xf_t *x, size_t n,
             x[i].w = hccn_hier_cm_max(x[i].w,
                                       weight * link_work(m, links[k], wire) /
                                           (tl[links[k]].bw * wire));
-        x[i].lat = m->lat_off ? 0.0 : x[i].lat + step;
+        x[i].lat = m->lat_off ? 0.0
+                               : hccn_sim_sw_hop_lat(x[i].lat, step,
+                                                     m->tree_bytes);
         x[i].w /= x[i].eff;
     }
     for (int t = 0; t < nt; t++)

@@ -607,13 +607,14 @@ static void test_tree_bw_columns(void **state)
 /* Four nodes of two NPUs (fabric and NIC bandwidths given), the bulk
  * protocol alone, with the tree's share of its bandwidth TB (a JSON
  * array) or none. */
-#define T4(fabric, nic)                                                     \
+#define T4L(fabric, nic, flat, nlat, wlat)                                   \
     "\"version\": 1, \"node_types\": [{\"count\": 4,"                       \
     " \"npu\": {\"count\": 2, \"arena_MiB\": 16, \"reduce_bw_GBps\": 100},"  \
     " \"fabric\": {\"type\": \"mesh\", \"bw_GBps\": " #fabric ","          \
-    " \"lat_us\": 1},"                                                     \
-    " \"nics\": {\"count\": 2, \"bw_GBps\": " #nic ", \"lat_us\": 2}}],"    \
-    " \"network\": {\"type\": \"switch\", \"lat_us\": 1}"
+    " \"lat_us\": " #flat "},"                                              \
+    " \"nics\": {\"count\": 2, \"bw_GBps\": " #nic ", \"lat_us\": " #nlat  \
+    "}}], \"network\": {\"type\": \"switch\", \"lat_us\": " #wlat "}"
+#define T4(fabric, nic) T4L(fabric, nic, 1, 2, 1)
 #define SW_TB(tb)                                                           \
     ", \"software\": {\"launch_us\": 5,"                                    \
     " \"ll\": {\"enabled\": false}, \"ll128\": {\"enabled\": false},"       \
@@ -685,6 +686,44 @@ static void test_tree_bw_times(void **state)
     test_assert_rel(fh, ff, 0.0, "nor its closed form");
     hccn_sim_topo_free(h);
     hccn_sim_topo_free(f);
+}
+
+/* A hop of the library's tree allreduce across nodes costs the larger of
+ * its step and its route's latency (NCCL's tree row is a hop's whole
+ * latency): with fabric links of 1 us and NIC routes of 2 + 1 + 2 us, a
+ * tree whose steps are 0.5 us inside a node and 9 through a NIC takes
+ * what it takes on links of no latency with steps of 1 and 9, in the
+ * engine and the closed form; rings add the two, as do the tree's
+ * broadcast and every transfer elsewhere. */
+#define SW_HOP(intra, net)                                                  \
+    ", \"software\": {\"launch_us\": 5,"                                    \
+    " \"ll\": {\"enabled\": false}, \"ll128\": {\"enabled\": false},"       \
+    " \"simple\": {\"step_us\": {\"intra\": 3, \"net\": 10},"              \
+    " \"tree_step_us\": {\"intra\": " #intra ", \"net\": " #net "}}}"
+static void test_tree_hop(void **state)
+{
+    (void)state;
+    assert_true(hccn_sim_sw_hop_lat(1e-6, 3e-6, 0) == 1e-6 + 3e-6);
+    assert_true(hccn_sim_sw_hop_lat(1e-6, 3e-6, 8) == 3e-6);
+    assert_true(hccn_sim_sw_hop_lat(5e-6, 3e-6, 8) == 5e-6);
+    hccn_sim_topo_t *a = load("{" T4(100, 10) SW_HOP(0.5, 9) "}");
+    hccn_sim_topo_t *b = load("{" T4L(100, 10, 0, 0, 0) SW_HOP(1, 9) "}");
+    const uint64_t n[] = {2, 1 << 14, 1 << 18};
+    for (size_t i = 0; i < sizeof(n) / sizeof(*n); i++) {
+        double fa, fb;
+        double ea = coll_time(a, "tree", HCCN_COLL_ALLREDUCE, n[i], &fa);
+        double eb = coll_time(b, "tree", HCCN_COLL_ALLREDUCE, n[i], &fb);
+        test_assert_rel(ea, eb, 1e-12, "engine: a tree hop is the larger");
+        test_assert_rel(fa, fb, 1e-12, "closed form: the same");
+        ea = coll_time(a, "rings", HCCN_COLL_ALLREDUCE, n[i], &fa);
+        eb = coll_time(b, "rings", HCCN_COLL_ALLREDUCE, n[i], &fb);
+        if (!(ea > eb + 1e-6) || !(fa > fb + 1e-6))
+            fail_msg("rings add the route's latency: engine %.3f us against "
+                     "%.3f, closed form %.3f against %.3f", ea * 1e6,
+                     eb * 1e6, fa * 1e6, fb * 1e6);
+    }
+    hccn_sim_topo_free(a);
+    hccn_sim_topo_free(b);
 }
 
 /* A call that reduces in a node's switch takes the library's NVLS tree
@@ -1047,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_ring_plateau),
         cmocka_unit_test(test_tree_bw_columns),
         cmocka_unit_test(test_tree_bw_times),
+        cmocka_unit_test(test_tree_hop),
         cmocka_unit_test(test_nvls_net_step),
         cmocka_unit_test(test_block_protocol),
         cmocka_unit_test(test_mpi),
