@@ -345,7 +345,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     const uint64_t L = (uint64_t)h->L;
     uint64_t dflt = hccn_hier_level_switch(a, h->l1)
         ? hccn_hier_levels_top_chunk(a->view->slots, h->N, L, HCCN_HIER_CHUNK)
-        : HCCN_HIER_CHUNK;
+        : hccn_hier_levels_ring_chunk(h->l1, h->N, L, HCCN_HIER_CHUNK);
     uint64_t ce = hccn_hier_chunk(a, dflt) / a->esize;
     ce = ce - ce % L < L ? L : ce - ce % L;
     uint64_t main = a->count / L * L, tail = a->count - main;

@@ -11,6 +11,7 @@
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
 #include "hierarchy/cost_internal.h"
+#include "hierarchy/levels.h"
 
 
 /* P pods of M nodes of L ranks; mem holds the members of the three teams:
@@ -149,7 +150,10 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
                            const hccn_coll_args_t *a)
 {
     const uint64_t lm = (uint64_t)h->L * (uint64_t)h->M;
-    uint64_t ce = hccn_hier_chunk(a, HCCN_HIER3_CHUNK) / a->esize;
+    uint64_t ce = hccn_hier_chunk(a, hccn_hier_levels_ring_chunk(
+                                         h->algo[2], h->P, lm,
+                                         HCCN_HIER3_CHUNK)) /
+                  a->esize;
     ce = ce - ce % lm < lm ? lm : ce - ce % lm;
     uint64_t main = a->count / lm * lm, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce;

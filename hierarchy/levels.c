@@ -137,6 +137,15 @@ int hccn_hier_levels_top_slots(int d, int n, uint64_t groups)
     return most < 1 ? 1 : most < (uint64_t)d ? (int)most : d;
 }
 
+uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
+                                     uint64_t dflt)
+{
+    if (algo == NULL || strcmp(algo, "ring") != 0 || n <= 2)
+        return dflt;
+    uint64_t need = unit * (uint64_t)n * HCCN_LEVELS_RING_BLOCK;
+    return need > dflt ? need : dflt;
+}
+
 uint64_t hccn_hier_levels_top_chunk(int slots, int n, uint64_t groups,
                                     uint64_t dflt)
 {

@@ -150,6 +150,21 @@ int hccn_hier_levels_top_peers_slots(int d, const char *algo, int n);
  * and the closed form's). */
 int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
 
+/* The least block a step of a ring top moves, in the default chunk: the
+ * block of the default chunk (HCCN_HIER_CHUNK, 4 MiB) on two nodes of 8
+ * ranks, 4 MiB / 8 / 2, half of NCCL's slot (NCCL_BUFFSIZE / NCCL_STEPS
+ * = 512 KiB). The library's ring moves a step's slots whatever the
+ * ring's length; a chunk's share over n members shrinks as 1/n. */
+#define HCCN_LEVELS_RING_BLOCK ((uint64_t)256 << 10)
+
+/* The default chunk (dflt) of an allreduce whose top runs algo across n
+ * members under unit ranks each (the levels below): on a ring ("ring")
+ * of three or more, at least unit x n x HCCN_LEVELS_RING_BLOCK, so that
+ * each step of the ring moves that block at least; dflt on every other
+ * top. */
+uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
+                                     uint64_t dflt);
+
 /* The default chunk (dflt) of an allreduce with `slots` slots under such
  * a top: as many times dflt as the top keeps fewer slots, so that the
  * bytes in flight are the slots' (a larger chunk, whose steps the fewer

@@ -409,6 +409,9 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
         chunk = hccn_hier_levels_top_chunk(h->lv->slots, h->lv->n[c.top],
                                            hccn_hier_levels_ngroups(h, c.top),
                                            chunk);
+    else if (c.top >= 1)
+        chunk = hccn_hier_levels_ring_chunk(h->lv->algo[c.top],
+                                            h->lv->n[c.top], c.unit, chunk);
     uint64_t ce = hccn_hier_chunk(h->a, chunk) / e;
     ce -= ce % c.unit;
     ce = ce < c.unit ? c.unit : ce;

@@ -334,6 +334,99 @@ static void test_slots_top_flight(void **state)
     }
 }
 
+/* Rank 0's runs of steps of `phase`. */
+static int count_runs(const hccn_sched_t *s, int phase)
+{
+    int n = 0;
+    const hccn_sched_rank_t *rk = &s->ranks[0];
+    for (uint32_t i = 0; i < rk->nsteps; i++)
+        n += rk->steps[i].phase == phase &&
+             (i == 0 || rk->steps[i - 1].phase != phase);
+    return n;
+}
+
+/* A ring top of N members under U ranks each moves at least 256 KiB a
+ * step: the default chunk is max(4 MiB, U N 256 KiB)
+ * (hccn_hier_levels_ring_chunk); a halving-doubling top keeps 4 MiB.
+ * The helper's arithmetic, the schedules (one run of the top on rank 0
+ * a chunk: two chunks' worth of data makes two runs), and the closed
+ * form, which takes the same chunk as when it is given. */
+#define CFG6                                                                  \
+    "{\"version\": 1, \"stack\": \"nccl-2.2x\", \"node_types\": [{"           \
+    "\"count\": 6, \"npu\": {\"count\": %d, \"arena_MiB\": 64, "               \
+    "\"reduce_bw_GBps\": 1000}, "                                                  \
+    "\"fabric\": {\"type\": \"switch\", \"bw_GBps\": 100, \"lat_us\": 1}, "   \
+    "\"nics\": {\"count\": %d, \"bw_GBps\": 25, \"lat_us\": 1}}], "           \
+    "\"network\": {\"type\": \"switch\", \"lat_us\": 1}}"
+static void test_ring_top_chunk(void **state)
+{
+    (void)state;
+    const uint64_t MiB = 1 << 20;
+    const uint64_t KiB = 1 << 10;
+    static const struct {
+        const char *top;
+        int n, unit;
+        uint64_t KiB;
+    } cases[] = {{"ring", 1, 8, 4096}, {"ring", 2, 8, 4096},
+                 {"ring", 3, 8, 6144}, {"ring", 20, 8, 40960},
+                 {"ring", 6, 2, 4096}, {"ring", 9, 2, 4608},
+                 {"hd", 20, 8, 4096}, {"mesh", 6, 8, 4096}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+        assert_true(hccn_hier_levels_ring_chunk(cases[c].top, cases[c].n,
+                                                (uint64_t)cases[c].unit,
+                                                4 * MiB) ==
+                    cases[c].KiB * KiB);
+    static const struct {
+        const char *algo;
+        int N, L;
+        uint64_t KiB;   /* the default chunk */
+    } rows[] = {{"hier", 6, 8, 12288}, {"hier", 2, 8, 4096},
+                {"hier", 6, 2, 4096}, {"hier_mh", 8, 8, 4096},
+                {"hier_rr", 5, 4, 5120}};
+    for (size_t c = 0; c < sizeof(rows) / sizeof(rows[0]); c++) {
+        test_view_t w;
+        test_even_view(&w, rows[c].N, rows[c].L);
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                              .nranks = rows[c].N * rows[c].L,
+                              .count = 2 * rows[c].KiB * KiB / 4,
+                              .esize = 4, .view = &w.v};
+        hccn_sched_t *s = hccn_hier_build(hccn_hier_algo_find(rows[c].algo),
+                                          &a);
+        assert_non_null(s);
+        if (count_runs(s, 2) != 2)
+            fail_msg("%s on %d nodes, two default chunks: %d runs of the "
+                     "top", rows[c].algo, rows[c].N, count_runs(s, 2));
+        hccn_sched_free(s);
+    }
+    /* 6 nodes of 8: 12 MiB chunks; of 2: 4 MiB */
+    static const struct {
+        int L;
+        uint64_t MiB;
+    } cfgs[] = {{8, 12}, {2, 4}};
+    for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+        char json[1024];
+        snprintf(json, sizeof(json), CFG6, cfgs[c].L, cfgs[c].L);
+        hccn_sim_topo_t *t = test_topo_load(json, "six");
+        const int p = 6 * cfgs[c].L;
+        int world[48], node[48], local[48];
+        for (int r = 0; r < p; r++)
+            world[r] = r;
+        hccn_cost_place_t pl = {t, world};
+        hccn_hier_view_t v;
+        assert_int_equal(hccn_hier_cost_view(&pl, p, node, local, &v), 0);
+        hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
+                              .count = 64 * MiB / 4, .esize = 4,
+                              .view = &v};
+        const hccn_algo_t *hier = hccn_hier_algo_find("hier");
+        double dflt = hccn_hier_cost(hier, &a, &pl, HCCN_COST_MODEL, NULL);
+        a.chunk_bytes = cfgs[c].MiB * MiB;
+        test_assert_rel(dflt,
+                        hccn_hier_cost(hier, &a, &pl, HCCN_COST_MODEL, NULL),
+                        0.0, "the closed form's default chunk");
+        hccn_sim_topo_free(t);
+    }
+}
+
 /* A top of 8 nodes by halving-doubling keeps 24 chunks in flight, each
  * in a SCRATCH set of its own: still the same bits as one slot, race
  * free, the same steps. */
@@ -557,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_slots_top_flight),
         cmocka_unit_test(test_slots_time),
         cmocka_unit_test(test_slots_time_sharp),
+        cmocka_unit_test(test_ring_top_chunk),
         cmocka_unit_test(test_slots_time_switch),
         cmocka_unit_test(test_slots_time_big_nodes),
     };
