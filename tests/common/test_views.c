@@ -1,7 +1,13 @@
 /* Communicator placements for the hierarchy tests (see test_views.h). */
 #include "test_views.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include <cmocka.h>
 
 void test_make_view(test_view_t *w, const int *sizes, int nnodes, int dealt)
 {
@@ -32,4 +38,14 @@ void test_even_view(test_view_t *w, int N, int L)
     for (int n = 0; n < N; n++)
         sizes[n] = L;
     test_make_view(w, sizes, N, 0);
+}
+
+void test_place(test_place_t *t, const hccn_sim_topo_t *topo, int p)
+{
+    assert_true(p >= 1 && p <= TEST_VIEW_MAXP);
+    for (int r = 0; r < p; r++)
+        t->world[r] = r;
+    t->pl = (hccn_cost_place_t){topo, t->world};
+    assert_int_equal(hccn_hier_cost_view(&t->pl, p, t->node, t->local,
+                                         &t->v), 0);
 }

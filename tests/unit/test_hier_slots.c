@@ -408,20 +408,18 @@ static void test_ring_top_chunk(void **state)
         snprintf(json, sizeof(json), CFG6, cfgs[c].L, cfgs[c].L);
         hccn_sim_topo_t *t = test_topo_load(json, "six");
         const int p = 6 * cfgs[c].L;
-        int world[48], node[48], local[48];
-        for (int r = 0; r < p; r++)
-            world[r] = r;
-        hccn_cost_place_t pl = {t, world};
-        hccn_hier_view_t v;
-        assert_int_equal(hccn_hier_cost_view(&pl, p, node, local, &v), 0);
+        test_place_t pt;
+        test_place(&pt, t, p);
         hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
                               .count = 64 * MiB / 4, .esize = 4,
-                              .view = &v};
+                              .view = &pt.v};
         const hccn_algo_t *hier = hccn_hier_algo_find("hier");
-        double dflt = hccn_hier_cost(hier, &a, &pl, HCCN_COST_MODEL, NULL);
+        double dflt = hccn_hier_cost(hier, &a, &pt.pl, HCCN_COST_MODEL,
+                                     NULL);
         a.chunk_bytes = cfgs[c].MiB * MiB;
         test_assert_rel(dflt,
-                        hccn_hier_cost(hier, &a, &pl, HCCN_COST_MODEL, NULL),
+                        hccn_hier_cost(hier, &a, &pt.pl, HCCN_COST_MODEL,
+                                       NULL),
                         0.0, "the closed form's default chunk");
         hccn_sim_topo_free(t);
     }

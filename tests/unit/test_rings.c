@@ -294,21 +294,17 @@ static double engine(const hccn_sim_topo_t *t, const char *algo,
                      hccn_coll_t coll, int p, uint64_t count, uint64_t chunk,
                      double *form)
 {
-    int world[64], node[64], local[64];
-    for (int r = 0; r < p; r++)
-        world[r] = r;
-    hccn_cost_place_t pl = {t, world};
-    hccn_hier_view_t v;
-    assert_int_equal(hccn_hier_cost_view(&pl, p, node, local, &v), 0);
+    test_place_t pt;
+    test_place(&pt, t, p);
     hccn_coll_args_t a = {.coll = coll, .nranks = p, .count = count,
-                          .esize = 4, .view = &v, .chunk_bytes = chunk};
+                          .esize = 4, .view = &pt.v, .chunk_bytes = chunk};
     const hccn_algo_t *al = hccn_hier_algo_find(algo);
     hccn_sched_t *s = hccn_hier_build(al, &a);
     assert_non_null(s);
-    double e = test_engine_time(t, s, world, NULL);
+    double e = test_engine_time(t, s, pt.world, NULL);
     hccn_sched_free(s);
     if (form != NULL)
-        *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+        *form = hccn_hier_cost(al, &a, &pt.pl, HCCN_COST_MODEL, NULL);
     return e;
 }
 

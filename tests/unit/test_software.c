@@ -26,6 +26,7 @@
 #include "test_topo_load.h"
 #include "test_engine.h"
 #include "test_util.h"
+#include "test_views.h"
 
 /* The software tests' two nodes of two NPUs (test_topo_load.h). */
 #define BASE TEST_TOPO_2X2
@@ -628,22 +629,19 @@ static void test_tree_bw_columns(void **state)
 static double coll_time(const hccn_sim_topo_t *t, const char *algo,
                         int coll, uint64_t count, double *form)
 {
-    int world[8], node[8], local[8], n = t->nnpus;
-    for (int r = 0; r < n; r++)
-        world[r] = r;
-    hccn_cost_place_t pl = {t, world};
-    hccn_hier_view_t v;
-    assert_int_equal(hccn_hier_cost_view(&pl, n, node, local, &v), 0);
+    test_place_t pt;
+    const int n = t->nnpus;
+    test_place(&pt, t, n);
     hccn_coll_args_t a = {.coll = coll, .nranks = n, .count = count,
-                          .esize = 4, .view = &v};
+                          .esize = 4, .view = &pt.v};
     const hccn_algo_t *al = hccn_hier_algo_find(algo);
     hccn_sched_t *s = hccn_hier_build(al, &a);
     assert_non_null(s);
     hccn_sim_call_t call = hccn_hier_algo_call(al, &a);
     assert_true(hccn_hier_sched_call(s).tree_bytes == call.tree_bytes);
-    double e = test_engine_time(t, s, world, NULL);
+    double e = test_engine_time(t, s, pt.world, NULL);
     hccn_sched_free(s);
-    *form = hccn_hier_cost(al, &a, &pl, HCCN_COST_MODEL, NULL);
+    *form = hccn_hier_cost(al, &a, &pt.pl, HCCN_COST_MODEL, NULL);
     return e;
 }
 
