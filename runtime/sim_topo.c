@@ -339,6 +339,10 @@ const char *hccn_proto_name(int proto)
     return hccn_sim_proto_name(proto);
 }
 
+_Static_assert(HCCN_NPROTO == HCCN_SIM_NPROTO &&
+                   HCCN_TREE_SIZES == HCCN_SIM_TREE_SIZES,
+               "hccn_software_t mirrors the software model's tables");
+
 static void copy_model(const hccn_sim_sw_t *sw, hccn_software_t *out)
 {
     memcpy(out->stack, sw->stack, sizeof(out->stack));
