@@ -339,7 +339,7 @@ const char *hccn_proto_name(int proto)
     return hccn_sim_proto_name(proto);
 }
 
-_Static_assert(HCCN_NPROTO == HCCN_SIM_NPROTO &&
+_Static_assert((int)HCCN_NPROTO == (int)HCCN_SIM_NPROTO &&
                    HCCN_TREE_SIZES == HCCN_SIM_TREE_SIZES,
                "hccn_software_t mirrors the software model's tables");
 
