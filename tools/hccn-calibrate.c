@@ -92,22 +92,22 @@ static void tie_tree(calib_t *c)
 static void software_json(const hccn_software_t *sw, int per_thread,
                           char *buf, size_t len)
 {
+    /* ring_plateau and tree_bw (below) are written whatever their values:
+     * a file's stack would otherwise put its preset's back over a model
+     * that has none. */
     snprintf(buf, len, "{\"launch_us\": %.17g, \"host_us\": %.17g, "
              "\"ranks_per_thread\": %d, \"slots\": %d, "
              "\"nvls_launch_us\": %.17g, \"nvls_net_step_us\": %.17g, "
              "\"allpairs_max_bytes\": %.17g, "
-             "\"send_overhead_us\": %.17g, \"recv_overhead_us\": %.17g",
+             "\"send_overhead_us\": %.17g, \"recv_overhead_us\": %.17g, "
+             "\"ring_plateau\": %.17g",
              sw->launch_us, sw->host_us, per_thread, sw->slots,
              sw->nvls_launch_us, sw->nvls_net_step_us, sw->allpairs_max_bytes,
-             sw->send_overhead_us, sw->recv_overhead_us);
+             sw->send_overhead_us, sw->recv_overhead_us,
+             sw->ring_plateau > 1.0 ? sw->ring_plateau : 1.0);
     if (sw->channels > 0) {
         size_t n = strlen(buf);
         snprintf(buf + n, len - n, ", \"channels\": %d", sw->channels);
-    }
-    if (sw->ring_plateau > 1.0) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, len - n, ", \"ring_plateau\": %.17g",
-                 sw->ring_plateau);
     }
     if (sw->nvls_step_set) {
         size_t n = strlen(buf);
@@ -143,17 +143,13 @@ static void software_json(const hccn_software_t *sw, int per_thread,
             strncat(buf, ", ", len - strlen(buf) - 1);
             pair_json(buf, len, "tree_step_us", sw->tree_step_us[p]);
         }
-        int sizes = HCCN_TREE_SIZES;
-        while (sizes > 0 && !(sw->tree_bw[p][sizes - 1] > 0.0))
-            sizes--;
-        for (int i = 0; i < sizes; i++) {
+        for (int i = 0; i < HCCN_TREE_SIZES; i++) {
             n = strlen(buf);
             snprintf(buf + n, len - n, "%s%.17g",
                      i == 0 ? ", \"tree_bw\": [" : ", ",
                      sw->tree_bw[p][i] > 0.0 ? sw->tree_bw[p][i] : 1.0);
         }
-        if (sizes > 0)
-            strncat(buf, "]", len - strlen(buf) - 1);
+        strncat(buf, "]", len - strlen(buf) - 1);
         strncat(buf, "}", len - strlen(buf) - 1);
     }
     strncat(buf, "}", len - strlen(buf) - 1);

@@ -87,6 +87,20 @@ sys.exit(0 if abs(sw["host_us"] - 3) <= 0.03 and
          else 1)
 PY
 
+# A file's own "none" (no plateau, no tree share) survives the written
+# topology: the stack's preset does not come back over it.
+"$bin" -t "$cfg" --set 'node_types[0].count=1' \
+    --set 'software={"ring_plateau": 1, "simple": {"tree_bw": [1]}}' \
+    --fit host_us -o "$tmp/none.json" allreduce:"$tmp/g8.txt" \
+    >"$tmp/out" 2>"$tmp/err" || fail "none: exit $? ($(cat "$tmp/err"))"
+$py - "$tmp/none.json" <<'PY' || fail "none: the preset's plateau or tree share came back"
+import json, sys
+sw = json.load(open(sys.argv[1]))["software"]
+print("ring_plateau", sw["ring_plateau"], "simple.tree_bw", sw["simple"]["tree_bw"])
+sys.exit(0 if sw["ring_plateau"] == 1 and sw["simple"]["tree_bw"] == [1] * 23
+         and sw["ll"]["tree_bw"][14] == 0.5 else 1)
+PY
+
 # The hosts' time per message (mpi, cpu-epyc-16c: 32 ranks): an alltoall
 # made with recv_overhead_us 2 takes 1 + 31 x (0.266 + 2) us at small
 # sizes; the fit, started from the preset's 0.547, recovers 2 and keeps
