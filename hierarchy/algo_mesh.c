@@ -143,13 +143,16 @@ static void build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     const int p = s->nranks;
     uint64_t b = a->count * a->esize;
-    for (int r = 0; r < p; r++) {
+    for (int r = 0; r < p; r++)
         hccn_sched_local(s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                          (uint64_t)r * b, b, NULL, 0);
-        for (int k = 1; k < p; k++)
+    /* Round by round, so that every rank's steps come in the same order
+     * relative to it (a SEND to r + k, a receive from r - k): the part of
+     * each rank is rank 0's, shifted, as folding needs (fold.h). */
+    for (int k = 1; k < p; k++)
+        for (int r = 0; r < p; r++)
             move(s, r, HCCN_BUF_SEND, 0, hccn_hier_mod(r + k, p), HCCN_BUF_RECV,
                  (uint64_t)r * b, b);
-    }
     hccn_hier_stamp(s, PHASE_GATHER);
 }
 

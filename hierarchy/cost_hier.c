@@ -330,11 +330,25 @@ static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D, uint64_t D0,
     return beside ? hccn_hier_cm_max(l3, x[0][0] + work + x[1][2]) : l3;
 }
 
+/* Level 1's part of the allreduce's tail of t elements: its allreduce,
+ * or where the tail gathers (levels_allreduce.c, gather_tail) a ring
+ * allgather across it, then a copy and N - 1 reductions of t elements. */
+static double top_tail(hccn_cm_t *m, const hier_t *h,
+                       const hccn_coll_args_t *a, uint64_t t)
+{
+    if (!hccn_hier_levels_tail_gathers(h->N, t))
+        return level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, t, 0);
+    hier_t g = *h;
+    g.l1 = HCCN_LEVELS_TAIL_ALGO;
+    return level(m, &g, 1, &h->inter, a, HCCN_COLL_ALLGATHER, t, 0) +
+           (double)(t * a->esize) * (m->m + (h->N - 1) * m->r);
+}
+
 /* Allreduce in chunks of q elements per block, one slot (D = 1): intra
  * reduce-scatter (P1) of every chunk back to back, inter allreduce (P2)
  * of chunk k once its P1 and P2 of chunk k-1 are done, intra allgather
  * (P3) of chunk k after all P1s, P3 of k-1 and P2 of k; then the count %
- * L leftover elements. With D > 1 slots, slotted() above. A rank's
+ * (L N) leftover elements. With D > 1 slots, slotted() above. A rank's
  * reductions run one at a time, so P1 of chunk
  * k also waits for the reductions of P2 of chunk k-1 ((N-1)/N of its
  * block, the least any allreduce reduces). Where the level-1 switch
@@ -347,8 +361,9 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
         ? hccn_hier_levels_top_chunk(a->view->slots, h->N, L, HCCN_HIER_CHUNK)
         : hccn_hier_levels_ring_chunk(h->l1, h->N, L, HCCN_HIER_CHUNK);
     uint64_t ce = hccn_hier_chunk(a, dflt) / a->esize;
-    ce = ce - ce % L < L ? L : ce - ce % L;
-    uint64_t main = a->count / L * L, tail = a->count - main;
+    const uint64_t LN = L * (uint64_t)h->N;     /* the chunks' multiple */
+    ce = ce - ce % LN < LN ? LN : ce - ce % LN;
+    uint64_t main = a->count / LN * LN, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce, ql = (main - (K - 1) * ce) / L;
     uint64_t Dl;
     const uint64_t D = top_slots(a, h, K, &Dl);
@@ -383,7 +398,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
                      split[0] && split[1] ? (const double (*)[5])sp : NULL);
         if (tail > 0)
             e3 += level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
-                  level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);
+                  top_tail(m, h, a, tail);
         return e3;
     }
     double *e2k = hccn_sim_malloc(2 * (size_t)(K > 0 ? K : 1) *
@@ -421,7 +436,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     if (tail > 0)
         e3 = hccn_hier_cm_max(e3, e2) +
              level(m, h, 0, &h->intra, a, HCCN_COLL_ALLREDUCE, tail, 0) +
-             level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, tail, 0);
+             top_tail(m, h, a, tail);
     return e3;
 }
 

@@ -142,6 +142,19 @@ static double shared_end(double s, double d, double busy, double f)
     return busy + (d - w * (1.0 - f));
 }
 
+/* Level 2's part of the allreduce's tail of t elements (cost_hier.c's
+ * top_tail). */
+static double top_tail(hccn_cm_t *m, const h3_t *h,
+                       const hccn_coll_args_t *a, uint64_t t)
+{
+    if (!hccn_hier_levels_tail_gathers(h->P, t))
+        return level(m, h, 2, a, HCCN_COLL_ALLREDUCE, t);
+    h3_t g = *h;
+    g.algo[2] = HCCN_LEVELS_TAIL_ALGO;
+    return level(m, &g, 2, a, HCCN_COLL_ALLGATHER, t) +
+           (double)(t * a->esize) * (m->m + (h->P - 1) * m->r);
+}
+
 /* Allreduce: each level's clock runs its phases in the schedule's order
  * (level 0: P1 of every chunk, then P5; level 1: P2, then P4; level 2:
  * P3), a phase of chunk k starting when its level is free and chunk k's
@@ -150,12 +163,13 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
                            const hccn_coll_args_t *a)
 {
     const uint64_t lm = (uint64_t)h->L * (uint64_t)h->M;
+    const uint64_t lmp = lm * (uint64_t)h->P;   /* the chunks' multiple */
     uint64_t ce = hccn_hier_chunk(a, hccn_hier_levels_ring_chunk(
                                          h->algo[2], h->P, lm,
                                          HCCN_HIER3_CHUNK)) /
                   a->esize;
-    ce = ce - ce % lm < lm ? lm : ce - ce % lm;
-    uint64_t main = a->count / lm * lm, tail = a->count - main;
+    ce = ce - ce % lmp < lmp ? lmp : ce - ce % lmp;
+    uint64_t main = a->count / lmp * lmp, tail = a->count - main;
     uint64_t K = (main + ce - 1) / ce;
     phases_t ph[2] = {{{0}}, {{0}}};
     for (int i = 0; i < 2 && K > 0; i++)
@@ -198,7 +212,7 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
         e1 = hccn_hier_cm_max(e0, e1) +
              level(m, h, 1, a, HCCN_COLL_ALLREDUCE, tail);
         e2 = hccn_hier_cm_max(e1, e2) +
-             level(m, h, 2, a, HCCN_COLL_ALLREDUCE, tail);
+             top_tail(m, h, a, tail);
     }
     return hccn_hier_cm_max(e0, hccn_hier_cm_max(e1, e2));
 }

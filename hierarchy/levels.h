@@ -162,6 +162,14 @@ int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
  * of three or more, at least unit x n x HCCN_LEVELS_RING_BLOCK, so that
  * each step of the ring moves that block at least; dflt on every other
  * top. */
+/* Whether an allreduce's tail of t elements (levels_allreduce.c: fewer
+ * than the chunks' multiple) ends, at a top of n members, with an
+ * allgather of every member's t elements by HCCN_LEVELS_TAIL_ALGO and a
+ * sum of them in member order (gather_tail) rather than the top's own
+ * allreduce: where t does not split evenly over the n members. */
+int hccn_hier_levels_tail_gathers(int n, uint64_t t);
+#define HCCN_LEVELS_TAIL_ALGO "mesh"
+
 uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
                                      uint64_t dflt);
 

@@ -213,11 +213,76 @@ static void down(hccn_hier_comp_t *h, const ar_t *c, uint64_t k, uint64_t o,
     }
 }
 
-/* The last t elements at byte o: an allreduce at every level, in place on
- * RECV above level 0. */
+/* The flat allgather of the tail's t elements across the top where the
+ * tail gathers (hccn_hier_levels_tail_gathers); else NULL. */
+static const hccn_sched_t *tail_gather(hccn_hier_comp_t *h, const ar_t *c,
+                                       uint64_t t)
+{
+    const int n = h->lv->n[c->top];
+    if (!hccn_hier_levels_tail_gathers(n, t))
+        return NULL;
+    return hccn_hier_levels_flat(h, HCCN_LEVELS_TAIL_ALGO,
+                                 HCCN_COLL_ALLGATHER, n, t, 0);
+}
+
+/* The top's part of the tail (t elements at byte o of RECV) where they do
+ * not split evenly over its members: a mesh allgather (every member sends
+ * its t elements to every other at once, into SCRATCH), then every member
+ * adds the n blocks in member order into RECV (a COPY of block 0, then
+ * n - 1 REDUCEs). The top's own allreduce would give its members blocks
+ * an element apart (a ring's, halving-doubling's pieces), so that no
+ * node's part would be node 0's and the run could not fold onto node 0
+ * (hierarchy/fold.h); here every member does the same steps, and all
+ * compute the same sum in the same order. 1 when done, 0 when it does not
+ * apply. */
+static int gather_tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o,
+                       uint64_t t, int phase)
+{
+    const int i = c->top, n = h->lv->n[i];
+    const hccn_sched_t *sub = tail_gather(h, c, t);
+    if (sub == NULL)
+        return 0;
+    const uint64_t bb = t * h->a->esize;
+    const uint64_t at = h->sbase[i] + sub->scratch_bytes;  /* the blocks */
+    for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++) {
+        const int *grp = hccn_hier_levels_group(h, i, g);
+        hccn_bufmap_t in = {HCCN_BUF_RECV, o, 0},
+                      out = {HCCN_BUF_SCRATCH, at, 0};
+        if (hccn_hier_levels_put(h, sub, grp, in, out, h->sbase[i],
+                                 up_after(h, i), h->f[i], phase) != 0)
+            return 1;
+        for (int y = 0; y < n; y++) {
+            int r = grp[y];
+            hccn_stepset_t *sk = &h->f[i]->rank[r];
+            if ((h->keep != NULL && !h->keep[r]) || sk->n == 0)
+                continue;
+            uint32_t x = UINT32_MAX;
+            for (int j = 0; j < n && !h->s->failed; j++) {
+                x = hccn_sched_local(h->s, r, j > 0, HCCN_BUF_SCRATCH,
+                                     at + (uint64_t)j * bb, HCCN_BUF_RECV, o,
+                                     bb, j > 0 ? &x : sk->idx,
+                                     j > 0 ? 1 : sk->n);
+                if (x != UINT32_MAX)
+                    h->s->ranks[r].steps[x].phase = (uint8_t)phase;
+            }
+            if (h->s->failed)
+                return 1;
+            sk->idx[0] = x;
+            sk->n = 1;
+        }
+    }
+    return 1;
+}
+
+/* The last t elements at byte o (fewer than the chunks' multiple): an
+ * allreduce at every level, in place on RECV above level 0; at the top,
+ * gather_tail where it applies. */
 static void tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o, uint64_t t)
 {
+    const int phase = 2 * c->top + 2;
     for (int i = 0; i <= c->top; i++) {
+        if (i == c->top && gather_tail(h, c, o, t, phase))
+            break;
         const hccn_sched_t *sub = hccn_hier_levels_flat(
             h, h->lv->algo[i], HCCN_COLL_ALLREDUCE, h->lv->n[i], t, 0);
         for (uint64_t g = 0; g < groups(h, i) && !h->s->failed; g++)
@@ -225,8 +290,7 @@ static void tail(hccn_hier_comp_t *h, const ar_t *c, uint64_t o, uint64_t t)
                             (hccn_bufmap_t){i == 0 ? HCCN_BUF_SEND
                                                    : HCCN_BUF_RECV, o, 0},
                             (hccn_bufmap_t){HCCN_BUF_RECV, o, 0},
-                            h->sbase[i], up_after(h, i), h->f[i],
-                            2 * c->top + 2);
+                            h->sbase[i], up_after(h, i), h->f[i], phase);
     }
 }
 
@@ -256,6 +320,9 @@ static void scratch(hccn_hier_comp_t *h, ar_t *c, uint64_t t)
             }
         }
         x = probe(h, i, HCCN_COLL_ALLREDUCE, t);
+        const hccn_sched_t *g = i == c->top ? tail_gather(h, c, t) : NULL;
+        if (g != NULL)      /* gather_tail's: its allgather, then n blocks */
+            x = g->scratch_bytes + (uint64_t)h->lv->n[i] * t * e;
         c->w[i] = x > most ? x : most;
         if (i < c->top)     /* D climb sets, and D descent sets if D > 1 */
             c->base[i + 1] = c->base[i] + (uint64_t)c->D[i] *
@@ -412,10 +479,16 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     else if (c.top >= 1)
         chunk = hccn_hier_levels_ring_chunk(h->lv->algo[c.top],
                                             h->lv->n[c.top], c.unit, chunk);
+    /* Chunks are a multiple of the top's groups' elements (unit x its n):
+     * every member of the top then has a block of the same size, as every
+     * node's part is node 0's where the run folds (fold.h); the rest is
+     * the tail. */
+    const uint64_t whole = c.top >= 1 ? c.unit * (uint64_t)h->lv->n[c.top]
+                                      : c.unit;
     uint64_t ce = hccn_hier_chunk(h->a, chunk) / e;
-    ce -= ce % c.unit;
-    ce = ce < c.unit ? c.unit : ce;
-    uint64_t main = h->a->count / c.unit * c.unit, t = h->a->count - main;
+    ce -= ce % whole;
+    ce = ce < whole ? whole : ce;
+    uint64_t main = h->a->count / whole * whole, t = h->a->count - main;
     uint64_t K = (main + ce - 1) / ce, first = main < ce ? main : ce;
     if (c.top < 1) {
         h->s->failed = 1;

@@ -528,9 +528,10 @@ static int blocks_equal(const hccn_sim_topo_t *topo, const hccn_rt_pcall_t *c,
 }
 
 /* A run folds block by block (runtime/predict.c): a one-element
- * allreduce (the mesh, which does not fold) and a 256 KiB one (which
- * does), in either order, against the run with data and the run that
- * never folds; where a size comes back after the other, one block. */
+ * broadcast (from rank 0: the root's node is not like the others, and it
+ * does not fold) and a 256 KiB allreduce (which does), in either order,
+ * against the run with data and the run that never folds; where a size
+ * comes back after the other, one block. */
 static void test_fold_blocks(void **state)
 {
     (void)state;
@@ -544,6 +545,7 @@ static void test_fold_blocks(void **state)
                                .dtype = HCCN_FP32};
         hccn_rt_pcall_t big_in = big, one = big;
         big_in.inplace = 1;
+        one.coll = HCCN_COLL_BROADCAST;
         one.count = 1;
         one.dtype = HCCN_INT32;
         one.inplace = 1;

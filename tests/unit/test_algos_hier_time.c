@@ -160,16 +160,20 @@ static levels_t levels_of(const char *algo)
     return (levels_t){"mesh", "ring"};
 }
 
-/* Hierarchical allreduce: per chunk P1 = level-0 reduce-scatter, P2 =
- * level-1 allreduce, P3 = level-0 allgather; level-0 phases in the order
- * P1(0..K-1), P3(0..K-1), level-1 phases in chunk order; the tail last. */
+/* Hierarchical allreduce: per chunk (a multiple of L N elements) P1 =
+ * level-0 reduce-scatter, P2 = level-1 allreduce, P3 = level-0 allgather;
+ * level-0 phases in the order P1(0..K-1), P3(0..K-1), level-1 phases in
+ * chunk order; the tail last: a level-0 allreduce, then a level-1
+ * allreduce, or, where the tail does not split evenly over the N nodes,
+ * a mesh allgather across them, a copy and N - 1 reductions. */
 static double hier_allreduce_time(const tm_t *t, levels_t lv,
                                   const hccn_coll_args_t *a, int N, int L)
 {
+    const uint64_t LN = (uint64_t)L * (uint64_t)N;
     uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : 4u << 20) / 4;
-    ce -= ce % (uint64_t)L;
-    ce = ce < (uint64_t)L ? (uint64_t)L : ce;
-    uint64_t main = a->count / (uint64_t)L * (uint64_t)L;
+    ce -= ce % LN;
+    ce = ce < LN ? LN : ce;
+    uint64_t main = a->count / LN * LN;
     uint64_t tail = a->count - main;
     double e1 = 0, e2 = 0, e3, t2[4096];
     size_t K = 0;
@@ -187,8 +191,14 @@ static double hier_allreduce_time(const tm_t *t, levels_t lv,
         e3 = fmax(e3, t2[k]) +
              level_time(t, 0, lv.l0, HCCN_COLL_ALLGATHER, L, q, 0, 0);
     }
+    double tb = 4.0 * (double)tail;
+    double top = tail % (uint64_t)N != 0
+        ? level_time(t, 1, "mesh", HCCN_COLL_ALLGATHER, N, tail, 0,
+                     copy_t(t, tb)) +
+              copy_t(t, tb) + (N - 1) * tb / t->R
+        : level_time(t, 1, lv.l1, HCCN_COLL_ALLREDUCE, N, tail, 0, 0);
     return e3 + level_time(t, 0, lv.l0, HCCN_COLL_ALLREDUCE, L, tail, 0, 0) +
-           level_time(t, 1, lv.l1, HCCN_COLL_ALLREDUCE, N, tail, 0, 0);
+           top;
 }
 
 /* The hierarchical collectives (docs/algorithms.md); for broadcast and
@@ -369,13 +379,13 @@ static int hd_exact(const char *algo, int N, int L)
 }
 
 /* Chunks of a hierarchical allreduce. */
-static uint64_t hier_chunks(const hccn_coll_args_t *a, int L)
+static uint64_t hier_chunks(const hccn_coll_args_t *a, int N, int L)
 {
+    const uint64_t LN = (uint64_t)L * (uint64_t)N;
     uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : 4u << 20) / 4;
-    ce -= ce % (uint64_t)L;
-    ce = ce < (uint64_t)L ? (uint64_t)L : ce;
-    uint64_t main = a->count / (uint64_t)L * (uint64_t)L;
-    return (main + ce - 1) / ce;
+    ce -= ce % LN;
+    ce = ce < LN ? LN : ce;
+    return (a->count / LN * LN + ce - 1) / ce;
 }
 
 /* How far hier_time can be trusted: 1 exact, 0 an upper bound, 2 a lower
@@ -409,18 +419,11 @@ static int hier_exact_uncontended(const hccn_coll_args_t *a, const tm_t *t,
         a->coll == HCCN_COLL_ALLGATHER)
         return !engine ? -1 : strcmp(levels_of(algo).l0, "mesh") == 0;
     if (a->coll == HCCN_COLL_ALLREDUCE) {
-        /* Level-1 blocks of different sizes end the phases of different
-         * nodes at different times: the tail then starts earlier on some,
-         * and the formula is an upper bound. */
-        uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : 4u << 20) / 4;
-        ce -= ce % (uint64_t)L;
-        ce = ce < (uint64_t)L ? (uint64_t)L : ce;
-        uint64_t main = a->count / (uint64_t)L * (uint64_t)L;
-        int uneven = a->count % (uint64_t)L != 0 &&
-                     ((main % ce) / (uint64_t)L % (uint64_t)N != 0 ||
-                      (main >= ce && ce / (uint64_t)L % (uint64_t)N != 0));
-        int serial = hier_chunks(a, L) <= 1 || isinf(t->R);
-        return serial ? !uneven : uneven ? -1 : 2;
+        /* Every level-1 block of a chunk has the same size (chunks are a
+         * multiple of L N elements), and the tail's last part is the same
+         * on every node, so all nodes end each phase together. */
+        int serial = hier_chunks(a, N, L) <= 1 || isinf(t->R);
+        return serial ? 1 : 2;
     }
     if (a->coll == HCCN_COLL_BROADCAST || a->coll == HCCN_COLL_REDUCE)
         return a->count % (uint64_t)L == 0 ? 1 : -1;

@@ -331,8 +331,8 @@ static void test_pairing(void **state)
 /* The hierarchical allreduces built for node 0 alone (coll.h, fold_rep):
  * node 0's steps are those of the whole schedule, field by field, and a
  * transfer from another node names the SEND the fold check of the whole
- * schedule finds as its copy. 8 nodes of 4 NPUs; counts with a tail and
- * several chunks. */
+ * schedule finds as its copy. 8 nodes of 4 NPUs; counts with a tail that
+ * does not split over the nodes, one that does, and several chunks. */
 static void test_built_folded(void **state)
 {
     (void)state;
@@ -349,7 +349,7 @@ static void test_built_folded(void **state)
     }
     hccn_hier_view_t view = {P, node, local, N, NULL, 0, 0, 0};
     const char *algos[] = {"hier", "hier_rr", "hier_mh"};
-    const uint64_t counts[] = {4096 * 3 + 2, 1 << 20};
+    const uint64_t counts[] = {4096 * 3 + 2, 4096 * 3 + 16, 1 << 20};
     int folded = 0;
     for (size_t k = 0; k < sizeof(algos) / sizeof(algos[0]); k++)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -364,16 +364,12 @@ static void test_built_folded(void **state)
             hccn_sched_t *part = al->build(&a);
             assert_true(whole != NULL && part != NULL);
             assert_false(whole->folded);
-            /* 2 elements over 8 nodes: not every node's share is alike,
-             * and the build falls back to the whole schedule. */
-            if (!part->folded) {
-                if (counts[c] % L == 0)
-                    fail_msg("%s count %llu was built whole", algos[k],
-                             (unsigned long long)counts[c]);
-                hccn_sched_free(whole);
-                hccn_sched_free(part);
-                continue;
-            }
+            /* Chunks are a multiple of L N elements, and a tail that does
+             * not split over the N nodes is gathered (levels_allreduce.c):
+             * every node's part is node 0's whatever the count. */
+            if (!part->folded)
+                fail_msg("%s count %llu was built whole", algos[k],
+                         (unsigned long long)counts[c]);
             folded++;
             hccn_sched_fold_t f;
             char why[128];
@@ -417,7 +413,7 @@ static void test_built_folded(void **state)
             hccn_sched_free(whole);
             hccn_sched_free(part);
         }
-    assert_int_equal(folded, 3);
+    assert_int_equal(folded, 9);
 }
 
 int main(void)

@@ -408,7 +408,11 @@ static void hier_nvls_on(int N)
     if (N == 2)
         assert_true(eng < hccn_hier_cost(hier, &a, &pl, HCCN_COST_ENGINE,
                                          NULL));
-    hccn_sched_t *one = hccn_hier_build(hn, &a);
+    /* A count whose chunks and tail split over the N nodes (no gathered
+     * tail, levels_allreduce.c): the top's own sends alone. */
+    hccn_coll_args_t even = a;
+    even.count = 3 << 16;
+    hccn_sched_t *one = hccn_hier_build(hn, &even);
     assert_non_null(one);
     int depth = 0;
     for (int n = N; n > 1; n /= 2)
