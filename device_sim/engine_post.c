@@ -21,12 +21,23 @@
 
 /* ------------------------------------------------------------- matching --- */
 
+/* A 64-bit finalizer: every input bit moves every output bit. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* The buckets are the hash's low bits, so every part of the key must
+ * reach them: a folded run's keys are (rank << 32 | step) in c
+ * (hierarchy/fold.h), whose rank a weaker mix left in the high bits,
+ * chaining some 70 halves per bucket on a 72-rank node. */
 static size_t key_hash(const hccn_sim_key_t *k)
 {
-    uint64_t h = k->a * 0x9e3779b97f4a7c15ULL;
-    h ^= k->b + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
-    h ^= k->c + 0x85ebca6b0c2b2ae3ULL + (h << 6) + (h >> 2);
-    return (size_t)(h ^ (h >> 29));
+    return (size_t)mix64(k->a ^ mix64(k->b ^ mix64(k->c)));
 }
 
 static int key_eq(const hccn_sim_key_t *x, const hccn_sim_key_t *y)
