@@ -331,15 +331,16 @@ static double slotted(hccn_cm_t *m, uint64_t K, uint64_t D, uint64_t D0,
 }
 
 /* Level 1's part of the allreduce's tail of t elements: its allreduce,
- * or where the tail gathers (levels_allreduce.c, gather_tail) a ring
+ * or where the tail gathers (levels_allreduce.c, gather_tail) its
  * allgather across it, then a copy and N - 1 reductions of t elements. */
 static double top_tail(hccn_cm_t *m, const hier_t *h,
                        const hccn_coll_args_t *a, uint64_t t)
 {
-    if (!hccn_hier_levels_tail_gathers(h->N, t))
+    const char *algo = hccn_hier_levels_tail_algo(h->N, t);
+    if (algo == NULL)
         return level(m, h, 1, &h->inter, a, HCCN_COLL_ALLREDUCE, t, 0);
     hier_t g = *h;
-    g.l1 = HCCN_LEVELS_TAIL_ALGO;
+    g.l1 = algo;
     return level(m, &g, 1, &h->inter, a, HCCN_COLL_ALLGATHER, t, 0) +
            (double)(t * a->esize) * (m->m + (h->N - 1) * m->r);
 }

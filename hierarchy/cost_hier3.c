@@ -147,10 +147,11 @@ static double shared_end(double s, double d, double busy, double f)
 static double top_tail(hccn_cm_t *m, const h3_t *h,
                        const hccn_coll_args_t *a, uint64_t t)
 {
-    if (!hccn_hier_levels_tail_gathers(h->P, t))
+    const char *algo = hccn_hier_levels_tail_algo(h->P, t);
+    if (algo == NULL)
         return level(m, h, 2, a, HCCN_COLL_ALLREDUCE, t);
     h3_t g = *h;
-    g.algo[2] = HCCN_LEVELS_TAIL_ALGO;
+    g.algo[2] = algo;
     return level(m, &g, 2, a, HCCN_COLL_ALLGATHER, t) +
            (double)(t * a->esize) * (m->m + (h->P - 1) * m->r);
 }

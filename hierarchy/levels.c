@@ -137,9 +137,11 @@ int hccn_hier_levels_top_slots(int d, int n, uint64_t groups)
     return most < 1 ? 1 : most < (uint64_t)d ? (int)most : d;
 }
 
-int hccn_hier_levels_tail_gathers(int n, uint64_t t)
+const char *hccn_hier_levels_tail_algo(int n, uint64_t t)
 {
-    return n > 1 && t % (uint64_t)n != 0;
+    if (n <= 1 || t % (uint64_t)n == 0)
+        return NULL;
+    return n <= HCCN_LEVELS_TAIL_MESH_MAX ? "mesh" : "ring";
 }
 
 uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,

@@ -162,13 +162,20 @@ int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
  * of three or more, at least unit x n x HCCN_LEVELS_RING_BLOCK, so that
  * each step of the ring moves that block at least; dflt on every other
  * top. */
-/* Whether an allreduce's tail of t elements (levels_allreduce.c: fewer
- * than the chunks' multiple) ends, at a top of n members, with an
- * allgather of every member's t elements by HCCN_LEVELS_TAIL_ALGO and a
- * sum of them in member order (gather_tail) rather than the top's own
- * allreduce: where t does not split evenly over the n members. */
-int hccn_hier_levels_tail_gathers(int n, uint64_t t);
-#define HCCN_LEVELS_TAIL_ALGO "mesh"
+/* A gathered tail's allgather is the mesh's (one step) on tops of at
+ * most this many members, a ring's (n - 1 steps) on larger ones: the
+ * mesh starts n (n - 1) transfers per local index at once, and on 256
+ * nodes of 8 under a fat tree the engine took minutes over them (the
+ * same rule as HCCN_SELECT_PAIRS_MAX, for the members of one top). */
+#define HCCN_LEVELS_TAIL_MESH_MAX 16
+
+/* The flat algorithm whose allgather ends an allreduce's tail of t
+ * elements (levels_allreduce.c: fewer than the chunks' multiple) at a
+ * top of n members, followed by a sum of the n blocks in member order
+ * (gather_tail), where t does not split evenly over the members: "mesh"
+ * or "ring" (HCCN_LEVELS_TAIL_MESH_MAX). NULL where t splits evenly: the
+ * top's own allreduce ends it. */
+const char *hccn_hier_levels_tail_algo(int n, uint64_t t);
 
 uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
                                      uint64_t dflt);

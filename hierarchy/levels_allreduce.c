@@ -214,20 +214,21 @@ static void down(hccn_hier_comp_t *h, const ar_t *c, uint64_t k, uint64_t o,
 }
 
 /* The flat allgather of the tail's t elements across the top where the
- * tail gathers (hccn_hier_levels_tail_gathers); else NULL. */
+ * tail gathers (hccn_hier_levels_tail_algo); else NULL. */
 static const hccn_sched_t *tail_gather(hccn_hier_comp_t *h, const ar_t *c,
                                        uint64_t t)
 {
     const int n = h->lv->n[c->top];
-    if (!hccn_hier_levels_tail_gathers(n, t))
-        return NULL;
-    return hccn_hier_levels_flat(h, HCCN_LEVELS_TAIL_ALGO,
-                                 HCCN_COLL_ALLGATHER, n, t, 0);
+    const char *algo = hccn_hier_levels_tail_algo(n, t);
+    return algo != NULL ? hccn_hier_levels_flat(h, algo, HCCN_COLL_ALLGATHER,
+                                                n, t, 0)
+                        : NULL;
 }
 
 /* The top's part of the tail (t elements at byte o of RECV) where they do
- * not split evenly over its members: a mesh allgather (every member sends
- * its t elements to every other at once, into SCRATCH), then every member
+ * not split evenly over its members: an allgather into SCRATCH (the
+ * mesh's, every member sending its t elements to every other at once, or
+ * on a large top the ring's: hccn_hier_levels_tail_algo), then every member
  * adds the n blocks in member order into RECV (a COPY of block 0, then
  * n - 1 REDUCEs). The top's own allreduce would give its members blocks
  * an element apart (a ring's, halving-doubling's pieces), so that no

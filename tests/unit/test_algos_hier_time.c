@@ -165,7 +165,8 @@ static levels_t levels_of(const char *algo)
  * level-0 phases in the order P1(0..K-1), P3(0..K-1), level-1 phases in
  * chunk order; the tail last: a level-0 allreduce, then a level-1
  * allreduce, or, where the tail does not split evenly over the N nodes,
- * a mesh allgather across them, a copy and N - 1 reductions. */
+ * an allgather across them (the mesh's on up to 16 nodes, else the
+ * ring's), a copy and N - 1 reductions. */
 static double hier_allreduce_time(const tm_t *t, levels_t lv,
                                   const hccn_coll_args_t *a, int N, int L)
 {
@@ -193,7 +194,8 @@ static double hier_allreduce_time(const tm_t *t, levels_t lv,
     }
     double tb = 4.0 * (double)tail;
     double top = tail % (uint64_t)N != 0
-        ? level_time(t, 1, "mesh", HCCN_COLL_ALLGATHER, N, tail, 0,
+        ? level_time(t, 1, N <= 16 ? "mesh" : "ring", HCCN_COLL_ALLGATHER,
+                     N, tail, 0,
                      copy_t(t, tb)) +
               copy_t(t, tb) + (N - 1) * tb / t->R
         : level_time(t, 1, lv.l1, HCCN_COLL_ALLREDUCE, N, tail, 0, 0);
@@ -433,7 +435,8 @@ static int hier_exact_uncontended(const hccn_coll_args_t *a, const tm_t *t,
 static void test_time_hier(void **state)
 {
     (void)state;
-    static const int shapes[][2] = {{2, 4}, {3, 4}, {2, 8}, {4, 2}, {2, 3}};
+    static const int shapes[][2] = {{2, 4}, {3, 4}, {2, 8}, {4, 2}, {2, 3},
+                                    {18, 2}};
     const uint64_t counts[] = {0, 1, 7, 96, 1000, 100003, 1 << 20};
     const uint64_t chunks[] = {0, 40000, 4096};
     for (size_t ai = 0; ai < NHIER; ai++) {
