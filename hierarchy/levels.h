@@ -7,8 +7,9 @@
  * a place x = x0 + n0 * (x1 + n1 * (x2 + ...)), xi its index in its
  * level-i group; at[x] is the rank at place x.
  *
- * allreduce       per chunk of the message (a multiple of n0 ... n(k-2)
- *                 elements): a reduce-scatter at each level below the top
+ * allreduce       per chunk of the message (a multiple of n0 ... n(k-1)
+ *                 elements, so that every top member's block is the same
+ *                 size on every node): a reduce-scatter at each level below the top
  *                 on the block the level below left (phases 1 .. k-1), an
  *                 allreduce of the last piece at the top (phase k), then
  *                 allgathers back down (phases k+1 .. 2k-1). Each level
@@ -29,8 +30,10 @@
  *                 switch reduces every level keeps at most
  *                 HCCN_LEVELS_TOP_FLIGHT transfers of the top's worth
  *                 of chunks. The
- *                 count % (n0 ... n(k-2)) elements left over go last: an
- *                 allreduce at every level (phase 2k).
+ *                 count % (n0 ... n(k-1)) elements left over go last: an
+ *                 allreduce at every level (phase 2k), at the top a
+ *                 gathered tail where they do not split over its members
+ *                 (hccn_hier_levels_tail_algo).
  * reduce_scatter  level 0 first, on all the data: inside each group,
  *                 every rank ends with the group's sum of the blocks whose
  *                 place at level 0 is its own; then level 1 on those (1/n0
@@ -150,6 +153,20 @@ int hccn_hier_levels_top_peers_slots(int d, const char *algo, int n);
  * and the closed form's). */
 int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
 
+/* A gathered tail's allgather is the mesh's (one step) on tops of at
+ * most this many members, a ring's (n - 1 steps) on larger ones: the
+ * mesh starts n (n - 1) transfers per local index at once, and on 256
+ * nodes of 8 under a fat tree the engine took minutes over them. */
+#define HCCN_LEVELS_TAIL_MESH_MAX 16
+
+/* The flat algorithm whose allgather ends an allreduce's tail of t
+ * elements (levels_allreduce.c: fewer than the chunks' multiple) at a
+ * top of n members, followed by a sum of the n blocks in member order
+ * (gather_tail), where t does not split evenly over the members: "mesh"
+ * or "ring" (HCCN_LEVELS_TAIL_MESH_MAX). NULL where t splits evenly: the
+ * top's own allreduce ends it. */
+const char *hccn_hier_levels_tail_algo(int n, uint64_t t);
+
 /* The least block a step of a ring top moves, in the default chunk: the
  * block of the default chunk (HCCN_HIER_CHUNK, 4 MiB) on two nodes of 8
  * ranks, 4 MiB / 8 / 2, half of NCCL's slot (NCCL_BUFFSIZE / NCCL_STEPS
@@ -162,21 +179,6 @@ int hccn_hier_levels_top_slots(int d, int n, uint64_t groups);
  * of three or more, at least unit x n x HCCN_LEVELS_RING_BLOCK, so that
  * each step of the ring moves that block at least; dflt on every other
  * top. */
-/* A gathered tail's allgather is the mesh's (one step) on tops of at
- * most this many members, a ring's (n - 1 steps) on larger ones: the
- * mesh starts n (n - 1) transfers per local index at once, and on 256
- * nodes of 8 under a fat tree the engine took minutes over them (the
- * same rule as HCCN_SELECT_PAIRS_MAX, for the members of one top). */
-#define HCCN_LEVELS_TAIL_MESH_MAX 16
-
-/* The flat algorithm whose allgather ends an allreduce's tail of t
- * elements (levels_allreduce.c: fewer than the chunks' multiple) at a
- * top of n members, followed by a sum of the n blocks in member order
- * (gather_tail), where t does not split evenly over the members: "mesh"
- * or "ring" (HCCN_LEVELS_TAIL_MESH_MAX). NULL where t splits evenly: the
- * top's own allreduce ends it. */
-const char *hccn_hier_levels_tail_algo(int n, uint64_t t);
-
 uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
                                      uint64_t dflt);
 
