@@ -342,7 +342,12 @@ static double top_tail(hccn_cm_t *m, const hier_t *h,
     hier_t g = *h;
     g.l1 = algo;
     return level(m, &g, 1, &h->inter, a, HCCN_COLL_ALLGATHER, t, 0) +
-           (double)(t * a->esize) * (m->m + (h->N - 1) * m->r);
+           hccn_hier_cm_tail_sum(m, t * a->esize, h->N);
+}
+
+double hccn_hier_cm_tail_sum(const hccn_cm_t *m, uint64_t bytes, int n)
+{
+    return (double)bytes * (m->m + (n - 1) * m->r);
 }
 
 /* Allreduce in chunks of q elements per block, one slot (D = 1): intra

@@ -153,7 +153,7 @@ static double top_tail(hccn_cm_t *m, const h3_t *h,
     h3_t g = *h;
     g.algo[2] = algo;
     return level(m, &g, 2, a, HCCN_COLL_ALLGATHER, t) +
-           (double)(t * a->esize) * (m->m + (h->P - 1) * m->r);
+           hccn_hier_cm_tail_sum(m, t * a->esize, h->P);
 }
 
 /* Allreduce: each level's clock runs its phases in the schedule's order

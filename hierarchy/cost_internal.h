@@ -124,6 +124,11 @@ int hccn_hier_cm_member(const hccn_cm_team_t *t, int g, int i);
 
 double hccn_hier_cm_max(double a, double b);
 
+/* A gathered tail's work on each member once its allgather is done
+ * (levels_allreduce.c, gather_tail): a copy of block 0 and n - 1
+ * reductions, of `bytes` each. */
+double hccn_hier_cm_tail_sum(const hccn_cm_t *m, uint64_t bytes, int n);
+
 /* A closed form: seconds for every group of t to run a (a->nranks the
  * group size, a->root a member index) at once, or HCCN_COST_NONE when the
  * algorithm does not do a->coll. */
