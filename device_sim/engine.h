@@ -287,13 +287,15 @@ void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on);
  * A transfer's tasks name the real peer; a SEND and a RECV pair if their
  * keys are equal and each one's device is the copy (rep) of the other's
  * peer; the transfer takes the real route with every link replaced by its
- * copy (link_map, one entry per link). The copies of every node behave
- * alike, so node 0 alone gives the times of all. A call is recorded and
- * replayed when node 0's k devices join (hccn_sim_post_joined). Both NULL:
- * no folding (the default). The arrays are copied. Only between runs,
- * before anything is posted; -1 on no memory or a rep not of that form. */
+ * copy (link_map, one entry per link), of which node 0 has the share
+ * 1 / link_div (a network link that several nodes cross; NULL: all 1).
+ * The copies of every node behave alike, so node 0 alone gives the times
+ * of all. A call is recorded and replayed when node 0's k devices join
+ * (hccn_sim_post_joined). rep and link_map NULL: no folding (the
+ * default). The arrays are copied. Only between runs, before anything is
+ * posted; -1 on no memory or a rep not of that form. */
 int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
-                             const int *link_map);
+                             const int *link_map, const double *link_div);
 
 int hccn_sim_engine_set_faults(hccn_sim_engine_t *eng,
                                const hccn_sim_fault_t *faults, int n);

@@ -201,6 +201,7 @@ struct hccn_sim_engine {
     /* Folding (hccn_sim_engine_set_fold): NULL when off. */
     int *fold_rep;              /* per device: the copy in node 0 */
     int *fold_link;             /* per link: the copy in node 0 */
+    double *fold_div;           /* per link: the nodes that share it */
 
     /* Fluid link sharing (flow.c). */
     double now;

@@ -160,6 +160,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     hccn_sim_fplan_free(&eng->fplan);
     hccn_sim_free(eng->fold_rep);
     hccn_sim_free(eng->fold_link);
+    hccn_sim_free(eng->fold_div);
     hccn_sim_free(eng->match);
     hccn_sim_free(eng->joins);
     hccn_sim_free(eng->devs);
@@ -169,9 +170,10 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
 }
 
 int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
-                             const int *link_map)
+                             const int *link_map, const double *link_div)
 {
     int *r = NULL, *l = NULL, live = eng->ndev;
+    double *dv = NULL;
     size_t nd = (size_t)eng->ndev, nl = (size_t)eng->topo->nlinks;
     if (rep != NULL && link_map != NULL) {
         for (live = 0; live < eng->ndev && rep[live] == live; live++)
@@ -185,19 +187,25 @@ int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
             }
         r = hccn_sim_malloc(nd * sizeof(*r));
         l = hccn_sim_malloc(nl * sizeof(*l));
-        if (r == NULL || l == NULL) {
+        dv = link_div != NULL ? hccn_sim_malloc(nl * sizeof(*dv)) : NULL;
+        if (r == NULL || l == NULL || (link_div != NULL && dv == NULL)) {
             hccn_sim_free(r);
             hccn_sim_free(l);
+            hccn_sim_free(dv);
             return -1;
         }
         memcpy(r, rep, nd * sizeof(*r));
         memcpy(l, link_map, nl * sizeof(*l));
+        if (dv != NULL)
+            memcpy(dv, link_div, nl * sizeof(*dv));
     }
     pthread_mutex_lock(&eng->lock);
     hccn_sim_free(eng->fold_rep);
     hccn_sim_free(eng->fold_link);
+    hccn_sim_free(eng->fold_div);
     eng->fold_rep = r;
     eng->fold_link = l;
+    eng->fold_div = dv;
     eng->nlive = live;
     pthread_mutex_unlock(&eng->lock);
     return 0;

@@ -95,8 +95,10 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
     memset(eng->link_active, 0, n * sizeof(int));
+    /* Folded, node 0's share of a link that several nodes cross. */
     for (size_t l = 0; l < n; l++)
-        eng->link_factor[l] = 1.0;
+        eng->link_factor[l] = eng->fold_div != NULL ?
+            1.0 / eng->fold_div[l] : 1.0;
 }
 
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)

@@ -181,12 +181,22 @@ int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
 
 /* Whether every node of topo is a copy of node 0 (docs/performance.md,
  * Folding): the same NPUs, links and routes inside, the same way out to
- * the network and in, on one leaf, and no fault plan. If so, returns 0
- * with rep[r] = the copy in node 0 of NPU r (nnpus entries) and
- * link_map[l] = that of link l (nlinks entries; node 0's own and unused
- * links map to themselves); else -1 with why saying what differs. */
+ * the network and in, no fault plan, and, on several leaves, the same tree
+ * above every node (as many nodes under each switch of a tier, the same
+ * uplinks). If so, returns 0 with rep[r] = the copy in node 0 of NPU r
+ * (nnpus entries), link_map[l] = that of link l and link_div[l] = how many
+ * nodes share link l (nlinks entries each; node 0's own and unused links
+ * map to themselves, and a node's own link is shared by 1): folded, node
+ * 0's traffic has 1 / link_div of its copy. Else -1 with why saying what
+ * differs. */
 int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
-                       char *why, size_t len);
+                       double *link_div, char *why, size_t len);
+
+/* How far apart NPUs a and b are: 0 in one node, 1 on one leaf (or a
+ * network of one switch), then one more for every tier of switches a
+ * route between them climbs. Routes between pairs as far apart cross
+ * the same tiers. */
+int hccn_sim_topo_apart(const hccn_sim_topo_t *topo, int a, int b);
 
 /* The other route from NPU a to NPU b where the topology has one that
  * shares no link with hccn_sim_topo_route's: on a ring with links both

@@ -5,13 +5,22 @@
  * (hccn_sim_engine_set_fold). Checked on the routes themselves: every
  * route inside a node, and every NPU's way out and in, is compared link by
  * link with its copy in node 0.
+ *
+ * Nodes on several leaves (a leaf/spine network or a fat tree) fold too
+ * when the tree is the same seen from every node: every switch of a tier
+ * holds as many nodes as node 0's and has the same uplink. A switch's
+ * uplink then maps onto node 0's switch's of the same tier, and node 0's
+ * copy carries the traffic of one node of the many under it: its share of
+ * the link is 1 / (the nodes under it) (link_div). Every node running as
+ * node 0 does, the rates of the whole tree are those of the shares (the
+ * max-min fair rates are unique, so as symmetric as the problem).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "device_sim/alloc.h"
-#include "device_sim/topo.h"
+#include "device_sim/topo_internal.h"
 
 static int refuse(char *why, size_t len, const char *fmt, ...)
 {
@@ -112,13 +121,13 @@ static int map_node(fold_t *f, int n)
             if (j != i && map_route(f, n, a, nd->first_npu + j, a0,
                                     n0->first_npu + j, 0, -1) != 0)
                 return -1;
-        /* Out to node 0's first NPU, as a0 goes out to node 1's; in from
-         * there, as a0 comes in from node 1: the links up to the switch
-         * (all share one leaf) each way. */
-        int x = n0->first_npu, x1 = topo->nodes[1].first_npu;
+        /* Out to node 0's first NPU, as a0 goes out to node n's; in from
+         * there, as a0 comes in from node n (as far apart): node n's links
+         * each way, up to its leaf (the network's are map_net's). */
+        int x = n0->first_npu, y = nd->first_npu;
         int out = leaving(topo, a, x, n), in = entering(topo, x, a, n);
-        if (out < 0 || in < 0 || map_route(f, n, a, x, a0, x1, 0, out) != 0 ||
-            map_route(f, n, x, a, x1, a0, in, -1) != 0)
+        if (out < 0 || in < 0 || map_route(f, n, a, x, a0, y, 0, out) != 0 ||
+            map_route(f, n, x, a, y, a0, in, -1) != 0)
             return -1;
     }
     return 0;
@@ -139,8 +148,6 @@ static int check_nodes(const hccn_sim_topo_t *topo, char *why, size_t len)
         if (nd->nnpus != n0->nnpus || nd->fabric != n0->fabric ||
             nd->type != n0->type)
             return refuse(why, len, "node %d is not like node 0", n);
-        if (nd->leaf != n0->leaf)
-            return refuse(why, len, "nodes on different leaves");
     }
     for (int r = 0; r < topo->nnpus; r++)
         if (topo->npus[r].node < 0 || topo->npus[r].local < 0 ||
@@ -151,17 +158,80 @@ static int check_nodes(const hccn_sim_topo_t *topo, char *why, size_t len)
     return 0;
 }
 
+/* The uplinks of tier k's switch i (tier 0: the leaves). */
+static const hccn_sim_uplink_t *uplink(const hccn_sim_topo_priv_t *p, int k,
+                                       int i)
+{
+    return k == 0 ? &p->leaves[i] : &p->upper[p->tier_base[k] + i];
+}
+
+/* Maps the uplinks of every switch of the network onto those of node 0's
+ * switch of its tier, and gives each the share of one node of those under
+ * it. Tier by tier: under[i] holds the nodes under switch i. */
+static int map_net(fold_t *f, double *link_div)
+{
+    const hccn_sim_topo_t *topo = f->topo;
+    const hccn_sim_topo_priv_t *p = topo->priv;
+    int count = p->nleaves, at = topo->nodes[0].leaf;
+    if (count <= 1)
+        return 0;
+    for (int n = 0; n < topo->nnodes; n++)
+        if (topo->nodes[n].leaf < 0 || topo->nodes[n].leaf >= count)
+            return refuse(f->why, f->len, "node %d is on no leaf", n);
+    int *under = hccn_sim_calloc((size_t)count, sizeof(int));
+    if (under == NULL)
+        return refuse(f->why, f->len, "%s", hccn_sim_nomem_msg());
+    for (int n = 0; n < topo->nnodes; n++)
+        under[topo->nodes[n].leaf]++;
+    int ntiers = p->ntiers > 0 ? p->ntiers : 1, rc = 0;
+    for (int k = 0; k < ntiers && rc == 0; k++) {
+        const hccn_sim_uplink_t *u0 = uplink(p, k, at);
+        for (int i = 0; i < count && rc == 0; i++) {
+            const hccn_sim_uplink_t *u = uplink(p, k, i);
+            const hccn_sim_link_t *l = &topo->links[u->up];
+            if (under[i] != under[at])
+                rc = refuse(f->why, f->len, "%s: %d node%s below, %s: %d",
+                            topo->devs[l->src].name, under[i],
+                            under[i] == 1 ? "" : "s",
+                            topo->devs[topo->links[u0->up].src].name,
+                            under[at]);
+            else if (!same_link(l, &topo->links[u0->up]) ||
+                     !same_link(&topo->links[u->down], &topo->links[u0->down]))
+                rc = refuse(f->why, f->len, "the uplink of %s is not like "
+                            "that of %s", topo->devs[l->src].name,
+                            topo->devs[topo->links[u0->up].src].name);
+            f->link_map[u->up] = u0->up;
+            f->link_map[u->down] = u0->down;
+            link_div[u->up] = link_div[u->down] = under[i];
+        }
+        if (k + 1 < ntiers) {       /* the next tier's switches */
+            int c = p->tier_children[k + 1], next = (count + c - 1) / c;
+            for (int i = 0; i < count; i++) {
+                int v = under[i];
+                under[i] = 0;
+                under[i / c] += v;  /* i / c <= i: already read */
+            }
+            count = next;
+            at /= c;
+        }
+    }
+    hccn_sim_free(under);
+    return rc;
+}
+
 int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
-                       char *why, size_t len)
+                       double *link_div, char *why, size_t len)
 {
     if (check_nodes(topo, why, len) != 0)
         return -1;
     fold_t f = {topo, link_map, hccn_sim_calloc((size_t)topo->nlinks, 1), why, len};
     if (f.set == NULL)
         return refuse(why, len, "%s", hccn_sim_nomem_msg());
-    for (int l = 0; l < topo->nlinks; l++)
+    for (int l = 0; l < topo->nlinks; l++) {
         link_map[l] = l;
-    int rc = 0;
+        link_div[l] = 1.0;
+    }
+    int rc = map_net(&f, link_div);
     for (int n = 1; n < topo->nnodes && rc == 0; n++)
         rc = map_node(&f, n);
     hccn_sim_free(f.set);

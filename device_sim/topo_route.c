@@ -135,6 +135,25 @@ static int route_inter(const hccn_sim_topo_t *topo, int a, int b, int *out)
     return len + route_nic(p, b, 0, out + len);
 }
 
+int hccn_sim_topo_apart(const hccn_sim_topo_t *topo, int a, int b)
+{
+    const hccn_sim_topo_priv_t *p = PRIV(topo);
+    int na = topo->npus[a].node, nb = topo->npus[b].node;
+    if (na == nb)
+        return 0;
+    int la = topo->nodes[na].leaf, lb = topo->nodes[nb].leaf, d = 1;
+    if (la < 0 || lb < 0)
+        return 1;
+    for (int k = 0; la != lb; k++) {    /* as hccn_sim_route_tree climbs */
+        d++;
+        if (k + 1 >= p->ntiers)
+            break;
+        la /= p->tier_children[k + 1];
+        lb /= p->tier_children[k + 1];
+    }
+    return d;
+}
+
 /* Sum of the links' latencies plus the latency of every device between two
  * consecutive links (switches, leaves, the spine; NPUs and NICs add 0). */
 static double route_latency(const hccn_sim_topo_t *topo, const int *links,

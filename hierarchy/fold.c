@@ -33,6 +33,7 @@ typedef struct {                /* a rank of node 0 */
 typedef struct {
     const hccn_sched_t *s;
     const hccn_sim_npu_t *npus;
+    const hccn_sim_topo_t *topo;    /* NULL: nodes only (fold.h) */
     const int *rep;
     rep_t *reps;
     uint32_t **map;             /* per rank: its steps onto its copy's;
@@ -50,6 +51,14 @@ static int refuse(fck_t *c, int r, const char *what)
     return 1;
 }
 
+/* How far rank a's peer b is (fold.h). */
+static int apart(const fck_t *c, int a, int b)
+{
+    if (c->topo != NULL)
+        return hccn_sim_topo_apart(c->topo, a, b);
+    return c->npus[a].node != c->npus[b].node;
+}
+
 /* Whether task x of rank rx and y of ry do the same, their peers copies
  * placed alike. */
 static int same(const fck_t *c, const hccn_sim_task_t *x, int rx,
@@ -59,10 +68,8 @@ static int same(const fck_t *c, const hccn_sim_task_t *x, int rx,
         return 0;
     if (x->kind == HCCN_SIM_TASK_LOCAL)
         return 1;
-    const hccn_sim_npu_t *np = c->npus;
     return c->rep[x->peer] == c->rep[y->peer] &&
-           (np[x->peer].node == np[rx].node) ==
-               (np[y->peer].node == np[ry].node);
+           apart(c, rx, x->peer) == apart(c, ry, y->peer);
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -80,7 +87,7 @@ static uint64_t sig_hash(const fck_t *c, const hccn_sim_task_t *x, int rx)
     uint64_t h = mix(mix(mix(1, (uint64_t)x->kind), x->bytes), cost);
     if (x->kind != HCCN_SIM_TASK_LOCAL)
         h = mix(mix(h, (uint64_t)c->rep[x->peer]),
-                (uint64_t)(c->npus[x->peer].node == c->npus[rx].node));
+                (uint64_t)apart(c, rx, x->peer));
     return h | 1;
 }
 
@@ -262,6 +269,7 @@ void hccn_sched_fold_free(hccn_sched_fold_t *f)
 }
 
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const hccn_sim_topo_t *topo,
                        const int *rep, int nrep, int host_order,
                        hccn_sched_tasks_fn *tasks, void *arg,
                        hccn_sched_fold_t *f, char *why, size_t len)
@@ -271,7 +279,7 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     for (int r = 0; r < n; r++)
         if (s->ranks[r].nsteps > most)
             most = s->ranks[r].nsteps;
-    fck_t c = {s, npus, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
+    fck_t c = {s, npus, topo, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
                hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
                host_order,
                hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};

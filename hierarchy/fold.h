@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "device_sim/engine.h"
+#include "device_sim/topo.h"
 #include "hierarchy/sched.h"
 
 /* A transfer of a folded run is keyed by its SEND's copy in node 0:
@@ -47,8 +48,9 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
  * share one). s folds if, for every rank r with copy r0, there is a
  * one-to-one map m of r's steps onto r0's such that
  *   - step k and m(k) make the same task (kind, bytes, cost), a transfer's
- *     peer being a copy of the other's, in r's node iff the other's is in
- *     r0's;
+ *     peer being a copy of the other's, as far from r as the other is
+ *     from r0 (topo: hccn_sim_topo_apart; NULL: in r's node iff the other
+ *     is in r0's);
  *   - m maps k's dependencies onto m(k)'s;
  *   - m keeps the order of the steps that occupy the NPU (cost > 0): the
  *     engine runs those first come, first served, ties by step index;
@@ -62,6 +64,7 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
  * Then returns 0 and fills *f (free with hccn_sched_fold_free). Returns 1 if
  * s does not fold (why says where), -1 on no memory. */
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
+                       const hccn_sim_topo_t *topo,
                        const int *rep, int nrep, int host_order,
                        hccn_sched_tasks_fn *tasks, void *arg,
                        hccn_sched_fold_t *f, char *why, size_t len);

@@ -55,7 +55,8 @@ static hccn_status_t pred_engine(pred_t *p, double t0)
     /* The file's faults, replayed as a cluster run replays them. */
     if (hccn_sim_engine_set_faults(p->eng, p->topo->faults,
                                    p->topo->nfaults) != 0 ||
-        hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map) != 0)
+        hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map,
+                                 p->rep != NULL ? p->fold_div : NULL) != 0)
         return hccn_sim_fail_context("predict");
     hccn_sim_engine_reset(p->eng);
     p->nrun = p->rep != NULL ? p->topo->nodes[0].nnpus : p->n;
@@ -75,14 +76,21 @@ static hccn_status_t pred_fold(pred_t *p)
     p->fold_rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->fold_rep));
     p->fold_link = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
                                    sizeof(*p->fold_link));
-    if (p->fold_rep == NULL || p->fold_link == NULL)
+    p->fold_div = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
+                                  sizeof(*p->fold_div));
+    if (p->fold_rep == NULL || p->fold_link == NULL || p->fold_div == NULL)
         return hccn_sim_fail_context("predict");
-    if (hccn_sim_topo_fold(p->topo, p->fold_rep, p->fold_link, p->why,
-                           sizeof(p->why)) != 0) {
+    if (hccn_sim_topo_fold(p->topo, p->fold_rep, p->fold_link, p->fold_div,
+                           p->why, sizeof(p->why)) != 0) {
         hccn_sim_free(p->fold_rep);
         hccn_sim_free(p->fold_link);
+        hccn_sim_free(p->fold_div);
         p->fold_rep = p->fold_link = NULL;
+        p->fold_div = NULL;
+        return HCCN_OK;
     }
+    for (int l = 0; l < p->topo->nlinks; l++)
+        p->fold_shared |= p->fold_div[l] != 1.0;
     return HCCN_OK;
 }
 
@@ -124,6 +132,7 @@ static void pred_free(pred_t *p)
     pred_unfold(p);
     hccn_sim_free(p->fold_rep);
     hccn_sim_free(p->fold_link);
+    hccn_sim_free(p->fold_div);
     hccn_sim_free(p->call_tasks);
     hccn_sim_free(p->tasks);
     hccn_sim_free(p->hints);

@@ -25,6 +25,9 @@ typedef struct {
     int *fold_rep;              /* the topology's copies: per rank, its */
     int *fold_link;             /*   copy in node 0, and per link; NULL
                                      if the nodes are not copies */
+    double *fold_div;           /* per link: the nodes that share it */
+    int fold_shared;            /* a network link is shared by nodes:
+                                   schedules are built whole and checked */
     int *rep;                   /* this block folded: fold_rep, */
     int *link_map;              /*   fold_link; NULL unfolded */
     hccn_sched_fold_t fold;     /*   the keys of the schedule's RECVs */

@@ -97,7 +97,8 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
     char why[128];
     hccn_sched_fold_free(&p->fold);
     p->call = c;
-    int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->rep, p->nrun,
+    int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->topo,
+                                   p->rep, p->nrun,
                                    hccn_sim_sw_host_order(p->topo->sw),
                                    check_tasks, p, &p->fold, why,
                                    sizeof(why));
@@ -222,9 +223,11 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
     p->hinted = NULL;           /* the hints were for that schedule */
     p->algo = algo;
     p->args = a;
-    /* Folded, an algorithm that can builds node 0's part alone. */
+    /* Folded, an algorithm that can builds node 0's part alone: not
+     * where nodes share network links, as a part alone does not show how
+     * far apart its peers are (hccn_sched_fold_check). */
     hccn_coll_args_t b = a;
-    if (p->rep != NULL) {
+    if (p->rep != NULL && !p->fold_shared) {
         b.fold_rep = p->rep;
         b.fold_nrep = p->nrun;
     }

@@ -471,6 +471,23 @@ static void fold_sweep(const char *json, const char *what, uint64_t count,
     hccn_sim_topo_free(topo);
 }
 
+/* Fat trees whose switches each hold as many nodes (device_sim/
+ * topo_fold.c): 8 nodes of 2 NPUs, 2 per leaf (uplinks 2:1), 2 leaves per
+ * tier-1 switch, under the core: node 0's copy of a leaf's uplink has half
+ * of it, of a tier-1 switch's a quarter. And 6 nodes, 3 per leaf, under
+ * the core: a third, a share that is not a power of two. */
+#define TREE_JSON(nodes, levels)                                            \
+    "{\"version\": 1, \"node_types\": [{\"count\": " #nodes ","            \
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"                           \
+    " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","           \
+    " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"          \
+    " \"bw_GBps\": 20, \"lat_us\": 2}}], \"network\": {\"type\":"           \
+    " \"fat_tree\", \"lat_us\": 1, \"levels\": " levels "}}"
+static const char *const tree8 = TREE_JSON(8,
+    "[{\"children\": 2, \"oversubscription\": 2}, {\"children\": 2}]");
+static const char *const tree6 = TREE_JSON(6,
+    "[{\"children\": 3, \"oversubscription\": 2, \"lat_us\": 0.5}]");
+
 static void test_fold(void **state)
 {
     (void)state;
@@ -485,6 +502,19 @@ static void test_fold(void **state)
     printf("fold: %d of %d timing-only runs folded (%d built for node 0 "
            "alone), times equal\n", nfold, nruns, nbuilt);
     assert_true(nfold > nruns / 3);
+    /* Fat trees: nothing is built for node 0 alone (its part does not
+     * show how far its peers are); runs of algorithms whose every node's
+     * peers are as far as node 0's fold. */
+    const char *trees[] = {tree8, tree6};
+    for (int k = 0; k < 2; k++) {
+        int tf = 0, tb = 0, tr = 0;
+        fold_sweep(trees[k], "fat tree", 1536, 0, &tf, &tb, &tr);
+        fold_sweep(trees[k], "fat tree", 1031, 0, &tf, &tb, &tr);
+        printf("fat tree of %d nodes: %d of %d timing-only runs folded, "
+               "times equal\n", k == 0 ? 8 : 6, tf, tr);
+        assert_int_equal(tb, 0);
+        assert_true(tf > 0);
+    }
 }
 
 /* The hierarchical allreduces built for node 0 alone, against runs with
@@ -566,7 +596,8 @@ static void test_fold_blocks(void **state)
 }
 
 /* Where the nodes are not copies of node 0, nothing folds, and the
- * reason says why. */
+ * reason says why: a fault plan, leaves that hold unlike numbers of
+ * nodes, a node of another type, one node. */
 static void test_no_fold(void **state)
 {
     (void)state;
@@ -577,7 +608,7 @@ static void test_no_fold(void **state)
              "\"npu_slow\", \"npu\": 3, \"factor\": 2}]}",
              (int)(end - two), two);
     const char *pods =
-        "{\"version\": 1, \"node_types\": [{\"count\": 4,"
+        "{\"version\": 1, \"node_types\": [{\"count\": 3,"
         " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
         " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
         " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
@@ -596,7 +627,8 @@ static void test_no_fold(void **state)
         " \"switch\", \"lat_us\": 1}}";
     const struct {
         const char *json, *why;
-    } cases[] = {{faulty, "fault plan"}, {pods, "leaves"},
+    } cases[] = {{faulty, "fault plan"},
+                 {pods, "leaf1: 1 node below, leaf0: 2"},
                  {mixed, "not like node 0"}, {mesh8_json, "one node"}};
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         hccn_sim_topo_t *topo;

@@ -73,9 +73,12 @@ static void test_topo_copies(void **state)
     (void)state;
     hccn_sim_topo_t *topo = load();
     int rep[6], *map = malloc((size_t)topo->nlinks * sizeof(int));
+    double *div = malloc((size_t)topo->nlinks * sizeof(double));
     char why[128];
     assert_non_null(map);
-    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, why, sizeof(why)), 0);
+    assert_non_null(div);
+    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, div, why,
+                                        sizeof(why)), 0);
     for (int r = 0; r < 6; r++)
         assert_int_equal(rep[r], r % 2);
     int mapped = 0;
@@ -92,12 +95,84 @@ static void test_topo_copies(void **state)
             fail_msg("%s maps to link %d, want %s (%d)", name, map[l], want,
                      w);
         mapped += map[l] != l;
+        assert_true(div[l] == 1.0);     /* one switch: no link shared */
     }
     /* Nodes 1 and 2: 2 mesh links, 2 x 2 NPU-NIC links, 2 x 2 NIC-switch
      * links each. */
     assert_int_equal(mapped, 2 * (2 + 4 + 4));
     free(map);
+    free(div);
     hccn_sim_topo_free(topo);
+}
+
+/* A fat tree of 8 one-NPU nodes (NICs 10 GB/s), 2 per leaf (uplinks
+ * 2:1), 2 leaves per tier-1 switch, under the core; or n nodes, 3 per
+ * leaf. */
+static hccn_sim_topo_t *load_tree(int n, int per_leaf)
+{
+    char json[1024], err[512];
+    hccn_sim_topo_t *topo = NULL;
+    snprintf(json, sizeof(json),
+             "{\"version\": 1, \"node_types\": [{\"count\": %d,"
+             " \"npu\": {\"count\": 1, \"arena_MiB\": 16,"
+             " \"reduce_bw_GBps\": 100},"
+             " \"nics\": {\"count\": 1, \"bw_GBps\": 10, \"lat_us\": 2}}],"
+             " \"network\": {\"type\": \"fat_tree\", \"lat_us\": 1,"
+             " \"levels\": [{\"children\": %d, \"oversubscription\": 2},"
+             " {\"children\": 2}]}}", n, per_leaf);
+    if (hccn_sim_topo_load_string(json, "tree", &topo, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    return topo;
+}
+
+/* Link SRC->DST's copy and share. */
+static void assert_copy(const hccn_sim_topo_t *t, const int *map,
+                        const double *div, const char *link,
+                        const char *copy, double share)
+{
+    int l = hccn_sim_topo_find_link(t, link);
+    int c = hccn_sim_topo_find_link(t, copy);
+    assert_true(l >= 0 && c >= 0);
+    if (map[l] != c || div[l] != share)
+        fail_msg("%s: copy %d (want %s, %d), shared by %g (want %g)", link,
+                 map[l], copy, c, div[l], share);
+}
+
+/* Every uplink of the tree maps onto that of node 0's switch of its tier,
+ * shared by the nodes under it; how far apart NPUs are counts the tiers
+ * climbed; a leaf that holds fewer nodes is refused, named. */
+static void test_topo_tree(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load_tree(8, 2);
+    int rep[8], *map = malloc((size_t)t->nlinks * sizeof(int));
+    double *div = malloc((size_t)t->nlinks * sizeof(double));
+    char why[128];
+    assert_true(map != NULL && div != NULL);
+    assert_int_equal(hccn_sim_topo_fold(t, rep, map, div, why, sizeof(why)),
+                     0);
+    for (int r = 0; r < 8; r++)
+        assert_int_equal(rep[r], 0);
+    assert_copy(t, map, div, "node5.nic0->leaf2", "node0.nic0->leaf0", 1.0);
+    assert_copy(t, map, div, "leaf0->node0.nic0", "leaf0->node0.nic0", 1.0);
+    assert_copy(t, map, div, "leaf0->tier1.0", "leaf0->tier1.0", 2.0);
+    assert_copy(t, map, div, "leaf3->tier1.1", "leaf0->tier1.0", 2.0);
+    assert_copy(t, map, div, "tier1.1->leaf2", "tier1.0->leaf0", 2.0);
+    assert_copy(t, map, div, "tier1.1->core", "tier1.0->core", 4.0);
+    assert_copy(t, map, div, "core->tier1.1", "core->tier1.0", 4.0);
+    static const int apart[8] = {0, 1, 2, 2, 3, 3, 3, 3};
+    for (int b = 0; b < 8; b++) {
+        assert_int_equal(hccn_sim_topo_apart(t, 0, b), apart[b]);
+        assert_int_equal(hccn_sim_topo_apart(t, 7, 7 ^ b), apart[b]);
+    }
+    hccn_sim_topo_free(t);
+    t = load_tree(5, 3);    /* leaf1 holds 2 */
+    assert_int_equal(hccn_sim_topo_fold(t, rep, map, div, why, sizeof(why)),
+                     -1);
+    assert_string_equal(why, "leaf1: 2 nodes below, leaf0: 3");
+    hccn_sim_topo_free(t);
+    free(map);
+    free(div);
 }
 
 static hccn_sim_task_t xfer(hccn_sim_task_kind_t kind, int peer, uint64_t id)
@@ -116,14 +191,16 @@ static void test_engine(void **state)
     (void)state;
     hccn_sim_topo_t *topo = load();
     int rep[6], *map = malloc((size_t)topo->nlinks * sizeof(int));
+    double *div = malloc((size_t)topo->nlinks * sizeof(double));
     assert_non_null(map);
-    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, NULL, 0), 0);
+    assert_non_null(div);
+    assert_int_equal(hccn_sim_topo_fold(topo, rep, map, div, NULL, 0), 0);
     double end[2][6];
     for (int fold = 0; fold < 2; fold++) {
         hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
         assert_non_null(eng);
         if (fold) {
-            assert_int_equal(hccn_sim_engine_set_fold(eng, rep, map), 0);
+            assert_int_equal(hccn_sim_engine_set_fold(eng, rep, map, div), 0);
             for (int d = 2; d < 6; d++)
                 hccn_sim_finish(eng, d);
         }
@@ -166,6 +243,7 @@ static void test_engine(void **state)
             fail_msg("folded device %d: %.17g s, all nodes %.17g s", d,
                      end[1][d], end[0][d]);
     free(map);
+    free(div);
     hccn_sim_topo_free(topo);
 }
 
@@ -189,7 +267,7 @@ static void check_order(const hccn_sched_t *s, int host_order, int folds,
     hccn_sched_npus_t arg = {s, topo->npus, world};
     hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_sched_fold_check(s, topo->npus, rep, 2, host_order,
+    int rc = hccn_sched_fold_check(s, topo->npus, NULL, rep, 2, host_order,
                                    hccn_sched_npu_tasks, &arg, &f, why,
                                    sizeof(why));
     if (folds) {
@@ -374,7 +452,7 @@ static void test_built_folded(void **state)
             hccn_sched_fold_t f;
             char why[128];
             hccn_sched_npus_t x = {whole, npus, world};
-            assert_int_equal(hccn_sched_fold_check(whole, npus, rep, L, 0,
+            assert_int_equal(hccn_sched_fold_check(whole, npus, NULL, rep, L, 0,
                                                    hccn_sched_npu_tasks, &x,
                                                    &f, why, sizeof(why)), 0);
             for (int r = 0; r < L; r++) {
@@ -420,6 +498,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topo_copies),
+        cmocka_unit_test(test_topo_tree),
         cmocka_unit_test(test_engine),
         cmocka_unit_test(test_ring_folds),
         cmocka_unit_test(test_work_order),

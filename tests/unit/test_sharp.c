@@ -77,12 +77,15 @@ static void test_parse(void **state)
         assert_true(t->links[l].src == plain->links[l].src &&
                     t->links[l].bw == plain->links[l].bw);
     int rep[P], *map = test_calloc((size_t)t->nlinks, sizeof(int));
+    double *div = test_calloc((size_t)t->nlinks, sizeof(double));
     char why[256];
-    assert_int_equal(hccn_sim_topo_fold(plain, rep, map, why, sizeof(why)),
-                     0);
-    assert_int_equal(hccn_sim_topo_fold(t, rep, map, why, sizeof(why)), -1);
+    assert_int_equal(hccn_sim_topo_fold(plain, rep, map, div, why,
+                                        sizeof(why)), 0);
+    assert_int_equal(hccn_sim_topo_fold(t, rep, map, div, why, sizeof(why)),
+                     -1);
     assert_non_null(strstr(why, "network switch reduces"));
     test_free(map);
+    test_free(div);
     hccn_sim_topo_free(t);
     t = load(NET(2, 1, "", ", \"reduce\": {\"bw_GBps\": 9, \"lat_us\": 0, "
                            "\"dtypes\": [\"int32\"], \"ops\": [\"max\"]}"));

@@ -210,9 +210,11 @@ static void test_nic_under_pcie_switch(void **state)
     assert_time(end[0], lat2 + S / 32e9, "through the host");
     /* NICs under a switch fold like any copy of node 0 */
     int rep[8], map[256];
+    double div[256];
     char why[128];
     assert_true(t->nlinks <= 256);
-    assert_int_equal(hccn_sim_topo_fold(t, rep, map, why, sizeof(why)), 0);
+    assert_int_equal(hccn_sim_topo_fold(t, rep, map, div, why, sizeof(why)),
+                     0);
     hccn_sim_topo_summary_t sum;
     hccn_sim_topo_summarize(t, &sum);
     assert_time(sum.bisection_bw, 32e9, "bisection: one NIC's PCIe link");
