@@ -68,6 +68,8 @@ static int same(const fck_t *c, const hccn_sim_task_t *x, int rx,
         return 0;
     if (x->kind == HCCN_SIM_TASK_LOCAL)
         return 1;
+    if (x->via != y->via)       /* the part of the route it crosses */
+        return 0;
     return c->rep[x->peer] == c->rep[y->peer] &&
            apart(c, rx, x->peer) == apart(c, ry, y->peer);
 }
@@ -86,8 +88,8 @@ static uint64_t sig_hash(const fck_t *c, const hccn_sim_task_t *x, int rx)
     memcpy(&cost, &x->cost, sizeof(cost));
     uint64_t h = mix(mix(mix(1, (uint64_t)x->kind), x->bytes), cost);
     if (x->kind != HCCN_SIM_TASK_LOCAL)
-        h = mix(mix(h, (uint64_t)c->rep[x->peer]),
-                (uint64_t)apart(c, rx, x->peer));
+        h = mix(mix(mix(h, (uint64_t)c->rep[x->peer]),
+                    (uint64_t)apart(c, rx, x->peer)), (uint64_t)x->via);
     return h | 1;
 }
 

@@ -47,7 +47,8 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
  * 0 .. nrep-1, each its own copy) and npus (whose node says which ranks
  * share one). s folds if, for every rank r with copy r0, there is a
  * one-to-one map m of r's steps onto r0's such that
- *   - step k and m(k) make the same task (kind, bytes, cost), a transfer's
+ *   - step k and m(k) make the same task (kind, bytes, cost, and for a
+ *     transfer the part of its route it crosses, via), a transfer's
  *     peer being a copy of the other's, as far from r as the other is
  *     from r0 (topo: hccn_sim_topo_apart; NULL: in r's node iff the other
  *     is in r0's);
