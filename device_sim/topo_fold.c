@@ -13,7 +13,9 @@
  * copy carries the traffic of one node of the many under it: its share of
  * the link is 1 / (the nodes under it) (link_div). Every node running as
  * node 0 does, the rates of the whole tree are those of the shares (the
- * max-min fair rates are unique, so as symmetric as the problem).
+ * max-min fair rates are unique, so as symmetric as the problem). The
+ * network switch's reduction unit (network.reduce), which every node's
+ * contributions cross, is shared the same way: node 0 has 1 / nnodes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,9 +141,6 @@ static int check_nodes(const hccn_sim_topo_t *topo, char *why, size_t len)
         return refuse(why, len, "one node");
     if (topo->nfaults > 0)
         return refuse(why, len, "a fault plan");
-    if (topo->net_reduce_link >= 0)
-        return refuse(why, len, "the network switch reduces (one unit "
-                      "that every node's traffic shares)");
     const hccn_sim_node_t *n0 = &topo->nodes[0];
     for (int n = 1; n < topo->nnodes; n++) {
         const hccn_sim_node_t *nd = &topo->nodes[n];
@@ -231,6 +230,9 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
         link_map[l] = l;
         link_div[l] = 1.0;
     }
+    /* The network switch's reduction unit: one, every node's share. */
+    if (topo->net_reduce_link >= 0)
+        link_div[topo->net_reduce_link] = topo->nnodes;
     int rc = map_net(&f, link_div);
     for (int n = 1; n < topo->nnodes && rc == 0; n++)
         rc = map_node(&f, n);

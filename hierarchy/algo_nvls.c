@@ -50,14 +50,24 @@ enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
  * cover a chunk's latency and step costs with the next ones' bytes). */
 #define NV_SETS 4
 
+typedef struct {
+    uint64_t soff, doff, len;   /* in: the block */
+    uint32_t gate;              /* in: what its COPY waits for */
+    uint64_t set;
+    uint32_t cp, acc, free_dep;
+} red_t;
+
 /* Per rank pair bookkeeping of one build, p x p each: the last SEND of
  * the reduction (up[i*p+j]: i to j) and of the multicast (mc[j*p+i]),
  * UINT32_MAX before the first. fin[j*NV_SETS+k]: the last REDUCE of rank
  * j's chunk with SCRATCH set k, which frees the set. */
 typedef struct {
     int p;
+    int cyclic;              /* the network's order (reduce_blocks) */
     uint32_t *up, *mc, *fin;
     uint64_t slot;           /* bytes of one SCRATCH slot */
+    red_t *red;              /* per block of a chunk */
+    uint64_t *off, *len;     /* per block: offset and bytes */
 } nv_t;
 
 /* The pipelining chunk of a, in bytes (hccn_hier_chunk's rules). */
@@ -82,82 +92,147 @@ static uint32_t pack(uint32_t *d)
     return (d[0] != UINT32_MAX) + (d[1] != UINT32_MAX);
 }
 
-/* Block j of len bytes at off (SEND soff on the contributors, RECV doff on
- * j) reduced into j's RECV through the switch, in chunk position c: rank
- * j's own part is COPYed first (after gate, UINT32_MAX: none), the p-1
- * contributions land in SCRATCH set c%2 and are combined in ascending
- * rank order, the sum is added to the own part. Returns the last REDUCE. */
-static uint32_t reduce_in(hccn_sched_t *s, nv_t *v, int j, uint64_t soff,
-                          uint64_t doff, uint64_t len, int c, uint32_t gate)
+/* Block j of len bytes (SEND soff on the contributors, RECV doff on j)
+ * reduced into j's RECV through the switch, in chunk position c: rank j's
+ * own part is COPYed first (red_begin, after gate; UINT32_MAX: none), the
+ * p-1 contributions land in SCRATCH set c%NV_SETS and are combined in the
+ * order they come (red_part), the sum is added to the own part
+ * (red_end). */
+
+static void red_begin(hccn_sched_t *s, const nv_t *v, red_t *r, int j, int c)
+{
+    uint32_t gate = r->gate;
+    r->set = (uint64_t)(c % NV_SETS) * (uint64_t)(v->p - 1) * v->slot;
+    r->free_dep = v->fin[j * NV_SETS + c % NV_SETS];
+    r->acc = UINT32_MAX;
+    r->cp = hccn_sched_local(s, j, 0, HCCN_BUF_SEND, r->soff, HCCN_BUF_RECV,
+                             r->doff, r->len, &gate, gate != UINT32_MAX);
+}
+
+/* Rank i's part of block j, the k-th to come (0 .. p-2; the last carries
+ * the sum down). */
+static void red_part(hccn_sched_t *s, nv_t *v, red_t *r, int j, int i, int k)
 {
     const int p = v->p;
-    uint64_t set = (uint64_t)(c % NV_SETS) * (uint64_t)(p - 1) * v->slot;
-    uint32_t free_dep = v->fin[j * NV_SETS + c % NV_SETS], acc = UINT32_MAX;
-    uint32_t cp = hccn_sched_local(s, j, 0, HCCN_BUF_SEND, soff, HCCN_BUF_RECV,
-                                   doff, len, &gate, gate != UINT32_MAX);
-    for (int i = 0, k = 0; i < p; i++) {
-        if (i == j)
-            continue;
-        uint32_t si = UINT32_MAX, ri = UINT32_MAX, *last = &v->up[i * p + j];
-        uint64_t at = set + (uint64_t)k * v->slot;
-        hccn_sched_xfer(s, i, HCCN_BUF_SEND, soff, last, *last != UINT32_MAX,
-                        j, HCCN_BUF_SCRATCH, at, &free_dep,
-                        free_dep != UINT32_MAX, len, 0, HCCN_BUF_SEND, 0, &si,
-                        &ri);
-        int via = k == p - 2 ? HCCN_SIM_VIA_UP_DOWN : HCCN_SIM_VIA_UP;
-        set_via(s, i, si, via);
-        set_via(s, j, ri, via);
-        *last = si;
-        if (k > 0) {
-            uint32_t d[2] = {acc, ri};
-            acc = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, at,
-                                   HCCN_BUF_SCRATCH, set, len, d, pack(d));
-            set_via(s, j, acc, 1);
-        } else {
-            acc = ri;
-        }
-        k++;
+    uint32_t si = UINT32_MAX, ri = UINT32_MAX, *last = &v->up[i * p + j];
+    uint64_t at = r->set + (uint64_t)k * v->slot;
+    hccn_sched_xfer(s, i, HCCN_BUF_SEND, r->soff, last, *last != UINT32_MAX,
+                    j, HCCN_BUF_SCRATCH, at, &r->free_dep,
+                    r->free_dep != UINT32_MAX, r->len, 0, HCCN_BUF_SEND, 0,
+                    &si, &ri);
+    int via = k == p - 2 ? HCCN_SIM_VIA_UP_DOWN : HCCN_SIM_VIA_UP;
+    set_via(s, i, si, via);
+    set_via(s, j, ri, via);
+    *last = si;
+    if (k > 0) {
+        uint32_t d[2] = {r->acc, ri};
+        r->acc = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, at,
+                                  HCCN_BUF_SCRATCH, r->set, r->len, d,
+                                  pack(d));
+        set_via(s, j, r->acc, 1);
+    } else {
+        r->acc = ri;
     }
-    uint32_t d[2] = {acc, cp};
-    uint32_t fin = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, set,
-                                    HCCN_BUF_RECV, doff, len, d, pack(d));
+}
+
+/* The sum added to j's own part; returns that REDUCE. */
+static uint32_t red_end(hccn_sched_t *s, nv_t *v, red_t *r, int j, int c)
+{
+    uint32_t d[2] = {r->acc, r->cp};
+    uint32_t fin = hccn_sched_local(s, j, 1, HCCN_BUF_SCRATCH, r->set,
+                                    HCCN_BUF_RECV, r->doff, r->len, d,
+                                    pack(d));
     v->fin[j * NV_SETS + c % NV_SETS] = fin;
     return fin;
 }
 
-/* Rank j's (sbuf, off, len) multicast to every other rank's RECV at doff:
- * the copy to j+1 crosses the whole route, the others their way down.
- * Each copy waits for `after` on j and for the previous multicast from j
- * to the same rank; on rank i for wait[i] (UINT32_MAX: nothing). */
-static void multicast(hccn_sched_t *s, nv_t *v, int j, hccn_buf_t sbuf,
-                      uint64_t off, uint64_t doff, uint64_t len,
-                      uint32_t after, const uint32_t *wait)
+/* Blocks r[0..p) reduced into their owners in chunk position c; writes
+ * each block's last REDUCE to fin. In the node's switch, block by block,
+ * the others' parts in ascending rank order. In the network's
+ * (v->cyclic), in rounds: round k brings every block j the part of rank
+ * j+1+k, so that every rank's steps come in the same order relative to
+ * it, as folding needs (hierarchy/fold.h): every node then does what
+ * node 0 does. */
+static void reduce_blocks(hccn_sched_t *s, nv_t *v, red_t *r, int c,
+                          uint32_t *fin)
 {
     const int p = v->p;
-    for (int k = 1; k < p; k++) {
-        int i = hccn_hier_mod(j + k, p);
-        uint32_t *last = &v->mc[j * p + i], sd[2] = {after, *last};
-        uint32_t rd = wait != NULL ? wait[i] : UINT32_MAX, si = UINT32_MAX,
-                 ri = UINT32_MAX;
-        hccn_sched_xfer(s, j, sbuf, off, sd, pack(sd), i, HCCN_BUF_RECV, doff,
-                        &rd, rd != UINT32_MAX, len, 0, HCCN_BUF_SEND, 0, &si,
-                        &ri);
-        int via = k == 1 ? HCCN_SIM_VIA_ROUTE : HCCN_SIM_VIA_DOWN;
-        set_via(s, j, si, via);
-        set_via(s, i, ri, via);
-        *last = si;
+    if (!v->cyclic) {
+        for (int j = 0; j < p; j++) {
+            red_begin(s, v, &r[j], j, c);
+            for (int i = 0, k = 0; i < p; i++)
+                if (i != j)
+                    red_part(s, v, &r[j], j, i, k++);
+            fin[j] = red_end(s, v, &r[j], j, c);
+        }
+        return;
+    }
+    for (int j = 0; j < p; j++)
+        red_begin(s, v, &r[j], j, c);
+    for (int k = 0; k < p - 1; k++)
+        for (int j = 0; j < p; j++)
+            red_part(s, v, &r[j], j, hccn_hier_mod(j + 1 + k, p), k);
+    for (int j = 0; j < p; j++)
+        fin[j] = red_end(s, v, &r[j], j, c);
+}
+
+/* The copy of rank j's (sbuf, off, len) to rank i = j+k's RECV at doff:
+ * the copy to j+1 crosses the whole route, the others their way down. It
+ * waits for `after` on j and for the previous multicast from j to i; on i,
+ * with up, for i's contribution to block j (in place they are the same
+ * bytes). */
+static void mc_copy(hccn_sched_t *s, nv_t *v, int j, int k, hccn_buf_t sbuf,
+                    uint64_t off, uint64_t doff, uint64_t len,
+                    uint32_t after, int up)
+{
+    const int p = v->p;
+    int i = hccn_hier_mod(j + k, p);
+    uint32_t *last = &v->mc[j * p + i], sd[2] = {after, *last};
+    uint32_t rd = up ? v->up[i * p + j] : UINT32_MAX, si = UINT32_MAX,
+             ri = UINT32_MAX;
+    hccn_sched_xfer(s, j, sbuf, off, sd, pack(sd), i, HCCN_BUF_RECV, doff,
+                    &rd, rd != UINT32_MAX, len, 0, HCCN_BUF_SEND, 0, &si, &ri);
+    int via = k == 1 ? HCCN_SIM_VIA_ROUTE : HCCN_SIM_VIA_DOWN;
+    set_via(s, j, si, via);
+    set_via(s, i, ri, via);
+    *last = si;
+}
+
+/* Every rank j's (sbuf, off[j], len[j]) multicast to every other rank's
+ * RECV at doff[j], after after[j] (NULL: nothing): rank by rank, or
+ * (v->cyclic) in rounds, round k carrying every j's copy to j+k. */
+static void multicast_all(hccn_sched_t *s, nv_t *v, hccn_buf_t sbuf,
+                          const uint64_t *off, const uint64_t *doff,
+                          const uint64_t *len, const uint32_t *after, int up)
+{
+    const int p = v->p;
+    if (v->cyclic) {
+        for (int k = 1; k < p; k++)
+            for (int j = 0; j < p; j++)
+                mc_copy(s, v, j, k, sbuf, off[j], doff[j], len[j],
+                        after != NULL ? after[j] : UINT32_MAX, up);
+    } else {
+        for (int j = 0; j < p; j++)
+            for (int k = 1; k < p; k++)
+                mc_copy(s, v, j, k, sbuf, off[j], doff[j], len[j],
+                        after != NULL ? after[j] : UINT32_MAX, up);
     }
 }
 
-static int nv_init(nv_t *v, int p, uint64_t slot)
+static int nv_init(nv_t *v, int p, uint64_t slot, int cyclic)
 {
     size_t pp = (size_t)p * (size_t)p;
     v->p = p;
+    v->cyclic = cyclic;
     v->slot = slot;
     v->up = hccn_sim_malloc(pp * sizeof(uint32_t));
     v->mc = hccn_sim_malloc(pp * sizeof(uint32_t));
     v->fin = hccn_sim_malloc((size_t)p * NV_SETS * sizeof(uint32_t));
-    if (v->up == NULL || v->mc == NULL || v->fin == NULL)
+    v->red = hccn_sim_malloc((size_t)p * sizeof(red_t));
+    v->off = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
+    v->len = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
+    if (v->up == NULL || v->mc == NULL || v->fin == NULL || v->red == NULL ||
+        v->off == NULL || v->len == NULL)
         return -1;
     for (size_t k = 0; k < pp; k++)
         v->up[k] = v->mc[k] = UINT32_MAX;
@@ -171,6 +246,9 @@ static void nv_free(nv_t *v)
     hccn_sim_free(v->up);
     hccn_sim_free(v->mc);
     hccn_sim_free(v->fin);
+    hccn_sim_free(v->red);
+    hccn_sim_free(v->off);
+    hccn_sim_free(v->len);
 }
 
 /* One chunk of q elements at byte offset base: reduce every block into its
@@ -183,28 +261,20 @@ static void allreduce_chunk(hccn_sched_t *s, nv_t *v,
     const int p = v->p;
     for (int j = 0; j < p; j++) {
         hccn_span_t b = hccn_hier_block(q, a->esize, p, j);
-        uint32_t gate = c > 0 ? fin[j] : UINT32_MAX;
-        fin[j] = reduce_in(s, v, j, base + b.off, base + b.off, b.len, c,
-                           gate);
+        v->off[j] = base + b.off;
+        v->len[j] = b.len;
+        v->red[j] = (red_t){.soff = v->off[j], .doff = v->off[j],
+                            .len = b.len,
+                            .gate = c > 0 ? fin[j] : UINT32_MAX};
     }
+    reduce_blocks(s, v, v->red, c, fin);
     hccn_hier_stamp(s, PHASE_REDUCE);
-    uint32_t *wait = hccn_sim_malloc((size_t)p * sizeof(uint32_t));
-    if (wait == NULL) {
-        s->failed = 1;
-        return;
-    }
-    for (int j = 0; j < p; j++) {
-        hccn_span_t b = hccn_hier_block(q, a->esize, p, j);
-        for (int i = 0; i < p; i++)
-            wait[i] = i == j ? UINT32_MAX : v->up[i * p + j];
-        multicast(s, v, j, HCCN_BUF_RECV, base + b.off, base + b.off, b.len,
-                  fin[j], wait);
-    }
+    multicast_all(s, v, HCCN_BUF_RECV, v->off, v->off, v->len, fin, 1);
     hccn_hier_stamp(s, PHASE_GATHER);
-    hccn_sim_free(wait);
 }
 
-static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
+static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a,
+                           int cyclic)
 {
     const int p = a->nranks;
     uint64_t chunk = nv_chunk(a), n = a->count;
@@ -213,7 +283,7 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     nv_t v;
     uint32_t *fin = hccn_sim_malloc((size_t)p * sizeof(uint32_t));
     if (fin == NULL || nv_init(&v, p, hccn_hier_block(first, a->esize, p,
-                                                      0).len) != 0) {
+                                                      0).len, cyclic) != 0) {
         hccn_sim_free(fin);
         nv_free(&v);
         return -1;
@@ -231,59 +301,98 @@ static int build_allreduce(hccn_sched_t *s, const hccn_coll_args_t *a)
     return 0;
 }
 
-static int build_reduce_scatter(hccn_sched_t *s, const hccn_coll_args_t *a)
+static int build_reduce_scatter(hccn_sched_t *s, const hccn_coll_args_t *a,
+                                int cyclic)
 {
+    const int p = a->nranks;
     uint64_t b = a->count * a->esize;
     nv_t v;
-    if (nv_init(&v, a->nranks, b) != 0) {
+    uint32_t *fin = hccn_sim_malloc((size_t)p * sizeof(uint32_t));
+    if (fin == NULL || nv_init(&v, p, b, cyclic) != 0) {
+        hccn_sim_free(fin);
         nv_free(&v);
         return -1;
     }
-    s->scratch_bytes = (size_t)((uint64_t)(a->nranks - 1) * b);
-    for (int j = 0; j < a->nranks; j++)
-        reduce_in(s, &v, j, (uint64_t)j * b, 0, b, 0, UINT32_MAX);
+    s->scratch_bytes = (size_t)((uint64_t)(p - 1) * b);
+    for (int j = 0; j < p; j++)
+        v.red[j] = (red_t){.soff = (uint64_t)j * b, .doff = 0, .len = b,
+                           .gate = UINT32_MAX};
+    reduce_blocks(s, &v, v.red, 0, fin);
     hccn_hier_stamp(s, PHASE_REDUCE);
+    hccn_sim_free(fin);
     nv_free(&v);
     return 0;
 }
 
-static int build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a)
+/* Every rank's SEND copied to its own place in RECV, then multicast
+ * (rank by rank, each one's copy before its multicast; or, cyclic, all
+ * the copies, then the rounds). */
+static int build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a,
+                           int cyclic)
 {
+    const int p = a->nranks;
     uint64_t b = a->count * a->esize;
     nv_t v;
-    if (nv_init(&v, a->nranks, b) != 0) {
+    if (nv_init(&v, p, b, cyclic) != 0) {
         nv_free(&v);
         return -1;
     }
-    for (int j = 0; j < a->nranks; j++) {
-        hccn_sched_local(s, j, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
-                         (uint64_t)j * b, b, NULL, 0);
-        multicast(s, &v, j, HCCN_BUF_SEND, 0, (uint64_t)j * b, b, UINT32_MAX,
-                  NULL);
+    uint64_t *doff = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
+    if (doff == NULL) {
+        nv_free(&v);
+        return -1;
     }
+    for (int j = 0; j < p; j++) {
+        v.off[j] = 0;
+        v.len[j] = b;
+        doff[j] = (uint64_t)j * b;
+    }
+    for (int j = 0; j < p; j++) {
+        hccn_sched_local(s, j, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, doff[j],
+                         b, NULL, 0);
+        if (!cyclic)
+            for (int k = 1; k < p; k++)
+                mc_copy(s, &v, j, k, HCCN_BUF_SEND, 0, doff[j], b,
+                        UINT32_MAX, 0);
+    }
+    if (cyclic)
+        multicast_all(s, &v, HCCN_BUF_SEND, v.off, doff, v.len, NULL, 0);
     hccn_hier_stamp(s, PHASE_GATHER);
+    hccn_sim_free(doff);
     nv_free(&v);
     return 0;
+}
+
+static int build_order(hccn_sched_t *s, const hccn_coll_args_t *a,
+                       int cyclic)
+{
+    switch (a->coll) {
+    case HCCN_COLL_ALLREDUCE:      return build_allreduce(s, a, cyclic);
+    case HCCN_COLL_REDUCE_SCATTER: return build_reduce_scatter(s, a, cyclic);
+    default:                       return build_allgather(s, a, cyclic);
+    }
 }
 
 static int build(hccn_sched_t *s, const hccn_coll_args_t *a)
 {
-    switch (a->coll) {
-    case HCCN_COLL_ALLREDUCE:      return build_allreduce(s, a);
-    case HCCN_COLL_REDUCE_SCATTER: return build_reduce_scatter(s, a);
-    default:                       return build_allgather(s, a);
-    }
+    return build_order(s, a, 0);
+}
+
+static int build_cyclic(hccn_sched_t *s, const hccn_coll_args_t *a)
+{
+    return build_order(s, a, 1);
 }
 
 hccn_sched_t *hccn_hier_mesh_build(const hccn_coll_args_t *args);
 
 /* The in-switch schedule of args (allreduce, reduce_scatter, allgather)
- * named name, whichever switch the routes meet (sharp's too); NULL on
+ * named name, whichever switch the routes meet (sharp's too), in the
+ * order of reduce_blocks: cyclic for the network's switch; NULL on
  * malformed arguments or no memory. */
 hccn_sched_t *hccn_hier_nvls_sched(const hccn_coll_args_t *args,
-                                   const char *name)
+                                   const char *name, int cyclic)
 {
-    return hccn_hier_flat(args, name, build);
+    return hccn_hier_flat(args, name, cyclic ? build_cyclic : build);
 }
 
 /* The nvls row's builder (algos.c): the in-switch schedule where
@@ -297,7 +406,7 @@ hccn_sched_t *hccn_hier_nvls_build(const hccn_coll_args_t *args)
     if (!hccn_hier_args_ok(args, mask))
         return NULL;
     if (args->in_switch & HCCN_IN_SWITCH_ONE)
-        return hccn_hier_nvls_sched(args, "nvls");
+        return hccn_hier_nvls_sched(args, "nvls", 0);
     /* No switch reduces: the same pattern without it, mesh's schedule
      * under the row's name. */
     hccn_sched_t *s = hccn_hier_mesh_build(args);

@@ -36,7 +36,7 @@
 #include "hierarchy/cost_internal.h"
 
 hccn_sched_t *hccn_hier_nvls_sched(const hccn_coll_args_t *args,
-                                   const char *name);
+                                   const char *name, int cyclic);
 hccn_sched_t *hccn_hier_hier_build_levels(const hccn_coll_args_t *args);
 
 static const unsigned SHARP_COLLS = 1u << HCCN_COLL_ALLREDUCE |
@@ -88,7 +88,7 @@ hccn_sched_t *hccn_hier_sharp_build(const hccn_coll_args_t *args)
         return NULL;
     if (!(args->in_switch & HCCN_IN_SWITCH_NET_FLAT))
         return fallback(args, "sharp", "mesh");
-    return hccn_hier_nvls_sched(args, "sharp");
+    return hccn_hier_nvls_sched(args, "sharp", 1);
 }
 
 /* ------------------------------------------------- hierarchical rows --- */

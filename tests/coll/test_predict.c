@@ -487,6 +487,16 @@ static const char *const tree8 = TREE_JSON(8,
     "[{\"children\": 2, \"oversubscription\": 2}, {\"children\": 2}]");
 static const char *const tree6 = TREE_JSON(6,
     "[{\"children\": 3, \"oversubscription\": 2, \"lat_us\": 0.5}]");
+/* 4 nodes on a switch that reduces (network.reduce): node 0 has a quarter
+ * of its unit; sharp and hier_sharp fold. */
+static const char *const sharp4 =
+    "{\"version\": 1, \"node_types\": [{\"count\": 4,"
+    " \"npu\": {\"count\": 2, \"arena_MiB\": 8,"
+    " \"reduce_bw_GBps\": 100}, \"fabric\": {\"type\": \"mesh\","
+    " \"bw_GBps\": 50, \"lat_us\": 1.5}, \"nics\": {\"count\": 2,"
+    " \"bw_GBps\": 20, \"lat_us\": 2}}], \"network\": {\"type\":"
+    " \"switch\", \"lat_us\": 1, \"reduce\": {\"bw_GBps\": 30,"
+    " \"lat_us\": 0.5}}}";
 
 static void test_fold(void **state)
 {
@@ -505,16 +515,36 @@ static void test_fold(void **state)
     /* Fat trees: nothing is built for node 0 alone (its part does not
      * show how far its peers are); runs of algorithms whose every node's
      * peers are as far as node 0's fold. */
-    const char *trees[] = {tree8, tree6};
-    for (int k = 0; k < 2; k++) {
+    const char *trees[] = {tree8, tree6, sharp4};
+    const char *names[] = {"fat tree of 8 nodes", "fat tree of 6 nodes",
+                           "reducing switch"};
+    for (int k = 0; k < 3; k++) {
         int tf = 0, tb = 0, tr = 0;
-        fold_sweep(trees[k], "fat tree", 1536, 0, &tf, &tb, &tr);
-        fold_sweep(trees[k], "fat tree", 1031, 0, &tf, &tb, &tr);
-        printf("fat tree of %d nodes: %d of %d timing-only runs folded, "
-               "times equal\n", k == 0 ? 8 : 6, tf, tr);
+        fold_sweep(trees[k], names[k], 1536, 0, &tf, &tb, &tr);
+        fold_sweep(trees[k], names[k], 1031, 0, &tf, &tb, &tr);
+        printf("%s: %d of %d timing-only runs folded, times equal\n",
+               names[k], tf, tr);
         assert_int_equal(tb, 0);
         assert_true(tf > 0);
     }
+    /* The in-network allreduces fold there. */
+    hccn_sim_topo_t *topo;
+    char err[512];
+    assert_int_equal(hccn_sim_topo_load_string(sharp4, "sharp4", &topo, err,
+                                               sizeof(err)), HCCN_OK);
+    const char *in_net[] = {"hier_sharp", "hier_nvls_sharp"};
+    for (int k = 0; k < 2; k++) {
+        seq_t q;
+        double ends[MAXCALLS];
+        hccn_rt_popts_t yes = {0};
+        make_seq(&q, HCCN_COLL_ALLREDUCE, 1536, in_net[k], topo->nnpus);
+        assert_int_equal(hccn_rt_predict_opts(topo, q.calls, q.ncalls, ends,
+                                              &yes), HCCN_OK);
+        if (!yes.folded)
+            fail_msg("%s on a reducing switch did not fold: %s", in_net[k],
+                     yes.why);
+    }
+    hccn_sim_topo_free(topo);
 }
 
 /* The hierarchical allreduces built for node 0 alone, against runs with

@@ -2,7 +2,7 @@
  * sharp with data (docs/algorithms.md, sharp): allreduce results through
  * the network switch's reduction, out of place and in place, bit for bit
  * equal to a serial reduction in the order the schedule states (for block
- * j of every chunk: the other ranks' parts summed in ascending rank order
+ * j of every chunk: the other ranks' parts summed in turn from rank j+1
  * by the switch, then the owner's own part added): fp32, and bf16 (each
  * addition widened to fp32 and rounded back to nearest even); hier_sharp's
  * int32 sums exact; each call's simulated time equals the timing-only
@@ -84,7 +84,8 @@ static float add(hccn_dtype_t dt, float a, float b)
 
 /* The serial reference for element i of a count-element allreduce of
  * esize-byte elements: its chunk (p x 2 MiB), its block j in the chunk,
- * the others in ascending rank order, then j's own part. */
+ * the others in turn from j+1 (j+1, j+2, ..., j-1 mod p), then j's own
+ * part. */
 static float expected(hccn_dtype_t dt, size_t count, size_t i)
 {
     size_t chunk = (size_t)P * (2u << 20) / (dt == HCCN_FP32 ? 4 : 2);
@@ -99,13 +100,10 @@ static float expected(hccn_dtype_t dt, size_t count, size_t i)
     }
     float s = 0.0f, own = dt == HCCN_FP32 ? input(j, i)
                                           : widen(narrow(input(j, i)));
-    int first = 1;
-    for (int r = 0; r < P; r++) {
-        if (r == j)
-            continue;
+    for (int k = 1; k < P; k++) {
+        int r = (j + k) % P;
         float x = dt == HCCN_FP32 ? input(r, i) : widen(narrow(input(r, i)));
-        s = first ? x : add(dt, s, x);
-        first = 0;
+        s = k == 1 ? x : add(dt, s, x);
     }
     return add(dt, own, s);
 }
