@@ -144,9 +144,7 @@ RUNS = {
                 "SHARP (NVLS off): hccn's hier_sharp (reduce-scatter inside "
                 "the node, allreduce in the network switch, allgather). The "
                 "source reports 12 HCAs per node without saying how they "
-                "are used: the config's 8 (one 400 Gb/s NIC per GPU).",
-        "heavy": "512 ranks timing-only, no folding with a reducing "
-                 "network: about 100 s and 14 GB of host memory per size"},
+                "are used: the config's 8 (one 400 Gb/s NIC per GPU)."},
     "azure_nd_gb200_v6_1node_4xGB200_nvlink5_allreduce_ring_busbw": {
         "config": GB200, "sets": ["node_types[0].npu.count=4"],
         "family": "gb200", "algo": "rings",
