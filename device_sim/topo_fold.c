@@ -157,13 +157,6 @@ static int check_nodes(const hccn_sim_topo_t *topo, char *why, size_t len)
     return 0;
 }
 
-/* The uplinks of tier k's switch i (tier 0: the leaves). */
-static const hccn_sim_uplink_t *uplink(const hccn_sim_topo_priv_t *p, int k,
-                                       int i)
-{
-    return k == 0 ? &p->leaves[i] : &p->upper[p->tier_base[k] + i];
-}
-
 /* Maps the uplinks of every switch of the network onto those of node 0's
  * switch of its tier, and gives each the share of one node of those under
  * it. Tier by tier: under[i] holds the nodes under switch i. */
@@ -184,9 +177,9 @@ static int map_net(fold_t *f, double *link_div)
         under[topo->nodes[n].leaf]++;
     int ntiers = p->ntiers > 0 ? p->ntiers : 1, rc = 0;
     for (int k = 0; k < ntiers && rc == 0; k++) {
-        const hccn_sim_uplink_t *u0 = uplink(p, k, at);
+        const hccn_sim_uplink_t *u0 = hccn_sim_tree_uplink(p, k, at);
         for (int i = 0; i < count && rc == 0; i++) {
-            const hccn_sim_uplink_t *u = uplink(p, k, i);
+            const hccn_sim_uplink_t *u = hccn_sim_tree_uplink(p, k, i);
             const hccn_sim_link_t *l = &topo->links[u->up];
             if (under[i] != under[at])
                 rc = refuse(f->why, f->len, "%s: %d node%s below, %s: %d",

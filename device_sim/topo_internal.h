@@ -325,6 +325,11 @@ int hccn_sim_tree_switches(const hccn_sim_spec_t *spec, int *per_tier);
 int hccn_sim_build_tree(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
                          const hccn_sim_spec_t *spec, const double *leaf_bw,
                          int dev0, int *ndev, int *nlink);
+/* The uplinks (up and down) of switch i of tier k of a fat tree, or of
+ * leaf i (k 0) of a leaf/spine network. */
+hccn_sim_uplink_t *hccn_sim_tree_uplink(const hccn_sim_topo_priv_t *p, int k,
+                                        int i);
+
 /* The network links from leaf la up to the common ancestor and down to
  * leaf lb (none when la == lb); returns their number. */
 int hccn_sim_route_tree(const hccn_sim_topo_priv_t *p, int la, int lb,

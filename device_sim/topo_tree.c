@@ -97,8 +97,8 @@ static void put_link(hccn_sim_topo_t *t, int *nlink, int src, int dst,
     *out = (*nlink)++;
 }
 
-/* The uplink of switch i of tier k (tier 0: the leaves). */
-static hccn_sim_uplink_t *uplink(const hccn_sim_topo_priv_t *p, int k, int i)
+hccn_sim_uplink_t *hccn_sim_tree_uplink(const hccn_sim_topo_priv_t *p, int k,
+                                        int i)
 {
     return k == 0 ? &p->leaves[i] : &p->upper[p->tier_base[k] + i];
 }
@@ -143,7 +143,7 @@ int hccn_sim_build_tree(hccn_sim_topo_t *t, hccn_sim_topo_priv_t *p,
         for (int i = 0; i < count[k]; i++) {
             double bw = below[i] / net->tier_oversub[k];
             int parent = top ? core : first[k + 1] + i / c;
-            hccn_sim_uplink_t *u = uplink(p, k, i);
+            hccn_sim_uplink_t *u = hccn_sim_tree_uplink(p, k, i);
             put_link(t, nlink, first[k] + i, parent, bw, &u->up);
             put_link(t, nlink, parent, first[k] + i, bw, &u->down);
             sum[top ? 0 : i / c] += bw;
@@ -160,8 +160,8 @@ int hccn_sim_route_tree(const hccn_sim_topo_priv_t *p, int la, int lb,
 {
     int up[HCCN_SIM_MAX_TIERS], down[HCCN_SIM_MAX_TIERS], n = 0;
     for (int k = 0; la != lb && k < p->ntiers; k++) {
-        hccn_sim_uplink_t *ua = uplink(p, k, la);
-        hccn_sim_uplink_t *ub = uplink(p, k, lb);
+        hccn_sim_uplink_t *ua = hccn_sim_tree_uplink(p, k, la);
+        hccn_sim_uplink_t *ub = hccn_sim_tree_uplink(p, k, lb);
         up[n] = ua->up;
         down[n++] = ub->down;
         if (k + 1 < p->ntiers) {
@@ -185,7 +185,7 @@ double hccn_sim_tree_bisection(const hccn_sim_topo_t *topo, double *a,
     for (int k = 0; k < p->ntiers; k++) {
         int top = k + 1 == p->ntiers, c = top ? count : p->tier_children[k + 1];
         for (int i = 0; i < count; i++) {
-            hccn_sim_uplink_t *u = uplink(p, k, i);
+            hccn_sim_uplink_t *u = hccn_sim_tree_uplink(p, k, i);
             double local = fmin(a[i], b[i]);
             double au = fmin(a[i] - local, topo->links[u->up].bw);
             double bd = fmin(b[i] - local, topo->links[u->down].bw);
