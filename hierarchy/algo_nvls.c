@@ -50,11 +50,19 @@ enum { PHASE_REDUCE = 1, PHASE_GATHER = 2 };
  * cover a chunk's latency and step costs with the next ones' bytes). */
 #define NV_SETS 4
 
+/* Block j of len bytes (SEND soff on the contributors, RECV doff on j)
+ * reduced into j's RECV through the switch, in chunk position c: rank j's
+ * own part is COPYed first (red_begin, after gate; UINT32_MAX: none), the
+ * p-1 contributions land in SCRATCH set c%NV_SETS and are combined in the
+ * order they come (red_part), the sum is added to the own part
+ * (red_end). A multicast reads the same fields: rank j's block at soff
+ * (of its SEND or RECV) to every other rank's RECV at doff. */
 typedef struct {
     uint64_t soff, doff, len;   /* in: the block */
     uint32_t gate;              /* in: what its COPY waits for */
-    uint64_t set;
-    uint32_t cp, acc, free_dep;
+    uint64_t set;               /* its SCRATCH set */
+    uint32_t cp, acc, free_dep; /* its COPY, the sum so far, what frees the
+                                   set */
 } red_t;
 
 /* Per rank pair bookkeeping of one build, p x p each: the last SEND of
@@ -67,7 +75,6 @@ typedef struct {
     uint32_t *up, *mc, *fin;
     uint64_t slot;           /* bytes of one SCRATCH slot */
     red_t *red;              /* per block of a chunk */
-    uint64_t *off, *len;     /* per block: offset and bytes */
 } nv_t;
 
 /* The pipelining chunk of a, in bytes (hccn_hier_chunk's rules). */
@@ -92,13 +99,7 @@ static uint32_t pack(uint32_t *d)
     return (d[0] != UINT32_MAX) + (d[1] != UINT32_MAX);
 }
 
-/* Block j of len bytes (SEND soff on the contributors, RECV doff on j)
- * reduced into j's RECV through the switch, in chunk position c: rank j's
- * own part is COPYed first (red_begin, after gate; UINT32_MAX: none), the
- * p-1 contributions land in SCRATCH set c%NV_SETS and are combined in the
- * order they come (red_part), the sum is added to the own part
- * (red_end). */
-
+/* Block j's COPY of the own part, and its SCRATCH set. */
 static void red_begin(hccn_sched_t *s, const nv_t *v, red_t *r, int j, int c)
 {
     uint32_t gate = r->gate;
@@ -198,23 +199,22 @@ static void mc_copy(hccn_sched_t *s, nv_t *v, int j, int k, hccn_buf_t sbuf,
     *last = si;
 }
 
-/* Every rank j's (sbuf, off[j], len[j]) multicast to every other rank's
- * RECV at doff[j], after after[j] (NULL: nothing): rank by rank, or
- * (v->cyclic) in rounds, round k carrying every j's copy to j+k. */
+/* Every rank j's block b[j] (of sbuf) multicast, after after[j] (NULL:
+ * nothing): rank by rank, or (v->cyclic) in rounds, round k carrying
+ * every j's copy to j+k. */
 static void multicast_all(hccn_sched_t *s, nv_t *v, hccn_buf_t sbuf,
-                          const uint64_t *off, const uint64_t *doff,
-                          const uint64_t *len, const uint32_t *after, int up)
+                          const red_t *b, const uint32_t *after, int up)
 {
     const int p = v->p;
     if (v->cyclic) {
         for (int k = 1; k < p; k++)
             for (int j = 0; j < p; j++)
-                mc_copy(s, v, j, k, sbuf, off[j], doff[j], len[j],
+                mc_copy(s, v, j, k, sbuf, b[j].soff, b[j].doff, b[j].len,
                         after != NULL ? after[j] : UINT32_MAX, up);
     } else {
         for (int j = 0; j < p; j++)
             for (int k = 1; k < p; k++)
-                mc_copy(s, v, j, k, sbuf, off[j], doff[j], len[j],
+                mc_copy(s, v, j, k, sbuf, b[j].soff, b[j].doff, b[j].len,
                         after != NULL ? after[j] : UINT32_MAX, up);
     }
 }
@@ -229,10 +229,7 @@ static int nv_init(nv_t *v, int p, uint64_t slot, int cyclic)
     v->mc = hccn_sim_malloc(pp * sizeof(uint32_t));
     v->fin = hccn_sim_malloc((size_t)p * NV_SETS * sizeof(uint32_t));
     v->red = hccn_sim_malloc((size_t)p * sizeof(red_t));
-    v->off = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
-    v->len = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
-    if (v->up == NULL || v->mc == NULL || v->fin == NULL || v->red == NULL ||
-        v->off == NULL || v->len == NULL)
+    if (v->up == NULL || v->mc == NULL || v->fin == NULL || v->red == NULL)
         return -1;
     for (size_t k = 0; k < pp; k++)
         v->up[k] = v->mc[k] = UINT32_MAX;
@@ -247,8 +244,6 @@ static void nv_free(nv_t *v)
     hccn_sim_free(v->mc);
     hccn_sim_free(v->fin);
     hccn_sim_free(v->red);
-    hccn_sim_free(v->off);
-    hccn_sim_free(v->len);
 }
 
 /* One chunk of q elements at byte offset base: reduce every block into its
@@ -261,15 +256,13 @@ static void allreduce_chunk(hccn_sched_t *s, nv_t *v,
     const int p = v->p;
     for (int j = 0; j < p; j++) {
         hccn_span_t b = hccn_hier_block(q, a->esize, p, j);
-        v->off[j] = base + b.off;
-        v->len[j] = b.len;
-        v->red[j] = (red_t){.soff = v->off[j], .doff = v->off[j],
+        v->red[j] = (red_t){.soff = base + b.off, .doff = base + b.off,
                             .len = b.len,
                             .gate = c > 0 ? fin[j] : UINT32_MAX};
     }
     reduce_blocks(s, v, v->red, c, fin);
     hccn_hier_stamp(s, PHASE_REDUCE);
-    multicast_all(s, v, HCCN_BUF_RECV, v->off, v->off, v->len, fin, 1);
+    multicast_all(s, v, HCCN_BUF_RECV, v->red, fin, 1);
     hccn_hier_stamp(s, PHASE_GATHER);
 }
 
@@ -337,28 +330,18 @@ static int build_allgather(hccn_sched_t *s, const hccn_coll_args_t *a,
         nv_free(&v);
         return -1;
     }
-    uint64_t *doff = hccn_sim_malloc((size_t)p * sizeof(uint64_t));
-    if (doff == NULL) {
-        nv_free(&v);
-        return -1;
-    }
     for (int j = 0; j < p; j++) {
-        v.off[j] = 0;
-        v.len[j] = b;
-        doff[j] = (uint64_t)j * b;
-    }
-    for (int j = 0; j < p; j++) {
-        hccn_sched_local(s, j, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV, doff[j],
-                         b, NULL, 0);
+        v.red[j] = (red_t){.soff = 0, .doff = (uint64_t)j * b, .len = b};
+        hccn_sched_local(s, j, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
+                         v.red[j].doff, b, NULL, 0);
         if (!cyclic)
             for (int k = 1; k < p; k++)
-                mc_copy(s, &v, j, k, HCCN_BUF_SEND, 0, doff[j], b,
+                mc_copy(s, &v, j, k, HCCN_BUF_SEND, 0, v.red[j].doff, b,
                         UINT32_MAX, 0);
     }
     if (cyclic)
-        multicast_all(s, &v, HCCN_BUF_SEND, v.off, doff, v.len, NULL, 0);
+        multicast_all(s, &v, HCCN_BUF_SEND, v.red, NULL, 0);
     hccn_hier_stamp(s, PHASE_GATHER);
-    hccn_sim_free(doff);
     nv_free(&v);
     return 0;
 }
