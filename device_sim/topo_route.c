@@ -141,17 +141,13 @@ int hccn_sim_topo_apart(const hccn_sim_topo_t *topo, int a, int b)
     int na = topo->npus[a].node, nb = topo->npus[b].node;
     if (na == nb)
         return 0;
-    int la = topo->nodes[na].leaf, lb = topo->nodes[nb].leaf, d = 1;
-    if (la < 0 || lb < 0)
+    int la = topo->nodes[na].leaf, lb = topo->nodes[nb].leaf;
+    if (la < 0 || lb < 0 || la == lb)
         return 1;
-    for (int k = 0; la != lb; k++) {    /* as hccn_sim_route_tree climbs */
-        d++;
-        if (k + 1 >= p->ntiers)
-            break;
-        la /= p->tier_children[k + 1];
-        lb /= p->tier_children[k + 1];
-    }
-    return d;
+    if (p->ntiers == 0)                 /* leaf, spine, leaf */
+        return 2;
+    int links[2 * HCCN_SIM_MAX_TIERS];  /* a tier's uplink up and down */
+    return 1 + hccn_sim_route_tree(p, la, lb, links) / 2;
 }
 
 /* Sum of the links' latencies plus the latency of every device between two
