@@ -182,6 +182,21 @@ const char *hccn_hier_levels_tail_algo(int n, uint64_t t);
 uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
                                      uint64_t dflt);
 
+/* The least block of a member of a level that reduces in its switch:
+ * NCCL's NVLS step (NCCL_NVLS_CHUNKSIZE, 128 KiB, src/transport/nvls.cc),
+ * the piece of each rank's share that the switch reduces and multicasts
+ * at a time. */
+#define HCCN_LEVELS_SWITCH_BLOCK ((uint64_t)128 << 10)
+
+/* The default chunk (dflt) of an allreduce whose first level runs algo0
+ * over groups of n0: where that level reduces in its switch, at least n0
+ * x HCCN_LEVELS_SWITCH_BLOCK, so that each member's block of a chunk is
+ * the library's step at least (4 MiB holds 32 such blocks: only a
+ * larger switch node, a 72-GPU rack, grows its chunk); dflt otherwise. */
+uint64_t hccn_hier_levels_switch_chunk(const hccn_coll_args_t *a,
+                                       const char *algo0, int n0,
+                                       uint64_t dflt);
+
 /* The default chunk (dflt) of an allreduce with `slots` slots under such
  * a top: as many times dflt as the top keeps fewer slots, so that the
  * bytes in flight are the slots' (a larger chunk, whose steps the fewer

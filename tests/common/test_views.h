@@ -5,7 +5,7 @@
 #include "hierarchy/coll.h"
 #include "hierarchy/cost.h"
 
-#define TEST_VIEW_MAXP 64
+#define TEST_VIEW_MAXP 128
 
 /* A communicator's placement: nodes of the given sizes; ranks node by node
  * (node-major) or dealt round-robin over the nodes that still have room. */

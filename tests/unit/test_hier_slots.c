@@ -613,6 +613,66 @@ static void test_slots_time_switch(void **state)
     test_assert_rel(form[1], eng[1], 0.05, "closed form, 8 slots");
 }
 
+/* A level 0 that reduces in its switch moves each member's block of a
+ * chunk in 128 KiB at least: the default chunk is max(4 MiB, L 128 KiB)
+ * (hccn_hier_levels_switch_chunk). The helper's arithmetic; hier_nvls's
+ * schedule on two nodes of 40, whose default chunk is 5 MiB (two chunks'
+ * worth of data makes two runs of the top on rank 0, where 4 MiB chunks
+ * would make three); and the closed form, which takes the same chunk as
+ * when it is given. */
+static void test_switch_level_chunk(void **state)
+{
+    (void)state;
+    const uint64_t MiB = 1 << 20;
+    hccn_coll_args_t nodes = {.in_switch = HCCN_IN_SWITCH_NODES};
+    hccn_coll_args_t none = {.in_switch = 0};
+    static const struct {
+        const char *algo;
+        int n, in_switch;
+        uint64_t MiB;
+    } cases[] = {{"nvls", 72, 1, 9}, {"nvls", 40, 1, 5}, {"nvls", 32, 1, 4},
+                 {"nvls", 8, 1, 4}, {"nvls", 72, 0, 4}, {"mesh", 72, 1, 4}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+        if (hccn_hier_levels_switch_chunk(cases[c].in_switch ? &nodes : &none,
+                                          cases[c].algo, cases[c].n,
+                                          4 * MiB) != cases[c].MiB * MiB)
+            fail_msg("%s over %d (switch %d): %llu bytes, want %llu MiB",
+                     cases[c].algo, cases[c].n, cases[c].in_switch,
+                     (unsigned long long)hccn_hier_levels_switch_chunk(
+                         cases[c].in_switch ? &nodes : &none, cases[c].algo,
+                         cases[c].n, 4 * MiB),
+                     (unsigned long long)cases[c].MiB);
+    const int L = 40, p = 2 * L;
+    char json[2048];
+    snprintf(json, sizeof(json), CFG_NV, 1, L, L);
+    hccn_sim_topo_t *t = test_topo_load(json, "forty");
+    test_place_t pt;
+    test_place(&pt, t, p);
+    hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = p,
+                          .count = 2 * 5 * MiB / 4, .esize = 4,
+                          .view = &pt.v};
+    a.in_switch = hccn_hier_in_switch(t, pt.world, p, a.coll, HCCN_FP32,
+                                      HCCN_SUM);
+    assert_true(a.in_switch & HCCN_IN_SWITCH_NODES);
+    const hccn_algo_t *nv = hccn_hier_algo_find("hier_nvls");
+    hccn_sched_t *s = hccn_hier_build(nv, &a);
+    assert_non_null(s);
+    if (count_runs(s, 2) != 2)
+        fail_msg("hier_nvls on 2 nodes of %d, 10 MiB: %d runs of the top, "
+                 "want 2 chunks of 5 MiB", L, count_runs(s, 2));
+    hccn_sched_free(s);
+    double dflt = hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL, NULL);
+    a.chunk_bytes = 5 * MiB;
+    test_assert_rel(dflt, hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL,
+                                         NULL),
+                    0.0, "the closed form's default chunk");
+    a.chunk_bytes = 4 * MiB;
+    if (hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL, NULL) == dflt)
+        fail_msg("4 MiB chunks cost the same as the default: the test "
+                 "cannot tell the chunks apart");
+    hccn_sim_topo_free(t);
+}
+
 /* Nodes of more than HCCN_LEVELS_BESIDE_MAX NPUs: with 8 slots level 0
  * still takes its turns, a reduce-scatter then an allgather a chunk. Of
  * a message of S bytes, the reduce-scatters send (p-1)/p S up each port
@@ -650,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_slots_time_sharp),
         cmocka_unit_test(test_ring_top_chunk),
         cmocka_unit_test(test_slots_time_switch),
+        cmocka_unit_test(test_switch_level_chunk),
         cmocka_unit_test(test_slots_time_big_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
