@@ -5,9 +5,12 @@
  * tasks, written once into fresh memory, then freed together when the
  * collective ends. Taken from malloc, every call's tasks land on pages the
  * kernel must map and clear one 4 KiB page at a time, and are handed back
- * when freed. Here they are carved from chunks of CHUNK bytes, mapped
- * with transparent huge pages where the host allows them, and a chunk
- * whose pieces are all freed is kept for the next call, already mapped.
+ * when freed. Here they are carved from chunks of CHUNK bytes, and a
+ * chunk whose pieces are all freed is kept for the next call, already
+ * mapped. The chunks do not ask for transparent huge pages (madvise): the
+ * kernel's default defrag policy compacts memory on the fault of such a
+ * page, and on a host whose memory is fragmented the faults then cost
+ * more than the 4 KiB ones they save (docs/performance.md, round 17).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -110,9 +113,6 @@ static chunk_t *chunk_get(hccn_sim_pool_t *p, size_t need)
                       strerror(errno));
         return NULL;
     }
-#ifdef MADV_HUGEPAGE
-    (void)madvise(m, size, MADV_HUGEPAGE);   /* a hint: fine if refused */
-#endif
     chunk_t *c = m;
     *c = (chunk_t){.size = size, .all_next = p->all};
     POISON((char *)c + round_up(sizeof(chunk_t)),

@@ -240,9 +240,6 @@ void hccn_sched_reserve(hccn_sched_t *s, const uint32_t *steps,
             hccn_sched_xfer_room(s, nxfers);
         return;
     }
-#ifdef MADV_HUGEPAGE
-    (void)madvise(m, len, MADV_HUGEPAGE);    /* a hint: fine if refused */
-#endif
     char *at = m;
     for (int r = 0; r < s->nranks; r++) {
         hccn_sched_rank_t *k = &s->ranks[r];

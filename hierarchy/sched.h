@@ -138,10 +138,9 @@ uint32_t hccn_sched_nsteps(const hccn_sched_t *s, int rank);
 /* Makes room on every rank r for steps[r] more steps and deps[r] more
  * dependencies, and for nxfers more transfers, so that a builder that
  * knows how much it will add does not grow the arrays step by step (each
- * growth copies them). A big schedule's room is one mapping, with huge
- * pages where the host gives them: millions of steps would otherwise take
- * a page fault every 4 KiB. Only room: a builder may still add more. On no
- * memory sets s->failed. */
+ * growth copies them). A big schedule's room is one mapping (not asking
+ * for huge pages: see device_sim/pool.c). Only room: a builder may still
+ * add more. On no memory sets s->failed. */
 void hccn_sched_reserve(hccn_sched_t *s, const uint32_t *steps,
                         const uint32_t *deps, uint32_t nxfers);
 
