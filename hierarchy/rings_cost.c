@@ -33,7 +33,14 @@ typedef struct {
     int p, Q;            /* ranks; sends per position (steps x K) */
     uint32_t *cur;       /* per position: its next send */
     double *free;        /* per position: its last send drained */
-    double *in;          /* [at Q + q]: send q's input ready, < 0 unknown */
+    double *in;          /* per position: its next send's input ready,
+                            < 0 unknown. One figure is enough: a
+                            position's sends arrive in the order it
+                            issues them (each leaves after the one before
+                            it drained, on the same route; ties go by q),
+                            so its successor learns its inputs in send
+                            order, and issues each send as soon as its
+                            input is known. */
     double *unit;        /* per rank: its reduce unit free */
     rc_ev_t *heap;       /* arrivals not yet taken, earliest first */
     size_t nheap;
@@ -93,9 +100,10 @@ static void rc_issue(rc_walk_t *w, uint32_t at)
     const hccn_cm_xf_t *x = &w->m->x[at];
     while (w->cur[at] < (uint32_t)w->Q) {
         int q = (int)w->cur[at], k = q / K, s = q % K;
-        double ready = w->in[(size_t)at * w->Q + q];
+        double ready = w->in[at];
         if (k > 0 && ready < 0.0)
             return;
+        w->in[at] = -1.0;
         int kp = w->a->coll == HCCN_COLL_ALLREDUCE && k >= p - 1 ? k - (p - 1)
                                                                : k;
         int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
@@ -130,7 +138,7 @@ static void rc_walk(rc_walk_t *w)
         }
         w->end = hccn_hier_cm_max(w->end, done);
         if ((int)e.q + K < w->Q) {
-            w->in[(size_t)to * w->Q + e.q + (uint32_t)K] = done;
+            w->in[to] = done;
             rc_issue(w, to);
         }
     }
@@ -219,7 +227,7 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
     size_t n = cp * (size_t)w.Q;
     w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
-    w.free = hccn_sim_calloc(cp + n + (size_t)m->p, sizeof(double));
+    w.free = hccn_sim_calloc(2 * cp + (size_t)m->p, sizeof(double));
     w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
     if (w.cur == NULL || w.free == NULL || w.heap == NULL) {
         hccn_sim_free(w.cur);
@@ -230,9 +238,9 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         return 0.0;
     }
     w.in = w.free + cp;
-    w.unit = w.in + n;
-    for (size_t q = 0; q < n; q++)
-        w.in[q] = -1.0;
+    w.unit = w.in + cp;
+    for (size_t at = 0; at < cp; at++)
+        w.in[at] = -1.0;
     rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
     rc_reprice(m, &sh, p);
     rc_walk(&w);
