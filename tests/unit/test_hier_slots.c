@@ -632,16 +632,16 @@ static void test_switch_level_chunk(void **state)
         uint64_t MiB;
     } cases[] = {{"nvls", 72, 1, 9}, {"nvls", 40, 1, 5}, {"nvls", 32, 1, 4},
                  {"nvls", 8, 1, 4}, {"nvls", 72, 0, 4}, {"mesh", 72, 1, 4}};
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
-        if (hccn_hier_levels_switch_chunk(cases[c].in_switch ? &nodes : &none,
-                                          cases[c].algo, cases[c].n,
-                                          4 * MiB) != cases[c].MiB * MiB)
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        uint64_t got = hccn_hier_levels_switch_chunk(
+            cases[c].in_switch ? &nodes : &none, cases[c].algo, cases[c].n,
+            4 * MiB);
+        if (got != cases[c].MiB * MiB)
             fail_msg("%s over %d (switch %d): %llu bytes, want %llu MiB",
                      cases[c].algo, cases[c].n, cases[c].in_switch,
-                     (unsigned long long)hccn_hier_levels_switch_chunk(
-                         cases[c].in_switch ? &nodes : &none, cases[c].algo,
-                         cases[c].n, 4 * MiB),
+                     (unsigned long long)got,
                      (unsigned long long)cases[c].MiB);
+    }
     const int L = 40, p = 2 * L;
     char json[2048];
     snprintf(json, sizeof(json), CFG_NV, 1, L, L);
