@@ -63,4 +63,9 @@ hccn_span_t hccn_hier_rings_piece(const hccn_coll_args_t *a,
                                   const hccn_rings_shape_t *sh, int c, int j,
                                   int s);
 
+/* With on, the closed form (rings_cost.c) walks every shape with its
+ * heap, even where its sweep gives the same times: tests compare the two.
+ * Not thread-safe: set it while no cost is being computed. */
+void hccn_hier_rings_cost_heap(int on);
+
 #endif /* HCCN_HIERARCHY_RINGS_H */

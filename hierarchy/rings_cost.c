@@ -92,28 +92,54 @@ static int rc_reduces(const rc_walk_t *w, int q)
            (w->a->coll == HCCN_COLL_ALLREDUCE && k < w->p - 1);
 }
 
-/* Issues the sends of position at whose inputs are known, in order. */
-static void rc_issue(rc_walk_t *w, uint32_t at)
+/* Issues send q of position at, its input ready at ready (k > 0):
+ * returns its arrival at the receiver; *bytes its size. */
+static double rc_send(rc_walk_t *w, uint32_t at, int q, double ready,
+                      double *bytes)
 {
     const int p = w->p, K = w->sh->K;
     const int c = (int)(at / (uint32_t)p), i = (int)(at % (uint32_t)p);
     const hccn_cm_xf_t *x = &w->m->x[at];
+    int k = q / K, s = q % K;
+    int kp = w->a->coll == HCCN_COLL_ALLREDUCE && k >= p - 1 ? k - (p - 1)
+                                                           : k;
+    int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
+                             : hccn_hier_mod(i + 1 - kp, p);
+    *bytes = (double)hccn_hier_rings_piece(w->a, w->sh, c, j, s).len;
+    double go = q > 0 ? w->free[at] : 0.0;
+    if (k > 0)
+        go = hccn_hier_cm_max(go, ready);
+    w->free[at] = go + *bytes * x->w;
+    return w->free[at] + x->lat;
+}
+
+/* Send q of position at has arrived at t: its reduction queued on the
+ * receiver's unit; returns when its data is ready there. */
+static double rc_arrive(rc_walk_t *w, uint32_t at, int q, double t,
+                        double bytes)
+{
+    double done = t;
+    if (rc_reduces(w, q)) {
+        int dst = w->m->x[at].dst;
+        done = hccn_hier_cm_max(done, w->unit[dst]) + bytes * w->m->r;
+        w->unit[dst] = done;
+    }
+    w->end = hccn_hier_cm_max(w->end, done);
+    return done;
+}
+
+/* Issues the sends of position at whose inputs are known, in order. */
+static void rc_issue(rc_walk_t *w, uint32_t at)
+{
+    const int K = w->sh->K;
     while (w->cur[at] < (uint32_t)w->Q) {
-        int q = (int)w->cur[at], k = q / K, s = q % K;
-        double ready = w->in[at];
-        if (k > 0 && ready < 0.0)
+        int q = (int)w->cur[at];
+        double ready = w->in[at], bytes;
+        if (q >= K && ready < 0.0)
             return;
         w->in[at] = -1.0;
-        int kp = w->a->coll == HCCN_COLL_ALLREDUCE && k >= p - 1 ? k - (p - 1)
-                                                               : k;
-        int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
-                                 : hccn_hier_mod(i + 1 - kp, p);
-        double bytes = (double)hccn_hier_rings_piece(w->a, w->sh, c, j, s).len;
-        double go = q > 0 ? w->free[at] : 0.0;
-        if (k > 0)
-            go = hccn_hier_cm_max(go, ready);
-        w->free[at] = go + bytes * x->w;
-        ev_push(w, (rc_ev_t){w->free[at] + x->lat, bytes, at, (uint32_t)q});
+        double t = rc_send(w, at, q, ready, &bytes);
+        ev_push(w, (rc_ev_t){t, bytes, at, (uint32_t)q});
         w->cur[at]++;
     }
 }
@@ -130,18 +156,54 @@ static void rc_walk(rc_walk_t *w)
         rc_ev_t e = ev_pop(w);
         uint32_t c = e.at / (uint32_t)p, i = e.at % (uint32_t)p;
         uint32_t to = c * (uint32_t)p + (i + 1) % (uint32_t)p;
-        double done = e.t;
-        if (rc_reduces(w, (int)e.q)) {
-            int dst = w->m->x[e.at].dst;
-            done = hccn_hier_cm_max(done, w->unit[dst]) + e.bytes * w->m->r;
-            w->unit[dst] = done;
-        }
-        w->end = hccn_hier_cm_max(w->end, done);
+        double done = rc_arrive(w, e.at, (int)e.q, e.t, e.bytes);
         if ((int)e.q + K < w->Q) {
             w->in[to] = done;
             rc_issue(w, to);
         }
     }
+}
+
+/* The walk without its heap, where no reduce unit hears two positions
+ * (one channel: a rank follows one position; or nothing reduces). Then
+ * the order of arrivals decides nothing the times depend on: a unit
+ * takes its one sender's reductions in send order, which is their order
+ * of arrival (rc_walk_t.in), and the end is a maximum. So the sends can
+ * be taken send number by send number, each position's after its
+ * predecessor's send K before it, with the same operations on the same
+ * operands. done[s cp + at]: when position at's last send of slice s is
+ * ready at its receiver. */
+static void rc_sweep(rc_walk_t *w, double *done)
+{
+    const int p = w->p, K = w->sh->K;
+    const size_t cp = (size_t)w->sh->C * (size_t)p;
+    for (int q = 0; q < w->Q; q++) {
+        double *d = done + (size_t)(q % K) * cp;
+        for (size_t c0 = 0; c0 < cp; c0 += (size_t)p) {
+            /* Position i - 1's send q - K, read before i - 1 overwrites
+             * it with send q. */
+            double carry = d[c0 + (size_t)p - 1];
+            for (size_t at = c0; at < c0 + (size_t)p; at++) {
+                double ready = carry, bytes;
+                carry = d[at];
+                double t = rc_send(w, (uint32_t)at, q, ready, &bytes);
+                d[at] = rc_arrive(w, (uint32_t)at, q, t, bytes);
+            }
+        }
+    }
+}
+
+static int rc_heap_only;
+
+void hccn_hier_rings_cost_heap(int on)
+{
+    rc_heap_only = on;
+}
+
+/* 1 when a reduce unit hears two positions (rc_sweep). */
+static int rc_units_shared(const rc_walk_t *w)
+{
+    return w->sh->C > 1 && w->a->coll != HCCN_COLL_ALLGATHER;
 }
 
 /* Prices the C p sends of one step of slices of size bytes. */
@@ -225,14 +287,21 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     size_t cp = (size_t)sh.C * (size_t)p;
     rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, NULL, 0, 0.0};
     w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
-    size_t n = cp * (size_t)w.Q;
+    int sweep = !rc_heap_only && !rc_units_shared(&w);
+    size_t n = sweep ? 0 : cp * (size_t)w.Q;
+    double *done = NULL;
     w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
     w.free = hccn_sim_calloc(2 * cp + (size_t)m->p, sizeof(double));
-    w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
-    if (w.cur == NULL || w.free == NULL || w.heap == NULL) {
+    if (sweep)
+        done = hccn_sim_calloc((size_t)sh.K * cp, sizeof(double));
+    else
+        w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
+    if (w.cur == NULL || w.free == NULL || (sweep ? done == NULL
+                                                  : w.heap == NULL)) {
         hccn_sim_free(w.cur);
         hccn_sim_free(w.free);
         hccn_sim_free(w.heap);
+        hccn_sim_free(done);
         hccn_sim_free(sh.order);
         m->failed = 1;
         return 0.0;
@@ -243,7 +312,10 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         w.in[at] = -1.0;
     rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
     rc_reprice(m, &sh, p);
-    rc_walk(&w);
+    if (sweep)
+        rc_sweep(&w, done);
+    else
+        rc_walk(&w);
     double end = w.end;
     if (a->coll == HCCN_COLL_ALLGATHER)
         end = hccn_hier_cm_max(end,
@@ -251,6 +323,7 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     hccn_sim_free(w.cur);
     hccn_sim_free(w.free);
     hccn_sim_free(w.heap);
+    hccn_sim_free(done);
     hccn_sim_free(sh.order);
     return end;
 }

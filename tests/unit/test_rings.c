@@ -382,6 +382,75 @@ static void test_one_channel_is_ring(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* Where no reduce unit hears two positions (one channel, or an
+ * allgather) the closed form takes the sends step by step instead of in
+ * order of arrival (rings_cost.c, rc_sweep): the same times, bit for bit,
+ * as its heap's walk. One channel over 4 nodes whose NICs are slower than
+ * their switch (positions of two speeds), with several slices a step and
+ * uneven or empty pieces; and hgx-a100's 8 channels for the allgather. */
+static double form_of(const hccn_sim_topo_t *t, hccn_coll_t coll, int p,
+                      uint64_t count, uint64_t chunk, int heap)
+{
+    test_place_t pt;
+    test_place(&pt, t, p);
+    hccn_coll_args_t a = {.coll = coll, .nranks = p, .count = count,
+                          .esize = 4, .view = &pt.v, .chunk_bytes = chunk};
+    hccn_hier_rings_cost_heap(heap);
+    double f = hccn_hier_cost(hccn_hier_algo_find("rings"), &a, &pt.pl,
+                              HCCN_COST_MODEL, NULL);
+    hccn_hier_rings_cost_heap(0);
+    return f;
+}
+
+static void test_sweep_is_walk(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = test_topo_load(
+        "{\"version\": 1, \"stack\": \"nccl-2.2x\","
+        " \"software\": {\"channels\": 1},"
+        " \"node_types\": [{\"count\": 4, \"npu\": {\"count\": 8,"
+        " \"arena_MiB\": 1, \"reduce_bw_GBps\": 100},"
+        " \"fabric\": {\"type\": \"switch\","
+        " \"bw_GBps\": 100, \"lat_us\": 1}, \"nics\": {\"count\": 1,"
+        " \"bw_GBps\": 10, \"lat_us\": 2}}],"
+        " \"network\": {\"type\": \"switch\", \"lat_us\": 1}}",
+        "sweep");
+    static const hccn_coll_t colls[] = {HCCN_COLL_ALLREDUCE,
+                                        HCCN_COLL_REDUCE_SCATTER,
+                                        HCCN_COLL_ALLGATHER};
+    static const uint64_t counts[] = {5, 1000003, 4u << 20};
+    const int p = 32;
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 3; k++) {
+            test_place_t pt;
+            test_place(&pt, t, p);
+            hccn_coll_args_t a = {.coll = colls[c], .nranks = p,
+                                  .count = counts[k], .esize = 4,
+                                  .view = &pt.v, .chunk_bytes = 65536};
+            int C, K;
+            hccn_hier_rings_size(&a, &C, &K);
+            assert_int_equal(C, 1);
+            if (k == 2)
+                assert_true(K > 1);
+            double sweep = form_of(t, colls[c], p, counts[k], 65536, 0);
+            double heap = form_of(t, colls[c], p, counts[k], 65536, 1);
+            if (!(sweep > 0.0 && sweep == heap))
+                fail_msg("%s count %llu: sweep %a, heap %a",
+                         hccn_coll_name(colls[c]),
+                         (unsigned long long)counts[k], sweep, heap);
+        }
+    hccn_sim_topo_free(t);
+    t = load_config("hgx-a100.json");
+    for (int k = 0; k < 3; k++) {
+        double sweep = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 0);
+        double heap = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 1);
+        if (!(sweep > 0.0 && sweep == heap))
+            fail_msg("hgx-a100 allgather count %llu: sweep %a, heap %a",
+                     (unsigned long long)counts[k], sweep, heap);
+    }
+    hccn_sim_topo_free(t);
+}
+
 /* ---------------------------------------------------------- selection --- */
 
 /* The pick for allreduce, reduce_scatter, allgather of bytes on NPUs
@@ -470,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_disjoint_channels),
         cmocka_unit_test(test_pipeline_fill),
         cmocka_unit_test(test_one_channel_is_ring),
+        cmocka_unit_test(test_sweep_is_walk),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_allpairs),
     };
