@@ -371,6 +371,7 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
                      "folded)", why, nfolded, ncalls);
         else
             snprintf(o->why, sizeof(o->why), "%s", why);
+        snprintf(o->schedule, sizeof(o->schedule), "%s", p.last_sched);
     }
     pred_free(&p);
     return rc;

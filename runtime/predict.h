@@ -61,6 +61,7 @@ typedef struct {
     int built_folded;       /* out: schedules built for node 0 alone
                                (coll.h, fold_rep) */
     char why[256];          /* out: when not, why not */
+    char schedule[64];      /* out: the last call's schedule's name */
 } hccn_rt_popts_t;
 
 /* As hccn_rt_predict (which folds where it may), not folding if

@@ -43,6 +43,7 @@ typedef struct {
     const hccn_algo_t *algo;    /* the last schedule, kept for the next */
     hccn_coll_args_t args;
     hccn_sched_t *sched;
+    char last_sched[64];        /* the name of the last call's schedule */
     /* Per rank: the engine's answer for its part of the last call, which
      * the next call brings back if its tasks are the same (the same
      * schedule, buffers and compression): then, while the answer stands,

@@ -250,6 +250,8 @@ hccn_status_t hccn_rt_pred_post(hccn_rt_pred_t *p, const hccn_rt_pcall_t *c,
                                int i)
 {
     hccn_status_t rc = schedule(p, c, i);
+    if (rc == HCCN_OK && p->sched != NULL)
+        snprintf(p->last_sched, sizeof(p->last_sched), "%s", p->sched->algo);
     if (rc != HCCN_OK || p->unfold)
         return rc;
     /* Schedule, buffers (in place or not) and compression: the tasks. */

@@ -4,6 +4,7 @@
  * its reasons, the algorithm table and each algorithm's predicted time by
  * the cost model, and the choice a rank's last collective was given.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,10 @@ hccn_status_t hccn_predict(const hccn_topo_t *topo, const hccn_call_t *calls,
     if (ncalls < 1 || calls == NULL || ends == NULL)
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_predict: no calls or "
                              "ends is NULL");
-    if (o != NULL && o->struct_size < sizeof(*o))
+    if (o != NULL && o->struct_size < offsetof(hccn_predict_opts_t, schedule))
         return hccn_rt_error(HCCN_ERR_INVALID, "hccn_predict: opts."
-                             "struct_size must be sizeof(hccn_predict_opts_t)");
+                             "struct_size %zu is too small: set it to "
+                             "sizeof(hccn_predict_opts_t)", o->struct_size);
     hccn_rt_pcall_t *pc = hccn_sim_malloc((size_t)ncalls * sizeof(*pc));
     if (pc == NULL)
         return hccn_sim_fail_context("hccn_predict");
@@ -77,6 +79,8 @@ hccn_status_t hccn_predict(const hccn_topo_t *topo, const hccn_call_t *calls,
     if (rc == HCCN_OK && o != NULL) {
         o->folded = po.folded;
         snprintf(o->why, sizeof(o->why), "%s", po.folded ? "" : po.why);
+        if (o->struct_size >= sizeof(*o))
+            snprintf(o->schedule, sizeof(o->schedule), "%s", po.schedule);
     }
     hccn_sim_free(pc);
     return rc;

@@ -289,9 +289,9 @@ static hccn_status_t measure_nodata(const hccn_topo_t *topo,
             rec->folded = po.folded;
             if (!po.folded)
                 snprintf(nofold, 256, "%s", po.why);
-            hccn_choice_t ch = {.struct_size = sizeof(ch)};
-            rc = hccn_predict_choice(topo, &meas, &ch);
-            snprintf(rec->algo, sizeof(rec->algo), "%s", ch.schedule);
+            /* The measured call is the last: what it ran, without
+             * choosing again. */
+            snprintf(rec->algo, sizeof(rec->algo), "%s", po.schedule);
         }
     }
     free(calls);

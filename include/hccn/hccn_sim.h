@@ -190,6 +190,10 @@ typedef struct {
     int folded;              /* out: every call was folded onto node 0 */
     char why[256];           /* out: when not, why not (and how many
                                 calls were: "(k of n calls folded)") */
+    char schedule[64];       /* out: what the last call ran, as
+                                hccn_choice_t.schedule names it (a
+                                struct_size that ends before it: not
+                                written) */
 } hccn_predict_opts_t;
 
 /* The simulated time of calls[0..ncalls) made back to back by every rank

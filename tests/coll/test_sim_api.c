@@ -87,6 +87,7 @@ static void test_predict_equals_run(void **state)
     /* What ran: the forced ring, and the selection's line says so. */
     assert_string_equal(a.choice.algo, "ring");
     assert_string_equal(a.choice.schedule, "ring");
+    assert_string_equal(po.schedule, "ring");
     assert_non_null(strstr(a.choice.why, "forced by spec"));
 
     /* Ring allreduce of S bytes: each rank sends 2(N-1)/N x S to the
@@ -211,6 +212,7 @@ static void test_levels_by_spec(void **state)
         for (int r = 0; r < LV_RANKS; r++)
             ran = fmax(ran, a.end[r]);
         assert_true(predicted == ran);
+        assert_string_equal(po.schedule, a.choice.schedule);
 
         /* level1 NA: the cheapest of hier(hd,ring|mesh|hd). */
         lv_t b = {.spec = "level0:hd", .coll = colls[c], .count = 3000};
@@ -278,6 +280,24 @@ static void test_choice_is_cheapest(void **state)
     assert_non_null(strstr(ch.why, "cheapest"));
     if (strncmp(ch.algo, "hier", 4) == 0)
         assert_non_null(strchr(ch.schedule, '('));   /* per level */
+    /* A prediction's last call names what it ran, as the choice does
+     * (folded here: node 0's part has the whole schedule's name); opts
+     * from before the field (struct_size ending at why) still do, without
+     * it. */
+    hccn_call_t calls[2] = {call, call};
+    calls[0].count = 1;
+    double ends[2];
+    hccn_predict_opts_t po = {.struct_size = sizeof(po)};
+    assert_int_equal(hccn_predict(topo, calls, 2, ends, &po), HCCN_OK);
+    assert_true(po.folded);
+    assert_string_equal(po.schedule, ch.schedule);
+    memset(po.schedule, 'x', sizeof(po.schedule));
+    po.struct_size = offsetof(hccn_predict_opts_t, schedule);
+    assert_int_equal(hccn_predict(topo, calls, 2, ends, &po), HCCN_OK);
+    assert_int_equal(po.schedule[0], 'x');
+    po.struct_size = offsetof(hccn_predict_opts_t, why);
+    assert_int_equal(hccn_predict(topo, calls, 2, ends, &po),
+                     HCCN_ERR_INVALID);
     call.algo = "nosuch";
     assert_int_equal(hccn_predict_choice(topo, &call, &ch), HCCN_ERR_INVALID);
     assert_non_null(strstr(hccn_last_error(), "nosuch"));
