@@ -31,7 +31,8 @@ typedef struct {
     const hccn_coll_args_t *a;
     const hccn_rings_shape_t *sh;
     int p, Q;            /* ranks; sends per position (steps x K) */
-    uint32_t *cur;       /* per position: its next send */
+    uint32_t *cur;       /* per position: its next send (the heap's
+                            walk only, as are in and heap) */
     double *free;        /* per position: its last send drained */
     double *in;          /* per position: its next send's input ready,
                             < 0 unknown. One figure is enough: a
@@ -150,6 +151,8 @@ static void rc_walk(rc_walk_t *w)
 {
     const int p = w->p, K = w->sh->K;
     size_t cp = (size_t)w->sh->C * (size_t)p;
+    for (size_t at = 0; at < cp; at++)
+        w->in[at] = -1.0;
     for (size_t at = 0; at < cp; at++)
         rc_issue(w, (uint32_t)at);
     while (w->nheap > 0) {
@@ -290,14 +293,15 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     int sweep = !rc_heap_only && !rc_units_shared(&w);
     size_t n = sweep ? 0 : cp * (size_t)w.Q;
     double *done = NULL;
-    w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
     w.free = hccn_sim_calloc(2 * cp + (size_t)m->p, sizeof(double));
-    if (sweep)
+    if (sweep) {
         done = hccn_sim_calloc((size_t)sh.K * cp, sizeof(double));
-    else
+    } else {
+        w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
         w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
-    if (w.cur == NULL || w.free == NULL || (sweep ? done == NULL
-                                                  : w.heap == NULL)) {
+    }
+    if (w.free == NULL || (sweep ? done == NULL
+                                 : w.cur == NULL || w.heap == NULL)) {
         hccn_sim_free(w.cur);
         hccn_sim_free(w.free);
         hccn_sim_free(w.heap);
@@ -308,8 +312,6 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     }
     w.in = w.free + cp;
     w.unit = w.in + cp;
-    for (size_t at = 0; at < cp; at++)
-        w.in[at] = -1.0;
     rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
     rc_reprice(m, &sh, p);
     if (sweep)

@@ -389,12 +389,14 @@ static void test_one_channel_is_ring(void **state)
  * their switch (positions of two speeds), with several slices a step and
  * uneven or empty pieces; and hgx-a100's 8 channels for the allgather. */
 static double form_of(const hccn_sim_topo_t *t, hccn_coll_t coll, int p,
-                      uint64_t count, uint64_t chunk, int heap)
+                      uint64_t count, uint64_t chunk, int heap, int *C,
+                      int *K)
 {
     test_place_t pt;
     test_place(&pt, t, p);
     hccn_coll_args_t a = {.coll = coll, .nranks = p, .count = count,
                           .esize = 4, .view = &pt.v, .chunk_bytes = chunk};
+    hccn_hier_rings_size(&a, C, K);
     hccn_hier_rings_cost_heap(heap);
     double f = hccn_hier_cost(hccn_hier_algo_find("rings"), &a, &pt.pl,
                               HCCN_COST_MODEL, NULL);
@@ -422,18 +424,14 @@ static void test_sweep_is_walk(void **state)
     const int p = 32;
     for (int c = 0; c < 3; c++)
         for (int k = 0; k < 3; k++) {
-            test_place_t pt;
-            test_place(&pt, t, p);
-            hccn_coll_args_t a = {.coll = colls[c], .nranks = p,
-                                  .count = counts[k], .esize = 4,
-                                  .view = &pt.v, .chunk_bytes = 65536};
             int C, K;
-            hccn_hier_rings_size(&a, &C, &K);
+            double sweep = form_of(t, colls[c], p, counts[k], 65536, 0, &C,
+                                   &K);
+            double heap = form_of(t, colls[c], p, counts[k], 65536, 1, &C,
+                                  &K);
             assert_int_equal(C, 1);
             if (k == 2)
                 assert_true(K > 1);
-            double sweep = form_of(t, colls[c], p, counts[k], 65536, 0);
-            double heap = form_of(t, colls[c], p, counts[k], 65536, 1);
             if (!(sweep > 0.0 && sweep == heap))
                 fail_msg("%s count %llu: sweep %a, heap %a",
                          hccn_coll_name(colls[c]),
@@ -442,8 +440,12 @@ static void test_sweep_is_walk(void **state)
     hccn_sim_topo_free(t);
     t = load_config("hgx-a100.json");
     for (int k = 0; k < 3; k++) {
-        double sweep = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 0);
-        double heap = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 1);
+        int C, K;
+        double sweep = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 0,
+                               &C, &K);
+        double heap = form_of(t, HCCN_COLL_ALLGATHER, 16, counts[k], 0, 1,
+                              &C, &K);
+        assert_int_equal(C, 8);
         if (!(sweep > 0.0 && sweep == heap))
             fail_msg("hgx-a100 allgather count %llu: sweep %a, heap %a",
                      (unsigned long long)counts[k], sweep, heap);
