@@ -235,6 +235,16 @@ struct hccn_sim_engine {
     int burst, nburst;          /* starts at `now` not re-rated yet: the
                                    flows of their components, comp[0..) */
     int no_bursts;              /* hccn_sim_engine_set_reference */
+    int nseed;                  /* flows put in comp before the search */
+    int closing;                /* the burst is being re-rated */
+    /* Slack links (flow_comp.c): the rates leave them room, so they are
+     * neither searched nor filled until a re-rating's check finds them
+     * bound (or nearly). */
+    unsigned char *link_slack;
+    unsigned *link_chk, chk_epoch;  /* slack links checked this re-rating */
+    double slack_eps;           /* the check's margin per flow on a link */
+    int ntouched;               /* fill.c: the last filling's links */
+    long slack_made, slack_undone;  /* links made slack; found bound */
     long burst_starts, burst_breaks;    /* starts deferred; bursts closed
                                            by a flow they may not hold */
 
@@ -262,6 +272,8 @@ void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
 void hccn_sim_comp_begin(hccn_sim_engine_t *eng);
 /* The search starts from f's links too. */
 void hccn_sim_comp_seed(hccn_sim_engine_t *eng, const flow_t *f);
+/* Puts f itself in the component, and seeds the search with its links. */
+void hccn_sim_comp_add(hccn_sim_engine_t *eng, flow_t *f);
 /* Re-rates every flow connected to the seeded links. */
 void hccn_sim_comp_refill(hccn_sim_engine_t *eng);
 /* Defers the re-rating after f's start (at eng->now, f just routed and
@@ -272,13 +284,24 @@ int hccn_sim_burst_add(hccn_sim_engine_t *eng, flow_t *f);
 /* Re-rates the open burst's flows, if any. Before anything that reads
  * rates or drain times, or moves the time. */
 void hccn_sim_burst_flush(hccn_sim_engine_t *eng);
+/* hccn_sim_fill with the check of the slack links flows[0..n) cross: a
+ * slack link found bound is made a resource again and the flows are
+ * filled again, with widen (flows is eng->comp, the component searched
+ * for) the flows it joins; then the links the filling left room on are
+ * made slack. Returns the flows filled, n or more. */
+int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
+                       int widen);
+/* Every link a resource again (the reference solver, traces, a link's
+ * bandwidth changed). */
+void hccn_sim_slack_clear(hccn_sim_engine_t *eng);
 
 /* flow.c */
 /* flows[0..n) in canonical order. */
 void hccn_sim_flow_sort(flow_t **flows, int n);
-/* hccn_sim_fill, then each flow whose rate changed brought up to date
- * at eng->now (bytes left, drain time, place in the drain heap). */
-void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n);
+/* hccn_sim_comp_fill, then each flow whose rate changed brought up to
+ * date at eng->now (bytes left, drain time, place in the drain heap). */
+void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
+                        int widen);
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);
 void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);

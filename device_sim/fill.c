@@ -27,6 +27,10 @@
  * Smaller components are scanned, but each link's share is kept from the
  * round that last changed it and the links used up leave the scan (the
  * live scan below): the same pick without a division per link and round.
+ *
+ * Slack links (flow_comp.c) are left out: not counted, not ordered, not
+ * subtracted from. A flow that crosses only such links comes out with an
+ * infinite rate, which the check there refuses.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -136,6 +140,8 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
         f->rate = -1.0;
         for (int k = 0; k < f->nlinks; k++) {
             int l = f->links[k];
+            if (eng->link_slack[l])
+                continue;
             key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
             key.l = l;
             if (eng->link_cnt[l]++ == 0) {
@@ -322,6 +328,8 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
         f->rate = share;
         for (int k = 0; k < f->nlinks; k++) {
             int l = f->links[k];
+            if (eng->link_slack[l])
+                continue;
             eng->link_cap[l] -= share;
             eng->link_cnt[l]--;
             int j = eng->link_pos[l];
@@ -371,4 +379,5 @@ void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
             flows[i]->rate = INFINITY;
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
+    eng->ntouched = ntouched;   /* their capacity left stays in link_cap */
 }

@@ -12,6 +12,10 @@
  * whichever other components are filled in between, and the flows of
  * other components keep rates that a refill would reproduce exactly.
  *
+ * Links the rates leave room on are not searched (flow_comp.c, Slack
+ * links): a component is then the flows actually bound together, and a
+ * check after each re-rating keeps the bits of filling with every link.
+ *
  * An event costs what its component costs, not what all flows cost: a
  * flow's bytes left are brought up to date only when its rate changes
  * (remaining at `since`, draining at `rate` from then on), its drain time
@@ -81,6 +85,16 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     for (size_t l = 0; l < m; l++)
         eng->link_factor[l] = 1.0;
     eng->tree_links = 256;
+    eng->link_slack = hccn_sim_calloc(m, 1);
+    eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
+    if (!eng->link_slack || !eng->link_chk)
+        return -1;
+    /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
+    double top = 0.0;
+    for (int l = 0; l < n; l++)
+        if (isfinite(eng->topo->links[l].bw) && eng->topo->links[l].bw > top)
+            top = eng->topo->links[l].bw;
+    eng->slack_eps = (n + 2.0) * top * 0x1p-50;
     return 0;
 }
 
@@ -95,6 +109,7 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
     memset(eng->link_active, 0, n * sizeof(int));
+    memset(eng->link_slack, 0, n);
     /* Folded, node 0's share of a link that several nodes cross. */
     for (size_t l = 0; l < n; l++)
         eng->link_factor[l] = eng->fold_div != NULL ?
@@ -122,6 +137,8 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->link_busy);
     hccn_sim_free(eng->link_active);
     hccn_sim_free(eng->link_factor);
+    hccn_sim_free(eng->link_slack);
+    hccn_sim_free(eng->link_chk);
     for (int l = 0; eng->link_flows != NULL && l < eng->topo->nlinks; l++)
         hccn_sim_free(eng->link_flows[l]);
     hccn_sim_free(eng->link_flows);
@@ -204,12 +221,14 @@ static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
     hccn_sim_drain_update(eng, f);
 }
 
-/* New rates for flows[0..n), every flow on their links. A flow whose rate
- * comes out as it was keeps its bytes left and drain time as they were
- * (rebasing them would only add rounding). */
-void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
+/* New rates for flows[0..n), every flow on their links that are not
+ * slack (with widen, and the flows a slack link found bound joins). A
+ * flow whose rate comes out as it was keeps its bytes left and drain time
+ * as they were (rebasing them would only add rounding). */
+void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
+                        int widen)
 {
-    hccn_sim_fill(eng, flows, n);
+    n = hccn_sim_comp_fill(eng, flows, n, widen);
     for (int i = 0; i < n; i++)
         if (flows[i]->rate != flows[i]->was)
             flow_rebase(eng, flows[i], flows[i]->was);
@@ -257,13 +276,15 @@ static void flow_remove(hccn_sim_engine_t *eng, flow_t *f)
     hccn_sim_drain_remove(eng, f);
 }
 
-/* Every flow at once (after a link's bandwidth changed). */
+/* Every flow at once (after a link's bandwidth changed: which links
+ * have room is found afresh). */
 static void flow_rates(hccn_sim_engine_t *eng)
 {
+    hccn_sim_slack_clear(eng);
     if (eng->nflows > 0)
         memcpy(eng->comp, eng->flows,
                (size_t)eng->nflows * sizeof(*eng->comp));
-    hccn_sim_flow_fill(eng, eng->comp, eng->nflows);
+    hccn_sim_flow_fill(eng, eng->comp, eng->nflows, 0);
     if (eng->trace != NULL) {           /* trace hook: rates set at now */
         hccn_sim_flow_sort(eng->comp, eng->nflows);
         hccn_sim_trace_rates(eng, eng->comp, eng->nflows, NULL, 0);
@@ -335,7 +356,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     if (hccn_sim_burst_add(eng, f))
         return 0;
     hccn_sim_comp_begin(eng);
-    hccn_sim_comp_seed(eng, f);
+    hccn_sim_comp_add(eng, f);
     hccn_sim_comp_refill(eng);
     return 0;
 }

@@ -32,6 +32,42 @@
  *   back to back as they would have.
  *
  * Traced runs record each refill's rates and never open a burst.
+ *
+ * Slack links. A filling in which link x is never picked gives the same
+ * bits without x: x's share only competes for the pick, and what is
+ * subtracted from x is read by no other link. The shares picked never
+ * fall from round to round (the link picked has the least share s, and a
+ * link that loses a of its n flows at s keeps (c - a s) / (n - a) >= s
+ * when c / n >= s), so every flow still unfixed at a round of share s
+ * ends with at least s; if x's flows end with rates that sum to less
+ * than its capacity, at every round x's capacity left exceeded its
+ * unfixed flows times s, and x was never picked. In floating point a
+ * share may fall by the rounding of the subtractions, a few units in the
+ * last place of the largest bandwidth per round; the check below asks
+ * for a margin of (flows on x + 2) x (links + 2) x the largest bandwidth
+ * x 2^-50, above that rounding and below any headroom that counts (on
+ * ten thousand links, a 10^-11 part of the largest bandwidth per flow).
+ *
+ * So a link that a filling leaves with SLACK_ROOM of its bandwidth or
+ * more is made slack: searches do not cross it (flows meet only through
+ * other links) and fillings leave it out, so a component is the flows
+ * bound together, not all the flows of a fabric (on PCIe servers without
+ * peer-to-peer, where every copy crosses its NPU's staging links, one
+ * cluster-wide component became one per node). Each re-rating then
+ * checks the slack links crossed by the flows whose rate changed or is
+ * infinite (flows crossing only slack links come out infinite): the
+ * rates of every flow on the link must sum to less than its capacity
+ * less the margin. A link that fails is a resource again and the
+ * re-rating is redone with it (a component searched for is widened to
+ * the flows the link joins): the rates are those of filling with every
+ * link, and a flow is brought up to date exactly where it would have
+ * been. Flows whose rate did not change do not move a link's sum, and
+ * drains only lower it.
+ *
+ * A burst searches through slack links as before: its argument needs
+ * every flow that a start in it may re-rate to have been brought up to
+ * date at the instant, and a slack link bound between two of its starts
+ * joins the flows beyond it. Its re-rating is redone, not widened.
  */
 #include <math.h>
 #include <string.h>
@@ -50,17 +86,39 @@ void hccn_sim_comp_begin(hccn_sim_engine_t *eng)
     }
     eng->nqueue = 0;
     eng->qdone = 0;
+    eng->nseed = 0;
+}
+
+/* A filling leaves a link this share of its bandwidth or more: slack. */
+#define SLACK_ROOM 0.01
+
+/* Queues link l for the search, once. */
+static void queue_link(hccn_sim_engine_t *eng, int l)
+{
+    if (eng->link_mark[l] != eng->epoch) {
+        eng->link_mark[l] = eng->epoch;
+        eng->queue[eng->nqueue++] = l;
+    }
+}
+
+/* Queues f's links, its slack ones only with all (a burst). */
+static void seed(hccn_sim_engine_t *eng, const flow_t *f, int all)
+{
+    for (int k = 0; k < f->nlinks; k++)
+        if (all || !eng->link_slack[f->links[k]])
+            queue_link(eng, f->links[k]);
 }
 
 void hccn_sim_comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
 {
-    for (int k = 0; k < f->nlinks; k++) {
-        int l = f->links[k];
-        if (eng->link_mark[l] != eng->epoch) {
-            eng->link_mark[l] = eng->epoch;
-            eng->queue[eng->nqueue++] = l;
-        }
-    }
+    seed(eng, f, 0);
+}
+
+void hccn_sim_comp_add(hccn_sim_engine_t *eng, flow_t *f)
+{
+    f->mark = eng->epoch;
+    eng->comp[eng->nseed++] = f;
+    seed(eng, f, 0);
 }
 
 /* A burst may hold f (header): brought up to date at now, and draining
@@ -80,8 +138,9 @@ static int burst_ok(const hccn_sim_engine_t *eng, const flow_t *f)
 }
 
 /* Goes on with the search from the first link not searched yet, adding
- * the flows met to comp from n on; returns the new count. With check, -1
- * at the first flow a burst may not hold. */
+ * the flows met to comp from n on; returns the new count. With check (a
+ * burst: through slack links too), -1 at the first flow a burst may not
+ * hold. */
 static int comp_search(hccn_sim_engine_t *eng, int n, int check)
 {
     for (; eng->qdone < eng->nqueue; eng->qdone++) {
@@ -94,7 +153,7 @@ static int comp_search(hccn_sim_engine_t *eng, int n, int check)
                 return -1;
             f->mark = eng->epoch;
             eng->comp[n++] = f;
-            hccn_sim_comp_seed(eng, f);
+            seed(eng, f, check);
         }
     }
     return n;
@@ -102,8 +161,8 @@ static int comp_search(hccn_sim_engine_t *eng, int n, int check)
 
 void hccn_sim_comp_refill(hccn_sim_engine_t *eng)
 {
-    int n = comp_search(eng, 0, 0);
-    hccn_sim_flow_fill(eng, eng->comp, n);
+    int n = comp_search(eng, eng->nseed, 0);
+    hccn_sim_flow_fill(eng, eng->comp, n, 1);
     /* The queue now holds every link whose flows changed. */
     if (eng->trace != NULL) {           /* trace hook: rates set at now */
         hccn_sim_flow_sort(eng->comp, n);
@@ -115,6 +174,7 @@ void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on)
 {
     pthread_mutex_lock(&eng->lock);
     hccn_sim_burst_flush(eng);
+    hccn_sim_slack_clear(eng);
     eng->no_bursts = on;
     pthread_mutex_unlock(&eng->lock);
 }
@@ -133,7 +193,7 @@ int hccn_sim_burst_add(hccn_sim_engine_t *eng, flow_t *f)
     /* f itself first: its links may all have been searched already. */
     f->mark = eng->epoch;
     eng->comp[eng->nburst] = f;
-    hccn_sim_comp_seed(eng, f);
+    seed(eng, f, 1);
     int n = comp_search(eng, eng->nburst + 1, 1);
     if (n >= 0) {
         eng->nburst = n;
@@ -154,5 +214,72 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
     if (!eng->burst)
         return;
     eng->burst = 0;
-    hccn_sim_flow_fill(eng, eng->comp, eng->nburst);
+    hccn_sim_flow_fill(eng, eng->comp, eng->nburst, 0);
+}
+
+/* ------------------------------------------------------ slack links --- */
+
+void hccn_sim_slack_clear(hccn_sim_engine_t *eng)
+{
+    memset(eng->link_slack, 0, (size_t)eng->topo->nlinks);
+}
+
+/* Makes every slack link crossed by a flow of flows[0..n) whose rate
+ * changed or is infinite a resource again if the rates of its flows sum
+ * to more than its capacity less the margin, and queues it for the
+ * search; returns how many. */
+static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
+{
+    int bound = 0;
+    if (++eng->chk_epoch == 0) {
+        memset(eng->link_chk, 0,
+               (size_t)eng->topo->nlinks * sizeof(*eng->link_chk));
+        eng->chk_epoch = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        const flow_t *f = flows[i];
+        if (f->rate == f->was && !isinf(f->rate))
+            continue;
+        for (int k = 0; k < f->nlinks; k++) {
+            int l = f->links[k], m = eng->link_active[l];
+            if (!eng->link_slack[l] || eng->link_chk[l] == eng->chk_epoch)
+                continue;
+            eng->link_chk[l] = eng->chk_epoch;
+            double sum = 0.0;
+            for (int j = 0; j < m; j++)
+                sum += eng->link_flows[l][j]->rate;
+            if (sum <= eng->topo->links[l].bw * eng->link_factor[l] -
+                       (m + 2) * eng->slack_eps)
+                continue;
+            eng->link_slack[l] = 0;
+            eng->slack_undone++;
+            queue_link(eng, l);
+            bound++;
+        }
+    }
+    return bound;
+}
+
+int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
+                       int widen)
+{
+    hccn_sim_fill(eng, flows, n);
+    while (slack_check(eng, flows, n) > 0) {
+        for (int i = 0; i < n; i++)
+            flows[i]->rate = flows[i]->was;
+        if (widen)
+            n = comp_search(eng, n, 0);
+        hccn_sim_fill(eng, flows, n);
+    }
+    if (eng->trace != NULL || eng->no_bursts)
+        return n;               /* every link a resource, as always */
+    for (int j = 0; j < eng->ntouched; j++) {
+        int l = eng->touched[j];
+        if (eng->link_cap[l] >=
+            SLACK_ROOM * eng->topo->links[l].bw * eng->link_factor[l]) {
+            eng->link_slack[l] = 1;
+            eng->slack_made++;
+        }
+    }
+    return n;
 }

@@ -249,8 +249,10 @@ int hccn_sim_engine_set_trace(hccn_sim_engine_t *eng, hccn_sim_trace_t *tr)
         rc = names_learn(tr, eng->topo);
         if (rc == 0)
             rc = links_attach(tr, eng->topo);
-        if (rc == 0)
+        if (rc == 0) {
             eng->trace = tr;
+            hccn_sim_slack_clear(eng);  /* every link's rates recorded */
+        }
         else
             links_free(tr);
     }
