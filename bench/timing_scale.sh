@@ -12,8 +12,9 @@
 #                         [SIZE] [COUNT...]
 #   bench/timing_scale.sh --suite [SIZE]         the table of
 #                         docs/performance.md: default.json, GB200 NVL72
-#                         racks on InfiniBand and a two-tier fat tree, up
-#                         to 2,048 ranks
+#                         racks on InfiniBand, a two-tier fat tree, and
+#                         the servers whose allreduce across nodes is
+#                         the tree (it does not fold), up to 2,048 ranks
 #
 #   --topo FILE        topology (default configs/default.json)
 #   --count-path PATH  the field COUNT is written to (default
@@ -58,7 +59,10 @@ if [ "$suite" -eq 1 ]; then
     "$self" "$size" 16 256 || exit
     "$self" --topo "$src/configs/gb200-nvl72-ib.json" "$size" 2 8 28 || exit
     "$self" --topo "$src/configs/leafspine-4x8.json" --set "network=$fat" \
-        "$size" 16 64 256
+        "$size" 16 64 256 || exit
+    for c in hgx-a100 mi300x-8 dgx1-v100 pcie-4090-8; do
+        "$self" --topo "$src/configs/$c.json" "$size" 128 256 || exit
+    done
     exit
 fi
 [ ${#counts[@]} -gt 0 ] || counts=(512 8192)

@@ -241,6 +241,11 @@ struct hccn_sim_engine {
      * neither searched nor filled until a re-rating's check finds them
      * bound (or nearly). */
     unsigned char *link_slack;
+    double *link_room;          /* per slack link: at most its capacity
+                                   less its flows' rates */
+    double *link_next;          /* what link_room becomes if the check
+                                   passes */
+    int *slack_list;            /* the slack links the check visits */
     unsigned *link_chk, chk_epoch;  /* slack links checked this re-rating */
     double slack_eps;           /* the check's margin per flow on a link */
     int ntouched;               /* fill.c: the last filling's links */
@@ -294,6 +299,8 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
 /* Every link a resource again (the reference solver, traces, a link's
  * bandwidth changed). */
 void hccn_sim_slack_clear(hccn_sim_engine_t *eng);
+/* Slack link l lost a flow of that rate: as much more room. */
+void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate);
 
 /* flow.c */
 /* flows[0..n) in canonical order. */

@@ -87,7 +87,11 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->tree_links = 256;
     eng->link_slack = hccn_sim_calloc(m, 1);
     eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
-    if (!eng->link_slack || !eng->link_chk)
+    eng->link_room = hccn_sim_calloc(m, sizeof(double));
+    eng->link_next = hccn_sim_calloc(m, sizeof(double));
+    eng->slack_list = hccn_sim_calloc(m, sizeof(int));
+    if (!eng->link_slack || !eng->link_chk || !eng->link_room ||
+        !eng->link_next || !eng->slack_list)
         return -1;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
     double top = 0.0;
@@ -139,6 +143,9 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->link_factor);
     hccn_sim_free(eng->link_slack);
     hccn_sim_free(eng->link_chk);
+    hccn_sim_free(eng->link_room);
+    hccn_sim_free(eng->link_next);
+    hccn_sim_free(eng->slack_list);
     for (int l = 0; eng->link_flows != NULL && l < eng->topo->nlinks; l++)
         hccn_sim_free(eng->link_flows[l]);
     hccn_sim_free(eng->link_flows);
@@ -174,11 +181,13 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
 }
 
 /* f no longer crosses its links; a link it leaves idle was busy until
- * now. */
+ * now; a slack link has f's rate more room. */
 static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
+        if (eng->link_slack[l] && isfinite(f->rate))
+            hccn_sim_slack_give(eng, l, f->rate);
         flow_t **a = eng->link_flows[l];
         int n = eng->link_active[l];
         for (int i = 0; i < n; i++)

@@ -62,7 +62,11 @@
  * the flows the link joins): the rates are those of filling with every
  * link, and a flow is brought up to date exactly where it would have
  * been. Flows whose rate did not change do not move a link's sum, and
- * drains only lower it.
+ * drains only lower it. The check reads a link's flows only where it
+ * must: each slack link keeps a lower bound of its room (its capacity
+ * less its flows' rates, less the rounding of every step that moved it),
+ * lowered by each rate that grew and raised by each flow that leaves;
+ * only where the bound falls to the margin are the rates summed.
  *
  * A burst searches through slack links as before: its argument needs
  * every flow that a start in it may re-rate to have been brought up to
@@ -224,13 +228,50 @@ void hccn_sim_slack_clear(hccn_sim_engine_t *eng)
     memset(eng->link_slack, 0, (size_t)eng->topo->nlinks);
 }
 
+/* The rounding of one addition or subtraction of values within twice
+ * the link's capacity, cap: what keeps link_room below the exact room. */
+static double ulps(double cap)
+{
+    return cap * 0x1p-51;
+}
+
+void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
+{
+    double cap = eng->topo->links[l].bw * eng->link_factor[l];
+    eng->link_room[l] += rate - ulps(cap);
+}
+
+/* The check of slack link l, given next, a lower bound of its room at
+ * the new rates: 1 if the rates leave it more than the margin, its room
+ * in link_next. The bound decides where it can (the flows on a link that
+ * kept their rates need not be read); else the rates are summed. */
+static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
+{
+    int m = eng->link_active[l];
+    double cap = eng->topo->links[l].bw * eng->link_factor[l];
+    double margin = (m + 2) * eng->slack_eps;
+    if (!(next > margin)) {
+        double sum = 0.0;
+        for (int j = 0; j < m; j++)
+            sum += eng->link_flows[l][j]->rate;
+        if (!(sum <= cap - margin))
+            return 0;
+        next = cap - sum - (m + 1) * ulps(cap);
+    }
+    eng->link_next[l] = next;
+    return 1;
+}
+
 /* Makes every slack link crossed by a flow of flows[0..n) whose rate
  * changed or is infinite a resource again if the rates of its flows sum
  * to more than its capacity less the margin, and queues it for the
- * search; returns how many. */
+ * search; returns how many. Where none is, each such link's room becomes
+ * what the new rates leave. A flow new on a link (its old rate infinite)
+ * takes its whole rate from the room; a rate that grew past twice the
+ * capacity leaves the bound below the margin, and the rates are summed. */
 static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
-    int bound = 0;
+    int nlist = 0, bound = 0;
     if (++eng->chk_epoch == 0) {
         memset(eng->link_chk, 0,
                (size_t)eng->topo->nlinks * sizeof(*eng->link_chk));
@@ -240,23 +281,31 @@ static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
         const flow_t *f = flows[i];
         if (f->rate == f->was && !isinf(f->rate))
             continue;
+        double more = isinf(f->was) ? f->rate : f->rate - f->was;
         for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k], m = eng->link_active[l];
-            if (!eng->link_slack[l] || eng->link_chk[l] == eng->chk_epoch)
+            int l = f->links[k];
+            if (!eng->link_slack[l])
                 continue;
-            eng->link_chk[l] = eng->chk_epoch;
-            double sum = 0.0;
-            for (int j = 0; j < m; j++)
-                sum += eng->link_flows[l][j]->rate;
-            if (sum <= eng->topo->links[l].bw * eng->link_factor[l] -
-                       (m + 2) * eng->slack_eps)
-                continue;
-            eng->link_slack[l] = 0;
-            eng->slack_undone++;
-            queue_link(eng, l);
-            bound++;
+            if (eng->link_chk[l] != eng->chk_epoch) {
+                eng->link_chk[l] = eng->chk_epoch;
+                eng->link_next[l] = eng->link_room[l];
+                eng->slack_list[nlist++] = l;
+            }
+            eng->link_next[l] -= more + ulps(eng->topo->links[l].bw *
+                                             eng->link_factor[l]);
         }
     }
+    for (int j = 0; j < nlist; j++) {
+        int l = eng->slack_list[j];
+        if (slack_holds(eng, l, eng->link_next[l]))
+            continue;
+        eng->link_slack[l] = 0;
+        eng->slack_undone++;
+        queue_link(eng, l);
+        bound++;
+    }
+    for (int j = 0; bound == 0 && j < nlist; j++)
+        eng->link_room[eng->slack_list[j]] = eng->link_next[eng->slack_list[j]];
     return bound;
 }
 
@@ -275,9 +324,12 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
         return n;               /* every link a resource, as always */
     for (int j = 0; j < eng->ntouched; j++) {
         int l = eng->touched[j];
-        if (eng->link_cap[l] >=
-            SLACK_ROOM * eng->topo->links[l].bw * eng->link_factor[l]) {
+        double cap = eng->topo->links[l].bw * eng->link_factor[l];
+        if (eng->link_cap[l] >= SLACK_ROOM * cap) {
+            /* its capacity less link_active[l] subtractions */
             eng->link_slack[l] = 1;
+            eng->link_room[l] = eng->link_cap[l] -
+                                (eng->link_active[l] + 1) * ulps(cap);
             eng->slack_made++;
         }
     }
