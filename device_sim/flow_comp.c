@@ -96,6 +96,12 @@ void hccn_sim_comp_begin(hccn_sim_engine_t *eng)
 /* A filling leaves a link this share of its bandwidth or more: slack. */
 #define SLACK_ROOM 0.01
 
+/* Link l's bandwidth now (faults scale it, folding divides it). */
+static double capacity(const hccn_sim_engine_t *eng, int l)
+{
+    return eng->topo->links[l].bw * eng->link_factor[l];
+}
+
 /* Queues link l for the search, once. */
 static void queue_link(hccn_sim_engine_t *eng, int l)
 {
@@ -133,8 +139,7 @@ static int burst_ok(const hccn_sim_engine_t *eng, const flow_t *f)
         return 0;
     double cap = INFINITY;
     for (int k = 0; k < f->nlinks; k++) {
-        double c = eng->topo->links[f->links[k]].bw *
-                   eng->link_factor[f->links[k]];
+        double c = capacity(eng, f->links[k]);
         if (c < cap)
             cap = c;
     }
@@ -237,7 +242,7 @@ static double ulps(double cap)
 
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 {
-    double cap = eng->topo->links[l].bw * eng->link_factor[l];
+    double cap = capacity(eng, l);
     eng->link_room[l] += rate - ulps(cap);
 }
 
@@ -248,7 +253,7 @@ void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
 {
     int m = eng->link_active[l];
-    double cap = eng->topo->links[l].bw * eng->link_factor[l];
+    double cap = capacity(eng, l);
     double margin = (m + 2) * eng->slack_eps;
     if (!(next > margin)) {
         double sum = 0.0;
@@ -291,8 +296,7 @@ static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
                 eng->link_next[l] = eng->link_room[l];
                 eng->slack_list[nlist++] = l;
             }
-            eng->link_next[l] -= more + ulps(eng->topo->links[l].bw *
-                                             eng->link_factor[l]);
+            eng->link_next[l] -= more + ulps(capacity(eng, l));
         }
     }
     for (int j = 0; j < nlist; j++) {
@@ -324,7 +328,7 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
         return n;               /* every link a resource, as always */
     for (int j = 0; j < eng->ntouched; j++) {
         int l = eng->touched[j];
-        double cap = eng->topo->links[l].bw * eng->link_factor[l];
+        double cap = capacity(eng, l);
         if (eng->link_cap[l] >= SLACK_ROOM * cap) {
             /* its capacity less link_active[l] subtractions */
             eng->link_slack[l] = 1;
