@@ -236,7 +236,6 @@ struct hccn_sim_engine {
                                    flows of their components, comp[0..) */
     int no_bursts;              /* hccn_sim_engine_set_reference */
     int nseed;                  /* flows put in comp before the search */
-    int closing;                /* the burst is being re-rated */
     /* Slack links (flow_comp.c): the rates leave them room, so they are
      * neither searched nor filled until a re-rating's check finds them
      * bound (or nearly). */

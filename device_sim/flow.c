@@ -75,24 +75,22 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_busy = hccn_sim_calloc(m, sizeof(double));
     eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
-    if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
-        !eng->link_pos || !eng->link_order || !eng->link_sort ||
-        !eng->pick_tree ||
-        !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
-        !eng->link_bytes || !eng->link_busy || !eng->link_active ||
-        !eng->link_factor)
-        return -1;
-    for (size_t l = 0; l < m; l++)
-        eng->link_factor[l] = 1.0;
-    eng->tree_links = 256;
     eng->link_slack = hccn_sim_calloc(m, 1);
     eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
     eng->link_room = hccn_sim_calloc(m, sizeof(double));
     eng->link_next = hccn_sim_calloc(m, sizeof(double));
     eng->slack_list = hccn_sim_calloc(m, sizeof(int));
-    if (!eng->link_slack || !eng->link_chk || !eng->link_room ||
-        !eng->link_next || !eng->slack_list)
+    if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
+        !eng->link_pos || !eng->link_order || !eng->link_sort ||
+        !eng->pick_tree ||
+        !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
+        !eng->link_bytes || !eng->link_busy || !eng->link_active ||
+        !eng->link_factor || !eng->link_slack || !eng->link_chk ||
+        !eng->link_room || !eng->link_next || !eng->slack_list)
         return -1;
+    for (size_t l = 0; l < m; l++)
+        eng->link_factor[l] = 1.0;
+    eng->tree_links = 256;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
     double top = 0.0;
     for (int l = 0; l < n; l++)
@@ -113,7 +111,7 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
     memset(eng->link_active, 0, n * sizeof(int));
-    memset(eng->link_slack, 0, n);
+    hccn_sim_slack_clear(eng);
     /* Folded, node 0's share of a link that several nodes cross. */
     for (size_t l = 0; l < n; l++)
         eng->link_factor[l] = eng->fold_div != NULL ?
