@@ -102,6 +102,8 @@ typedef struct hccn_sim_flow {
     double was;                 /* flow.c: rate before a refill */
     unsigned mark;              /* flow.c: component search */
     int nlinks;
+    unsigned res;               /* bit k: links[k] is a resource, not
+                                   slack (flow_comp.c) */
     int links[HCCN_SIM_ROUTE_MAX];
     etask_t *send, *recv;
     double lat;
@@ -226,6 +228,8 @@ struct hccn_sim_engine {
     double *link_since;         /* link_active last rose from 0 then */
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
+    double *link_bw;            /* bandwidth now: the topology's times
+                                   link_factor (hccn_sim_link_scale) */
     flow_t ***link_flows;       /* the flows on each link, any order */
     int *link_capflows;
     unsigned *link_mark, epoch; /* component search: link seen this round */
@@ -249,6 +253,7 @@ struct hccn_sim_engine {
     double slack_eps;           /* the check's margin per flow on a link */
     int ntouched;               /* fill.c: the last filling's links */
     long slack_made, slack_undone;  /* links made slack; found bound */
+    long radix_sorts;           /* fill.c: components ordered by radix */
     long burst_starts, burst_breaks;    /* starts deferred; bursts closed
                                            by a flow they may not hold */
 
@@ -297,7 +302,11 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                        int widen);
 /* Every link a resource again (the reference solver, traces, a link's
  * bandwidth changed). */
+/* Link l's bandwidth factor is now factor (0: down). */
+void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor);
 void hccn_sim_slack_clear(hccn_sim_engine_t *eng);
+/* Sets f->res from its links' slack flags (f newly on its links). */
+void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f);
 /* Slack link l lost a flow of that rate: as much more room. */
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate);
 

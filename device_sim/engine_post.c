@@ -326,11 +326,11 @@ void hccn_sim_apply_fault(hccn_sim_engine_t *eng, int i)
     hccn_sim_flow_advance(eng, f->at);
     switch (f->kind) {
     case HCCN_SIM_FAULT_LINK_SLOW:
-        eng->link_factor[f->link] = f->factor;
+        hccn_sim_link_scale(eng, f->link, f->factor);
         hccn_sim_flow_rerate(eng);
         break;
     case HCCN_SIM_FAULT_LINK_DOWN:
-        eng->link_factor[f->link] = 0.0;
+        hccn_sim_link_scale(eng, f->link, 0.0);
         hccn_sim_flow_cut(eng, f->link, flow_cut);
         break;
     case HCCN_SIM_FAULT_NPU_SLOW:

@@ -120,14 +120,33 @@ static int radix_order(hccn_sim_engine_t *eng, int m)
         eng->touched[j] = l;
         eng->link_pos[l] = j;
     }
+    eng->radix_sorts++;
     return 1;
+}
+
+/* Up to this many links a component's are put in order by insertion (a
+ * radix pass costs its 256 counters whatever the count); not for the
+ * reference solver, which sorts by comparisons (radix_order). */
+#define INSERTION_MAX 16
+
+/* link_order[0..m) in order by order_cmp, by insertion (m small). */
+static void insertion_order(link_order_t *ord, int m)
+{
+    for (int j = 1; j < m; j++) {
+        link_order_t key = ord[j];
+        int i = j;
+        while (i > 0 && order_cmp(&ord[i - 1], &key) > 0) {
+            ord[i] = ord[i - 1];
+            i--;
+        }
+        ord[i] = key;
+    }
 }
 
 /* Counts flows[0..n) on their links, marks them unfixed, and writes their
  * links to eng->touched in the order described above. Returns how many. */
 static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
-    const hccn_sim_link_t *links = eng->topo->links;
     link_order_t *ord = eng->link_order;
     int m = 0;
 
@@ -138,14 +157,12 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
                             (uint64_t)f->idx << 32, 0};
         f->was = f->rate;
         f->rate = -1.0;
-        for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k];
-            if (eng->link_slack[l])
-                continue;
+        for (unsigned r = f->res; r != 0; r &= r - 1) {
+            int k = __builtin_ctz(r), l = f->links[k];
             key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
             key.l = l;
             if (eng->link_cnt[l]++ == 0) {
-                eng->link_cap[l] = links[l].bw * eng->link_factor[l];
+                eng->link_cap[l] = eng->link_bw[l];
                 eng->link_pos[l] = m;
                 ord[m++] = key;
             } else {
@@ -159,9 +176,11 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
             }
         }
     }
-    if (m > 1 && !radix_order(eng, m))
+    if (m <= INSERTION_MAX && !eng->no_bursts)
+        insertion_order(ord, m);
+    else if (!radix_order(eng, m))
         qsort(ord, (size_t)m, sizeof(*ord), order_cmp);
-    else if (m > 1)
+    else
         return m;               /* radix_order wrote touched */
     for (int j = 0; j < m; j++) {
         eng->touched[j] = ord[j].l;
@@ -326,10 +345,8 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
         if (f->rate >= 0.0)
             continue;
         f->rate = share;
-        for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k];
-            if (eng->link_slack[l])
-                continue;
+        for (unsigned r = f->res; r != 0; r &= r - 1) {
+            int l = f->links[__builtin_ctz(r)];
             eng->link_cap[l] -= share;
             eng->link_cnt[l]--;
             int j = eng->link_pos[l];

@@ -75,6 +75,7 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_busy = hccn_sim_calloc(m, sizeof(double));
     eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
+    eng->link_bw = hccn_sim_calloc(m, sizeof(double));
     eng->link_slack = hccn_sim_calloc(m, 1);
     eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
     eng->link_room = hccn_sim_calloc(m, sizeof(double));
@@ -85,11 +86,11 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
         !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
-        !eng->link_factor || !eng->link_slack || !eng->link_chk ||
+        !eng->link_factor || !eng->link_bw || !eng->link_slack || !eng->link_chk ||
         !eng->link_room || !eng->link_next || !eng->slack_list)
         return -1;
-    for (size_t l = 0; l < m; l++)
-        eng->link_factor[l] = 1.0;
+    for (int l = 0; l < n; l++)
+        hccn_sim_link_scale(eng, l, 1.0);
     eng->tree_links = 256;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
     double top = 0.0;
@@ -114,8 +115,14 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     hccn_sim_slack_clear(eng);
     /* Folded, node 0's share of a link that several nodes cross. */
     for (size_t l = 0; l < n; l++)
-        eng->link_factor[l] = eng->fold_div != NULL ?
-            1.0 / eng->fold_div[l] : 1.0;
+        hccn_sim_link_scale(eng, (int)l, eng->fold_div != NULL ?
+                                             1.0 / eng->fold_div[l] : 1.0);
+}
+
+void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor)
+{
+    eng->link_factor[l] = factor;
+    eng->link_bw[l] = eng->topo->links[l].bw * factor;
 }
 
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)
@@ -139,6 +146,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->link_busy);
     hccn_sim_free(eng->link_active);
     hccn_sim_free(eng->link_factor);
+    hccn_sim_free(eng->link_bw);
     hccn_sim_free(eng->link_slack);
     hccn_sim_free(eng->link_chk);
     hccn_sim_free(eng->link_room);
@@ -175,6 +183,7 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
             eng->link_since[l] = eng->now;
         eng->link_flows[l][eng->link_active[l]++] = f;
     }
+    hccn_sim_slack_mask(eng, f);
     return 0;
 }
 
@@ -260,6 +269,7 @@ static int flow_route(hccn_sim_engine_t *eng, flow_t *f)
         f->nlinks = 0;
     if (links_add(eng, f) != 0) {
         f->nlinks = 0;
+        f->res = 0;
         return -1;
     }
     for (int k = 0; k < f->nlinks; k++)
@@ -274,6 +284,7 @@ static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
     for (int k = 0; k < f->nlinks; k++)
         eng->link_bytes[f->links[k]] -= f->remaining;
     f->nlinks = 0;
+    f->res = 0;
 }
 
 /* f is no longer in flight (the caller frees it). */

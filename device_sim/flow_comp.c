@@ -96,12 +96,6 @@ void hccn_sim_comp_begin(hccn_sim_engine_t *eng)
 /* A filling leaves a link this share of its bandwidth or more: slack. */
 #define SLACK_ROOM 0.01
 
-/* Link l's bandwidth now (faults scale it, folding divides it). */
-static double capacity(const hccn_sim_engine_t *eng, int l)
-{
-    return eng->topo->links[l].bw * eng->link_factor[l];
-}
-
 /* Queues link l for the search, once. */
 static void queue_link(hccn_sim_engine_t *eng, int l)
 {
@@ -114,9 +108,13 @@ static void queue_link(hccn_sim_engine_t *eng, int l)
 /* Queues f's links, its slack ones only with all (a burst). */
 static void seed(hccn_sim_engine_t *eng, const flow_t *f, int all)
 {
-    for (int k = 0; k < f->nlinks; k++)
-        if (all || !eng->link_slack[f->links[k]])
+    if (all) {
+        for (int k = 0; k < f->nlinks; k++)
             queue_link(eng, f->links[k]);
+        return;
+    }
+    for (unsigned m = f->res; m != 0; m &= m - 1)
+        queue_link(eng, f->links[__builtin_ctz(m)]);
 }
 
 void hccn_sim_comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
@@ -139,7 +137,7 @@ static int burst_ok(const hccn_sim_engine_t *eng, const flow_t *f)
         return 0;
     double cap = INFINITY;
     for (int k = 0; k < f->nlinks; k++) {
-        double c = capacity(eng, f->links[k]);
+        double c = eng->link_bw[f->links[k]];
         if (c < cap)
             cap = c;
     }
@@ -228,9 +226,41 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
 
 /* ------------------------------------------------------ slack links --- */
 
+_Static_assert(HCCN_SIM_ROUTE_MAX <= 32, "a flow's links fit flow_t.res");
+
+/* Every place of f's route. */
+static unsigned all_places(const flow_t *f)
+{
+    return f->nlinks > 0 ? 0xffffffffu >> (32 - f->nlinks) : 0u;
+}
+
+void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f)
+{
+    f->res = 0;
+    for (int k = 0; k < f->nlinks; k++)
+        if (!eng->link_slack[f->links[k]])
+            f->res |= 1u << k;
+}
+
+/* Makes link l slack (on) or a resource, in the masks of its flows too:
+ * the loops over a flow's resources (the search, the filling) then skip
+ * its slack links without reading their flags. */
+static void slack_set(hccn_sim_engine_t *eng, int l, int on)
+{
+    eng->link_slack[l] = (unsigned char)on;
+    for (int i = 0; i < eng->link_active[l]; i++) {
+        flow_t *f = eng->link_flows[l][i];
+        for (int k = 0; k < f->nlinks; k++)
+            if (f->links[k] == l)
+                f->res = on ? f->res & ~(1u << k) : f->res | 1u << k;
+    }
+}
+
 void hccn_sim_slack_clear(hccn_sim_engine_t *eng)
 {
     memset(eng->link_slack, 0, (size_t)eng->topo->nlinks);
+    for (int i = 0; i < eng->nflows; i++)
+        eng->flows[i]->res = all_places(eng->flows[i]);
 }
 
 /* The rounding of one addition or subtraction of values within twice
@@ -242,7 +272,7 @@ static double ulps(double cap)
 
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 {
-    double cap = capacity(eng, l);
+    double cap = eng->link_bw[l];
     eng->link_room[l] += rate - ulps(cap);
 }
 
@@ -253,7 +283,7 @@ void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
 {
     int m = eng->link_active[l];
-    double cap = capacity(eng, l);
+    double cap = eng->link_bw[l];
     double margin = (m + 2) * eng->slack_eps;
     if (!(next > margin)) {
         double sum = 0.0;
@@ -287,23 +317,21 @@ static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
         if (f->rate == f->was && !isinf(f->rate))
             continue;
         double more = isinf(f->was) ? f->rate : f->rate - f->was;
-        for (int k = 0; k < f->nlinks; k++) {
-            int l = f->links[k];
-            if (!eng->link_slack[l])
-                continue;
+        for (unsigned s = all_places(f) & ~f->res; s != 0; s &= s - 1) {
+            int l = f->links[__builtin_ctz(s)];
             if (eng->link_chk[l] != eng->chk_epoch) {
                 eng->link_chk[l] = eng->chk_epoch;
                 eng->link_next[l] = eng->link_room[l];
                 eng->slack_list[nlist++] = l;
             }
-            eng->link_next[l] -= more + ulps(capacity(eng, l));
+            eng->link_next[l] -= more + ulps(eng->link_bw[l]);
         }
     }
     for (int j = 0; j < nlist; j++) {
         int l = eng->slack_list[j];
         if (slack_holds(eng, l, eng->link_next[l]))
             continue;
-        eng->link_slack[l] = 0;
+        slack_set(eng, l, 0);
         eng->slack_undone++;
         queue_link(eng, l);
         bound++;
@@ -328,10 +356,10 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
         return n;               /* every link a resource, as always */
     for (int j = 0; j < eng->ntouched; j++) {
         int l = eng->touched[j];
-        double cap = capacity(eng, l);
+        double cap = eng->link_bw[l];
         if (eng->link_cap[l] >= SLACK_ROOM * cap) {
             /* its capacity less link_active[l] subtractions */
-            eng->link_slack[l] = 1;
+            slack_set(eng, l, 1);
             eng->link_room[l] = eng->link_cap[l] -
                                 (eng->link_active[l] + 1) * ulps(cap);
             eng->slack_made++;

@@ -17,12 +17,12 @@
  * scan of kept shares) and with the tournament that larger components
  * use (device_sim/fill.c) on every component; the reference always scans
  * afresh, a division per link and round. The solver orders each
- * component's links by a radix sort of packed keys, the reference by
- * comparisons (fill.c, radix_order): the same order or the ties break
- * differently. The reference also keeps every link a resource, where the
- * solver leaves links with room out of its searches and fillings until a
- * re-rating finds them bound (flow_comp.c, Slack links): both must be
- * taken many times.
+ * component's links by a radix sort of packed keys (from 17 links; by
+ * insertion below), the reference by comparisons (fill.c, radix_order):
+ * the same order or the ties break differently. The reference also
+ * keeps every link a resource, where the solver leaves links with room
+ * out of its searches and fillings until a re-rating finds them bound
+ * (flow_comp.c, Slack links): both must be taken many times.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -108,10 +108,10 @@ static void make_plan(plan_t *p, uint64_t seed, int ntransfers)
 /* Runs plan p with the solver (mode 0; mode 2: the tournament on every
  * component) or its reference (mode 1); every task's end into ends.
  * Returns the engine's count of deferred starts and of closed bursts,
- * and of links made slack and found bound again. */
+ * of links made slack and found bound again, and of radix sorts. */
 static void run(const hccn_sim_topo_t *topo, const plan_t *p, int mode,
                 double ends[NDEV][2 * MAXT], long *joined, long *broken,
-                long slack[2])
+                long slack[3])
 {
     hccn_sim_engine_t *eng = hccn_sim_engine_create(topo, 0.0);
     assert_non_null(eng);
@@ -133,6 +133,7 @@ static void run(const hccn_sim_topo_t *topo, const plan_t *p, int mode,
     *broken = eng->burst_breaks;
     slack[0] = eng->slack_made;
     slack[1] = eng->slack_undone;
+    slack[2] = eng->radix_sorts;
     hccn_sim_engine_destroy(eng);
 }
 
@@ -145,19 +146,20 @@ static void compare(const char *json, const char *name)
     static plan_t p;
     static double on[NDEV][2 * MAXT], off[NDEV][2 * MAXT],
         tree[NDEV][2 * MAXT];
-    long joined = 0, broken = 0, made = 0, undone = 0;
+    long joined = 0, broken = 0, made = 0, undone = 0, radix = 0;
     for (uint64_t seed = 1; seed <= 500; seed++) {
         make_plan(&p, seed, 20 + (int)(seed % 6) * 30);
-        long j, k, j0, k0, j2, k2, s[2], s0[2], s2[2];
+        long j, k, j0, k0, j2, k2, s[3], s0[3], s2[3];
         run(topo, &p, 0, on, &j, &k, s);
         run(topo, &p, 1, off, &j0, &k0, s0);
         run(topo, &p, 2, tree, &j2, &k2, s2);
         assert_true(j0 == 0 && k0 == 0 && j2 == j && k2 == k);
-        assert_true(s0[0] == 0 && s0[1] == 0);
+        assert_true(s0[0] == 0 && s0[1] == 0 && s0[2] == 0);
         joined += j;
         broken += k;
         made += s[0];
         undone += s[1];
+        radix += s[2];
         for (int d = 0; d < NDEV; d++)
             for (int i = 0; i < p.n[d]; i++)
                 if (!(on[d][i] == off[d][i]) || !(tree[d][i] == off[d][i]))
@@ -174,6 +176,9 @@ static void compare(const char *json, const char *name)
     if (made < 1000 || undone < 100)
         fail_msg("%s: slack links barely exercised: %ld made slack, %ld "
                  "found bound again", name, made, undone);
+    if (radix < 100)
+        fail_msg("%s: the radix sort barely exercised: %ld components",
+                 name, radix);
     hccn_sim_topo_free(topo);
 }
 
