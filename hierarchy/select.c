@@ -6,7 +6,9 @@
  * Predictions are kept in a cache keyed by everything they depend on: the
  * topology (by content, see topo_print), the collective, count, element
  * size, root, chunk size, the communicator's NPUs and, for allgatherv and
- * reduce_scatterv, the block counts (hashed, then compared in full).
+ * reduce_scatterv, the block counts (hashed, then compared in full). An
+ * entry holds the rows priced so far: a choice prices only the rows it
+ * may take (pick_default), a report every row.
  * Displacements are left out: they move bytes, not time. Selection runs on
  * every call of every rank; the first rank to ask computes, under the
  * cache's lock, and the others find the answer. Only deterministic inputs
@@ -28,6 +30,7 @@
 #include "hierarchy/select.h"
 
 #define MAX_ALGOS 32        /* rows of the table priced (the rest: n/a) */
+#define UNPRICED (-3.0)     /* a row not priced yet (only asked rows are) */
 #define CACHE_SLOTS 512
 #define PRINT_ITEMS 65536   /* topology items hashed (sampled beyond) */
 
@@ -43,7 +46,8 @@ typedef struct {
     uint64_t vhash;         /* v-collectives: hash of vcounts */
     uint64_t *vcounts;      /* nranks entries, or NULL */
     unsigned long used;     /* for eviction: the least recently used goes */
-    double t[MAX_ALGOS];    /* per table row; HCCN_COST_NONE = n/a */
+    double t[MAX_ALGOS];    /* per table row; HCCN_COST_NONE = n/a,
+                               UNPRICED */
 } slot_t;
 
 struct hccn_hier_cache {
@@ -139,23 +143,27 @@ static int slot_store(slot_t *victim, const slot_t *key)
     return 0;
 }
 
-/* Every row's prediction for a, into key->t. */
-static void price(slot_t *key, const hccn_coll_args_t *a,
-                  const hccn_cost_place_t *pl)
+/* The predictions for a of the rows asked for (want[i]; every row when
+ * want is NULL) not priced yet in t. */
+static void price(double *t, const hccn_coll_args_t *a,
+                  const hccn_cost_place_t *pl, const int *want)
 {
     int i = 0;
     for (const hccn_algo_t *al = hccn_hier_algos(); al->name; al++, i++)
-        if (i < MAX_ALGOS)
-            key->t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
+        if (i < MAX_ALGOS && t[i] == UNPRICED && (want == NULL || want[i]))
+            t[i] = hccn_hier_cost(al, a, pl, HCCN_COST_AUTO, NULL);
     for (; i < MAX_ALGOS; i++)
-        key->t[i] = HCCN_COST_NONE;
+        t[i] = HCCN_COST_NONE;
 }
 
-/* The predictions for key, computed into a free (or the least recently
- * used) slot on a miss. Called with the lock held; copies them to t. */
+/* The predictions for key of the rows asked for, computed into its slot,
+ * or into a free (or the least recently used) one on a miss. Called with
+ * the lock held; copies the slot's (rows not asked for may be UNPRICED)
+ * to t. */
 static void predictions(hccn_hier_cache_t *c, slot_t *key,
                         const hccn_coll_args_t *a,
-                        const hccn_cost_place_t *pl, double *t)
+                        const hccn_cost_place_t *pl, const int *want,
+                        double *t)
 {
     slot_t *s = NULL, *victim = &c->slot[0];
     for (int i = 0; i < CACHE_SLOTS && s == NULL; i++) {
@@ -165,18 +173,22 @@ static void predictions(hccn_hier_cache_t *c, slot_t *key,
             victim = &c->slot[i];
     }
     if (s == NULL) {
-        price(key, a, pl);
+        price(key->t, a, pl, want);
         s = slot_store(victim, key) == 0 ? victim
                                          : key;   /* answer, keep nothing */
+    } else {
+        price(s->t, a, pl, want);
     }
     s->used = ++c->clock;
     memcpy(t, s->t, sizeof(s->t));
 }
 
-/* Predicted seconds of every row of the table for a (HCCN_COST_NONE where
- * there is none), from the cache when it has them. */
+/* Predicted seconds for a of the rows of the table asked for (want[i];
+ * every row when want is NULL), HCCN_COST_NONE where there is none, from
+ * the cache when it has them; rows not asked for may be UNPRICED. */
 static void predict_all(const hccn_coll_args_t *a,
-                        const hccn_hier_select_in_t *in, double *t)
+                        const hccn_hier_select_in_t *in, const int *want,
+                        double *t)
 {
     int rooted = a->coll == HCCN_COLL_BROADCAST ||
                  a->coll == HCCN_COLL_REDUCE ||
@@ -197,13 +209,15 @@ static void predict_all(const hccn_coll_args_t *a,
                         (size_t)a->nranks * sizeof(uint64_t));
     }
     hccn_cost_place_t pl = {in->topo, in->world};
+    for (int i = 0; i < MAX_ALGOS; i++)
+        key.t[i] = UNPRICED;
     if (in->cache == NULL) {
-        price(&key, a, &pl);
+        price(key.t, a, &pl, want);
         memcpy(t, key.t, sizeof(key.t));
         return;
     }
     pthread_mutex_lock(&in->cache->lock);
-    predictions(in->cache, &key, a, &pl, t);
+    predictions(in->cache, &key, a, &pl, want, t);
     pthread_mutex_unlock(&in->cache->lock);
 }
 
@@ -392,26 +406,31 @@ static void write_report(const hccn_coll_args_t *a, const hccn_algo_t *pick,
     }
 }
 
-/* The default choice for a, from the predictions t: the cheapest row it
- * may take (under a library's stack, of the library's algorithms; should
- * none of them apply, of every row), else the first row able to run a;
- * NULL if none. may is left as the rows it could take, reason says why. */
+/* The default choice for a, from the predictions, into t: the cheapest
+ * row it may take (under a library's stack, of the library's algorithms;
+ * should none of them apply, of every row), else the first row able to
+ * run a; NULL if none. may is left as the rows it could take, reason says
+ * why. Under a library's stack only the library's rows are priced, unless
+ * all (a report lists every row) or none of them applies. */
 static const hccn_algo_t *pick_default(const hccn_coll_args_t *a,
                                        const hccn_hier_select_in_t *in,
-                                       const double *t, int *may,
+                                       int all, double *t, int *may,
                                        char *reason, size_t rlen)
 {
     const hccn_algo_t *algo;
     const hccn_sim_topo_t *topo = in->topo;
     int passed, library = library_only(a, topo);
     default_rows(a, library, library && library_allpairs(a, in), may);
+    predict_all(a, in, library && !all ? may : NULL, t);
     if (library && (algo = cheapest(a, t, may, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest of the library's algorithms "
                  "(stack %s)", topo->sw->stack);
         return algo;
     }
-    if (library)
+    if (library) {
         default_rows(a, 0, 0, may);
+        predict_all(a, in, NULL, t);
+    }
     if ((algo = cheapest(a, t, may, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest");
         if (passed)
@@ -489,7 +508,8 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
         algo = cheapest_levels(a, in, lv, algo);
     if (algo != NULL && report == NULL)
         return algo;   /* forced, and nobody asks for the figures */
-    predict_all(a, in, t);
+    if (algo != NULL)
+        predict_all(a, in, NULL, t);
     if (algo != NULL && open) {
         default_rows(a, 0, 0, may);
         snprintf(reason, sizeof(reason), "levels forced by spec \"%s\", "
@@ -497,7 +517,7 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     } else if (algo != NULL) {
         default_rows(a, 0, 0, may);
         snprintf(reason, sizeof(reason), "forced by spec \"%s\"", part);
-    } else if ((algo = pick_default(a, in, t, may, reason,
+    } else if ((algo = pick_default(a, in, report != NULL, t, may, reason,
                                     sizeof(reason))) == NULL) {
         snprintf(why, len, "no algorithm implements %s",
                  hccn_coll_name(a->coll));

@@ -482,6 +482,37 @@ static void test_report(void **state)
     hccn_sim_topo_free(t);
 }
 
+/* Under a library's stack a choice prices only the library's rows; the
+ * report of the same call later, through the same cache, prices the rest:
+ * the same line as a selection without a cache, which prices every row. */
+static void test_report_after_choice(void **state)
+{
+    (void)state;
+    sel_t s;
+    char fresh[sizeof(s.report)];
+    hccn_sim_topo_t *t = load("configs/hgx-a100.json");   /* nccl-2.2x */
+    for (int k = 0; k < 2; k++) {
+        sel_init(&s, t, 0, 16, HCCN_COLL_ALLREDUCE, k ? 64 * MIB : 8);
+        const char *name = pick_name(&s, NULL);
+        snprintf(fresh, sizeof(fresh), "%s", s.report);
+        assert_non_null(strstr(fresh, "cheapest of the library's"));
+        hccn_hier_cache_t *c = hccn_hier_cache_new();
+        assert_non_null(c);
+        hccn_hier_select_in_t in = {t, s.world, NULL, c};
+        const hccn_algo_t *al =
+            hccn_hier_select(&s.a, &in, s.why, sizeof(s.why), NULL, 0);
+        assert_non_null(al);
+        assert_string_equal(al->name, name);
+        al = hccn_hier_select(&s.a, &in, s.why, sizeof(s.why), s.report,
+                              sizeof(s.report));
+        assert_non_null(al);
+        assert_string_equal(al->name, name);
+        assert_string_equal(s.report, fresh);
+        hccn_hier_cache_free(c);
+    }
+    hccn_sim_topo_free(t);
+}
+
 /* ------------------------------------------------------------ caching --- */
 
 /* default.json with a NIC bandwidth of bw GB/s, loaded under one name. */
@@ -624,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_spec_cache),
         cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report_after_choice),
         cmocka_unit_test(test_cache_follows_content),
         cmocka_unit_test(test_every_collective_has_a_choice),
         cmocka_unit_test(test_all_pairs_passed_over),
