@@ -59,26 +59,30 @@ static double cost(hccn_cm_t *m, const hccn_cm_team_t *t,
 
 #define COLLS (1u << HCCN_COLL_ALLREDUCE | 1u << HCCN_COLL_REDUCE_SCATTER | \
                1u << HCCN_COLL_ALLGATHER)
-#define ROW2(x, y)                                                          \
+/* p: the collectives its first level (x) has a message between every
+ * pair of a node's ranks for (hccn_algo_t.node_pairs): COLLS for mesh. */
+#define ROW2(x, y, p)                                                       \
     {{"hier(" x "," y ")", x " inside nodes, " y " across", COLLS, build,  \
-      0, cost, 1},                                                          \
+      0, cost, 1, p},                                                       \
      {"hier(" x "," y ")", 2, {x, y, NULL}}}
-#define ROW3(x, y, z)                                                       \
+#define ROW3(x, y, z, p)                                                    \
     {{"hier3(" x "," y "," z ")",                                          \
       x " inside nodes, " y " inside pods, " z " across", COLLS, build, 0, \
-      cost, 1},                                                             \
+      cost, 1, p},                                                          \
      {"hier3(" x "," y "," z ")", 3, {x, y, z}}}
-#define ROW3_ANY(x, y)                                                      \
-    ROW3(x, y, "ring"), ROW3(x, y, "mesh"), ROW3(x, y, "hd")
+#define ROW3_ANY(x, y, p)                                                   \
+    ROW3(x, y, "ring", p), ROW3(x, y, "mesh", p), ROW3(x, y, "hd", p)
 
 /* Every combination but those of the named rows (named[] below). */
 static const combo_t combos[] = {
-    ROW2("ring", "mesh"), ROW2("ring", "hd"), ROW2("mesh", "mesh"),
-    ROW2("hd", "ring"), ROW2("hd", "mesh"), ROW2("hd", "hd"),
-    ROW3("mesh", "ring", "mesh"), ROW3_ANY("mesh", "mesh"),
-    ROW3_ANY("mesh", "hd"), ROW3_ANY("ring", "ring"),
-    ROW3_ANY("ring", "mesh"), ROW3_ANY("ring", "hd"),
-    ROW3_ANY("hd", "ring"), ROW3_ANY("hd", "mesh"), ROW3_ANY("hd", "hd"),
+    ROW2("ring", "mesh", 0), ROW2("ring", "hd", 0),
+    ROW2("mesh", "mesh", COLLS), ROW2("hd", "ring", 0),
+    ROW2("hd", "mesh", 0), ROW2("hd", "hd", 0),
+    ROW3("mesh", "ring", "mesh", COLLS), ROW3_ANY("mesh", "mesh", COLLS),
+    ROW3_ANY("mesh", "hd", COLLS), ROW3_ANY("ring", "ring", 0),
+    ROW3_ANY("ring", "mesh", 0), ROW3_ANY("ring", "hd", 0),
+    ROW3_ANY("hd", "ring", 0), ROW3_ANY("hd", "mesh", 0),
+    ROW3_ANY("hd", "hd", 0),
 };
 
 #define NCOMBOS (sizeof(combos) / sizeof(combos[0]))

@@ -47,7 +47,7 @@ static const hccn_algo_t algos[] = {
     {"ring", "neighbour ring; rooted collectives as a pipelined chain",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLGATHERV) | C(REDUCE_SCATTERV),
-     hccn_hier_ring_build, 0, hccn_hier_cm_ring, 0},
+     hccn_hier_ring_build, 0, hccn_hier_cm_ring, 0, 0},
     {"mesh", "every pair talks directly, in one step",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) | C(BARRIER) |
@@ -55,75 +55,83 @@ static const hccn_algo_t algos[] = {
      hccn_hier_mesh_build,
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BARRIER) |
          C(ALLGATHERV) | C(REDUCE_SCATTERV),
-     hccn_hier_cm_mesh, 0},
+     hccn_hier_cm_mesh, 0, 0},
     {"linear", "root talks to one peer after another; pairwise alltoall",
      C(BROADCAST) | C(REDUCE) | C(ALLTOALL) | C(SCATTER) | C(GATHER) |
          C(BARRIER) | C(ALLTOALLV),
-     hccn_hier_linear_build, 0, hccn_hier_cm_linear, 0},
+     hccn_hier_linear_build, 0, hccn_hier_cm_linear, 0, 0},
     {"hd", "recursive halving-doubling (Rabenseifner); extra ranks fold in",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hd_build, 0,
-     hccn_hier_cm_hd, 0},
+     hccn_hier_cm_hd, 0, 0},
     {"rdouble", "recursive doubling: log2 p whole-message exchanges, for "
                 "tiny messages",
-     C(ALLREDUCE), hccn_hier_rdouble_build, 0, hccn_hier_cm_rdouble, 0},
+     C(ALLREDUCE), hccn_hier_rdouble_build, 0, hccn_hier_cm_rdouble, 0, 0},
     {"tree", "double binary tree allreduce (from three nodes: chains in "
              "the nodes, trees over them, in channels); binary tree "
              "broadcast and reduce; pipelined in chunks",
      C(ALLREDUCE) | C(BROADCAST) | C(REDUCE), hccn_hier_tree_build, 0,
-     hccn_hier_cm_tree, 0},
+     hccn_hier_cm_tree, 0, 0},
     {"bruck", "Bruck: ceil(log2 p) steps for any p, for small messages",
-     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build, 0, hccn_hier_cm_bruck, 0},
+     C(ALLGATHER) | C(ALLTOALL), hccn_hier_bruck_build, 0, hccn_hier_cm_bruck,
+     0, 0},
     {"pairwise", "pairwise exchange (r XOR k for power-of-two p), steps "
                  "independent",
-     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build, 0, hccn_hier_cm_pairwise, 0},
+     C(ALLTOALL) | C(ALLTOALLV), hccn_hier_pairwise_build, 0,
+     hccn_hier_cm_pairwise, 0, 0},
     {"hier", "hierarchical: mesh inside nodes, ring across; allreduce "
              "pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
          C(REDUCE),
-     hccn_hier_hier_build, 0, hccn_hier_cm_hier, 0},
+     hccn_hier_hier_build, 0, hccn_hier_cm_hier, 0,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER) | C(BROADCAST) |
+         C(REDUCE)},
     {"hier_rr", "hierarchical: ring inside nodes and across",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_rr_build, 0,
-     hccn_hier_cm_hier_rr, 0},
+     hccn_hier_cm_hier_rr, 0, 0},
     {"hier_mh", "hierarchical: mesh inside nodes, halving-doubling across",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier_mh_build, 0,
-     hccn_hier_cm_hier_mh, 0},
+     hccn_hier_cm_hier_mh, 0, C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"hier3", "three levels: mesh inside nodes, ring inside pods (leaf), "
               "ring across pods (spine); pipelined",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_hier3_build, 0,
-     hccn_hier_cm_hier3, 0},
+     hccn_hier_cm_hier3, 0, C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"hier3_hd", "three levels as hier3, halving-doubling across pods",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier3_hd_build, 0, hccn_hier_cm_hier3_hd, 0},
+     hccn_hier_hier3_hd_build, 0, hccn_hier_cm_hier3_hd, 0,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"torus2d", "rings along the rows and the columns of a grid of the "
                 "ranks: 2(X-1) + 2(Y-1) latencies instead of 2(p-1)",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_torus_build, 0,
-     hccn_hier_cm_torus, 1},
+     hccn_hier_cm_torus, 1, 0},
     {"nvls", "in-switch reduction and multicast inside one node (NVLink "
              "SHARP-like): each NPU's link carries S up and S down",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_nvls_build,
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_nvls, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_nvls, 0, 0},
     {"hier_nvls", "hierarchical: nvls inside nodes whose switch reduces, "
                   "halving-doubling across a power of two of nodes, else "
                   "ring; allreduce pipelined in chunks",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier_nvls_build, 0, hccn_hier_cm_hier_nvls, 0},
+     hccn_hier_hier_nvls_build, 0, hccn_hier_cm_hier_nvls, 0,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"sharp", "in-network reduction across nodes, one rank per node "
               "(InfiniBand SHARP-like): each NIC carries S up and S down",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_sharp_build,
-     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_sharp, 0},
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_cm_sharp, 0, 0},
     {"hier_sharp", "hierarchical: mesh inside nodes, sharp across where "
                    "the network switch reduces",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier_sharp_build, 0, hccn_hier_cm_hier_sharp, 0},
+     hccn_hier_hier_sharp_build, 0, hccn_hier_cm_hier_sharp, 0,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"hier_nvls_sharp", "hierarchical: nvls inside nodes, sharp across: "
                         "reduced in the node's and the network's switches",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER),
-     hccn_hier_hier_nvls_sharp_build, 0, hccn_hier_cm_hier_nvls_sharp, 0},
+     hccn_hier_hier_nvls_sharp_build, 0, hccn_hier_cm_hier_nvls_sharp, 0,
+     C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER)},
     {"rings", "the libraries' ring: one ring per channel (per NIC of a node, "
               "per link set of a mesh), each pipelined in slices",
      C(ALLREDUCE) | C(REDUCE_SCATTER) | C(ALLGATHER), hccn_hier_rings_build,
-     0, hccn_hier_cm_rings, 1},
-    {NULL, NULL, 0, NULL, 0, NULL, 0},
+     0, hccn_hier_cm_rings, 1, 0},
+    {NULL, NULL, 0, NULL, 0, NULL, 0, 0},
 };
 
 #undef C

@@ -143,6 +143,12 @@ typedef struct {
     /* 1: run only when a spec names it, never chosen by the cost model
      * (a row whose closed form is not trusted on every topology). */
     int by_name_only;
+    /* Collectives for which its schedule has a transfer between every pair
+     * of the ranks of a node (a composition whose first level is all_pairs
+     * for them): beyond HCCN_SELECT_PAIRS_MAX ranks on one node the
+     * default selection passes it over, as all_pairs (a row that reduces
+     * in the nodes' switch, hccn_hier_nvswitch_call, has no such level). */
+    unsigned node_pairs;
 } hccn_algo_t;
 
 #define HCCN_SELECT_PAIRS_MAX 256

@@ -258,11 +258,35 @@ static int spec_get(const hccn_hier_select_in_t *in, hccn_algo_spec_t *spec,
 
 /* ----------------------------------------------------------- selection --- */
 
-/* Whether the default selection may pick al for a (see all_pairs). */
-static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a)
+/* The most ranks of in's communicator (a->nranks of them) on one node;
+ * a->nranks when the communicator's NPUs are not known. */
+static int node_most(const hccn_coll_args_t *a,
+                     const hccn_hier_select_in_t *in)
 {
-    return !(al->all_pairs & 1u << a->coll) ||
-           a->nranks <= HCCN_SELECT_PAIRS_MAX;
+    const hccn_sim_topo_t *topo = in->topo;
+    int most = 0;
+    int *on = in->world != NULL && topo != NULL
+                  ? hccn_sim_calloc((size_t)topo->nnodes, sizeof(int))
+                  : NULL;
+    if (on == NULL)
+        return a->nranks;
+    for (int r = 0; r < a->nranks; r++) {
+        int k = ++on[topo->npus[in->world[r]].node];
+        most = k > most ? k : most;
+    }
+    hccn_sim_free(on);
+    return most;
+}
+
+/* Whether the default selection may pick al for a, most of whose ranks
+ * on one node are most (see all_pairs and node_pairs). */
+static int auto_ok(const hccn_algo_t *al, const hccn_coll_args_t *a,
+                   int most)
+{
+    if ((al->all_pairs & 1u << a->coll) && a->nranks > HCCN_SELECT_PAIRS_MAX)
+        return 0;
+    return !(al->node_pairs & 1u << a->coll) ||
+           most <= HCCN_SELECT_PAIRS_MAX || hccn_hier_nvswitch_call(al, a);
 }
 
 /* Under a library's stack (the topology names a preset), the default
@@ -332,7 +356,7 @@ static void default_rows(const hccn_coll_args_t *a, int library,
 /* The cheapest row that implements a->coll, has a prediction and may be
  * picked by default (may), the earliest on ties; NULL if none. */
 static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
-                                   const int *may, int *passed)
+                                   const int *may, int most, int *passed)
 {
     const hccn_algo_t *best = NULL;
     double bt = INFINITY;
@@ -342,7 +366,7 @@ static const hccn_algo_t *cheapest(const hccn_coll_args_t *a, const double *t,
         if (i >= MAX_ALGOS || !may[i])
             continue;   /* a spec must name it */
         else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
-                 !auto_ok(al, a))
+                 !auto_ok(al, a, most))
             *passed = 1;
         else if (i < MAX_ALGOS && (al->colls & 1u << a->coll) && t[i] >= 0.0 &&
                  t[i] < bt) {
@@ -419,10 +443,10 @@ static const hccn_algo_t *pick_default(const hccn_coll_args_t *a,
 {
     const hccn_algo_t *algo;
     const hccn_sim_topo_t *topo = in->topo;
-    int passed, library = library_only(a, topo);
+    int passed, library = library_only(a, topo), most = node_most(a, in);
     default_rows(a, library, library && library_allpairs(a, in), may);
     predict_all(a, in, library && !all ? may : NULL, t);
-    if (library && (algo = cheapest(a, t, may, &passed)) != NULL) {
+    if (library && (algo = cheapest(a, t, may, most, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest of the library's algorithms "
                  "(stack %s)", topo->sw->stack);
         return algo;
@@ -431,12 +455,13 @@ static const hccn_algo_t *pick_default(const hccn_coll_args_t *a,
         default_rows(a, 0, 0, may);
         predict_all(a, in, NULL, t);
     }
-    if ((algo = cheapest(a, t, may, &passed)) != NULL) {
+    if ((algo = cheapest(a, t, may, most, &passed)) != NULL) {
         snprintf(reason, rlen, "cheapest");
         if (passed)
             snprintf(reason, rlen, "cheapest; algorithms with a message "
                      "between every pair of ranks are passed over beyond "
-                     "%d ranks", HCCN_SELECT_PAIRS_MAX);
+                     "%d ranks (in all, or on one node)",
+                     HCCN_SELECT_PAIRS_MAX);
         return algo;
     }
     if ((algo = first_able(a->coll)) != NULL)

@@ -367,7 +367,8 @@ static void test_no_prediction(void **state)
 {
     (void)state;
     hccn_algo_t unknown = {"no-such-model", "a ring under another name",
-                           1u << HCCN_COLL_ALLREDUCE, ring_build, 0, NULL, 0};
+                           1u << HCCN_COLL_ALLREDUCE, ring_build, 0, NULL, 0,
+                           0};
     hccn_sim_topo_t *t = load("configs/laptop-4.json");
     int *world = identity(4, 0);
     hccn_cost_place_t pl = {t, world};

@@ -639,10 +639,85 @@ static void test_all_pairs_passed_over(void **state)
     free(text);
 }
 
+/* A hierarchical row whose first level has a message between every
+ * pair of a node's ranks (node_pairs: hier, hier_mh, ...) is passed over
+ * where a node holds more than 256 of the communicator's ranks (two
+ * super-pods of 384 NPUs), as mesh is beyond 256 in all; at 256 a node
+ * (two of 256) it stays in, and a spec may still force it. */
+static void test_node_pairs_passed_over(void **state)
+{
+    (void)state;
+    char *text = test_read_file(test_path("configs/ascend-910c-superpod.json"));
+    assert_non_null(text);
+    static const char *const from[] = {"\"count\": 1,", "\"count\": 384,",
+                                       "\"count\": 384,"};
+    for (int per = 256; per <= 384; per += 128) {
+        /* Two nodes of per NPUs (and NICs) each. */
+        char *json = malloc(strlen(text) + 16), *w = json;
+        const char *r = text;
+        for (int k = 0; k < 3; k++) {
+            const char *at = strstr(r, from[k]);
+            assert_non_null(at);
+            w += sprintf(w, "%.*s\"count\": %d,", (int)(at - r), r,
+                         k == 0 ? 2 : per);
+            r = at + strlen(from[k]);
+        }
+        strcpy(w, r);
+        hccn_sim_topo_t *topo = NULL;
+        char err[512];
+        if (hccn_sim_topo_load_string(json, "superpod-2", &topo, err,
+                                      sizeof(err)) != 0)
+            fail_msg("%s", err);
+        int n = 2 * per, *world = malloc((size_t)n * sizeof(int));
+        assert_int_equal(topo->nnpus, n);
+        for (int i = 0; i < n; i++)
+            world[i] = i;
+        for (int big = 0; big < 2; big++) {
+            hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = n,
+                                  .count = big ? 16 * MIB : 1, .esize = 4};
+            char why[256], report[2048];
+            hccn_hier_select_in_t in = {topo, world, NULL, NULL};
+            const hccn_algo_t *al = hccn_hier_select(
+                &a, &in, why, sizeof(why), report, sizeof(report));
+            assert_non_null(al);
+            /* The model's cheapest is a row of that kind: listed first. */
+            const char *dash = strstr(report, "— ");
+            assert_non_null(dash);
+            const hccn_algo_t *top = NULL;
+            for (const hccn_algo_t *x = hccn_hier_algos(); x->name; x++)
+                if (strncmp(dash + strlen("— "), x->name, strlen(x->name)) ==
+                        0 &&
+                    dash[strlen("— ") + strlen(x->name)] == ' ')
+                    top = x;
+            if (top == NULL || !(top->node_pairs & 1u << a.coll))
+                fail_msg("%d a node: the cheapest is not a node_pairs row: "
+                         "%s", per, report);
+            if (per <= HCCN_SELECT_PAIRS_MAX) {
+                assert_ptr_equal(al, top);
+            } else {
+                if (al->node_pairs & 1u << a.coll)
+                    fail_msg("%d a node: picked %s: %s", per, al->name,
+                             report);
+                assert_non_null(strstr(report, "passed over beyond 256 "
+                                               "ranks (in all, or on one "
+                                               "node)"));
+                in.spec = top->name;
+                al = hccn_hier_select(&a, &in, why, sizeof(why), NULL, 0);
+                assert_ptr_equal(al, top);
+            }
+        }
+        free(world);
+        hccn_sim_topo_free(topo);
+        free(json);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mesh_inside_node),
+        cmocka_unit_test(test_node_pairs_passed_over),
         cmocka_unit_test(test_hier_across_nodes),
         cmocka_unit_test(test_latency_oriented_small),
         cmocka_unit_test(test_same_choice_on_every_rank),
