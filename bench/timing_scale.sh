@@ -12,9 +12,11 @@
 #                         [SIZE] [COUNT...]
 #   bench/timing_scale.sh --suite [SIZE]         the table of
 #                         docs/performance.md: default.json, GB200 NVL72
-#                         racks on InfiniBand, a two-tier fat tree, and
-#                         the servers whose allreduce across nodes is
-#                         the tree (it does not fold), up to 2,048 ranks
+#                         racks on InfiniBand, a two-tier fat tree, the
+#                         servers whose allreduce across nodes is the
+#                         tree (it does not fold), 384-NPU super-pods,
+#                         and one Ethernet NIC per host, up to 2,048
+#                         ranks
 #
 #   --topo FILE        topology (default configs/default.json)
 #   --count-path PATH  the field COUNT is written to (default
@@ -60,9 +62,13 @@ if [ "$suite" -eq 1 ]; then
     "$self" --topo "$src/configs/gb200-nvl72-ib.json" "$size" 2 8 28 || exit
     "$self" --topo "$src/configs/leafspine-4x8.json" --set "network=$fat" \
         "$size" 16 64 256 || exit
-    for c in hgx-a100 mi300x-8 dgx1-v100 pcie-4090-8; do
+    for c in hgx-a100 mi300x-8 pcie-4090-8; do
         "$self" --topo "$src/configs/$c.json" "$size" 128 256 || exit
     done
+    "$self" --topo "$src/configs/dgx1-v100.json" "$size" 128 192 256 || exit
+    "$self" --topo "$src/configs/ascend-910c-superpod.json" "$size" 2 5 ||
+        exit
+    "$self" --topo "$src/configs/tcp-10gbe.json" "$size" 1536 2048 || exit
     exit
 fi
 [ ${#counts[@]} -gt 0 ] || counts=(512 8192)

@@ -5,7 +5,7 @@
  * hccn_coll_args_t, returning a schedule or NULL) and, if it has one, its
  * closed form for the cost model, plus their prototypes and one row below
  * (docs/algorithms.md, "Adding an algorithm"). The table is data only;
- * selection (select.c) prices every row and needs no change.
+ * selection (select.c) prices the rows it may choose and needs no change.
  */
 #include <string.h>
 

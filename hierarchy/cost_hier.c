@@ -366,7 +366,7 @@ static double hier_allreduce(hccn_cm_t *m, const hier_t *h,
     uint64_t dflt = hccn_hier_level_switch(a, h->l1)
         ? hccn_hier_levels_top_chunk(a->view->slots, h->N, L, HCCN_HIER_CHUNK)
         : hccn_hier_levels_ring_chunk(h->l1, h->N, L, HCCN_HIER_CHUNK);
-    dflt = hccn_hier_levels_switch_chunk(a, h->l0, h->L, dflt);
+    dflt = hccn_hier_levels_first_chunk(a, h->l0, h->L, dflt);
     uint64_t ce = hccn_hier_chunk(a, dflt) / a->esize;
     const uint64_t LN = L * (uint64_t)h->N;     /* the chunks' multiple */
     ce = ce - ce % LN < LN ? LN : ce - ce % LN;

@@ -165,9 +165,11 @@ static double h3_allreduce(hccn_cm_t *m, const h3_t *h,
 {
     const uint64_t lm = (uint64_t)h->L * (uint64_t)h->M;
     const uint64_t lmp = lm * (uint64_t)h->P;   /* the chunks' multiple */
-    uint64_t ce = hccn_hier_chunk(a, hccn_hier_levels_ring_chunk(
-                                         h->algo[2], h->P, lm,
-                                         HCCN_HIER3_CHUNK)) /
+    uint64_t ce = hccn_hier_chunk(
+                      a, hccn_hier_levels_first_chunk(
+                             a, h->algo[0], h->L,
+                             hccn_hier_levels_ring_chunk(h->algo[2], h->P, lm,
+                                                         HCCN_HIER3_CHUNK))) /
                   a->esize;
     ce = ce - ce % lmp < lmp ? lmp : ce - ce % lmp;
     uint64_t main = a->count / lmp * lmp, tail = a->count - main;

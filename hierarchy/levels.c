@@ -153,14 +153,16 @@ uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
     return need > dflt ? need : dflt;
 }
 
-uint64_t hccn_hier_levels_switch_chunk(const hccn_coll_args_t *a,
-                                       const char *algo0, int n0,
-                                       uint64_t dflt)
+uint64_t hccn_hier_levels_first_chunk(const hccn_coll_args_t *a,
+                                      const char *algo0, int n0,
+                                      uint64_t dflt)
 {
-    uint64_t need = (uint64_t)n0 * HCCN_LEVELS_SWITCH_BLOCK;
-    if (n0 < 2 || hccn_hier_level_switch(a, algo0) == 0 || need <= dflt)
-        return dflt;
-    return need;
+    uint64_t need = 0;
+    if (n0 >= 2 && hccn_hier_level_switch(a, algo0) != 0)
+        need = (uint64_t)n0 * HCCN_LEVELS_SWITCH_BLOCK;
+    else
+        need = hccn_hier_levels_ring_chunk(algo0, n0, 1, 0);
+    return need > dflt ? need : dflt;
 }
 
 uint64_t hccn_hier_levels_top_chunk(int slots, int n, uint64_t groups,

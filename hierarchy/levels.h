@@ -192,10 +192,13 @@ uint64_t hccn_hier_levels_ring_chunk(const char *algo, int n, uint64_t unit,
  * over groups of n0: where that level reduces in its switch, at least n0
  * x HCCN_LEVELS_SWITCH_BLOCK, so that each member's block of a chunk is
  * the library's step at least (4 MiB holds 32 such blocks: only a
- * larger switch node, a 72-GPU rack, grows its chunk); dflt otherwise. */
-uint64_t hccn_hier_levels_switch_chunk(const hccn_coll_args_t *a,
-                                       const char *algo0, int n0,
-                                       uint64_t dflt);
+ * larger switch node, a 72-GPU rack, grows its chunk); where it is a
+ * ring of three or more, at least n0 x HCCN_LEVELS_RING_BLOCK, for the
+ * reason a ring top takes it (hccn_hier_levels_ring_chunk: nodes of more
+ * than 16 grow theirs); dflt otherwise. */
+uint64_t hccn_hier_levels_first_chunk(const hccn_coll_args_t *a,
+                                      const char *algo0, int n0,
+                                      uint64_t dflt);
 
 /* The default chunk (dflt) of an allreduce with `slots` slots under such
  * a top: as many times dflt as the top keeps fewer slots, so that the

@@ -480,8 +480,8 @@ int hccn_hier_levels_allreduce(hccn_hier_comp_t *h, uint64_t chunk)
     else if (c.top >= 1)
         chunk = hccn_hier_levels_ring_chunk(h->lv->algo[c.top],
                                             h->lv->n[c.top], c.unit, chunk);
-    chunk = hccn_hier_levels_switch_chunk(h->a, h->lv->algo[0], h->lv->n[0],
-                                          chunk);
+    chunk = hccn_hier_levels_first_chunk(h->a, h->lv->algo[0], h->lv->n[0],
+                                         chunk);
     /* Chunks are a multiple of the top's groups' elements (unit x its n):
      * every member of the top then has a block of the same size, as every
      * node's part is node 0's where the run folds (fold.h); the rest is

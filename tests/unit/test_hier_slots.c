@@ -614,8 +614,8 @@ static void test_slots_time_switch(void **state)
 }
 
 /* A level 0 that reduces in its switch moves each member's block of a
- * chunk in 128 KiB at least: the default chunk is max(4 MiB, L 128 KiB)
- * (hccn_hier_levels_switch_chunk). The helper's arithmetic; hier_nvls's
+ * chunk in 128 KiB at least: the default chunk is max(4 MiB, L 128 KiB);
+ * a ring level 0, 256 KiB (hccn_hier_levels_first_chunk). The helper's arithmetic; hier_nvls's
  * schedule on two nodes of 40, whose default chunk is 5 MiB (two chunks'
  * worth of data makes two runs of the top on rank 0, where 4 MiB chunks
  * would make three); and the closed form, which takes the same chunk as
@@ -631,9 +631,11 @@ static void test_switch_level_chunk(void **state)
         int n, in_switch;
         uint64_t MiB;
     } cases[] = {{"nvls", 72, 1, 9}, {"nvls", 40, 1, 5}, {"nvls", 32, 1, 4},
-                 {"nvls", 8, 1, 4}, {"nvls", 72, 0, 4}, {"mesh", 72, 1, 4}};
+                 {"nvls", 8, 1, 4}, {"nvls", 72, 0, 4}, {"mesh", 72, 1, 4},
+                 {"ring", 72, 0, 18}, {"ring", 40, 1, 10}, {"ring", 16, 0, 4},
+                 {"ring", 2, 0, 4}, {"hd", 72, 0, 4}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        uint64_t got = hccn_hier_levels_switch_chunk(
+        uint64_t got = hccn_hier_levels_first_chunk(
             cases[c].in_switch ? &nodes : &none, cases[c].algo, cases[c].n,
             4 * MiB);
         if (got != cases[c].MiB * MiB)
@@ -670,6 +672,24 @@ static void test_switch_level_chunk(void **state)
     if (hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL, NULL) == dflt)
         fail_msg("4 MiB chunks cost the same as the default: the test "
                  "cannot tell the chunks apart");
+    /* A ring inside the nodes (hier_rr): 40 x 256 KiB = 10 MiB chunks. */
+    const hccn_algo_t *rr = hccn_hier_algo_find("hier_rr");
+    a.chunk_bytes = 0;
+    a.count = 2 * 10 * MiB / 4;
+    s = hccn_hier_build(rr, &a);
+    assert_non_null(s);
+    if (count_runs(s, 2) != 2)
+        fail_msg("hier_rr on 2 nodes of %d, 20 MiB: %d runs of the top, "
+                 "want 2 chunks of 10 MiB", L, count_runs(s, 2));
+    hccn_sched_free(s);
+    dflt = hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL, NULL);
+    a.chunk_bytes = 10 * MiB;
+    test_assert_rel(dflt, hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL,
+                                         NULL),
+                    0.0, "hier_rr's closed form, its default chunk");
+    a.chunk_bytes = 4 * MiB;
+    if (hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL, NULL) == dflt)
+        fail_msg("hier_rr: 4 MiB chunks cost the same as the default");
     hccn_sim_topo_free(t);
 }
 
