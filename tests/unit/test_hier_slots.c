@@ -613,13 +613,40 @@ static void test_slots_time_switch(void **state)
     test_assert_rel(form[1], eng[1], 0.05, "closed form, 8 slots");
 }
 
+/* algo's default chunk for a (two chunks' worth of data) is mib MiB: two
+ * runs of the top on rank 0, and the closed form's price as with that
+ * chunk given, not as with 4 MiB. */
+static void default_chunk(const hccn_algo_t *algo, hccn_coll_args_t *a,
+                          const hccn_cost_place_t *pl, uint64_t mib)
+{
+    const uint64_t MiB = 1 << 20;
+    a->chunk_bytes = 0;
+    hccn_sched_t *s = hccn_hier_build(algo, a);
+    assert_non_null(s);
+    if (count_runs(s, 2) != 2)
+        fail_msg("%s, %llu MiB: %d runs of the top, want 2 chunks of %llu "
+                 "MiB", algo->name,
+                 (unsigned long long)(a->count * a->esize / MiB),
+                 count_runs(s, 2), (unsigned long long)mib);
+    hccn_sched_free(s);
+    double dflt = hccn_hier_cost(algo, a, pl, HCCN_COST_MODEL, NULL);
+    a->chunk_bytes = mib * MiB;
+    test_assert_rel(dflt, hccn_hier_cost(algo, a, pl, HCCN_COST_MODEL, NULL),
+                    0.0, "the closed form's default chunk");
+    a->chunk_bytes = 4 * MiB;
+    if (hccn_hier_cost(algo, a, pl, HCCN_COST_MODEL, NULL) == dflt)
+        fail_msg("%s: 4 MiB chunks cost the same as the default: the test "
+                 "cannot tell the chunks apart", algo->name);
+    a->chunk_bytes = 0;
+}
+
 /* A level 0 that reduces in its switch moves each member's block of a
  * chunk in 128 KiB at least: the default chunk is max(4 MiB, L 128 KiB);
- * a ring level 0, 256 KiB (hccn_hier_levels_first_chunk). The helper's arithmetic; hier_nvls's
- * schedule on two nodes of 40, whose default chunk is 5 MiB (two chunks'
- * worth of data makes two runs of the top on rank 0, where 4 MiB chunks
- * would make three); and the closed form, which takes the same chunk as
- * when it is given. */
+ * a ring level 0, 256 KiB (hccn_hier_levels_first_chunk). The helper's
+ * arithmetic; on two nodes of 40, hier_nvls's schedule, whose default
+ * chunk is 5 MiB (two chunks' worth of data makes two runs of the top on
+ * rank 0, where 4 MiB chunks would make three), and hier_rr's, 10 MiB;
+ * and the closed forms, which take the same chunks as when given. */
 static void test_switch_level_chunk(void **state)
 {
     (void)state;
@@ -657,39 +684,10 @@ static void test_switch_level_chunk(void **state)
                                       HCCN_SUM);
     assert_true(a.in_switch & HCCN_IN_SWITCH_NODES);
     const hccn_algo_t *nv = hccn_hier_algo_find("hier_nvls");
-    hccn_sched_t *s = hccn_hier_build(nv, &a);
-    assert_non_null(s);
-    if (count_runs(s, 2) != 2)
-        fail_msg("hier_nvls on 2 nodes of %d, 10 MiB: %d runs of the top, "
-                 "want 2 chunks of 5 MiB", L, count_runs(s, 2));
-    hccn_sched_free(s);
-    double dflt = hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL, NULL);
-    a.chunk_bytes = 5 * MiB;
-    test_assert_rel(dflt, hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL,
-                                         NULL),
-                    0.0, "the closed form's default chunk");
-    a.chunk_bytes = 4 * MiB;
-    if (hccn_hier_cost(nv, &a, &pt.pl, HCCN_COST_MODEL, NULL) == dflt)
-        fail_msg("4 MiB chunks cost the same as the default: the test "
-                 "cannot tell the chunks apart");
+    default_chunk(nv, &a, &pt.pl, 5);
     /* A ring inside the nodes (hier_rr): 40 x 256 KiB = 10 MiB chunks. */
-    const hccn_algo_t *rr = hccn_hier_algo_find("hier_rr");
-    a.chunk_bytes = 0;
     a.count = 2 * 10 * MiB / 4;
-    s = hccn_hier_build(rr, &a);
-    assert_non_null(s);
-    if (count_runs(s, 2) != 2)
-        fail_msg("hier_rr on 2 nodes of %d, 20 MiB: %d runs of the top, "
-                 "want 2 chunks of 10 MiB", L, count_runs(s, 2));
-    hccn_sched_free(s);
-    dflt = hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL, NULL);
-    a.chunk_bytes = 10 * MiB;
-    test_assert_rel(dflt, hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL,
-                                         NULL),
-                    0.0, "hier_rr's closed form, its default chunk");
-    a.chunk_bytes = 4 * MiB;
-    if (hccn_hier_cost(rr, &a, &pt.pl, HCCN_COST_MODEL, NULL) == dflt)
-        fail_msg("hier_rr: 4 MiB chunks cost the same as the default");
+    default_chunk(hccn_hier_algo_find("hier_rr"), &a, &pt.pl, 10);
     hccn_sim_topo_free(t);
 }
 
