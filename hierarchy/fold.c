@@ -42,6 +42,10 @@ typedef struct {
     hccn_sim_task_t *t;         /* the tasks of the rank being checked */
     char *why;
     size_t len;
+    uint32_t *seen, nseen;      /* map_rank: a copy's step is among the
+                                   dependencies of the step checked when
+                                   seen[step] == stamp */
+    uint32_t stamp;
 } fck_t;
 
 static int refuse(fck_t *c, int r, const char *what)
@@ -166,12 +170,15 @@ static int same_order(const fck_t *c, int r)
     return 1;
 }
 
-static int has(const uint32_t *list, uint32_t n, uint32_t v)
+/* Marks list[0..n) in c->seen under a new stamp. */
+static void mark(fck_t *c, const uint32_t *list, uint32_t n)
 {
+    if (++c->stamp == 0) {
+        memset(c->seen, 0, (size_t)c->nseen * sizeof(*c->seen));
+        c->stamp = 1;
+    }
     for (uint32_t i = 0; i < n; i++)
-        if (list[i] == v)
-            return 1;
-    return 0;
+        c->seen[list[i]] = c->stamp;
 }
 
 /* Maps rank r's steps onto its copy's (fold.h); 1 if they do not fold. */
@@ -201,9 +208,9 @@ static int map_rank(fck_t *c, int r)
         const hccn_sim_task_t *x = &c->t[k], *y = &p->t[m[k]];
         if (x->ndeps != y->ndeps)
             return refuse(c, r, "dependencies");
+        mark(c, p->rk->deps + y->dep_off, y->ndeps);
         for (uint32_t d = 0; d < x->ndeps; d++)
-            if (!has(p->rk->deps + y->dep_off, y->ndeps,
-                     m[rk->deps[x->dep_off + d]]))
+            if (c->seen[m[rk->deps[x->dep_off + d]]] != c->stamp)
                 return refuse(c, r, "dependencies");
         if (x->cost > 0.0) {
             if ((int64_t)m[k] <= last)
@@ -284,11 +291,13 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     fck_t c = {s, npus, topo, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
                hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
                host_order,
-               hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len};
+               hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len,
+               hccn_sim_calloc((size_t)most + 1, sizeof(uint32_t)), most + 1,
+               0};
     uint64_t **pair = hccn_sim_calloc((size_t)nrep, sizeof(*pair));
     *f = (hccn_sched_fold_t){nrep, hccn_sim_calloc((size_t)nrep, sizeof(uint64_t *))};
-    if (c.reps == NULL || c.map == NULL || c.t == NULL || pair == NULL ||
-        f->recv_key == NULL)
+    if (c.reps == NULL || c.map == NULL || c.t == NULL || c.seen == NULL ||
+        pair == NULL || f->recv_key == NULL)
         rc = -1;
     for (int r = 0; r < nrep && rc == 0; r++) {
         size_t m = (size_t)s->ranks[r].nsteps + 1;
@@ -328,6 +337,7 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     hccn_sim_free(c.reps);
     hccn_sim_free(c.map);
     hccn_sim_free(c.t);
+    hccn_sim_free(c.seen);
     hccn_sim_free(pair);
     if (rc != 0)
         hccn_sched_fold_free(f);

@@ -340,6 +340,32 @@ static void test_work_order(void **state)
     hccn_sched_free(s);
 }
 
+/* Three reductions a rank: 1 KiB and 8 KiB, then 2 KiB after some of
+ * them. Node 1's third waits for the same steps listed in another order:
+ * it folds (a step's dependencies are a set). Then it waits for the 8 KiB
+ * one where the others wait for the 1 KiB one: refused. */
+static void test_dependencies(void **state)
+{
+    (void)state;
+    static const uint32_t both[] = {0, 1}, swapped[] = {1, 0};
+    static const uint32_t first[] = {0}, second[] = {1};
+    for (int broken = 0; broken < 2; broken++) {
+        hccn_sched_t *s = hccn_sched_new(6, "deps");
+        for (int r = 0; r < 6; r++) {
+            int odd = r / 2 == 1;
+            step(s, r, HCCN_STEP_REDUCE, 1024, NULL, 0);
+            step(s, r, HCCN_STEP_REDUCE, 8192, NULL, 0);
+            if (broken)
+                step(s, r, HCCN_STEP_REDUCE, 2048, odd ? second : first, 1);
+            else
+                step(s, r, HCCN_STEP_REDUCE, 2048, odd ? swapped : both, 2);
+        }
+        assert_false(s->failed);
+        check(s, !broken, "dependencies");
+        hccn_sched_free(s);
+    }
+}
+
 /* Every NPU of local index 0 sends 4 KiB to the next node and 8 KiB to
  * the one after; node 1's NPU posts the 8 KiB one first. It folds, but
  * not where each host takes its messages in turn (a time per message,
@@ -502,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_engine),
         cmocka_unit_test(test_ring_folds),
         cmocka_unit_test(test_work_order),
+        cmocka_unit_test(test_dependencies),
         cmocka_unit_test(test_message_order),
         cmocka_unit_test(test_pairing),
         cmocka_unit_test(test_built_folded),
