@@ -300,10 +300,10 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng);
  * made slack. Returns the flows filled, n or more. */
 int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                        int widen);
-/* Every link a resource again (the reference solver, traces, a link's
- * bandwidth changed). */
 /* Link l's bandwidth factor is now factor (0: down). */
 void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor);
+/* Every link a resource again (the reference solver, traces, a link's
+ * bandwidth changed). */
 void hccn_sim_slack_clear(hccn_sim_engine_t *eng);
 /* Sets f->res from its links' slack flags (f newly on its links). */
 void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f);

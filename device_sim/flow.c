@@ -86,8 +86,9 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
         !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
-        !eng->link_factor || !eng->link_bw || !eng->link_slack || !eng->link_chk ||
-        !eng->link_room || !eng->link_next || !eng->slack_list)
+        !eng->link_factor || !eng->link_bw || !eng->link_slack ||
+        !eng->link_chk || !eng->link_room || !eng->link_next ||
+        !eng->slack_list)
         return -1;
     for (int l = 0; l < n; l++)
         hccn_sim_link_scale(eng, l, 1.0);

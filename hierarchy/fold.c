@@ -291,7 +291,8 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     fck_t c = {s, npus, topo, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
                hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
                host_order,
-               hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)), why, len,
+               hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)),
+               why, len,
                hccn_sim_calloc((size_t)most + 1, sizeof(uint32_t)), most + 1,
                0};
     uint64_t **pair = hccn_sim_calloc((size_t)nrep, sizeof(*pair));
