@@ -258,13 +258,19 @@ static int spec_get(const hccn_hier_select_in_t *in, hccn_algo_spec_t *spec,
 
 /* ----------------------------------------------------------- selection --- */
 
-/* The most ranks of in's communicator (a->nranks of them) on one node;
- * a->nranks when the communicator's NPUs are not known. */
+/* The most ranks of in's communicator (a->nranks of them) on one node:
+ * from the call's view where it has one (a rank's index on its node), else
+ * counted over the topology's nodes; a->nranks when neither is known. */
 static int node_most(const hccn_coll_args_t *a,
                      const hccn_hier_select_in_t *in)
 {
     const hccn_sim_topo_t *topo = in->topo;
     int most = 0;
+    if (a->view != NULL && a->view->local != NULL) {
+        for (int r = 0; r < a->nranks; r++)
+            most = a->view->local[r] >= most ? a->view->local[r] + 1 : most;
+        return most;
+    }
     int *on = in->world != NULL && topo != NULL
                   ? hccn_sim_calloc((size_t)topo->nnodes, sizeof(int))
                   : NULL;

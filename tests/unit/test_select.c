@@ -669,9 +669,18 @@ static void test_node_pairs_passed_over(void **state)
                                       sizeof(err)) != 0)
             fail_msg("%s", err);
         int n = 2 * per, *world = malloc((size_t)n * sizeof(int));
+        int *node = malloc((size_t)n * sizeof(int));
+        int *local = malloc((size_t)n * sizeof(int));
         assert_int_equal(topo->nnpus, n);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             world[i] = i;
+            node[i] = i / per;
+            local[i] = i % per;
+        }
+        /* The runtime's calls carry the view: the count of a node's ranks
+         * comes from it there, from the topology here. */
+        hccn_hier_view_t view = {.nranks = n, .node = node, .local = local,
+                                 .nnodes = 2};
         for (int big = 0; big < 2; big++) {
             hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE, .nranks = n,
                                   .count = big ? 16 * MIB : 1, .esize = 4};
@@ -692,6 +701,11 @@ static void test_node_pairs_passed_over(void **state)
             if (top == NULL || !(top->node_pairs & 1u << a.coll))
                 fail_msg("%d a node: the cheapest is not a node_pairs row: "
                          "%s", per, report);
+            a.view = &view;
+            assert_ptr_equal(hccn_hier_select(&a, &in, why, sizeof(why),
+                                              NULL, 0),
+                             al);
+            a.view = NULL;
             if (per <= HCCN_SELECT_PAIRS_MAX) {
                 assert_ptr_equal(al, top);
             } else {
@@ -707,6 +721,8 @@ static void test_node_pairs_passed_over(void **state)
             }
         }
         free(world);
+        free(node);
+        free(local);
         hccn_sim_topo_free(topo);
         free(json);
     }
