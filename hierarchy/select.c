@@ -184,8 +184,9 @@ static void predictions(hccn_hier_cache_t *c, slot_t *key,
 }
 
 /* Predicted seconds for a of the rows of the table asked for (want[i];
- * every row when want is NULL), HCCN_COST_NONE where there is none, from
- * the cache when it has them; rows not asked for may be UNPRICED. */
+ * every row when want is NULL) into t, HCCN_COST_NONE where there is
+ * none: from the cache when it has them, else those t does not hold yet
+ * (UNPRICED). Rows not asked for may be UNPRICED. */
 static void predict_all(const hccn_coll_args_t *a,
                         const hccn_hier_select_in_t *in, const int *want,
                         double *t)
@@ -209,13 +210,12 @@ static void predict_all(const hccn_coll_args_t *a,
                         (size_t)a->nranks * sizeof(uint64_t));
     }
     hccn_cost_place_t pl = {in->topo, in->world};
-    for (int i = 0; i < MAX_ALGOS; i++)
-        key.t[i] = UNPRICED;
     if (in->cache == NULL) {
-        price(key.t, a, &pl, want);
-        memcpy(t, key.t, sizeof(key.t));
+        price(t, a, &pl, want);
         return;
     }
+    for (int i = 0; i < MAX_ALGOS; i++)
+        key.t[i] = UNPRICED;
     pthread_mutex_lock(&in->cache->lock);
     predictions(in->cache, &key, a, &pl, want, t);
     pthread_mutex_unlock(&in->cache->lock);
@@ -523,6 +523,8 @@ const hccn_algo_t *hccn_hier_select(const hccn_coll_args_t *a,
     double t[MAX_ALGOS];
     char reason[160];
     int may[MAX_ALGOS] = {0};
+    for (int i = 0; i < MAX_ALGOS; i++)
+        t[i] = UNPRICED;
     if (report != NULL && rlen > 0)
         report[0] = '\0';
     hccn_sim_fail_clear();
