@@ -1,8 +1,11 @@
 /*
  * "ring": rank r only ever sends to r+1 and receives from r-1 (mod p).
  *
- * allreduce       ring reduce-scatter of p near-equal blocks into RECV,
- *                 then ring allgather of the reduced blocks (2(p-1) rounds)
+ * allreduce       ring reduce-scatter of p equal blocks into RECV, then
+ *                 ring allgather of the reduced blocks (2(p-1) rounds);
+ *                 the count mod p leftover elements (the tail) travel
+ *                 raw along the allgather's rounds and every rank sums
+ *                 them in rank order
  * reduce_scatter  p-1 rounds; partial sums travel in two SCRATCH slots
  * allgather       p-1 rounds, plus a COPY of the rank's own block
  * broadcast       pipelined chain root -> root+1 -> ... -> root-1, chunked
@@ -17,6 +20,7 @@
  * sends that read the old bytes. docs/algorithms.md gives bytes and times.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device_sim/alloc.h"
 #include "hierarchy/algo_util.h"
@@ -25,22 +29,22 @@
 
 enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
 
-/* Block i of a's count split over its ranks (see hccn_hier_block). */
-static hccn_span_t block(const hccn_coll_args_t *a, int i)
-{
-    return hccn_hier_block(a->count, a->esize, a->nranks, i);
-}
-
 /* ------------------------------------------------------------ rounds --- */
 
-/* The steps of the last round of every rank: prev[2r] its SEND, prev[2r+1]
- * its RECV. The current round is collected in cur and then becomes prev. */
+/* The steps of the last round of every rank, W slots a rank: a
+ * transfer's SEND in slot 2m and its RECV in slot 2m+1 of the receiver,
+ * for move m of the round (allreduce's allgather rounds make two, a block
+ * and a tail). The current round is collected in cur and then becomes
+ * prev. */
+enum { W = 4 };
+
 typedef struct {
     hccn_sched_t *s;
     const hccn_coll_args_t *a;
     int p;
     uint32_t *mem, *prev, *cur;
-    uint32_t nprev; /* 0 before the first round, else 2 */
+    uint32_t nprev; /* steps of the last round per rank: 0 before the first */
+    uint32_t ncur;  /* steps of the current round per rank */
 } ring_t;
 
 static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
@@ -48,26 +52,37 @@ static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
     g->s = s;
     g->a = a;
     g->p = a->nranks;
-    g->nprev = 0;
-    g->mem = hccn_sim_calloc(4 * (size_t)g->p, sizeof(uint32_t));
+    g->nprev = g->ncur = 0;
+    g->mem = hccn_sim_calloc(2 * W * (size_t)g->p, sizeof(uint32_t));
     if (g->mem == NULL)
         return -1;
     g->prev = g->mem;
-    g->cur = g->mem + 2 * (size_t)g->p;
+    g->cur = g->mem + W * (size_t)g->p;
     return 0;
 }
 
-/* Rank r sends bytes at (sbuf, soff) to r+1, which receives them at (dbuf,
- * doff), reducing with its own (lbuf, loff) when reduce is set. Both sides
- * depend on their previous round. */
+/* Move m of the round: rank r sends bytes at (sbuf, soff) to r+1, which
+ * receives them at (dbuf, doff), reducing with its own (lbuf, loff) when
+ * reduce is set. Both sides depend on every step of their previous
+ * round. */
+static void ring_move_m(ring_t *g, int m, int r, hccn_buf_t sbuf,
+                        uint64_t soff, hccn_buf_t dbuf, uint64_t doff,
+                        uint64_t bytes, int reduce, hccn_buf_t lbuf,
+                        uint64_t loff)
+{
+    int to = hccn_hier_mod(r + 1, g->p);
+    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[W * r], g->nprev, to, dbuf,
+                    doff, &g->prev[W * to], g->nprev, bytes, reduce, lbuf,
+                    loff, &g->cur[W * r + 2 * m], &g->cur[W * to + 2 * m + 1]);
+    if ((uint32_t)(2 * m + 2) > g->ncur)
+        g->ncur = (uint32_t)(2 * m + 2);
+}
+
 static void ring_move(ring_t *g, int r, hccn_buf_t sbuf, uint64_t soff,
                       hccn_buf_t dbuf, uint64_t doff, uint64_t bytes,
                       int reduce, hccn_buf_t lbuf, uint64_t loff)
 {
-    int to = hccn_hier_mod(r + 1, g->p);
-    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[2 * r], g->nprev, to, dbuf,
-                    doff, &g->prev[2 * to], g->nprev, bytes, reduce, lbuf,
-                    loff, &g->cur[2 * r], &g->cur[2 * to + 1]);
+    ring_move_m(g, 0, r, sbuf, soff, dbuf, doff, bytes, reduce, lbuf, loff);
 }
 
 static void ring_next_round(ring_t *g)
@@ -75,34 +90,80 @@ static void ring_next_round(ring_t *g)
     uint32_t *t = g->prev;
     g->prev = g->cur;
     g->cur = t;
-    g->nprev = 2;
+    g->nprev = g->ncur;
+    g->ncur = 0;
 }
 
 /* ------------------------------------------------------- collectives --- */
 
-/* Reduce-scatter: in round k rank r passes block r-k to r+1, which adds
- * its own SEND block into RECV; rank r ends with block r+1 complete.
- * Allgather: in round k rank r passes block r+1-k on. */
+/* The count splits into p blocks of q elements and a tail of t = count
+ * mod p. Reduce-scatter: in round k rank r passes block r-k to r+1, which
+ * adds its own SEND block into RECV; rank r ends with block r+1 complete.
+ * Allgather: in round k rank r passes block r+1-k on. The tail: every
+ * rank COPYs its own t elements into its slot of SCRATCH (p slots of t),
+ * and in allgather round k rank r also passes member r-k's on (round 0
+ * straight from SEND), so each rank ends with every member's; then it
+ * COPYs slot 0 into RECV and REDUCEs slots 1 .. p-1 into it in that
+ * order. So every rank does the same steps (blocks an element apart would
+ * give rank 1 other sizes than rank 0's, and a timing-only run could not
+ * fold onto node 0: hierarchy/fold.h), and all sum the tail in the same
+ * order. With q = 0 the rounds carry the tail alone. */
 static void build_allreduce(ring_t *g)
 {
+    const hccn_coll_args_t *a = g->a;
     const int p = g->p;
-    for (int k = 0; k < p - 1; k++) {
+    const uint64_t q = a->count / (uint64_t)p, t = a->count % (uint64_t)p;
+    const uint64_t bb = q * a->esize, tb = t * a->esize;
+    const uint64_t at = (uint64_t)p * bb;   /* the tail, in SEND and RECV */
+    uint32_t *own = NULL;
+    if (t > 0) {
+        g->s->scratch_bytes = (size_t)((uint64_t)p * tb);
+        own = hccn_sim_malloc((size_t)p * sizeof(*own));
+        if (own == NULL) {
+            g->s->failed = 1;
+            return;
+        }
+        for (int r = 0; r < p; r++)
+            own[r] = hccn_sched_local(g->s, r, 0, HCCN_BUF_SEND, at,
+                                      HCCN_BUF_SCRATCH, (uint64_t)r * tb, tb,
+                                      NULL, 0);
+    }
+    for (int k = 0; q > 0 && k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            hccn_span_t b = block(g->a, hccn_hier_mod(r - k, p));
-            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, b.off,
-                      HCCN_BUF_RECV, b.off, b.len, 1, HCCN_BUF_SEND, b.off);
+            uint64_t o = (uint64_t)hccn_hier_mod(r - k, p) * bb;
+            ring_move(g, r, k == 0 ? HCCN_BUF_SEND : HCCN_BUF_RECV, o,
+                      HCCN_BUF_RECV, o, bb, 1, HCCN_BUF_SEND, o);
         }
         ring_next_round(g);
     }
     hccn_hier_stamp(g->s, PHASE_RS);
     for (int k = 0; k < p - 1; k++) {
         for (int r = 0; r < p; r++) {
-            hccn_span_t b = block(g->a, hccn_hier_mod(r + 1 - k, p));
-            ring_move(g, r, HCCN_BUF_RECV, b.off, HCCN_BUF_RECV, b.off, b.len,
-                      0, HCCN_BUF_RECV, 0);
+            uint64_t o = (uint64_t)hccn_hier_mod(r + 1 - k, p) * bb;
+            uint64_t m = (uint64_t)hccn_hier_mod(r - k, p) * tb;
+            if (q > 0)
+                ring_move(g, r, HCCN_BUF_RECV, o, HCCN_BUF_RECV, o, bb, 0,
+                          HCCN_BUF_RECV, 0);
+            if (t > 0)
+                ring_move_m(g, q > 0, r,
+                            k == 0 ? HCCN_BUF_SEND : HCCN_BUF_SCRATCH,
+                            k == 0 ? at : m, HCCN_BUF_SCRATCH, m, tb, 0,
+                            HCCN_BUF_RECV, 0);
         }
         ring_next_round(g);
     }
+    for (int r = 0; t > 0 && r < p && !g->s->failed; r++) {
+        uint32_t deps[W + 1], n = g->nprev;
+        memcpy(deps, &g->prev[W * r], n * sizeof(*deps));
+        deps[n++] = own[r];
+        uint32_t x = hccn_sched_local(g->s, r, 0, HCCN_BUF_SCRATCH, 0,
+                                      HCCN_BUF_RECV, at, tb, deps, n);
+        for (int j = 1; j < p; j++)
+            x = hccn_sched_local(g->s, r, 1, HCCN_BUF_SCRATCH,
+                                 (uint64_t)j * tb, HCCN_BUF_RECV, at, tb, &x,
+                                 1);
+    }
+    hccn_sim_free(own);
     hccn_hier_stamp(g->s, PHASE_AG);
 }
 
@@ -342,6 +403,24 @@ static double ring_rounds(hccn_cm_t *m, const hccn_cm_team_t *t, int rounds,
     return rounds * (round + (reduce ? (double)bytes * m->r : 0.0));
 }
 
+/* Allreduce's allgather rounds where a tail of tb bytes travels beside
+ * each block of bb: the 2 n transfers of a round priced together. */
+static double ring_tail_rounds(hccn_cm_t *m, const hccn_cm_team_t *t,
+                               int rounds, uint64_t bb, uint64_t tb)
+{
+    size_t n = 0;
+    for (int g = 0; g < t->ngroups; g++)
+        for (int i = 0; i < t->size; i++) {
+            int src = hccn_hier_cm_member(t, g, i);
+            int dst = hccn_hier_cm_member(t, g, i + 1);
+            if (bb > 0)
+                m->x[n++] = hccn_hier_cm_xf(src, dst, bb);
+            m->x[n++] = hccn_hier_cm_xf(src, dst, tb);
+        }
+    hccn_hier_cm_flows(m, m->x, n, 1.0);
+    return rounds * hccn_hier_cm_slowest(m->x, n, NULL);
+}
+
 /* The pipelined chain member first -> first+1 -> ... of every group. */
 static double ring_chain_cost(hccn_cm_t *m, const hccn_cm_team_t *t,
                               const hccn_coll_args_t *a, int first, int reduce)
@@ -375,9 +454,15 @@ double hccn_hier_cm_ring(hccn_cm_t *m, const hccn_cm_team_t *t,
     const int p = a->nranks;
     uint64_t b = hccn_hier_cm_whole(a);
     switch (a->coll) {
-    case HCCN_COLL_ALLREDUCE:
-        return ring_rounds(m, t, p - 1, hccn_hier_cm_block(a, 0), 1) +
-               ring_rounds(m, t, p - 1, hccn_hier_cm_block(a, 0), 0);
+    case HCCN_COLL_ALLREDUCE: {
+        uint64_t bb = a->count / (uint64_t)p * a->esize;
+        uint64_t tb = a->count % (uint64_t)p * a->esize;
+        double rs = bb > 0 ? ring_rounds(m, t, p - 1, bb, 1) : 0.0;
+        if (tb == 0)
+            return rs + ring_rounds(m, t, p - 1, bb, 0);
+        return rs + ring_tail_rounds(m, t, p - 1, bb, tb) +
+               hccn_hier_cm_tail_sum(m, tb, p);
+    }
     case HCCN_COLL_REDUCE_SCATTER:
         return ring_rounds(m, t, p - 1, b, 1);
     case HCCN_COLL_ALLGATHER:

@@ -92,10 +92,9 @@ void hccn_rt_move_apply(const rt_move_t *m, hccn_dtype_t dt, hccn_redop_t op)
         recv_wire(wt, kernel_op(op), (float *)m->dst, (const float *)m->a,
                   (const float *)m->b, m->n);
         break;
-    case RT_MOVE_WIRE_REDUCE:
-        round_wire(wt, (float *)m->dst, m->n);
-        hccn_rt_reduce(m->dst, m->a, m->n, dt, kernel_op(op));
-        round_wire(wt, (float *)m->dst, m->n);
+    case RT_MOVE_WIRE_REDUCE:   /* dst op a, both rounded, and the result */
+        recv_wire(wt, kernel_op(op), (float *)m->dst, (const float *)m->dst,
+                  (const float *)m->a, m->n);
         break;
     case RT_MOVE_ROUND:
         round_wire(wt, (float *)m->dst, m->n);

@@ -512,6 +512,32 @@ static void test_fold(void **state)
     printf("fold: %d of %d timing-only runs folded (%d built for node 0 "
            "alone), times equal\n", nfold, nruns, nbuilt);
     assert_true(nfold > nruns / 3);
+    /* The flat ring folds where its ranks do not divide the count: its
+     * blocks are equal and its tail goes to every rank alike
+     * (hierarchy/algo_ring.c); folded, its times are the unfolded run's. */
+    for (int nodes = 2; nodes <= 4; nodes *= 2) {
+        char *text = default_with(nodes);
+        hccn_sim_topo_t *topo;
+        char err[512];
+        assert_int_equal(hccn_sim_topo_load_string(text, "default.json",
+                                                   &topo, err, sizeof(err)),
+                         HCCN_OK);
+        for (uint64_t count = 1; count <= 100003; count = count * 37 + 3) {
+            seq_t q;
+            double whole[MAXCALLS], ends[MAXCALLS];
+            hccn_rt_popts_t no = {.no_fold = 1}, yes = {0};
+            make_seq(&q, HCCN_COLL_ALLREDUCE, count, "ring", topo->nnpus);
+            hccn_status_t rc = hccn_rt_predict_opts(topo, q.calls, q.ncalls,
+                                                    whole, &no);
+            assert_int_equal(rc, HCCN_OK);
+            check_pred(topo, "default.json", &q, 0, rc, whole, ends, &yes);
+            if (!yes.folded)
+                fail_msg("ring allreduce of %llu on %d nodes did not fold: "
+                         "%s", (unsigned long long)count, nodes, yes.why);
+        }
+        hccn_sim_topo_free(topo);
+        free(text);
+    }
     /* Fat trees: nothing is built for node 0 alone (its part does not
      * show how far its peers are); runs of algorithms whose every node's
      * peers are as far as node 0's fold. */

@@ -479,6 +479,7 @@ typedef struct {
     double **ready;
     unsigned char **isready;
     double *local_free, *link_free, end;
+    double *link_start;     /* when the link's transfers last began */
     int shared_link;
 } tsim_t;
 
@@ -550,14 +551,24 @@ static void tlocal(tsim_t *m, int r, uint32_t i, double t, double cost)
     tpush(m, m->local_free[r], EV_DONE, r, i);
 }
 
-/* Both sides of a transfer are ready at t: it drains for bytes/B. */
+/* Both sides of a transfer are ready at t: it drains for bytes/B. A
+ * transfer that becomes ready at the same instant as one before it on
+ * its link drains after it (the pair's bytes take the same time as two
+ * flows sharing the link from that instant); one that finds its link
+ * busy from an earlier instant is outside the model. */
 static void tflow(tsim_t *m, hccn_sched_ref_t snd, double t)
 {
     const hccn_step_t *st = &m->s->ranks[snd.rank].steps[snd.step];
-    double *lf = &m->link_free[(size_t)snd.rank * m->s->nranks + st->peer];
-    if (*lf > t * (1 + 1e-12))
-        m->shared_link = 1;
-    *lf = t + (double)st->bytes / m->tp.bw;
+    size_t l = (size_t)snd.rank * m->s->nranks + st->peer;
+    double *lf = &m->link_free[l], start = t;
+    if (*lf > t * (1 + 1e-12)) {
+        if (m->link_start[l] != t)
+            m->shared_link = 1;
+        start = *lf;
+    } else {
+        m->link_start[l] = t;
+    }
+    *lf = start + (double)st->bytes / m->tp.bw;
     tpush(m, *lf, EV_DONE, snd.rank, snd.step);
 }
 
@@ -642,6 +653,7 @@ static void tsim_free(tsim_t *m, int p)
     free(m->isready);
     free(m->local_free);
     free(m->link_free);
+    free(m->link_start);
 }
 
 double sched_interp_time(const hccn_sched_t *s,
@@ -660,8 +672,9 @@ double sched_interp_time(const hccn_sched_t *s,
     m.isready = calloc(np, sizeof(void *));
     m.local_free = calloc(np, sizeof(double));
     m.link_free = calloc(np * np, sizeof(double));
+    m.link_start = calloc(np * np, sizeof(double));
     int rc = m.heap && m.npend && m.succ && m.succ_off && m.ready &&
-                     m.isready && m.local_free && m.link_free
+                     m.isready && m.local_free && m.link_free && m.link_start
                  ? 0
                  : -1;
     for (int r = 0; rc == 0 && r < p; r++)

@@ -73,9 +73,11 @@ typedef struct {
 } sched_interp_timing_t;
 
 /* Completion time of the last step of s in that model (every COPY is
- * charged, as out of place). Returns -1 when two transfers would share a
- * link at the same time (the model then no longer applies), -2 on no
- * memory. */
+ * charged, as out of place). Transfers that become ready on one link at
+ * the same instant drain one after another (together they end when two
+ * flows sharing the link would). Returns -1 when a transfer finds its
+ * link busy with one begun earlier (the model then no longer applies), -2
+ * on no memory. */
 double sched_interp_time(const hccn_sched_t *s,
                          const sched_interp_timing_t *tp);
 

@@ -270,8 +270,8 @@ static long long wire_bytes(const char *algo, const hccn_coll_args_t *a,
         return 0;
     switch (a->coll) {
     case HCCN_COLL_ALLREDUCE:
-        if (strcmp(algo, "ring") == 0)
-            return 2 * n - BLK(r + 1) - BLK(r + 2);
+        if (strcmp(algo, "ring") == 0)     /* equal blocks, the tail raw */
+            return (2 * q + rem) * (p - 1) * e;
         return n - BLK(r) + (p - 1) * BLK(r);
     case HCCN_COLL_REDUCE_SCATTER:
     case HCCN_COLL_ALLGATHER:
@@ -437,6 +437,85 @@ static void test_ring_chunks(void **state)
 
 /* ----------------------------------------------------- timing model --- */
 
+/* ------------------------------------------------ ring float order --- */
+
+static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
+                    void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < bytes; i += 4) {
+        float u, v;
+        memcpy(&u, (const char *)a + i, 4);
+        memcpy(&v, (const char *)b + i, 4);
+        u += v;
+        memcpy((char *)dst + i, &u, 4);
+    }
+}
+
+/* Floats of exponents -10 .. 10, so that the order of a sum shows. */
+static float fval(int r, uint64_t i)
+{
+    uint32_t u = input(4, r, i);
+    return ldexpf((float)(u & 0xffffff) / 16777216.0f + 1.0f,
+                  (int)((u >> 24) % 21) - 10) * ((u >> 23) & 1 ? -1 : 1);
+}
+
+static uint32_t fbits(int r, uint64_t i)
+{
+    float f = fval(r, i);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Ring allreduce of floats, counts that p divides and counts that leave a
+ * tail: every rank gets the same bits, and they are docs/algorithms.md's
+ * reduction orders, summed here serially: block j's element as
+ * ((x_j + x_{j+1}) + ...) + x_{j-1}, a tail element as ((x_0 + x_1) +
+ * ...) + x_{p-1}. Shuffled execution order, in and out of place. */
+static void test_ring_float_order(void **state)
+{
+    (void)state;
+    const hccn_algo_t *ring = hccn_hier_algo_find("ring");
+    const int ps[] = {2, 3, 5, 8};
+    const uint64_t counts[] = {1, 7, 24, 1003};
+    for (size_t pi = 0; pi < 4; pi++)
+        for (size_t ci = 0; ci < 4; ci++)
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                int p = ps[pi];
+                hccn_coll_args_t a = {.coll = HCCN_COLL_ALLREDUCE,
+                                      .nranks = p, .count = counts[ci],
+                                      .esize = 4};
+                const char *name = case_name("ring", &a, inplace, 7);
+                uint64_t q = a.count / (uint64_t)p;
+                hccn_sched_t *sch = ring->build(&a);
+                assert_non_null(sch);
+                sched_interp_host_t h;
+                sched_interp_host_setup(&h, &a, inplace, fbits);
+                sched_interp_opts_t o = {sum_f32, NULL, 7, 1};
+                char why[256];
+                if (sched_interp_run(sch, h.b, &o, why, sizeof(why)) != 0)
+                    failf("%s: %s", name, why);
+                for (uint64_t i = 0; i < a.count; i++) {
+                    int j = q > 0 && i < q * (uint64_t)p ? (int)(i / q) : 0;
+                    float want = fval(j, i);
+                    for (int k = 1; k < p; k++)
+                        want += fval((j + k) % p, i);
+                    for (int r = 0; r < p; r++) {
+                        float got;
+                        memcpy(&got, (const char *)h.b[r].recv + 4 * i, 4);
+                        if (memcmp(&got, &want, 4) != 0)
+                            failf("%s: rank %d element %llu is %a, the "
+                                  "order gives %a", name, r,
+                                  (unsigned long long)i, (double)got,
+                                  (double)want);
+                    }
+                }
+                sched_interp_host_free(&h, p);
+                hccn_sched_free(sch);
+            }
+}
+
 typedef sched_interp_timing_t timing_t;
 
 /* The closed forms of docs/algorithms.md (B = bw, R = reduce_bw, M =
@@ -468,8 +547,15 @@ static double closed_form(const char *algo, const hccn_coll_args_t *a,
     if (a->nranks == 1 || (a->count == 0 && c != HCCN_COLL_BARRIER))
         return c == HCCN_COLL_BARRIER || a->count == 0 ? 0.0 : copy;
     if (strcmp(algo, "ring") == 0) {
-        if (c == HCCN_COLL_ALLREDUCE)
+        if (c == HCCN_COLL_ALLREDUCE && a->count % a->nranks == 0)
             return 2 * (p - 1) * (al + bm / B) + (p - 1) * bm / R;
+        if (c == HCCN_COLL_ALLREDUCE) {     /* equal blocks and a tail */
+            double q = (double)(a->count / a->nranks * a->esize);
+            double tb = (double)(a->count % a->nranks * a->esize);
+            double rs = q > 0 ? (p - 1) * (al + q / B + q / R) : 0.0;
+            double m = t->mem_bw > 0 ? tb / t->mem_bw : 0.0;
+            return rs + (p - 1) * (al + (q + tb) / B) + m + (p - 1) * tb / R;
+        }
         if (c == HCCN_COLL_REDUCE_SCATTER)
             return (p - 1) * (al + n / B + n / R);
         if (c == HCCN_COLL_ALLGATHER)
@@ -733,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_interp_bounds),
         cmocka_unit_test(test_int8_wraparound),
         cmocka_unit_test(test_ring_chunks),
+        cmocka_unit_test(test_ring_float_order),
         cmocka_unit_test(test_time_ring),
         cmocka_unit_test(test_time_mesh),
         cmocka_unit_test(test_time_linear),

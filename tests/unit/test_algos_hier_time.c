@@ -121,8 +121,16 @@ static double level_time(const tm_t *t, int lv, const char *algo,
                 S += first_blocks(count, p, 1 << j);
             return 2 * log2i(p) * al + S * (2 / B + 1 / R);
         }
-        return mesh ? 2 * al + 2 * bm / B + (p - 1) * bm / R
-                    : 2 * (p - 1) * (al + bm / B) + (p - 1) * bm / R;
+        if (mesh || count % (uint64_t)p == 0)
+            return mesh ? 2 * al + 2 * bm / B + (p - 1) * bm / R
+                        : 2 * (p - 1) * (al + bm / B) + (p - 1) * bm / R;
+        {   /* the ring's equal blocks, its tail beside the allgather's */
+            double q = 4.0 * (double)(count / (uint64_t)p);
+            double tb = 4.0 * (double)(count % (uint64_t)p);
+            return (q > 0 ? (p - 1) * (al + q / B + q / R) : 0.0) +
+                   (p - 1) * (al + (q + tb) / B) + copy_t(t, tb) +
+                   (p - 1) * tb / R;
+        }
     case HCCN_COLL_REDUCE_SCATTER:
         if (strcmp(algo, "hd") == 0)
             return log2i(p) * al + (p - 1) * b * (1 / B + 1 / R);
