@@ -68,7 +68,8 @@ if [ "$suite" -eq 1 ]; then
     "$self" --topo "$src/configs/dgx1-v100.json" "$size" 128 192 256 || exit
     "$self" --topo "$src/configs/ascend-910c-superpod.json" "$size" 2 5 ||
         exit
-    "$self" --topo "$src/configs/tcp-10gbe.json" "$size" 1536 2048 || exit
+    "$self" --topo "$src/configs/tcp-10gbe.json" "$size" 1536 1792 2047 \
+        2048 || exit
     exit
 fi
 [ ${#counts[@]} -gt 0 ] || counts=(512 8192)
