@@ -702,6 +702,19 @@ void sched_interp_sum_u32(void *dst, const void *a, const void *b,
     }
 }
 
+void sched_interp_sum_f32(void *dst, const void *a, const void *b,
+                          size_t bytes, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        float u, v;
+        memcpy(&u, (const char *)a + i, 4);
+        memcpy(&v, (const char *)b + i, 4);
+        u += v;
+        memcpy((char *)dst + i, &u, 4);
+    }
+}
+
 void sched_interp_host_setup(sched_interp_host_t *h, const hccn_coll_args_t *a,
                              int inplace, uint32_t (*gen)(int, uint64_t))
 {

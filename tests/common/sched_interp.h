@@ -86,6 +86,11 @@ double sched_interp_time(const hccn_sched_t *s,
 void sched_interp_sum_u32(void *dst, const void *a, const void *b,
                           size_t bytes, void *ctx);
 
+/* A sched_interp_reduce_fn: fp32 sum, rounded at every addition (a float
+ * result shows the order of its sum); ctx unused. */
+void sched_interp_sum_f32(void *dst, const void *a, const void *b,
+                          size_t bytes, void *ctx);
+
 /* Host buffers of one collective call for up to SCHED_INTERP_MAXP ranks:
  * one allocation per rank, SEND and RECV apart out of place, overlapping
  * as the in-place form says in place (recv = send + rank * count for

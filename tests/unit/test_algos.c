@@ -439,19 +439,6 @@ static void test_ring_chunks(void **state)
 
 /* ------------------------------------------------ ring float order --- */
 
-static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes; i += 4) {
-        float u, v;
-        memcpy(&u, (const char *)a + i, 4);
-        memcpy(&v, (const char *)b + i, 4);
-        u += v;
-        memcpy((char *)dst + i, &u, 4);
-    }
-}
-
 /* Floats of exponents -10 .. 10, so that the order of a sum shows. */
 static float fval(int r, uint64_t i)
 {
@@ -492,7 +479,7 @@ static void test_ring_float_order(void **state)
                 assert_non_null(sch);
                 sched_interp_host_t h;
                 sched_interp_host_setup(&h, &a, inplace, fbits);
-                sched_interp_opts_t o = {sum_f32, NULL, 7, 1};
+                sched_interp_opts_t o = {sched_interp_sum_f32, NULL, 7, 1};
                 char why[256];
                 if (sched_interp_run(sch, h.b, &o, why, sizeof(why)) != 0)
                     failf("%s: %s", name, why);

@@ -93,19 +93,6 @@ static void even_pview(pview_t *w, int P, int M, int L)
 
 /* ------------------------------------------------------- reference --- */
 
-static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes; i += 4) {
-        float u, v;
-        memcpy(&u, (const char *)a + i, 4);
-        memcpy(&v, (const char *)b + i, 4);
-        u += v;
-        memcpy((char *)dst + i, &u, 4);
-    }
-}
-
 static uint32_t input(int q, uint64_t i)
 {
     unsigned long long st = ((unsigned long long)q << 40) ^ (i * 7 + 3);
@@ -224,7 +211,8 @@ static void run_float(const hccn_algo_t *al, const hccn_coll_args_t *a,
     assert_non_null(s);
     sched_interp_host_setup(&ref, a, 0, finput);
     sched_interp_host_setup(&got, a, 0, finput);
-    sched_interp_opts_t o1 = {sum_f32, NULL, 0, 0}, o2 = {sum_f32, NULL, 99, 0};
+    sched_interp_opts_t o1 = {sched_interp_sum_f32, NULL, 0, 0},
+                        o2 = {sched_interp_sum_f32, NULL, 99, 0};
     if (sched_interp_run(s, ref.b, &o1, why, sizeof(why)) != 0 ||
         sched_interp_run(s, got.b, &o2, why, sizeof(why)) != 0)
         failf("%s: %s", name, why);

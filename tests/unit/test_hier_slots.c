@@ -50,19 +50,6 @@
 
 /* ----------------------------------------------------------------- data --- */
 
-static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    for (size_t i = 0; i < bytes / 4; i++) {
-        float x, y;
-        memcpy(&x, (const char *)a + 4 * i, 4);
-        memcpy(&y, (const char *)b + 4 * i, 4);
-        x += y;
-        memcpy((char *)dst + 4 * i, &x, 4);
-    }
-}
-
 /* fp32 values whose sums round differently in different orders. */
 static uint32_t gen_f32(int rank, uint64_t i)
 {
@@ -102,7 +89,8 @@ static hccn_sched_t *run(const char *algo, test_view_t *w, int D,
     assert_non_null(s);
     sched_interp_host_t h;
     sched_interp_host_setup(&h, &a, inplace, f32 ? gen_f32 : gen_u32);
-    sched_interp_opts_t o = {.reduce = f32 ? sum_f32 : sched_interp_sum_u32,
+    sched_interp_opts_t o = {.reduce = f32 ? sched_interp_sum_f32
+                                           : sched_interp_sum_u32,
                              .check_races = 1};
     char why[256] = "";
     if (sched_interp_run(s, h.b, &o, why, sizeof(why)) != 0)

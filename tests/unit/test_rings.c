@@ -204,17 +204,6 @@ static void test_results(void **state)
     }
 }
 
-/* fp32 sum, rounded at every addition. */
-static void sum_f32(void *dst, const void *a, const void *b, size_t bytes,
-                    void *ctx)
-{
-    (void)ctx;
-    float *d = dst;
-    const float *x = a, *y = b;
-    for (size_t i = 0; i < bytes / 4; i++)
-        d[i] = x[i] + y[i];
-}
-
 static uint32_t gen_f32(int rank, uint64_t i)
 {
     float f = (float)(1.0 / (1.0 + rank * 3.0 + (double)(i % 17))) *
@@ -261,7 +250,7 @@ static void test_fp32_order(void **state)
     assert_non_null(s);
     sched_interp_host_t h;
     sched_interp_host_setup(&h, &a, 0, gen_f32);
-    sched_interp_opts_t o = {sum_f32, NULL, 3, 1};
+    sched_interp_opts_t o = {sched_interp_sum_f32, NULL, 3, 1};
     char why[256];
     if (sched_interp_run(s, h.b, &o, why, sizeof(why)) != 0)
         fail_msg("%s", why);
