@@ -31,12 +31,12 @@ enum { PHASE_RS = 1, PHASE_AG = 2, PHASE_CHAIN = 1 };
 
 /* ------------------------------------------------------------ rounds --- */
 
-/* The steps of the last round of every rank, W slots a rank: a
- * transfer's SEND in slot 2m and its RECV in slot 2m+1 of the receiver,
+/* The steps of the last round of every rank, SLOTS places a rank: a
+ * transfer's SEND in place 2m and its RECV in place 2m+1 of the receiver,
  * for move m of the round (allreduce's allgather rounds make two, a block
  * and a tail). The current round is collected in cur and then becomes
  * prev. */
-enum { W = 4 };
+enum { SLOTS = 4 };
 
 typedef struct {
     hccn_sched_t *s;
@@ -53,11 +53,11 @@ static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
     g->a = a;
     g->p = a->nranks;
     g->nprev = g->ncur = 0;
-    g->mem = hccn_sim_calloc(2 * W * (size_t)g->p, sizeof(uint32_t));
+    g->mem = hccn_sim_calloc(2 * SLOTS * (size_t)g->p, sizeof(uint32_t));
     if (g->mem == NULL)
         return -1;
     g->prev = g->mem;
-    g->cur = g->mem + W * (size_t)g->p;
+    g->cur = g->mem + SLOTS * (size_t)g->p;
     return 0;
 }
 
@@ -71,9 +71,10 @@ static void ring_move_m(ring_t *g, int m, int r, hccn_buf_t sbuf,
                         uint64_t loff)
 {
     int to = hccn_hier_mod(r + 1, g->p);
-    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[W * r], g->nprev, to, dbuf,
-                    doff, &g->prev[W * to], g->nprev, bytes, reduce, lbuf,
-                    loff, &g->cur[W * r + 2 * m], &g->cur[W * to + 2 * m + 1]);
+    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[SLOTS * r], g->nprev, to,
+                    dbuf, doff, &g->prev[SLOTS * to], g->nprev, bytes, reduce,
+                    lbuf, loff, &g->cur[SLOTS * r + 2 * m],
+                    &g->cur[SLOTS * to + 2 * m + 1]);
     if ((uint32_t)(2 * m + 2) > g->ncur)
         g->ncur = (uint32_t)(2 * m + 2);
 }
@@ -153,8 +154,8 @@ static void build_allreduce(ring_t *g)
         ring_next_round(g);
     }
     for (int r = 0; t > 0 && r < p && !g->s->failed; r++) {
-        uint32_t deps[W + 1], n = g->nprev;
-        memcpy(deps, &g->prev[W * r], n * sizeof(*deps));
+        uint32_t deps[SLOTS + 1], n = g->nprev;
+        memcpy(deps, &g->prev[SLOTS * r], n * sizeof(*deps));
         deps[n++] = own[r];
         uint32_t x = hccn_sched_local(g->s, r, 0, HCCN_BUF_SCRATCH, 0,
                                       HCCN_BUF_RECV, at, tb, deps, n);
