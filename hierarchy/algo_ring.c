@@ -42,16 +42,37 @@ typedef struct {
     hccn_sched_t *s;
     const hccn_coll_args_t *a;
     int p;
+    int nkeep;      /* ranks 0 .. nkeep-1 get steps: p, or node 0's ranks
+                       in a folded build (ring_keep) */
     uint32_t *mem, *prev, *cur;
     uint32_t nprev; /* steps of the last round per rank: 0 before the first */
     uint32_t ncur;  /* steps of the current round per rank */
 } ring_t;
+
+/* Node 0's part alone (coll.h, fold_rep): where every rank's copy in node
+ * 0 is its index modulo node 0's ranks (nodes of n ranks, in ring order),
+ * rank r does in every round what its copy r mod n does, so only ranks
+ * 0 .. n-1 need steps. Returns n then, else p (every rank). */
+static int ring_keep(const hccn_coll_args_t *a)
+{
+    const int p = a->nranks, n = a->fold_nrep;
+    if (a->fold_rep == NULL || n <= 0 || n >= p || p % n != 0)
+        return p;
+    for (int r = 0; r < p; r++)
+        if (a->fold_rep[r] != r % n)
+            return p;
+    return n;
+}
 
 static int ring_init(ring_t *g, hccn_sched_t *s, const hccn_coll_args_t *a)
 {
     g->s = s;
     g->a = a;
     g->p = a->nranks;
+    g->nkeep = a->coll == HCCN_COLL_ALLREDUCE ||
+               a->coll == HCCN_COLL_REDUCE_SCATTER ||
+               a->coll == HCCN_COLL_ALLGATHER ? ring_keep(a) : a->nranks;
+    s->folded = g->nkeep < g->p;
     g->nprev = g->ncur = 0;
     g->mem = hccn_sim_calloc(2 * SLOTS * (size_t)g->p, sizeof(uint32_t));
     if (g->mem == NULL)
@@ -71,12 +92,47 @@ static void ring_move_m(ring_t *g, int m, int r, hccn_buf_t sbuf,
                         uint64_t loff)
 {
     int to = hccn_hier_mod(r + 1, g->p);
-    hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[SLOTS * r], g->nprev, to,
-                    dbuf, doff, &g->prev[SLOTS * to], g->nprev, bytes, reduce,
-                    lbuf, loff, &g->cur[SLOTS * r + 2 * m],
-                    &g->cur[SLOTS * to + 2 * m + 1]);
+    uint32_t *sent = &g->cur[SLOTS * r + 2 * m];
+    uint32_t *got = &g->cur[SLOTS * to + 2 * m + 1];
     if ((uint32_t)(2 * m + 2) > g->ncur)
         g->ncur = (uint32_t)(2 * m + 2);
+    if (r < g->nkeep && to < g->nkeep) {
+        hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[SLOTS * r], g->nprev,
+                        to, dbuf, doff, &g->prev[SLOTS * to], g->nprev, bytes,
+                        reduce, lbuf, loff, sent, got);
+        return;
+    }
+    if (r >= g->nkeep && to >= g->nkeep)
+        return;
+    /* Folded: one side is left out (hierarchy/sched.h, folded). A SEND to
+     * it has no RECV; a RECV from it names as its SEND the SEND of the
+     * sender's copy in this round, made already (r is p - 1, to 0, and the
+     * copy nkeep - 1 comes first). */
+    hccn_sched_t *s = g->s;
+    uint32_t x = s->nxfers;
+    if (hccn_sched_xfer_room(s, 1) != 0)
+        return;
+    if (r < g->nkeep) {
+        hccn_step_t st = {.kind = HCCN_STEP_SEND, .src_buf = (uint8_t)sbuf,
+                          .peer = to, .xfer = x, .src_off = soff,
+                          .bytes = bytes};
+        *sent = hccn_sched_add(s, r, &st, &g->prev[SLOTS * r], g->nprev);
+        s->xfer_send[x] = (hccn_sched_ref_t){r, *sent};
+        s->xfer_recv[x] = (hccn_sched_ref_t){-1, UINT32_MAX};
+    } else {
+        int copy = r % g->nkeep;
+        hccn_step_t st = {.kind = reduce ? HCCN_STEP_RECV_REDUCE
+                                         : HCCN_STEP_RECV,
+                          .src_buf = (uint8_t)lbuf, .dst_buf = (uint8_t)dbuf,
+                          .peer = r, .xfer = x, .src_off = loff,
+                          .dst_off = doff, .bytes = bytes};
+        *got = hccn_sched_add(s, to, &st, &g->prev[SLOTS * to], g->nprev);
+        s->xfer_send[x] =
+            (hccn_sched_ref_t){copy, g->cur[SLOTS * copy + 2 * m]};
+        s->xfer_recv[x] = (hccn_sched_ref_t){to, *got};
+    }
+    if (!s->failed)
+        s->nxfers = x + 1;
 }
 
 static void ring_move(ring_t *g, int r, hccn_buf_t sbuf, uint64_t soff,
@@ -124,7 +180,7 @@ static void build_allreduce(ring_t *g)
             g->s->failed = 1;
             return;
         }
-        for (int r = 0; r < p; r++)
+        for (int r = 0; r < g->nkeep; r++)
             own[r] = hccn_sched_local(g->s, r, 0, HCCN_BUF_SEND, at,
                                       HCCN_BUF_SCRATCH, (uint64_t)r * tb, tb,
                                       NULL, 0);
@@ -153,7 +209,7 @@ static void build_allreduce(ring_t *g)
         }
         ring_next_round(g);
     }
-    for (int r = 0; t > 0 && r < p && !g->s->failed; r++) {
+    for (int r = 0; t > 0 && r < g->nkeep && !g->s->failed; r++) {
         uint32_t deps[SLOTS + 1], n = g->nprev;
         memcpy(deps, &g->prev[SLOTS * r], n * sizeof(*deps));
         deps[n++] = own[r];
@@ -198,7 +254,7 @@ static void build_allgather(ring_t *g)
 {
     const int p = g->p;
     uint64_t b = g->a->count * g->a->esize;
-    for (int r = 0; r < p; r++)
+    for (int r = 0; r < g->nkeep; r++)
         hccn_sched_local(g->s, r, 0, HCCN_BUF_SEND, 0, HCCN_BUF_RECV,
                          (uint64_t)r * b, b, NULL, 0);
     for (int k = 0; k < p - 1; k++) {
