@@ -91,48 +91,17 @@ static void ring_move_m(ring_t *g, int m, int r, hccn_buf_t sbuf,
                         uint64_t bytes, int reduce, hccn_buf_t lbuf,
                         uint64_t loff)
 {
-    int to = hccn_hier_mod(r + 1, g->p);
-    uint32_t *sent = &g->cur[SLOTS * r + 2 * m];
-    uint32_t *got = &g->cur[SLOTS * to + 2 * m + 1];
+    int to = hccn_hier_mod(r + 1, g->p), copy = r % g->nkeep;
     if ((uint32_t)(2 * m + 2) > g->ncur)
         g->ncur = (uint32_t)(2 * m + 2);
-    if (r < g->nkeep && to < g->nkeep) {
-        hccn_sched_xfer(g->s, r, sbuf, soff, &g->prev[SLOTS * r], g->nprev,
-                        to, dbuf, doff, &g->prev[SLOTS * to], g->nprev, bytes,
-                        reduce, lbuf, loff, sent, got);
-        return;
-    }
-    if (r >= g->nkeep && to >= g->nkeep)
-        return;
-    /* Folded: one side is left out (hierarchy/sched.h, folded). A SEND to
-     * it has no RECV; a RECV from it names as its SEND the SEND of the
-     * sender's copy in this round, made already (r is p - 1, to 0, and the
-     * copy nkeep - 1 comes first). */
-    hccn_sched_t *s = g->s;
-    uint32_t x = s->nxfers;
-    if (hccn_sched_xfer_room(s, 1) != 0)
-        return;
-    if (r < g->nkeep) {
-        hccn_step_t st = {.kind = HCCN_STEP_SEND, .src_buf = (uint8_t)sbuf,
-                          .peer = to, .xfer = x, .src_off = soff,
-                          .bytes = bytes};
-        *sent = hccn_sched_add(s, r, &st, &g->prev[SLOTS * r], g->nprev);
-        s->xfer_send[x] = (hccn_sched_ref_t){r, *sent};
-        s->xfer_recv[x] = (hccn_sched_ref_t){-1, UINT32_MAX};
-    } else {
-        int copy = r % g->nkeep;
-        hccn_step_t st = {.kind = reduce ? HCCN_STEP_RECV_REDUCE
-                                         : HCCN_STEP_RECV,
-                          .src_buf = (uint8_t)lbuf, .dst_buf = (uint8_t)dbuf,
-                          .peer = r, .xfer = x, .src_off = loff,
-                          .dst_off = doff, .bytes = bytes};
-        *got = hccn_sched_add(s, to, &st, &g->prev[SLOTS * to], g->nprev);
-        s->xfer_send[x] =
-            (hccn_sched_ref_t){copy, g->cur[SLOTS * copy + 2 * m]};
-        s->xfer_recv[x] = (hccn_sched_ref_t){to, *got};
-    }
-    if (!s->failed)
-        s->nxfers = x + 1;
+    /* Folded, rank p - 1 is left out and sends to 0: its SEND's copy is
+     * node 0's last rank's in this round, made already (it comes first). */
+    hccn_sched_ref_t c = {copy, g->cur[SLOTS * copy + 2 * m]};
+    hccn_sched_xfer_kept(g->s, g->nkeep, c, r, sbuf, soff,
+                         &g->prev[SLOTS * r], g->nprev, to, dbuf, doff,
+                         &g->prev[SLOTS * to], g->nprev, bytes, reduce, lbuf,
+                         loff, &g->cur[SLOTS * r + 2 * m],
+                         &g->cur[SLOTS * to + 2 * m + 1]);
 }
 
 static void ring_move(ring_t *g, int r, hccn_buf_t sbuf, uint64_t soff,
@@ -175,7 +144,7 @@ static void build_allreduce(ring_t *g)
     uint32_t *own = NULL;
     if (t > 0) {
         g->s->scratch_bytes = (size_t)((uint64_t)p * tb);
-        own = hccn_sim_malloc((size_t)p * sizeof(*own));
+        own = hccn_sim_malloc((size_t)g->nkeep * sizeof(*own));
         if (own == NULL) {
             g->s->failed = 1;
             return;

@@ -126,15 +126,18 @@ uint32_t hccn_sched_add(hccn_sched_t *s, int rank, const hccn_step_t *step,
     return r->nsteps++;
 }
 
-void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
-                     uint64_t soff, const uint32_t *sdeps, uint32_t nsdeps,
-                     int dst_rank, hccn_buf_t dbuf, uint64_t doff,
-                     const uint32_t *ddeps, uint32_t nddeps, uint64_t bytes,
-                     int reduce, hccn_buf_t lbuf, uint64_t loff,
-                     uint32_t *send_step, uint32_t *recv_step)
+void hccn_sched_xfer_kept(hccn_sched_t *s, int nkeep, hccn_sched_ref_t copy,
+                          int src_rank, hccn_buf_t sbuf, uint64_t soff,
+                          const uint32_t *sdeps, uint32_t nsdeps,
+                          int dst_rank, hccn_buf_t dbuf, uint64_t doff,
+                          const uint32_t *ddeps, uint32_t nddeps,
+                          uint64_t bytes, int reduce, hccn_buf_t lbuf,
+                          uint64_t loff, uint32_t *send_step,
+                          uint32_t *recv_step)
 {
+    int ks = src_rank < nkeep, kd = dst_rank < nkeep;
     uint32_t x = s->nxfers;
-    if (hccn_sched_xfer_room(s, 1) != 0)
+    if ((!ks && !kd) || hccn_sched_xfer_room(s, 1) != 0)
         return;
 
     hccn_step_t snd = {.kind = HCCN_STEP_SEND, .src_buf = (uint8_t)sbuf,
@@ -144,17 +147,33 @@ void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
                        .src_buf = (uint8_t)lbuf, .dst_buf = (uint8_t)dbuf,
                        .peer = src_rank, .xfer = x, .src_off = loff,
                        .dst_off = doff, .bytes = bytes};
-    uint32_t si = hccn_sched_add(s, src_rank, &snd, sdeps, nsdeps);
-    uint32_t ri = hccn_sched_add(s, dst_rank, &rcv, ddeps, nddeps);
+    uint32_t si = ks ? hccn_sched_add(s, src_rank, &snd, sdeps, nsdeps)
+                     : UINT32_MAX;
+    uint32_t ri = kd ? hccn_sched_add(s, dst_rank, &rcv, ddeps, nddeps)
+                     : UINT32_MAX;
     if (s->failed)
         return;
-    s->xfer_send[x] = (hccn_sched_ref_t){src_rank, si};
-    s->xfer_recv[x] = (hccn_sched_ref_t){dst_rank, ri};
+    s->xfer_send[x] = ks ? (hccn_sched_ref_t){src_rank, si} : copy;
+    s->xfer_recv[x] = kd ? (hccn_sched_ref_t){dst_rank, ri}
+                         : (hccn_sched_ref_t){-1, UINT32_MAX};
     s->nxfers = x + 1;
-    if (send_step != NULL)
+    if (send_step != NULL && ks)
         *send_step = si;
-    if (recv_step != NULL)
+    if (recv_step != NULL && kd)
         *recv_step = ri;
+}
+
+void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
+                     uint64_t soff, const uint32_t *sdeps, uint32_t nsdeps,
+                     int dst_rank, hccn_buf_t dbuf, uint64_t doff,
+                     const uint32_t *ddeps, uint32_t nddeps, uint64_t bytes,
+                     int reduce, hccn_buf_t lbuf, uint64_t loff,
+                     uint32_t *send_step, uint32_t *recv_step)
+{
+    hccn_sched_xfer_kept(s, s->nranks, (hccn_sched_ref_t){-1, UINT32_MAX},
+                         src_rank, sbuf, soff, sdeps, nsdeps, dst_rank, dbuf,
+                         doff, ddeps, nddeps, bytes, reduce, lbuf, loff,
+                         send_step, recv_step);
 }
 
 uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,

@@ -126,6 +126,20 @@ void hccn_sched_xfer(hccn_sched_t *s, int src_rank, hccn_buf_t sbuf,
                      int reduce, hccn_buf_t lbuf, uint64_t loff,
                      uint32_t *send_step, uint32_t *recv_step);
 
+/* hccn_sched_xfer in a schedule built folded (folded, above) whose ranks
+ * 0 .. nkeep-1 get steps: a side on a rank left out gets none. A SEND to
+ * a rank left out has no RECV (rank -1); a RECV from one names copy, the
+ * SEND of the sender's copy in node 0, as its SEND. Nothing when both
+ * ranks are left out. */
+void hccn_sched_xfer_kept(hccn_sched_t *s, int nkeep, hccn_sched_ref_t copy,
+                          int src_rank, hccn_buf_t sbuf, uint64_t soff,
+                          const uint32_t *sdeps, uint32_t nsdeps,
+                          int dst_rank, hccn_buf_t dbuf, uint64_t doff,
+                          const uint32_t *ddeps, uint32_t nddeps,
+                          uint64_t bytes, int reduce, hccn_buf_t lbuf,
+                          uint64_t loff, uint32_t *send_step,
+                          uint32_t *recv_step);
+
 /* A local COPY (reduce == 0) or REDUCE step on rank. */
 uint32_t hccn_sched_local(hccn_sched_t *s, int rank, int reduce,
                           hccn_buf_t sbuf, uint64_t soff, hccn_buf_t dbuf,
