@@ -219,7 +219,7 @@ struct hccn_sim_engine {
     int *pick_dirty;            /*   places whose share changed */
     unsigned char *pick_mark;   /*   1 while a place is in pick_dirty */
     int tree_links;             /*   fewer links are scanned instead (a
-                                   round of a few hundred links costs less
+                                   round of a few dozen links costs less
                                    than keeping the tree); tests lower it */
     link_order_t *link_order;
     uint64_t *link_sort;        /* fill.c: radix sort's scratch, 4 per link */

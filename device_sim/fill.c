@@ -20,11 +20,15 @@
  * order (a binary tree whose leaves are the links' shares; a node holds
  * the better of its children: the smaller share, the earlier link on a
  * tie), so a round redoes only the leaves whose links changed and their
- * paths to the root, or the whole tree when that is cheaper: on a fabric
- * of thousands of links (a fat tree) a round no longer scans every link.
- * It picks the link a scan in order would (the scan, `pick_scan`, is
- * kept for the reference solver, hccn_sim_engine_set_reference).
- * Smaller components are scanned, but each link's share is kept from the
+ * paths to the root (not those of leaves whose share came out as it was:
+ * on a symmetric fabric most rounds fix a link at the share of the round
+ * before and leave its neighbours at that share too), or the whole tree
+ * when that is cheaper: on a fabric of thousands of links (a fat tree) a
+ * round no longer scans every link, nor on a component of a few hundred
+ * bound together (every NIC of a tree across nodes a bottleneck). It
+ * picks the link a scan in order would (the scan, `pick_scan`, is kept
+ * for the reference solver, hccn_sim_engine_set_reference). Components
+ * of fewer than 64 links are scanned, but each link's share is kept from the
  * round that last changed it and the links used up leave the scan (the
  * live scan below): the same pick without a division per link and round.
  *
@@ -315,12 +319,22 @@ static void tree_update(hccn_sim_engine_t *eng, int n, int size, int *ndirty)
         tree_build(eng, n, size);
         return;
     }
+    /* A leaf whose entry and share come out as they were (a link that
+     * lost flows at its own share: the ties of a symmetric fabric) leaves
+     * every node above it as it was. */
+    int moved = 0;
+    for (int d = 0; d < m; d++) {
+        int j = v[d], was = t[size + j];
+        double old = eng->pick_share[j];
+        t[size + j] = leaf(eng, j);
+        if (t[size + j] != was || eng->pick_share[j] != old)
+            v[moved++] = size + j;
+    }
+    m = moved;
+    if (m == 0)
+        return;
     if (m > 1)
         qsort(v, (size_t)m, sizeof(*v), int_cmp);
-    for (int d = 0; d < m; d++) {
-        t[size + v[d]] = leaf(eng, v[d]);
-        v[d] += size;
-    }
     while (v[0] > 1) {
         int k = 0;
         for (int d = 0; d < m; d++) {

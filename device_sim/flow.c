@@ -92,7 +92,7 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
         return -1;
     for (int l = 0; l < n; l++)
         hccn_sim_link_scale(eng, l, 1.0);
-    eng->tree_links = 256;
+    eng->tree_links = 64;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
     double top = 0.0;
     for (int l = 0; l < n; l++)
