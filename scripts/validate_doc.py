@@ -161,7 +161,8 @@ def loo(w, d):
     if not d["loo"]:
         return
     w("## Leave-one-out\n")
-    w("For each family of runs (one config, one stack; three runs or more), "
+    w("For each family of runs (one system: one config, one stack, the "
+      "same network and GPUs; three runs or more with sizes up to 4 MiB), "
       "`hccn-calibrate` fits the stack's launch and per-step costs "
       "(`launch_us`, `ll` and `simple` `step_us`, `net` ones where the "
       "family has several nodes; efficiencies and bandwidths stay) on all "

@@ -48,7 +48,7 @@ def fit_family(build, config, members, runs, rows_of, sets_of, factor_of,
                tmp, tag):
     """Fits on members (run ids) and returns the fitted topology's path."""
     args = [os.path.join(build, "hccn-calibrate"), "-t", config,
-            "--sweeps", "1", "-o", os.path.join(tmp, tag + ".json")]
+            "--sweeps", "3", "-o", os.path.join(tmp, tag + ".json")]
     multi = any(runs[m]["hardware"]["nodes"] > 1 for m in members)
     args += ["--fit", ",".join(FIT_INTRA + (FIT_NET if multi else []))]
     for m in members:

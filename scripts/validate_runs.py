@@ -5,8 +5,10 @@ every --set edit below names the datasheet figure it puts in.
 
 A run's "algo", where the run forced NCCL's algorithm, is the one hccn
 runs (HCCN_ALGO); elsewhere hccn's default selection decides. A run's
-family groups the runs of one config and one stack: the
-leave-one-out table fits the stack on all runs of a family but one.
+family groups the runs of one system: one config, one stack, and the same
+network (a run whose edits put other NICs in, Ethernet for InfiniBand, is
+another system, and so is a different GPU server under the same config):
+the leave-one-out table fits the stack on all runs of a family but one.
 """
 import json
 import re
@@ -96,7 +98,7 @@ RUNS = {
                 "describes its links; NVLS as above."},
     "gcp_a3mega_2node_16xH100_tcpxo_allreduce": {
         "config": H100, "sets": ETH200,
-        "family": "hgx-h100",
+        "family": "h100-tcpxo",
         "note": "8 x 200 Gb/s Ethernet NICs (200 Gb/s x 0.98 frame "
                 "efficiency) with GPUDirect-TCPXO, whose ~120 us host "
                 "network stack per call is not NCCL's InfiniBand figure "
@@ -110,15 +112,15 @@ RUNS = {
         "config": H100, "sets": ["node_types[0].count=2",
                                  "node_types[0].npu.count=1",
                                  "node_types[0].nics.count=1"] + ETH200,
-        "family": "hgx-h100",
+        "family": "gh200-slingshot",
         "note": "One GH200 per node, Slingshot-11 at 200 Gb/s (x 0.98)."},
     "cscs_alps_2node_8xGH200_slingshot_ofi_allreduce": {
-        "config": H100, "sets": GH200_QUAD, "family": "hgx-h100",
+        "config": H100, "sets": GH200_QUAD, "family": "gh200-slingshot",
         "note": "Four GH200 per node, every pair joined by 6 NVLink 4 "
                 "links and no switch (a mesh fabric); one Slingshot-11 NIC "
                 "per GPU through libfabric."},
     "rtx4090_1node_8gpu_pcie_noP2P_allreduce": {
-        "config": PCIE, "sets": [], "family": "pcie",
+        "config": PCIE, "sets": [], "family": "pcie-4090",
         "note": "No P2P: every message crosses host memory and the CPU "
                 "sockets' links, which are not resources in the format."},
     "amd_aac8_1node_8xMI300X_rccl_allreduce": {
@@ -131,11 +133,11 @@ RUNS = {
                 "far above RCCL's per-call figure (the source does not "
                 "explain it)."},
     "amd_aac11_1node_8xMI325X_ring_rccl_allreduce_large": {
-        "config": MI300X, "sets": [ONE] + MI325X, "family": "mi300x",
+        "config": MI300X, "sets": [ONE] + MI325X, "family": "mi325x",
         "note": "MI325X (MI300X's links, larger and faster HBM); only 4G "
                 "and larger published. " + RCCL_RING},
     "amd_aac14_2node_16xMI355X_pollara400_rccl_allreduce": {
-        "config": MI300X, "sets": MI355X, "family": "mi300x",
+        "config": MI300X, "sets": MI355X, "family": "mi355x",
         "note": "MI355X's faster Infinity Fabric links, Pollara 400 NICs."},
     "together_slinky_64node_512xB200_ndr_sharp_collnetdirect_allreduce_busbw": {
         "config": B200_SHARP, "sets": ["node_types[0].count=64"],
@@ -156,7 +158,7 @@ for _nodes in (2, 4, 8):
          % (_nodes, 8 * _nodes)] = {
         "config": MI300X,
         "sets": ["node_types[0].count=%d" % _nodes] + MI325X,
-        "family": "mi300x",
+        "family": "mi325x",
         "note": "MI325X nodes with 8 Broadcom Thor 2 (400 Gb/s) RoCE NICs "
                 "each; only 4G and larger published. " + RCCL_RING}
 # OSU alltoall between the Grace CPUs of two Alps GH200 nodes (one rank per
@@ -175,7 +177,7 @@ RUNS["cscs_alps_2node_8rank_grace_cpu_openmpi_osu_alltoall"] = {
             "the NIC (CXI), where hccn's take the modules' links."}
 for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
     RUNS["autodl_1node_2xRTX2080Ti_pcie_noP2P_" + _coll] = {
-        "config": PCIE, "sets": PCIE3_2, "family": "pcie",
+        "config": PCIE, "sets": PCIE3_2, "family": "pcie-2080ti",
         "note": "Two GPUs behind one PCIe 3.0 switch, no P2P: staged "
                 "through host memory."}
 
