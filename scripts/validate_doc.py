@@ -166,7 +166,9 @@ def loo(w, d):
       "`hccn-calibrate` fits the stack's launch and per-step costs "
       "(`launch_us`, `ll` and `simple` `step_us`, `net` ones where the "
       "family has several nodes; efficiencies and bandwidths stay) on all "
-      "runs of the family but one, on sizes up to 4 MiB (every third), "
+      "runs of the family but one, on sizes up to 4 MiB (every third; "
+      "three sweeps, its default prior toward the preset: "
+      "docs/calibrate.md), "
       "and the run left out is predicted with the fit, up to 64 MiB. The "
       "preset's errors on the same sizes are beside it.\n")
     w("| family | left out | fitted | preset <= 64K | 64K..64M | "
