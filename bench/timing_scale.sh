@@ -60,8 +60,10 @@ if [ "$suite" -eq 1 ]; then
     self=${BASH_SOURCE[0]}
     "$self" "$size" 16 256 || exit
     "$self" --topo "$src/configs/gb200-nvl72-ib.json" "$size" 2 8 28 || exit
+    # 160 nodes: 20 leaves, tier-1 switches of 8, 8 and 4 (it does not
+    # fold: docs/performance.md, "Uneven fat trees (round 23)").
     "$self" --topo "$src/configs/leafspine-4x8.json" --set "network=$fat" \
-        "$size" 16 64 256 || exit
+        "$size" 16 64 160 256 || exit
     for c in hgx-a100 mi300x-8 pcie-4090-8; do
         "$self" --topo "$src/configs/$c.json" "$size" 128 256 || exit
     done
