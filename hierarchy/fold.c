@@ -234,13 +234,13 @@ static uint32_t mapped(const fck_t *c, int r, uint32_t k)
     return c->map[r] != NULL ? c->map[r][k] : k;
 }
 
-/* The transfers' pairing, and the keys node 0's RECVs take. */
-static int pair_xfers(fck_t *c, int nrep, uint64_t **pair, uint64_t **keys)
+/* The transfers' pairing, and the keys the played ranks' RECVs take. */
+static int pair_xfers(fck_t *c, uint64_t **pair, uint64_t **keys)
 {
     const hccn_sched_t *s = c->s;
     for (uint32_t x = 0; x < s->nxfers; x++) {
         hccn_sched_ref_t a = s->xfer_send[x], b = s->xfer_recv[x];
-        if (a.rank < nrep)
+        if (c->rep[a.rank] == a.rank)
             pair[a.rank][a.step] = hccn_sched_fold_key(
                 c->rep[b.rank], mapped(c, b.rank, b.step));
     }
@@ -254,7 +254,7 @@ static int pair_xfers(fck_t *c, int nrep, uint64_t **pair, uint64_t **keys)
                      "joins steps its copy does not", a.rank, b.rank);
             return 1;
         }
-        if (b.rank < nrep)
+        if (c->rep[b.rank] == b.rank)
             keys[b.rank][b.step] = hccn_sched_fold_key(a0, s0);
     }
     return 0;
@@ -279,7 +279,7 @@ void hccn_sched_fold_free(hccn_sched_fold_t *f)
 
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
                        const hccn_sim_topo_t *topo,
-                       const int *rep, int nrep, int host_order,
+                       const int *rep, int host_order,
                        hccn_sched_tasks_fn *tasks, void *arg,
                        hccn_sched_fold_t *f, char *why, size_t len)
 {
@@ -288,26 +288,34 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
     for (int r = 0; r < n; r++)
         if (s->ranks[r].nsteps > most)
             most = s->ranks[r].nsteps;
-    fck_t c = {s, npus, topo, rep, hccn_sim_calloc((size_t)nrep, sizeof(rep_t)),
+    fck_t c = {s, npus, topo, rep, hccn_sim_calloc((size_t)n, sizeof(rep_t)),
                hccn_sim_calloc((size_t)n, sizeof(uint32_t *)),
                host_order,
                hccn_sim_malloc(((size_t)most + 1) * sizeof(hccn_sim_task_t)),
                why, len,
                hccn_sim_calloc((size_t)most + 1, sizeof(uint32_t)), most + 1,
                0};
-    uint64_t **pair = hccn_sim_calloc((size_t)nrep, sizeof(*pair));
-    *f = (hccn_sched_fold_t){nrep, hccn_sim_calloc((size_t)nrep, sizeof(uint64_t *))};
+    uint64_t **pair = hccn_sim_calloc((size_t)n, sizeof(*pair));
+    *f = (hccn_sched_fold_t){n, hccn_sim_calloc((size_t)n, sizeof(uint64_t *))};
     if (c.reps == NULL || c.map == NULL || c.t == NULL || c.seen == NULL ||
         pair == NULL || f->recv_key == NULL)
         rc = -1;
-    for (int r = 0; r < nrep && rc == 0; r++) {
+    for (int r = 0; r < n && rc == 0; r++) {
+        if (rep[r] != r)
+            continue;
         size_t m = (size_t)s->ranks[r].nsteps + 1;
         pair[r] = hccn_sim_calloc(m, sizeof(**pair));
         f->recv_key[r] = hccn_sim_calloc(m, sizeof(**f->recv_key));
         if (pair[r] == NULL || f->recv_key[r] == NULL)
             rc = -1;
     }
-    for (int r = nrep; r < n && rc == 0; r++) {
+    for (int r = 0; r < n && rc == 0; r++) {
+        if (rep[r] == r)
+            continue;
+        if (rep[r] < 0 || rep[r] >= n || rep[rep[r]] != rep[r]) {
+            rc = refuse(&c, r, "its copy is not played");
+            break;
+        }
         const hccn_sched_rank_t *rk = &s->ranks[r];
         /* A copy's tables are made when a rank first maps onto it: a
          * schedule that does not fold is refused at its first such rank
@@ -326,8 +334,8 @@ int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
             rc = map_rank(&c, r);
     }
     if (rc == 0)
-        rc = pair_xfers(&c, nrep, pair, f->recv_key);
-    for (int r = 0; r < nrep; r++) {
+        rc = pair_xfers(&c, pair, f->recv_key);
+    for (int r = 0; r < n; r++) {
         if (c.reps != NULL)
             rep_free(&c.reps[r]);
         if (pair != NULL)

@@ -24,9 +24,10 @@ static inline uint64_t hccn_sched_fold_key(int rank, uint32_t step)
 
 /* What a folded run posts its RECVs with. */
 typedef struct {
-    int nrep;                   /* node 0's ranks: 0 .. nrep-1 */
-    uint64_t **recv_key;        /* per node-0 rank and RECV step: the key
-                                   of its transfer's SEND */
+    int nrep;                   /* recv_key's entries: ranks 0 .. nrep-1 */
+    uint64_t **recv_key;        /* per rank that is its own copy (NULL for
+                                   the others) and RECV step: the key of
+                                   its transfer's SEND */
 } hccn_sched_fold_t;
 
 /* Makes rank r's engine tasks for the call (as the run would post them). */
@@ -43,9 +44,9 @@ typedef struct {
 /* hccn_sched_tasks_fn over a hccn_sched_npus_t. */
 void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
 
-/* Checks s against rep (per rank, its copy in node 0; node 0's ranks are
- * 0 .. nrep-1, each its own copy) and npus (whose node says which ranks
- * share one). s folds if, for every rank r with copy r0, there is a
+/* Checks s against rep (per rank, its copy: a rank that is its own copy
+ * is played, the others are copies of one; node 0's ranks, or the first
+ * node of every leaf's) and npus (whose node says which ranks share one). s folds if, for every rank r with copy r0, there is a
  * one-to-one map m of r's steps onto r0's such that
  *   - step k and m(k) make the same task (kind, bytes, cost, and for a
  *     transfer the part of its route it crosses, via), a transfer's
@@ -66,7 +67,7 @@ void hccn_sched_npu_tasks(void *arg, int r, hccn_sim_task_t *out);
  * s does not fold (why says where), -1 on no memory. */
 int hccn_sched_fold_check(const hccn_sched_t *s, const hccn_sim_npu_t *npus,
                        const hccn_sim_topo_t *topo,
-                       const int *rep, int nrep, int host_order,
+                       const int *rep, int host_order,
                        hccn_sched_tasks_fn *tasks, void *arg,
                        hccn_sched_fold_t *f, char *why, size_t len);
 

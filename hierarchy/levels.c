@@ -208,7 +208,7 @@ static const hccn_sched_fold_t *outer_fold(hccn_hier_comp_t *h,
                 world[j] = j;
             }
             hccn_sched_npus_t x = {sub, npus, world};
-            rc = hccn_sched_fold_check(sub, npus, NULL, rep, 1, 0,
+            rc = hccn_sched_fold_check(sub, npus, NULL, rep, 0,
                                        hccn_sched_npu_tasks, &x,
                                        &h->memo[i].fold, NULL, 0);
         }

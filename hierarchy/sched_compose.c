@@ -420,7 +420,8 @@ static int name_copies(hccn_sched_t *dst, const hccn_sched_t *sub, int i,
              st->kind != HCCN_STEP_RECV_REDUCE) ||
             kept(how, sub->xfer_send[st->xfer].rank))
             continue;
-        if (how->fold == NULL || i >= how->fold->nrep)
+        if (how->fold == NULL || i >= how->fold->nrep ||
+            how->fold->recv_key[i] == NULL)
             return hccn_sim_fail(HCCN_ERR_INTERNAL, "composing '%s': member "
                                  "%d step %u receives from a member left "
                                  "out, with no fold to name its sender",

@@ -98,7 +98,7 @@ static hccn_status_t sched_folds(pred_t *p, const hccn_rt_pcall_t *c, int i)
     hccn_sched_fold_free(&p->fold);
     p->call = c;
     int rc = hccn_sched_fold_check(p->sched, p->topo->npus, p->topo,
-                                   p->rep, p->nrun,
+                                   p->rep,
                                    hccn_sim_sw_host_order(p->topo->sw),
                                    check_tasks, p, &p->fold, why,
                                    sizeof(why));

@@ -267,7 +267,7 @@ static void check_order(const hccn_sched_t *s, int host_order, int folds,
     hccn_sched_npus_t arg = {s, topo->npus, world};
     hccn_sched_fold_t f;
     char why[128] = "";
-    int rc = hccn_sched_fold_check(s, topo->npus, NULL, rep, 2, host_order,
+    int rc = hccn_sched_fold_check(s, topo->npus, NULL, rep, host_order,
                                    hccn_sched_npu_tasks, &arg, &f, why,
                                    sizeof(why));
     if (folds) {
@@ -478,7 +478,7 @@ static void test_built_folded(void **state)
             hccn_sched_fold_t f;
             char why[128];
             hccn_sched_npus_t x = {whole, npus, world};
-            assert_int_equal(hccn_sched_fold_check(whole, npus, NULL, rep, L, 0,
+            assert_int_equal(hccn_sched_fold_check(whole, npus, NULL, rep, 0,
                                                    hccn_sched_npu_tasks, &x,
                                                    &f, why, sizeof(why)), 0);
             for (int r = 0; r < L; r++) {
