@@ -282,16 +282,20 @@ void hccn_sim_engine_set_lean(hccn_sim_engine_t *eng, int lean);
 void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on);
 
 /* Folding, for timing-only runs on a cluster whose nodes are copies of
- * node 0 running copies of node 0's part (runtime/predict.c checks both):
- * only node 0's devices, 0 .. k-1 (rep[d] == d exactly for them), post.
+ * node 0 running copies of node 0's part, or whose nodes are copies of
+ * the first node of their leaf (runtime/predict.c checks both): only the
+ * devices that are their own copy (rep[d] == d; every other d stands for
+ * rep[d], itself one of them) post: node 0's, or those of every leaf's
+ * first node.
  * A transfer's tasks name the real peer; a SEND and a RECV pair if their
  * keys are equal and each one's device is the copy (rep) of the other's
  * peer; the transfer takes the real route with every link replaced by its
- * copy (link_map, one entry per link), of which node 0 has the share
- * 1 / link_div (a network link that several nodes cross; NULL: all 1).
- * The copies of every node behave alike, so node 0 alone gives the times
- * of all. A call is recorded and replayed when node 0's k devices join
- * (hccn_sim_post_joined). rep and link_map NULL: no folding (the
+ * copy (link_map, one entry per link); on a link that link_div[l] nodes
+ * cross (a network link; NULL: all 1) each flow counts as link_div[l]
+ * flows and takes its rate off as many times, as theirs do unfolded.
+ * The copies of every node behave alike, so the devices played give the
+ * times of all. A call is recorded and replayed when the k devices played
+ * join (hccn_sim_post_joined). rep and link_map NULL: no folding (the
  * default). The arrays are copied. Only between runs, before anything is
  * posted; -1 on no memory or a rep not of that form. */
 int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,

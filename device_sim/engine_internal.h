@@ -169,8 +169,8 @@ struct hccn_sim_engine {
     const hccn_sim_topo_t *topo;
     double timeout_s;
     int ndev;
-    int nlive;                  /* devices that may post: ndev, or node 0's
-                                   (0 .. nlive-1) when folded */
+    int nlive;                  /* devices that may post: ndev, or those
+                                   played (rep[d] == d) when folded */
     edev_t *devs;
     int lean;                   /* free a batch's tasks when it completes
                                    (hccn_sim_engine_set_lean) */
@@ -228,6 +228,13 @@ struct hccn_sim_engine {
     double *link_since;         /* link_active last rose from 0 then */
     int *link_active;           /* flows on each link */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
+    int *live_slot;             /* folded: per device, its place among
+                                   the devices played (a recording's
+                                   index, replay.c), -1 for the others;
+                                   NULL: the device itself */
+    int *link_w;                /* folded: how many flows each flow on the
+                                   link stands for (its nodes' count,
+                                   fold_div); else 1 */
     double *link_bw;            /* bandwidth now: the topology's times
                                    link_factor (hccn_sim_link_scale) */
     flow_t ***link_flows;       /* the flows on each link, any order */

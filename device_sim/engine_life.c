@@ -161,6 +161,7 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->fold_rep);
     hccn_sim_free(eng->fold_link);
     hccn_sim_free(eng->fold_div);
+    hccn_sim_free(eng->live_slot);
     hccn_sim_free(eng->match);
     hccn_sim_free(eng->joins);
     hccn_sim_free(eng->devs);
@@ -172,28 +173,38 @@ void hccn_sim_engine_destroy(hccn_sim_engine_t *eng)
 int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
                              const int *link_map, const double *link_div)
 {
-    int *r = NULL, *l = NULL, live = eng->ndev;
+    int *r = NULL, *l = NULL, *slot = NULL, live = eng->ndev;
     double *dv = NULL;
     size_t nd = (size_t)eng->ndev, nl = (size_t)eng->topo->nlinks;
     if (rep != NULL && link_map != NULL) {
-        for (live = 0; live < eng->ndev && rep[live] == live; live++)
-            ;
-        for (int d = live; d < eng->ndev; d++)
-            if (rep[d] < 0 || rep[d] >= live) {
+        /* The devices that are their own copy run; every other stands
+         * for one of them. */
+        live = 0;
+        for (int d = 0; d < eng->ndev; d++) {
+            if (rep[d] == d) {
+                live++;
+                continue;
+            }
+            if (rep[d] < 0 || rep[d] >= eng->ndev || rep[rep[d]] != rep[d]) {
                 hccn_sim_fail(HCCN_ERR_INTERNAL, "fold: device %d stands "
-                              "for %d, not one of the %d simulated devices",
-                              d, rep[d], live);
+                              "for %d, not a simulated device", d, rep[d]);
                 return -1;
             }
+        }
         r = hccn_sim_malloc(nd * sizeof(*r));
         l = hccn_sim_malloc(nl * sizeof(*l));
+        slot = hccn_sim_malloc(nd * sizeof(*slot));
         dv = link_div != NULL ? hccn_sim_malloc(nl * sizeof(*dv)) : NULL;
-        if (r == NULL || l == NULL || (link_div != NULL && dv == NULL)) {
+        if (r == NULL || l == NULL || slot == NULL ||
+            (link_div != NULL && dv == NULL)) {
             hccn_sim_free(r);
             hccn_sim_free(l);
+            hccn_sim_free(slot);
             hccn_sim_free(dv);
             return -1;
         }
+        for (int d = 0, k = 0; d < eng->ndev; d++)
+            slot[d] = rep[d] == d ? k++ : -1;
         memcpy(r, rep, nd * sizeof(*r));
         memcpy(l, link_map, nl * sizeof(*l));
         if (dv != NULL)
@@ -203,6 +214,8 @@ int hccn_sim_engine_set_fold(hccn_sim_engine_t *eng, const int *rep,
     hccn_sim_free(eng->fold_rep);
     hccn_sim_free(eng->fold_link);
     hccn_sim_free(eng->fold_div);
+    hccn_sim_free(eng->live_slot);
+    eng->live_slot = slot;
     eng->fold_rep = r;
     eng->fold_link = l;
     eng->fold_div = dv;

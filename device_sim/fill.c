@@ -165,7 +165,9 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
             int k = __builtin_ctz(r), l = f->links[k];
             key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
             key.l = l;
-            if (eng->link_cnt[l]++ == 0) {
+            int first = eng->link_cnt[l] == 0;
+            eng->link_cnt[l] += eng->link_w[l];
+            if (first) {
                 eng->link_cap[l] = eng->link_bw[l];
                 eng->link_pos[l] = m;
                 ord[m++] = key;
@@ -360,9 +362,11 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
             continue;
         f->rate = share;
         for (unsigned r = f->res; r != 0; r &= r - 1) {
-            int l = f->links[__builtin_ctz(r)];
-            eng->link_cap[l] -= share;
-            eng->link_cnt[l]--;
+            int l = f->links[__builtin_ctz(r)], w = eng->link_w[l];
+            /* one subtraction per flow it stands for, as unfolded */
+            for (int c = 0; c < w; c++)
+                eng->link_cap[l] -= share;
+            eng->link_cnt[l] -= w;
             int j = eng->link_pos[l];
             if (tree && !eng->pick_mark[j]) {
                 eng->pick_mark[j] = 1;

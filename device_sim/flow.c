@@ -75,6 +75,7 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_busy = hccn_sim_calloc(m, sizeof(double));
     eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
+    eng->link_w = hccn_sim_calloc(m, sizeof(int));
     eng->link_bw = hccn_sim_calloc(m, sizeof(double));
     eng->link_slack = hccn_sim_calloc(m, 1);
     eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
@@ -86,12 +87,15 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
         !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
         !eng->link_bytes || !eng->link_busy || !eng->link_active ||
-        !eng->link_factor || !eng->link_bw || !eng->link_slack ||
+        !eng->link_factor || !eng->link_w || !eng->link_bw ||
+        !eng->link_slack ||
         !eng->link_chk || !eng->link_room || !eng->link_next ||
         !eng->slack_list)
         return -1;
-    for (int l = 0; l < n; l++)
+    for (int l = 0; l < n; l++) {
         hccn_sim_link_scale(eng, l, 1.0);
+        eng->link_w[l] = 1;
+    }
     eng->tree_links = 64;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
     double top = 0.0;
@@ -114,10 +118,13 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     memset(eng->link_busy, 0, n * sizeof(double));
     memset(eng->link_active, 0, n * sizeof(int));
     hccn_sim_slack_clear(eng);
-    /* Folded, node 0's share of a link that several nodes cross. */
-    for (size_t l = 0; l < n; l++)
-        hccn_sim_link_scale(eng, (int)l, eng->fold_div != NULL ?
-                                             1.0 / eng->fold_div[l] : 1.0);
+    /* Folded, a link that w nodes cross carries each flow of the nodes
+     * played as w flows (fill.c): the unfolded run's counts and
+     * subtractions, so its rates, bit for bit. */
+    for (size_t l = 0; l < n; l++) {
+        hccn_sim_link_scale(eng, (int)l, 1.0);
+        eng->link_w[l] = eng->fold_div != NULL ? (int)eng->fold_div[l] : 1;
+    }
 }
 
 void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor)
@@ -147,6 +154,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->link_busy);
     hccn_sim_free(eng->link_active);
     hccn_sim_free(eng->link_factor);
+    hccn_sim_free(eng->link_w);
     hccn_sim_free(eng->link_bw);
     hccn_sim_free(eng->link_slack);
     hccn_sim_free(eng->link_chk);

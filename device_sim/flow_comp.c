@@ -273,7 +273,8 @@ static double ulps(double cap)
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 {
     double cap = eng->link_bw[l];
-    eng->link_room[l] += rate - ulps(cap);
+    int w = eng->link_w[l];
+    eng->link_room[l] += w * rate - w * ulps(cap);
 }
 
 /* The check of slack link l, given next, a lower bound of its room at
@@ -282,16 +283,17 @@ void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
  * kept their rates need not be read); else the rates are summed. */
 static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
 {
-    int m = eng->link_active[l];
+    int m = eng->link_active[l], w = eng->link_w[l];
     double cap = eng->link_bw[l];
-    double margin = (m + 2) * eng->slack_eps;
+    double margin = ((double)m * w + 2) * eng->slack_eps;
     if (!(next > margin)) {
         double sum = 0.0;
         for (int j = 0; j < m; j++)
             sum += eng->link_flows[l][j]->rate;
+        sum *= w;
         if (!(sum <= cap - margin))
             return 0;
-        next = cap - sum - (m + 1) * ulps(cap);
+        next = cap - sum - ((double)m * w + 1) * ulps(cap);
     }
     eng->link_next[l] = next;
     return 1;
@@ -324,7 +326,8 @@ static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
                 eng->link_next[l] = eng->link_room[l];
                 eng->slack_list[nlist++] = l;
             }
-            eng->link_next[l] -= more + ulps(eng->link_bw[l]);
+            eng->link_next[l] -= eng->link_w[l] *
+                                 (more + ulps(eng->link_bw[l]));
         }
     }
     for (int j = 0; j < nlist; j++) {
@@ -361,7 +364,8 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
             /* its capacity less link_active[l] subtractions */
             slack_set(eng, l, 1);
             eng->link_room[l] = eng->link_cap[l] -
-                                (eng->link_active[l] + 1) * ulps(cap);
+                                ((double)eng->link_active[l] *
+                                 eng->link_w[l] + 1) * ulps(cap);
             eng->slack_made++;
         }
     }

@@ -134,6 +134,12 @@ static uint32_t nsucc_of(const hccn_sim_batch_t *b)
     return n;
 }
 
+/* Device dev's place in a recording: among the devices played. */
+static int slot_of(const hccn_sim_engine_t *eng, int dev)
+{
+    return eng->live_slot != NULL ? eng->live_slot[dev] : dev;
+}
+
 /* The join's members by device (by[d]), if the call may be recorded or
  * replayed: one member per device, every member sole, the engine quiet at
  * t. Returns the call's task count, or -1. */
@@ -149,12 +155,13 @@ static long eligible(const hccn_sim_engine_t *eng, hccn_sim_batch_t *const *m,
     long n = 0;
     for (int i = 0; i < count; i++) {
         hccn_sim_batch_t *b = m[i];
-        if (!b->sole || b->dev >= count || by[b->dev] != NULL ||
+        int s = slot_of(eng, b->dev);
+        if (!b->sole || s < 0 || s >= count || by[s] != NULL ||
             (b->tasks == NULL && b->hollow == NULL) ||
             eng->devs[b->dev].local_free > t ||
             eng->devs[b->dev].host_free > t || eng->devs[b->dev].failed)
             return -1;
-        by[b->dev] = b;
+        by[s] = b;
         n += b->ntasks;
     }
     return n <= REPLAY_MAX ? n : -1;
@@ -205,9 +212,9 @@ static void rec_apply(hccn_sim_engine_t *eng, const hccn_sim_replay_rec_t *r,
             }
         }
         if (!isnan(r->local_free[d]))
-            eng->devs[d].local_free = t + r->local_free[d];
+            eng->devs[b->dev].local_free = t + r->local_free[d];
         if (!isnan(r->host_free[d]))
-            eng->devs[d].host_free = t + r->host_free[d];
+            eng->devs[b->dev].host_free = t + r->host_free[d];
     }
     for (int k = 0; k < r->nlinks; k++) {
         eng->link_bytes[r->link[k]] += r->dbytes[k];
@@ -356,7 +363,7 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
                           hccn_sim_key_t key)
 {
     const hccn_sim_replay_rec_t *r = b->hollow;
-    int d = b->dev;
+    int d = slot_of(eng, b->dev);
     uint32_t ns = r->soff[d + 1] - r->soff[d];
     const rtask_t *rt = &r->tasks[r->off[d]];
     const uint32_t *succ = &r->succ[r->soff[d]];
@@ -368,7 +375,7 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
     uint32_t off = 0;
     for (int k = 0; k < b->ntasks; k++) {
         b->tasks[k] = (etask_t){
-            .kind = (hccn_sim_task_kind_t)rt[k].kind, .dev = d,
+            .kind = (hccn_sim_task_kind_t)rt[k].kind, .dev = b->dev,
             .peer = rt[k].peer, .idx = k, .bytes = rt[k].bytes,
             .cost = rt[k].cost, .key = {key.a, key.b, rt[k].key_c},
             .via = rt[k].via, .succ_off = off, .nsucc = rt[k].nsucc,
@@ -584,15 +591,16 @@ void hccn_sim_replay_member_done(hccn_sim_engine_t *eng, hccn_sim_batch_t *b)
     b->rec = NULL;
     if (r != eng->rec)
         return;
-    int d = b->dev;
+    int d = slot_of(eng, b->dev);
+    const edev_t *dv = &eng->devs[b->dev];
     if (b->status != HCCN_OK || b->tasks == NULL)
         r->bad = 1;
     if (!r->bad) {
         r->end[d] = b->end - r->t;
-        if (eng->devs[d].local_free > r->t)
-            r->local_free[d] = eng->devs[d].local_free - r->t;
-        if (eng->devs[d].host_free > r->t)
-            r->host_free[d] = eng->devs[d].host_free - r->t;
+        if (dv->local_free > r->t)
+            r->local_free[d] = dv->local_free - r->t;
+        if (dv->host_free > r->t)
+            r->host_free[d] = dv->host_free - r->t;
         if (r->tbegin != NULL)
             for (int k = 0; k < b->ntasks; k++) {
                 r->tbegin[r->off[d] + (uint32_t)k] = b->tasks[k].begin - r->t;

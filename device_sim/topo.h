@@ -186,11 +186,25 @@ int hccn_sim_topo_route(const hccn_sim_topo_t *topo, int a, int b,
  * uplinks). If so, returns 0 with rep[r] = the copy in node 0 of NPU r
  * (nnpus entries), link_map[l] = that of link l and link_div[l] = how many
  * nodes share link l (nlinks entries each; node 0's own and unused links
- * map to themselves, and a node's own link is shared by 1): folded, node
- * 0's traffic has 1 / link_div of its copy. Else -1 with why saying what
- * differs. */
+ * map to themselves, and a node's own link is shared by 1): folded, each
+ * of node 0's flows on a link stands for link_div flows. Else -1 with why
+ * saying what differs. */
 int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
                        double *link_div, char *why, size_t len);
+
+/* As hccn_sim_topo_fold, onto the first node of every leaf instead of
+ * node 0 (docs/performance.md, "Folding onto every leaf"), where the
+ * leaves or the tree above them differ: every leaf that holds nodes holds
+ * as many (two or more), and every node is a copy of its leaf's first
+ * (the same NPUs, links and routes inside, the same way up to its leaf
+ * and down). rep[r] is then the copy of NPU r in its leaf's first node,
+ * link_map[l] that of link l (every link above the nodes maps to
+ * itself), and link_div[l] the nodes of a leaf on every link above the
+ * nodes (each node played carries the traffic of them all), 1 on the
+ * nodes' own. */
+int hccn_sim_topo_fold_leaves(const hccn_sim_topo_t *topo, int *rep,
+                              int *link_map, double *link_div, char *why,
+                              size_t len);
 
 /* How far apart NPUs a and b are: 0 in one node, 1 on one leaf (or a
  * network of one switch), then one more for every tier of switches a

@@ -9,13 +9,18 @@
  * Nodes on several leaves (a leaf/spine network or a fat tree) fold too
  * when the tree is the same seen from every node: every switch of a tier
  * holds as many nodes as node 0's and has the same uplink. A switch's
- * uplink then maps onto node 0's switch's of the same tier, and node 0's
- * copy carries the traffic of one node of the many under it: its share of
- * the link is 1 / (the nodes under it) (link_div). Every node running as
- * node 0 does, the rates of the whole tree are those of the shares (the
+ * uplink then maps onto node 0's switch's of the same tier, and each of
+ * node 0's flows on it stands for those of the nodes under it (link_div:
+ * the engine counts it as that many flows, flow.c). Every node running as
+ * node 0 does, the rates of the whole tree are those of the copies (the
  * max-min fair rates are unique, so as symmetric as the problem). The
  * network switch's reduction unit (network.reduce), which every node's
- * contributions cross, is shared the same way: node 0 has 1 / nnodes.
+ * contributions cross, is shared the same way: link_div nnodes.
+ *
+ * Where the leaves or the tree above them differ, the nodes may still be
+ * copies of the first node of their leaf (hccn_sim_topo_fold_leaves):
+ * every leaf then stands for itself, each of its first node's flows on a
+ * link above the nodes for those of the leaf's m nodes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,10 +54,10 @@ typedef struct {
 } fold_t;
 
 /* Maps links [from, to) (to < 0: to the end) of the route a -> b (a or b
- * in node n > 0) onto those of a0 -> b0, their copies in node 0's place:
+ * in node n) onto those of a0 -> b0, their copies in node n0's place:
  * the routes must have the same shape and latency, and each link one
  * copy, like it. */
-static int map_route(fold_t *f, int n, int a, int b, int a0, int b0,
+static int map_route(fold_t *f, int n, int n0, int a, int b, int a0, int b0,
                      int from, int to)
 {
     const hccn_sim_topo_t *topo = f->topo;
@@ -76,8 +81,8 @@ static int map_route(fold_t *f, int n, int a, int b, int a0, int b0,
         if (!same_link(l, &topo->links[r0[k]]) ||
             (f->set[r[k]] && f->link_map[r[k]] != r0[k]))
             return refuse(f->why, f->len, "link %s->%s has no copy in "
-                          "node 0", topo->devs[l->src].name,
-                          topo->devs[l->dst].name);
+                          "node %d", topo->devs[l->src].name,
+                          topo->devs[l->dst].name, n0);
         f->link_map[r[k]] = r0[k];
         f->set[r[k]] = 1;
     }
@@ -106,11 +111,12 @@ static int entering(const hccn_sim_topo_t *topo, int a, int b, int n)
     return len < 0 ? -1 : k;
 }
 
-/* Node n's routes inside it and its NPUs' ways out and in. */
-static int map_node(fold_t *f, int n)
+/* Node n's routes inside it and its NPUs' ways out and in, onto those of
+ * node k (its copy). */
+static int map_node(fold_t *f, int n, int k)
 {
     const hccn_sim_topo_t *topo = f->topo;
-    const hccn_sim_node_t *nd = &topo->nodes[n], *n0 = &topo->nodes[0];
+    const hccn_sim_node_t *nd = &topo->nodes[n], *n0 = &topo->nodes[k];
     const hccn_sim_npu_t *npus = topo->npus;
     for (int i = 0; i < nd->nnpus; i++) {
         int a = nd->first_npu + i, a0 = n0->first_npu + i;
@@ -120,16 +126,17 @@ static int map_node(fold_t *f, int n)
                           topo->devs[npus[a].dev].name,
                           topo->devs[npus[a0].dev].name);
         for (int j = 0; j < nd->nnpus; j++)
-            if (j != i && map_route(f, n, a, nd->first_npu + j, a0,
+            if (j != i && map_route(f, n, k, a, nd->first_npu + j, a0,
                                     n0->first_npu + j, 0, -1) != 0)
                 return -1;
-        /* Out to node 0's first NPU, as a0 goes out to node n's; in from
+        /* Out to node k's first NPU, as a0 goes out to node n's; in from
          * there, as a0 comes in from node n (as far apart): node n's links
          * each way, up to its leaf (the network's are map_net's). */
         int x = n0->first_npu, y = nd->first_npu;
         int out = leaving(topo, a, x, n), in = entering(topo, x, a, n);
-        if (out < 0 || in < 0 || map_route(f, n, a, x, a0, y, 0, out) != 0 ||
-            map_route(f, n, x, a, y, a0, in, -1) != 0)
+        if (out < 0 || in < 0 ||
+            map_route(f, n, k, a, x, a0, y, 0, out) != 0 ||
+            map_route(f, n, k, x, a, y, a0, in, -1) != 0)
             return -1;
     }
     return 0;
@@ -228,11 +235,77 @@ int hccn_sim_topo_fold(const hccn_sim_topo_t *topo, int *rep, int *link_map,
         link_div[topo->net_reduce_link] = topo->nnodes;
     int rc = map_net(&f, link_div);
     for (int n = 1; n < topo->nnodes && rc == 0; n++)
-        rc = map_node(&f, n);
+        rc = map_node(&f, n, 0);
     hccn_sim_free(f.set);
     if (rc != 0)
         return -1;
     for (int r = 0; r < topo->nnpus; r++)
         rep[r] = topo->nodes[0].first_npu + topo->npus[r].local;
     return 0;
+}
+
+int hccn_sim_topo_fold_leaves(const hccn_sim_topo_t *topo, int *rep,
+                              int *link_map, double *link_div, char *why,
+                              size_t len)
+{
+    const hccn_sim_topo_priv_t *p = topo->priv;
+    int nleaves = p->nleaves;
+    if (check_nodes(topo, why, len) != 0)
+        return -1;
+    if (nleaves < 2)
+        return refuse(why, len, "one leaf");
+    int *first = hccn_sim_malloc((size_t)nleaves * sizeof(int));
+    int *under = hccn_sim_calloc((size_t)nleaves, sizeof(int));
+    fold_t f = {topo, link_map, hccn_sim_calloc((size_t)topo->nlinks, 1),
+                why, len};
+    int rc = 0, m = 0;
+    if (first == NULL || under == NULL || f.set == NULL)
+        rc = refuse(why, len, "%s", hccn_sim_nomem_msg());
+    for (int i = 0; rc == 0 && i < nleaves; i++)
+        first[i] = -1;
+    for (int n = 0; rc == 0 && n < topo->nnodes; n++) {
+        int leaf = topo->nodes[n].leaf;
+        if (leaf < 0 || leaf >= nleaves) {
+            rc = refuse(why, len, "node %d is on no leaf", n);
+            break;
+        }
+        if (first[leaf] < 0)
+            first[leaf] = n;
+        under[leaf]++;
+    }
+    /* Every leaf that holds nodes holds m of them. */
+    for (int i = 0; rc == 0 && i < nleaves; i++) {
+        if (under[i] == 0)
+            continue;
+        if (m == 0)
+            m = under[i];
+        if (under[i] != m)
+            rc = refuse(why, len, "leaf %d holds %d node%s, leaf %d %d", i,
+                        under[i], under[i] == 1 ? "" : "s",
+                        topo->nodes[0].leaf, m);
+    }
+    if (rc == 0 && m < 2)
+        rc = refuse(why, len, "one node per leaf");
+    for (int l = 0; rc == 0 && l < topo->nlinks; l++) {
+        const hccn_sim_link_t *k = &topo->links[l];
+        link_map[l] = l;
+        /* A link of no node (above the leaves, or the network switch's
+         * reduction unit) carries the traffic of m nodes for each node
+         * played. */
+        link_div[l] = topo->devs[k->src].node < 0 &&
+                      topo->devs[k->dst].node < 0 ? m : 1.0;
+    }
+    for (int n = 0; rc == 0 && n < topo->nnodes; n++) {
+        int k = first[topo->nodes[n].leaf];
+        if (k != n)
+            rc = map_node(&f, n, k);
+    }
+    for (int r = 0; rc == 0 && r < topo->nnpus; r++) {
+        int k = first[topo->nodes[topo->npus[r].node].leaf];
+        rep[r] = topo->nodes[k].first_npu + topo->npus[r].local;
+    }
+    hccn_sim_free(first);
+    hccn_sim_free(under);
+    hccn_sim_free(f.set);
+    return rc != 0 ? -1 : 0;
 }

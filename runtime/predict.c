@@ -33,6 +33,7 @@ typedef hccn_rt_pred_t pred_t;
 static void pred_unfold(pred_t *p)
 {
     p->rep = p->link_map = NULL;
+    p->div = NULL;
     hccn_sched_fold_free(&p->fold);
     p->fold_keys = 0;
     p->unfold = 0;
@@ -40,7 +41,8 @@ static void pred_unfold(pred_t *p)
 
 /* A new engine for a block of calls that starts at t0 (the end of the
  * block before, 0 for the first): lean, with the file's faults; folded
- * (only node 0's devices run) if p->rep is set. */
+ * (only the devices played run: node 0's, or every leaf's first node's)
+ * if p->rep is set. */
 static hccn_status_t pred_engine(pred_t *p, double t0)
 {
     hccn_sim_engine_destroy(p->eng);   /* frees the batches too */
@@ -55,17 +57,20 @@ static hccn_status_t pred_engine(pred_t *p, double t0)
     /* The file's faults, replayed as a cluster run replays them. */
     if (hccn_sim_engine_set_faults(p->eng, p->topo->faults,
                                    p->topo->nfaults) != 0 ||
-        hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map,
-                                 p->rep != NULL ? p->fold_div : NULL) != 0)
+        hccn_sim_engine_set_fold(p->eng, p->rep, p->link_map, p->div) != 0)
         return hccn_sim_fail_context("predict");
     hccn_sim_engine_reset(p->eng);
-    p->nrun = p->rep != NULL ? p->topo->nodes[0].nnpus : p->n;
-    for (int r = p->nrun; r < p->n; r++)
-        hccn_sim_finish(p->eng, r);
+    p->nrun = 0;
+    for (int r = 0; r < p->n; r++) {
+        if (p->rep == NULL || p->rep[r] == r)
+            p->run[p->nrun++] = r;
+        else
+            hccn_sim_finish(p->eng, r);
+    }
     /* Every rank's clock at t0 (0 + t0 is t0: no fault plan slows a
      * device, or the run is a single block starting at 0). */
-    for (int r = 0; r < p->nrun && t0 > 0.0; r++)
-        hccn_sim_advance(p->eng, r, t0);
+    for (int j = 0; j < p->nrun && t0 > 0.0; j++)
+        hccn_sim_advance(p->eng, p->run[j], t0);
     return HCCN_OK;
 }
 
@@ -94,6 +99,29 @@ static hccn_status_t pred_fold(pred_t *p)
     return HCCN_OK;
 }
 
+/* Folds onto the first node of every leaf where the topology allows it:
+ * tried for the blocks that do not fold onto node 0. */
+static hccn_status_t pred_fold_leaves(pred_t *p)
+{
+    char why[160];
+    p->leaf_rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->leaf_rep));
+    p->leaf_link = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
+                                   sizeof(*p->leaf_link));
+    p->leaf_div = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
+                                  sizeof(*p->leaf_div));
+    if (p->leaf_rep == NULL || p->leaf_link == NULL || p->leaf_div == NULL)
+        return hccn_sim_fail_context("predict");
+    if (hccn_sim_topo_fold_leaves(p->topo, p->leaf_rep, p->leaf_link,
+                                  p->leaf_div, why, sizeof(why)) != 0) {
+        hccn_sim_free(p->leaf_rep);
+        hccn_sim_free(p->leaf_link);
+        hccn_sim_free(p->leaf_div);
+        p->leaf_rep = p->leaf_link = NULL;
+        p->leaf_div = NULL;
+    }
+    return HCCN_OK;
+}
+
 static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
                                int fold)
 {
@@ -103,16 +131,20 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
     p->world = hccn_sim_malloc((size_t)p->n * sizeof(int));
     p->node_local = hccn_sim_malloc(3 * (size_t)p->n * sizeof(int));
     p->tail = hccn_sim_calloc((size_t)p->n, sizeof(*p->tail));
+    p->run = hccn_sim_malloc((size_t)p->n * sizeof(*p->run));
     p->hints = hccn_sim_calloc((size_t)p->n, sizeof(*p->hints));
     p->select_cache = hccn_hier_cache_new();
     int nomem;
     p->sel_topo = hccn_sim_topo_fault_view(topo, topo->faults, topo->nfaults,
                                            &nomem);
     if (p->world == NULL || p->node_local == NULL || p->tail == NULL ||
+        p->run == NULL ||
         p->hints == NULL || p->select_cache == NULL || nomem)
         return hccn_sim_fail_context("predict");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
+    if (rc == HCCN_OK && fold)
+        rc = pred_fold_leaves(p);
     if (rc != HCCN_OK)
         return rc;
     for (int r = 0; r < p->n; r++)
@@ -133,6 +165,10 @@ static void pred_free(pred_t *p)
     hccn_sim_free(p->fold_rep);
     hccn_sim_free(p->fold_link);
     hccn_sim_free(p->fold_div);
+    hccn_sim_free(p->leaf_rep);
+    hccn_sim_free(p->leaf_link);
+    hccn_sim_free(p->leaf_div);
+    hccn_sim_free(p->run);
     hccn_sim_free(p->call_tasks);
     hccn_sim_free(p->tasks);
     hccn_sim_free(p->hints);
@@ -151,10 +187,10 @@ static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
 {
     char why[160];
     int first = -1;
-    for (int r = 0; r < p->nrun; r++) {
-        hccn_status_t st = hccn_sim_batch_status(p->eng, bs[r], NULL, 0);
+    for (int j = 0; j < p->nrun; j++) {
+        hccn_status_t st = hccn_sim_batch_status(p->eng, bs[j], NULL, 0);
         if (st == HCCN_ERR_FAULT || (st != HCCN_OK && first < 0))
-            first = r;
+            first = j;
         if (st == HCCN_ERR_FAULT)
             break;
     }
@@ -163,7 +199,7 @@ static hccn_status_t call_status(pred_t *p, hccn_sim_batch_t *const *bs,
     hccn_status_t st = hccn_sim_batch_status(p->eng, bs[first], why,
                                              sizeof(why));
     return hccn_rt_error(st, "predict: call %d (%s) on rank %d: %s", i,
-                         hccn_coll_name(c->coll), first, why);
+                         hccn_coll_name(c->coll), p->run[first], why);
 }
 
 /* Calls [s, e) on p's engine; p->unfold if a schedule did not fold. */
@@ -177,8 +213,8 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
     if (devs == NULL || (ncalls > 0 && (all = hccn_sim_calloc((size_t)ncalls * k,
                                                      sizeof(*all))) == NULL))
         rc = hccn_sim_fail_context("predict");
-    for (int r = 0; rc == HCCN_OK && r < k; r++)
-        devs[r] = r;
+    for (int j = 0; rc == HCCN_OK && j < k; j++)
+        devs[j] = p->run[j];
     for (int j = 0; j < ncalls && rc == HCCN_OK; j++) {
         /* No later call can replay the block's last (blocks end where
          * none can: pred_cuts): its recording would only cost memory (a
@@ -189,16 +225,16 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
         if (p->unfold)
             break;
         /* Held until the run ends, to read their end times. */
-        for (int r = 0; r < k && rc == HCCN_OK; r++) {
-            all[(size_t)j * k + r] = p->tail[r];
-            hccn_sim_batch_retain(p->eng, p->tail[r]);
+        for (int x = 0; x < k && rc == HCCN_OK; x++) {
+            all[(size_t)j * k + x] = p->tail[p->run[x]];
+            hccn_sim_batch_retain(p->eng, p->tail[p->run[x]]);
         }
         /* Every rank waits for its part, as a blocking call does, so the
          * engine runs the call as far as it can before the next is posted
          * (no further than the first rank to finish: it could post) and
          * the lean engine frees the tasks of the parts that are done. */
         if (rc == HCCN_OK)
-            hccn_sim_wait_begin_many(p->eng, devs, p->tail, k);
+            hccn_sim_wait_begin_many(p->eng, devs, all + (size_t)j * k, k);
     }
     hccn_sim_free(devs);
     if (rc == HCCN_OK && !p->unfold) {
@@ -206,11 +242,12 @@ static hccn_status_t pred_run(pred_t *p, const hccn_rt_pcall_t *calls,
         for (int j = 0; j < ncalls && rc == HCCN_OK; j++) {
             int i = s + j;
             ends[i] = 0.0;
-            for (int r = 0; r < k; r++) {
-                const hccn_sim_batch_t *b = all[(size_t)j * k + r];
+            for (int x = 0; x < k; x++) {
+                const hccn_sim_batch_t *b = all[(size_t)j * k + x];
                 if (!hccn_sim_batch_done(p->eng, b)) {
                     rc = hccn_rt_error(HCCN_ERR_INTERNAL, "predict: call %d "
-                                       "never completed on rank %d", i, r);
+                                       "never completed on rank %d", i,
+                                       p->run[x]);
                     break;
                 }
                 if (hccn_sim_batch_end(b) > ends[i])
@@ -268,21 +305,32 @@ static hccn_status_t pred_block(pred_t *p, const hccn_rt_pcall_t *calls,
                                 int s, int e, double t0, double *ends,
                                 int *nfolded, char *why, size_t len)
 {
-    p->rep = p->fold_rep;
-    p->link_map = p->fold_link;
-    hccn_status_t rc = pred_engine(p, t0);
-    if (rc == HCCN_OK)
-        rc = pred_run(p, calls, s, e, ends);
-    if (rc == HCCN_OK && p->unfold) {
+    /* Onto node 0, else onto every leaf's first node, else unfolded. */
+    int *reps[3] = {p->fold_rep, p->leaf_rep, NULL};
+    int *links[3] = {p->fold_link, p->leaf_link, NULL};
+    double *divs[3] = {p->fold_div, p->leaf_div, NULL};
+    char first_why[sizeof(p->why)] = "";
+    hccn_status_t rc = HCCN_OK;
+    for (int k = 0; k < 3 && rc == HCCN_OK; k++) {
+        if (k < 2 && reps[k] == NULL)
+            continue;
+        p->rep = reps[k];
+        p->link_map = links[k];
+        p->div = divs[k];
         /* The schedule that did not fold is kept: the next run builds
          * it first. */
-        if (why[0] == '\0')
-            snprintf(why, len, "%s", p->why);
-        pred_unfold(p);
         rc = pred_engine(p, t0);
         if (rc == HCCN_OK)
             rc = pred_run(p, calls, s, e, ends);
+        if (rc != HCCN_OK || !p->unfold)
+            break;
+        if (first_why[0] == '\0')
+            snprintf(first_why, sizeof(first_why), "%s", p->why);
+        pred_unfold(p);
     }
+    if (rc == HCCN_OK && p->rep == NULL && first_why[0] != '\0' &&
+        why[0] == '\0')
+        snprintf(why, len, "%s", first_why);
     if (p->rep != NULL)
         *nfolded += e - s;
     pred_unfold(p);
@@ -326,7 +374,7 @@ static hccn_status_t pred_blocks(pred_t *p, const hccn_rt_pcall_t *calls,
         return hccn_sim_fail_context("predict");
     }
     int cuts = 0;
-    if (p->fold_rep != NULL)
+    if (p->fold_rep != NULL || p->leaf_rep != NULL)
         pred_cuts(calls, ncalls, cut);
     for (int k = 1; k < ncalls; k++)
         cuts += cut[k];
@@ -361,10 +409,11 @@ hccn_status_t hccn_rt_predict_opts(const hccn_sim_topo_t *topo,
     if (rc == HCCN_OK)
         rc = pred_blocks(&p, calls, ncalls, ends, &nfolded, why, sizeof(why));
     if (o != NULL) {
-        o->folded = p.fold_rep != NULL && why[0] == '\0';
+        o->folded = (p.fold_rep != NULL || p.leaf_rep != NULL) &&
+                    why[0] == '\0';
         o->folded_calls = nfolded;
         o->built_folded = p.built_folded;
-        if (p.fold_rep == NULL)
+        if (p.fold_rep == NULL && p.leaf_rep == NULL)
             snprintf(o->why, sizeof(o->why), "%s", p.why);
         else if (why[0] != '\0' && nfolded > 0)
             snprintf(o->why, sizeof(o->why), "%.200s (%d of %d calls "

@@ -51,8 +51,11 @@ hccn_status_t hccn_rt_predict(const hccn_sim_topo_t *topo,
  * node 0 (hccn_sim_topo_fold) and every call's schedule gives each rank
  * the part of its copy in node 0, with each transfer between copies of
  * the same steps, every node runs as node 0 does; then only node 0's
- * ranks are simulated, and the times are the same. A run folds block by
- * block: calls that fold after calls that do not still may. */
+ * ranks are simulated, and the times are the same. Where that does not
+ * hold, the same with every node a copy of its leaf's first node
+ * (hccn_sim_topo_fold_leaves): only those nodes' ranks are simulated. A
+ * run folds block by block: calls that fold after calls that do not
+ * still may. */
 typedef struct {
     int no_fold;            /* in: 1 = never fold */
     int folded;             /* out: 1 if every call ran folded */

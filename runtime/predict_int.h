@@ -21,15 +21,20 @@ typedef struct {
     hccn_hier_view_t view;
     int *node_local;            /* view's arrays: node, local, pod */
     hccn_sim_engine_t *eng;
-    int nrun;                   /* ranks that post: n, or node 0's */
+    int nrun;                   /* ranks that post: n, or those played */
+    int *run;                   /*   (rep[r] == r): run[0 .. nrun) */
     int *fold_rep;              /* the topology's copies: per rank, its */
     int *fold_link;             /*   copy in node 0, and per link; NULL
                                      if the nodes are not copies */
     double *fold_div;           /* per link: the nodes that share it */
+    int *leaf_rep;              /* the same onto the first node of every */
+    int *leaf_link;             /*   leaf (hccn_sim_topo_fold_leaves), */
+    double *leaf_div;           /*   tried where node 0's does not fold */
     int fold_shared;            /* a network link is shared by nodes:
                                    schedules are built whole and checked */
     int *rep;                   /* this block folded: fold_rep, */
-    int *link_map;              /*   fold_link; NULL unfolded */
+    int *link_map;              /*   fold_link, fold_div (or the leaf_ */
+    double *div;                /*   ones); NULL unfolded */
     hccn_sched_fold_t fold;     /*   the keys of the schedule's RECVs */
     int fold_keys;              /* fold holds the keys of sched */
     long *call_tasks;           /* per call: its tasks on every rank */

@@ -227,7 +227,7 @@ static hccn_status_t schedule(pred_t *p, const hccn_rt_pcall_t *c, int i)
      * where nodes share network links, as a part alone does not show how
      * far apart its peers are (hccn_sched_fold_check). */
     hccn_coll_args_t b = a;
-    if (p->rep != NULL && !p->fold_shared) {
+    if (p->rep != NULL && p->rep == p->fold_rep && !p->fold_shared) {
         b.fold_rep = p->rep;
         b.fold_nrep = p->nrun;
     }
@@ -260,11 +260,12 @@ hccn_status_t hccn_rt_pred_post(hccn_rt_pred_t *p, const hccn_rt_pcall_t *c,
         memset(p->hints, 0, (size_t)p->n * sizeof(*p->hints));
     p->hinted = c;
     p->call_tasks[i] = 0;
-    for (int r = 0; r < p->nrun; r++)
-        p->call_tasks[i] += p->sched->ranks[r].nsteps;
+    for (int j = 0; j < p->nrun; j++)
+        p->call_tasks[i] += p->sched->ranks[p->run[j]].nsteps;
     if (p->sched->folded)       /* every node has node 0's part */
         p->call_tasks[i] *= p->n / p->nrun;
-    for (int r = 0; r < p->nrun; r++) {
+    for (int j = 0; j < p->nrun; j++) {
+        int r = p->run[j];
         const hccn_sched_rank_t *rk = &p->sched->ranks[r];
         if (rk->nsteps > p->captasks) {
             hccn_sim_free(p->tasks);

@@ -381,7 +381,7 @@ static size_t next_size(const opts_t *o, size_t bytes)
 typedef struct {
     double busbw_sum;
     long nbusbw, wrong;
-    long nfolded;               /* timing-only runs folded onto node 0 */
+    long nfolded;               /* timing-only runs folded (predict.h) */
     char nofold[256];           /* why the last run that was not, wasn't */
 } totals_t;
 
@@ -491,7 +491,7 @@ static int run_coll(cli_t *cli, coll_t c, long *wrong)
         printf("# Avg bus bandwidth    : %g\n",
                tot.nbusbw ? tot.busbw_sum / (double)tot.nbusbw : 0.0);
         if (o->nodata) {
-            printf("# Folded onto node 0   : %ld of %ld runs%s%s\n",
+            printf("# Folded               : %ld of %ld runs%s%s\n",
                    tot.nfolded, tot.nbusbw, tot.nofold[0] ? "; not: " : "",
                    tot.nofold);
             printf("# Link utilisation     : not recorded in timing-only "

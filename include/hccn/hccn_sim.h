@@ -187,7 +187,8 @@ typedef struct {
 typedef struct {
     size_t struct_size;      /* sizeof(hccn_predict_opts_t) */
     int no_fold;             /* in: 1 = simulate every node */
-    int folded;              /* out: every call was folded onto node 0 */
+    int folded;              /* out: every call was folded (onto node 0,
+                                or onto every leaf's first node) */
     char why[256];           /* out: when not, why not (and how many
                                 calls were: "(k of n calls folded)") */
     char schedule[64];       /* out: what the last call ran, as

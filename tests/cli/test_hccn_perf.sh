@@ -190,11 +190,11 @@ fold_same() {
     shift
     run "$@" --json "$tmp/fold.json"
     [ "$rc" -eq 0 ] || fail "$what: exit $rc: $(cat "$tmp/err")"
-    grep -Eq "^# Folded onto node 0   : ([0-9]+) of \1 runs$" "$tmp/out" ||
+    grep -Eq "^# Folded               : ([0-9]+) of \1 runs$" "$tmp/out" ||
         fail "$what: $(grep Folded "$tmp/out")"
     run "$@" --no-fold --json "$tmp/nofold.json"
     [ "$rc" -eq 0 ] || fail "$what --no-fold: exit $rc: $(cat "$tmp/err")"
-    grep -q "^# Folded onto node 0   : 0 of [0-9]* runs; not: not asked to$" \
+    grep -q "^# Folded               : 0 of [0-9]* runs; not: not asked to$" \
         "$tmp/out" || fail "$what --no-fold: $(grep Folded "$tmp/out")"
     /usr/bin/python3 - "$tmp/fold.json" "$tmp/nofold.json" >"$tmp/py" 2>&1 <<'PY' ||
 import json, sys

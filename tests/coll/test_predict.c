@@ -487,6 +487,13 @@ static const char *const tree8 = TREE_JSON(8,
     "[{\"children\": 2, \"oversubscription\": 2}, {\"children\": 2}]");
 static const char *const tree6 = TREE_JSON(6,
     "[{\"children\": 3, \"oversubscription\": 2, \"lat_us\": 0.5}]");
+/* 6 nodes, 2 per leaf, 2 leaves per tier-1 switch: the tier-1 switches
+ * hold 4 nodes and 2, so nothing folds onto node 0; every leaf holds 2,
+ * so runs fold onto the first node of every leaf (device_sim/
+ * topo_fold.c), every link above the nodes carrying each played flow as
+ * 2. */
+static const char *const uneven6 = TREE_JSON(6,
+    "[{\"children\": 2, \"oversubscription\": 2}, {\"children\": 2}]");
 /* 4 nodes on a switch that reduces (network.reduce): node 0 has a quarter
  * of its unit; sharp and hier_sharp fold. */
 static const char *const sharp4 =
@@ -543,10 +550,10 @@ static void test_fold(void **state)
     /* Fat trees: nothing is built for node 0 alone (its part does not
      * show how far its peers are); runs of algorithms whose every node's
      * peers are as far as node 0's fold. */
-    const char *trees[] = {tree8, tree6, sharp4};
+    const char *trees[] = {tree8, tree6, sharp4, uneven6};
     const char *names[] = {"fat tree of 8 nodes", "fat tree of 6 nodes",
-                           "reducing switch"};
-    for (int k = 0; k < 3; k++) {
+                           "reducing switch", "uneven fat tree"};
+    for (int k = 0; k < 4; k++) {
         int tf = 0, tb = 0, tr = 0;
         fold_sweep(trees[k], names[k], 1536, 0, &tf, &tb, &tr);
         fold_sweep(trees[k], names[k], 1031, 0, &tf, &tb, &tr);

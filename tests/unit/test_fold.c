@@ -175,6 +175,45 @@ static void test_topo_tree(void **state)
     free(div);
 }
 
+/* Six nodes, 2 per leaf, 2 leaves per tier-1 switch: the tier-1
+ * switches hold 4 nodes and 2, so node 0 is no copy of every node; each
+ * node is one of its leaf's first (hccn_sim_topo_fold_leaves): its own
+ * links map onto that node's, every link above the nodes onto itself,
+ * shared by the 2 nodes of a leaf. Leaves that hold different counts are
+ * refused, named. */
+static void test_topo_leaves(void **state)
+{
+    (void)state;
+    hccn_sim_topo_t *t = load_tree(6, 2);
+    int rep[6], *map = malloc((size_t)t->nlinks * sizeof(int));
+    double *div = malloc((size_t)t->nlinks * sizeof(double));
+    char why[128];
+    assert_true(map != NULL && div != NULL);
+    assert_int_equal(hccn_sim_topo_fold(t, rep, map, div, why, sizeof(why)),
+                     -1);
+    assert_int_equal(hccn_sim_topo_fold_leaves(t, rep, map, div, why,
+                                               sizeof(why)), 0);
+    static const int want[6] = {0, 0, 2, 2, 4, 4};
+    for (int r = 0; r < 6; r++)
+        assert_int_equal(rep[r], want[r]);
+    assert_copy(t, map, div, "node1.nic0->leaf0", "node0.nic0->leaf0", 1.0);
+    assert_copy(t, map, div, "leaf0->node1.nic0", "leaf0->node0.nic0", 1.0);
+    assert_copy(t, map, div, "node5.nic0->leaf2", "node4.nic0->leaf2", 1.0);
+    assert_copy(t, map, div, "node4.nic0->leaf2", "node4.nic0->leaf2", 1.0);
+    assert_copy(t, map, div, "leaf1->tier1.0", "leaf1->tier1.0", 2.0);
+    assert_copy(t, map, div, "tier1.0->leaf1", "tier1.0->leaf1", 2.0);
+    assert_copy(t, map, div, "tier1.1->core", "tier1.1->core", 2.0);
+    assert_copy(t, map, div, "core->tier1.0", "core->tier1.0", 2.0);
+    hccn_sim_topo_free(t);
+    t = load_tree(5, 2);    /* leaf2 holds 1 */
+    assert_int_equal(hccn_sim_topo_fold_leaves(t, rep, map, div, why,
+                                               sizeof(why)), -1);
+    assert_string_equal(why, "leaf 2 holds 1 node, leaf 0 2");
+    hccn_sim_topo_free(t);
+    free(map);
+    free(div);
+}
+
 static hccn_sim_task_t xfer(hccn_sim_task_kind_t kind, int peer, uint64_t id)
 {
     return (hccn_sim_task_t){.kind = kind, .peer = peer,
@@ -525,6 +564,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topo_copies),
         cmocka_unit_test(test_topo_tree),
+        cmocka_unit_test(test_topo_leaves),
         cmocka_unit_test(test_engine),
         cmocka_unit_test(test_ring_folds),
         cmocka_unit_test(test_work_order),
