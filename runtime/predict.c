@@ -74,52 +74,48 @@ static hccn_status_t pred_engine(pred_t *p, double t0)
     return HCCN_OK;
 }
 
-/* Folds the run if the topology allows it (the schedules are checked as
- * they are built). */
-static hccn_status_t pred_fold(pred_t *p)
+typedef int topo_fold_fn(const hccn_sim_topo_t *topo, int *rep,
+                         int *link_map, double *link_div, char *why,
+                         size_t len);
+
+/* The topology's copies by fold (hccn_sim_topo_fold or _leaves) in *rep,
+ * *link and *div, or NULLs there if it does not fold (why says why). */
+static hccn_status_t pred_copies(pred_t *p, topo_fold_fn *fold, int **rep,
+                                 int **link, double **div, char *why,
+                                 size_t len)
 {
-    p->fold_rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->fold_rep));
-    p->fold_link = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
-                                   sizeof(*p->fold_link));
-    p->fold_div = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
-                                  sizeof(*p->fold_div));
-    if (p->fold_rep == NULL || p->fold_link == NULL || p->fold_div == NULL)
+    size_t nl = (size_t)p->topo->nlinks + 1;
+    *rep = hccn_sim_malloc((size_t)p->n * sizeof(**rep));
+    *link = hccn_sim_malloc(nl * sizeof(**link));
+    *div = hccn_sim_malloc(nl * sizeof(**div));
+    if (*rep == NULL || *link == NULL || *div == NULL)
         return hccn_sim_fail_context("predict");
-    if (hccn_sim_topo_fold(p->topo, p->fold_rep, p->fold_link, p->fold_div,
-                           p->why, sizeof(p->why)) != 0) {
-        hccn_sim_free(p->fold_rep);
-        hccn_sim_free(p->fold_link);
-        hccn_sim_free(p->fold_div);
-        p->fold_rep = p->fold_link = NULL;
-        p->fold_div = NULL;
-        return HCCN_OK;
+    if (fold(p->topo, *rep, *link, *div, why, len) != 0) {
+        hccn_sim_free(*rep);
+        hccn_sim_free(*link);
+        hccn_sim_free(*div);
+        *rep = *link = NULL;
+        *div = NULL;
     }
-    for (int l = 0; l < p->topo->nlinks; l++)
-        p->fold_shared |= p->fold_div[l] != 1.0;
     return HCCN_OK;
 }
 
-/* Folds onto the first node of every leaf where the topology allows it:
- * tried for the blocks that do not fold onto node 0. */
-static hccn_status_t pred_fold_leaves(pred_t *p)
+/* Folds the run if the topology allows it (the schedules are checked as
+ * they are built): onto node 0, or for the blocks that do not fold so,
+ * onto the first node of every leaf. */
+static hccn_status_t pred_fold(pred_t *p)
 {
     char why[160];
-    p->leaf_rep = hccn_sim_malloc((size_t)p->n * sizeof(*p->leaf_rep));
-    p->leaf_link = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
-                                   sizeof(*p->leaf_link));
-    p->leaf_div = hccn_sim_malloc(((size_t)p->topo->nlinks + 1) *
-                                  sizeof(*p->leaf_div));
-    if (p->leaf_rep == NULL || p->leaf_link == NULL || p->leaf_div == NULL)
-        return hccn_sim_fail_context("predict");
-    if (hccn_sim_topo_fold_leaves(p->topo, p->leaf_rep, p->leaf_link,
-                                  p->leaf_div, why, sizeof(why)) != 0) {
-        hccn_sim_free(p->leaf_rep);
-        hccn_sim_free(p->leaf_link);
-        hccn_sim_free(p->leaf_div);
-        p->leaf_rep = p->leaf_link = NULL;
-        p->leaf_div = NULL;
-    }
-    return HCCN_OK;
+    hccn_status_t rc = pred_copies(p, hccn_sim_topo_fold, &p->fold_rep,
+                                   &p->fold_link, &p->fold_div, p->why,
+                                   sizeof(p->why));
+    for (int l = 0; rc == HCCN_OK && p->fold_rep != NULL &&
+                    l < p->topo->nlinks; l++)
+        p->fold_shared |= p->fold_div[l] != 1.0;
+    if (rc == HCCN_OK)
+        rc = pred_copies(p, hccn_sim_topo_fold_leaves, &p->leaf_rep,
+                         &p->leaf_link, &p->leaf_div, why, sizeof(why));
+    return rc;
 }
 
 static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
@@ -143,8 +139,6 @@ static hccn_status_t pred_init(pred_t *p, const hccn_sim_topo_t *topo,
         return hccn_sim_fail_context("predict");
     snprintf(p->why, sizeof(p->why), "not asked to");
     hccn_status_t rc = fold ? pred_fold(p) : HCCN_OK;
-    if (rc == HCCN_OK && fold)
-        rc = pred_fold_leaves(p);
     if (rc != HCCN_OK)
         return rc;
     for (int r = 0; r < p->n; r++)
