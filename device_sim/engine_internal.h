@@ -232,6 +232,7 @@ struct hccn_sim_engine {
                                    the devices played (a recording's
                                    index, replay.c), -1 for the others;
                                    NULL: the device itself */
+    int link_w_on;              /* some link_w above 1 */
     int *link_w;                /* folded: how many flows each flow on the
                                    link stands for (its nodes' count,
                                    fold_div); else 1 */

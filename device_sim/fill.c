@@ -356,17 +356,23 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
                      int tree, int *ndirty)
 {
     flow_t **on = eng->link_flows[best];
+    const int *lw = eng->link_w_on ? eng->link_w : NULL;
     for (int i = 0; i < eng->link_active[best]; i++) {
         flow_t *f = on[i];
         if (f->rate >= 0.0)
             continue;
         f->rate = share;
         for (unsigned r = f->res; r != 0; r &= r - 1) {
-            int l = f->links[__builtin_ctz(r)], w = eng->link_w[l];
-            /* one subtraction per flow it stands for, as unfolded */
-            for (int c = 0; c < w; c++)
+            int l = f->links[__builtin_ctz(r)];
+            if (lw == NULL) {
                 eng->link_cap[l] -= share;
-            eng->link_cnt[l] -= w;
+                eng->link_cnt[l]--;
+            } else {
+                /* one subtraction per flow it stands for, as unfolded */
+                for (int c = 0; c < lw[l]; c++)
+                    eng->link_cap[l] -= share;
+                eng->link_cnt[l] -= lw[l];
+            }
             int j = eng->link_pos[l];
             if (tree && !eng->pick_mark[j]) {
                 eng->pick_mark[j] = 1;

@@ -121,9 +121,11 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     /* Folded, a link that w nodes cross carries each flow of the nodes
      * played as w flows (fill.c): the unfolded run's counts and
      * subtractions, so its rates, bit for bit. */
+    eng->link_w_on = 0;
     for (size_t l = 0; l < n; l++) {
         hccn_sim_link_scale(eng, (int)l, 1.0);
         eng->link_w[l] = eng->fold_div != NULL ? (int)eng->fold_div[l] : 1;
+        eng->link_w_on |= eng->link_w[l] != 1;
     }
 }
 
