@@ -7,10 +7,11 @@
  * before the next is posted; at the end every device finishes and the
  * engine runs the rest.
  *
- * Folded (predict.h), only node 0's ranks post; their transfers name the
- * real peers (for the routes) and are keyed by the sending copy's rank and
- * step in node 0, so that the two halves of a transfer between copies
- * pair up as the real transfer's halves do.
+ * Folded (predict.h), only the ranks played post (node 0's, or those of
+ * every leaf's first node); their transfers name the real peers (for the
+ * routes) and are keyed by the sending copy's rank and step, so that the
+ * two halves of a transfer between copies pair up as the real transfer's
+ * halves do.
  *
  * Blocks: where the topology folds, the calls are cut where no later call
  * could replay an earlier one (pred_cuts), and each block runs on an
