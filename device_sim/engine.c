@@ -359,12 +359,11 @@ void hccn_sim_set_state(hccn_sim_engine_t *eng, edev_t *d, int state)
 /* Earliest pending event: a flow draining (a completion) or the heap top. */
 int hccn_sim_next_event(hccn_sim_engine_t *eng, double *t, int *cls)
 {
-    /* Another start at the burst's instant goes first: no flow of the
-     * burst drains then (flow_comp.c). Anything else sees it re-rated. */
-    if (eng->burst && eng->nheap > 0 && eng->heap[0].t == eng->now &&
-        eng->heap[0].cls == 1) {
+    /* Another event at the burst's instant goes first: no flow drains
+     * then (flow_comp.c, Bursts). A later one sees it re-rated. */
+    if (eng->burst && eng->nheap > 0 && eng->heap[0].t == eng->now) {
         *t = eng->heap[0].t;
-        *cls = 1;
+        *cls = eng->heap[0].cls;
         return 1;
     }
     hccn_sim_burst_flush(eng);

@@ -112,6 +112,10 @@ typedef struct hccn_sim_flow {
     double remaining, since;
     double drain;
     int pos;                    /* index in the drain heap (drain.c) */
+    /* flow.c: its rate, bytes left and their time before the first
+     * re-rating at the instant `undo_at` that changed its rate; a later
+     * one at that instant that gives the rate back restores them. */
+    double undo_at, undo_rate, undo_rem, undo_since;
 } flow_t;
 
 /* fill.c: a link, and where a canonical pass over the flows meets it
@@ -244,8 +248,8 @@ struct hccn_sim_engine {
     int *queue;                 /* its links to visit */
     int nqueue, qdone;          /* queued; searched (flow_comp.c) */
     flow_t **comp;              /* its flows; capflows long */
-    int burst, nburst;          /* starts at `now` not re-rated yet: the
-                                   flows of their components, comp[0..) */
+    int burst;                  /* changes at `now` not re-rated yet: their
+                                   links queued, new flows in comp[0..) */
     int no_bursts;              /* hccn_sim_engine_set_reference */
     int nseed;                  /* flows put in comp before the search */
     /* Slack links (flow_comp.c): the rates leave them room, so they are
@@ -262,8 +266,8 @@ struct hccn_sim_engine {
     int ntouched;               /* fill.c: the last filling's links */
     long slack_made, slack_undone;  /* links made slack; found bound */
     long radix_sorts;           /* fill.c: components ordered by radix */
-    long burst_starts, burst_breaks;    /* starts deferred; bursts closed
-                                           by a flow they may not hold */
+    long burst_starts, burst_reaps;     /* starts and drains deferred */
+    long rate_restores;         /* flow.c: rates given back in an instant */
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
@@ -294,10 +298,14 @@ void hccn_sim_comp_add(hccn_sim_engine_t *eng, flow_t *f);
 /* Re-rates every flow connected to the seeded links. */
 void hccn_sim_comp_refill(hccn_sim_engine_t *eng);
 /* Defers the re-rating after f's start (at eng->now, f just routed and
- * in the drain heap) to the end of the burst of starts at this instant,
- * where that gives the same bits; returns 1 if so. 0: the caller re-rates
- * f's component now (any open burst has been re-rated first). */
+ * in the drain heap) to the end of the instant's changes (the burst);
+ * returns 1 if so. 0: bursts are off (tracing, the reference solver) or
+ * f drains at once; the caller re-rates f's component now (any open burst
+ * has been re-rated first). */
 int hccn_sim_burst_add(hccn_sim_engine_t *eng, flow_t *f);
+/* The same for the drains just seeded (after hccn_sim_comp_begin, with no
+ * burst open): opens a burst, or re-rates the flows they reach now. */
+void hccn_sim_burst_reaped(hccn_sim_engine_t *eng);
 /* Re-rates the open burst's flows, if any. Before anything that reads
  * rates or drain times, or moves the time. */
 void hccn_sim_burst_flush(hccn_sim_engine_t *eng);

@@ -228,14 +228,19 @@ static double bytes_left(const flow_t *f, double rate, double t)
     return f->remaining - rate * (t - f->since);
 }
 
-/* When f drains at its rate, from what it had left at f->since. */
+/* When f drains at its rate, from what it had left at f->since: bytes
+ * left drain after since, if only by the clock's least step (a time of
+ * less than that would round to since, where a flow whose rate a change
+ * at since moved would drain at the instant of the change, before its
+ * other changes; flow_comp.c, Bursts). */
 static double drain_time(const flow_t *f)
 {
     if (f->remaining <= 0.0 || isinf(f->rate))
         return f->since;
     if (f->rate <= 0.0)
         return INFINITY;
-    return f->since + f->remaining / f->rate;
+    double t = f->since + f->remaining / f->rate;
+    return t > f->since ? t : nextafter(f->since, INFINITY);
 }
 
 /* f has drained at `rate` until now and drains at f->rate from now on:
@@ -248,6 +253,31 @@ static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
     hccn_sim_drain_update(eng, f);
 }
 
+/* f's rate changed from `was` in a re-rating at now. Its bytes left and
+ * drain time follow; or, where an earlier re-rating at now changed it and
+ * this one gives back the rate it had before that, they are what they
+ * were before (as if its rate had never changed: the bits do not depend
+ * on how the instant's changes were grouped into re-ratings). */
+static void flow_rerated(hccn_sim_engine_t *eng, flow_t *f, double was)
+{
+    if (f->undo_at == eng->now && f->rate == f->undo_rate) {
+        f->remaining = f->undo_rem;
+        f->since = f->undo_since;
+        f->undo_at = -INFINITY;
+        f->drain = drain_time(f);
+        hccn_sim_drain_update(eng, f);
+        eng->rate_restores++;
+        return;
+    }
+    if (f->undo_at != eng->now) {
+        f->undo_at = eng->now;
+        f->undo_rate = was;
+        f->undo_rem = f->remaining;
+        f->undo_since = f->since;
+    }
+    flow_rebase(eng, f, was);
+}
+
 /* New rates for flows[0..n), every flow on their links that are not
  * slack (with widen, and the flows a slack link found bound joins). A
  * flow whose rate comes out as it was keeps its bytes left and drain time
@@ -258,7 +288,7 @@ void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
     n = hccn_sim_comp_fill(eng, flows, n, widen);
     for (int i = 0; i < n; i++)
         if (flows[i]->rate != flows[i]->was)
-            flow_rebase(eng, flows[i], flows[i]->was);
+            flow_rerated(eng, flows[i], flows[i]->was);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
@@ -373,6 +403,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->since = eng->now;
     f->rate = INFINITY;   /* no finite link: drains at once */
     f->drain = eng->now;
+    f->undo_at = -INFINITY;
     if (flow_route(eng, f) != 0) {
         hccn_sim_free(f);
         return -1;
@@ -430,7 +461,7 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
         done(eng, f);
         hccn_sim_free(f);
     }
-    hccn_sim_comp_refill(eng);
+    hccn_sim_burst_reaped(eng);
 }
 
 void hccn_sim_flow_rerate(hccn_sim_engine_t *eng)

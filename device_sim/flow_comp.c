@@ -7,31 +7,39 @@
  * Bursts. A collective often starts thousands of transfers at one
  * instant over one fabric (a mesh step: every NPU to every other through
  * one switch), all in one component, and refilling it after each start
- * costs the square of the burst. Instead the starts at one instant join
- * a burst, refilled once when something other than another start at
- * that instant comes next, with the same bits as refilling after each:
+ * costs the square of the burst; and a pipeline's drain is followed at
+ * the same instant by the starts it lets go (the next chunk on the
+ * link), two refills of one component. Instead the changes of one
+ * instant (a drain, then the starts the instant's events make) join a
+ * burst: the links they touch are seeded, and the flows those reach are
+ * refilled once, when the instant's events are done (or something reads
+ * rates), with the same bits as refilling after each change:
  *
- * - Rates. Components only grow during a burst (nothing drains, see
- *   below), so each flow's last refill in the sequence was over the
- *   component it has at the end, and max-min fair rates by progressive
- *   filling are a function of the component's flows (fill.c).
- * - Bytes left and drain times. A refill brings a flow whose rate
- *   changed up to date: bytes left at `now` and the drain time
- *   `now + left / rate`. The burst holds only flows already brought to
- *   `now` (their `since` is `now`: started in the burst, or re-rated at
- *   this instant before it), for which that changes nothing but the drain
- *   time, a function of the last rate alone. A flow whose rate changed
- *   and changed back in the sequence therefore ends with the drain time
- *   it had. A flow last brought up to date earlier would be rebased on
- *   the first change in the sequence, with rounding a single refill
- *   would not repeat: a start that reaches one closes the burst (refills
- *   it as it was) and is refilled at once, as before.
- * - Order of events. No flow of the burst may drain at `now` between two
- *   starts: each is held to `now + left / cap > now`, `cap` the least
- *   bandwidth on its route, above any rate it can get; so the starts run
- *   back to back as they would have.
+ * - Rates. Every flow a change can re-rate is reached from its links at
+ *   the end of the instant (a drain opens the burst, starts only add), and
+ *   max-min fair rates by progressive filling are a function of the
+ *   component's flows (fill.c), so each comes out as its last refill in
+ *   the sequence would have left it.
+ * - Bytes left and drain times. A re-rating that changes a flow's rate
+ *   brings its bytes left up to date at `now` and takes the drain time
+ *   from there; a later one at that instant only moves the drain time
+ *   (no time has passed), and one that gives back the rate the flow had
+ *   before the instant restores its bytes left and drain time as they
+ *   were (flow.c, flow_rerated). So they are a function of the rates
+ *   before and after the instant, however its changes are grouped into
+ *   re-ratings: one per change, one per burst, or a burst cut where a
+ *   settle stops at the horizon.
+ * - Order of events. No flow drains at the instant of a change that
+ *   re-rated it: its drain time is at least the clock's next step
+ *   (flow.c, drain_time), so the drains due at an instant are those due
+ *   when the clock got there, reaped first, and the instant's other
+ *   events follow each other as they would have, re-rated or not in
+ *   between. A start of no bytes or no finite link (it drains at once)
+ *   re-rates the burst first and then drains, as it would have.
  *
- * Traced runs record each refill's rates and never open a burst.
+ * Traced runs and the reference solver refill after each change.
+ * `tests/unit/test_solver_ref.c` compares every task's end with the
+ * reference's, with `==`.
  *
  * Slack links. A filling in which link x is never picked gives the same
  * bits without x: x's share only competes for the pick, and what is
@@ -67,11 +75,6 @@
  * less its flows' rates, less the rounding of every step that moved it),
  * lowered by each rate that grew and raised by each flow that leaves;
  * only where the bound falls to the margin are the rates summed.
- *
- * A burst searches through slack links as before: its argument needs
- * every flow that a start in it may re-rate to have been brought up to
- * date at the instant, and a slack link bound between two of its starts
- * joins the flows beyond it. Its re-rating is redone, not widened.
  */
 #include <math.h>
 #include <string.h>
@@ -105,50 +108,28 @@ static void queue_link(hccn_sim_engine_t *eng, int l)
     }
 }
 
-/* Queues f's links, its slack ones only with all (a burst). */
-static void seed(hccn_sim_engine_t *eng, const flow_t *f, int all)
+/* Queues f's links that are resources. */
+static void seed(hccn_sim_engine_t *eng, const flow_t *f)
 {
-    if (all) {
-        for (int k = 0; k < f->nlinks; k++)
-            queue_link(eng, f->links[k]);
-        return;
-    }
     for (unsigned m = f->res; m != 0; m &= m - 1)
         queue_link(eng, f->links[__builtin_ctz(m)]);
 }
 
 void hccn_sim_comp_seed(hccn_sim_engine_t *eng, const flow_t *f)
 {
-    seed(eng, f, 0);
+    seed(eng, f);
 }
 
 void hccn_sim_comp_add(hccn_sim_engine_t *eng, flow_t *f)
 {
     f->mark = eng->epoch;
     eng->comp[eng->nseed++] = f;
-    seed(eng, f, 0);
-}
-
-/* A burst may hold f (header): brought up to date at now, and draining
- * after now at any rate its route allows. */
-static int burst_ok(const hccn_sim_engine_t *eng, const flow_t *f)
-{
-    if (f->since != eng->now || f->nlinks == 0)
-        return 0;
-    double cap = INFINITY;
-    for (int k = 0; k < f->nlinks; k++) {
-        double c = eng->link_bw[f->links[k]];
-        if (c < cap)
-            cap = c;
-    }
-    return eng->now + f->remaining / cap > eng->now;
+    seed(eng, f);
 }
 
 /* Goes on with the search from the first link not searched yet, adding
- * the flows met to comp from n on; returns the new count. With check (a
- * burst: through slack links too), -1 at the first flow a burst may not
- * hold. */
-static int comp_search(hccn_sim_engine_t *eng, int n, int check)
+ * the flows met to comp from n on; returns the new count. */
+static int comp_search(hccn_sim_engine_t *eng, int n)
 {
     for (; eng->qdone < eng->nqueue; eng->qdone++) {
         int l = eng->queue[eng->qdone];
@@ -156,11 +137,9 @@ static int comp_search(hccn_sim_engine_t *eng, int n, int check)
             flow_t *f = eng->link_flows[l][i];
             if (f->mark == eng->epoch)
                 continue;
-            if (check && !burst_ok(eng, f))
-                return -1;
             f->mark = eng->epoch;
             eng->comp[n++] = f;
-            seed(eng, f, check);
+            seed(eng, f);
         }
     }
     return n;
@@ -168,7 +147,7 @@ static int comp_search(hccn_sim_engine_t *eng, int n, int check)
 
 void hccn_sim_comp_refill(hccn_sim_engine_t *eng)
 {
-    int n = comp_search(eng, eng->nseed, 0);
+    int n = comp_search(eng, eng->nseed);
     hccn_sim_flow_fill(eng, eng->comp, n, 1);
     /* The queue now holds every link whose flows changed. */
     if (eng->trace != NULL) {           /* trace hook: rates set at now */
@@ -186,34 +165,38 @@ void hccn_sim_engine_set_reference(hccn_sim_engine_t *eng, int on)
     pthread_mutex_unlock(&eng->lock);
 }
 
+/* Bursts, unless tracing (each re-rating is recorded) or the reference
+ * solver (a re-rating after each change, to compare with). */
+static int bursts_on(const hccn_sim_engine_t *eng)
+{
+    return eng->trace == NULL && !eng->no_bursts;
+}
+
 int hccn_sim_burst_add(hccn_sim_engine_t *eng, flow_t *f)
 {
-    if (eng->trace != NULL || eng->no_bursts || !burst_ok(eng, f)) {
+    /* A flow of no bytes or no finite link drains at once: the instant's
+     * changes so far are re-rated first, as they would have been. */
+    if (!bursts_on(eng) || f->nlinks == 0) {
         hccn_sim_burst_flush(eng);
         return 0;
     }
     if (!eng->burst) {
         hccn_sim_comp_begin(eng);
         eng->burst = 1;
-        eng->nburst = 0;
     }
-    /* f itself first: its links may all have been searched already. */
-    f->mark = eng->epoch;
-    eng->comp[eng->nburst] = f;
-    seed(eng, f, 1);
-    int n = comp_search(eng, eng->nburst + 1, 1);
-    if (n >= 0) {
-        eng->nburst = n;
-        eng->burst_starts++;
-        return 1;
+    hccn_sim_comp_add(eng, f);
+    eng->burst_starts++;
+    return 1;
+}
+
+void hccn_sim_burst_reaped(hccn_sim_engine_t *eng)
+{
+    if (!bursts_on(eng)) {
+        hccn_sim_comp_refill(eng);
+        return;
     }
-    eng->burst_breaks++;
-    /* f reaches a flow the burst may not hold: the burst as it was before
-     * f (f is on its links, but not in comp[0..nburst) and not counted:
-     * fill.c reads only the flows it is given), then f's component at
-     * once. */
-    hccn_sim_burst_flush(eng);
-    return 0;
+    eng->burst = 1;
+    eng->burst_reaps++;
 }
 
 void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
@@ -221,7 +204,7 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
     if (!eng->burst)
         return;
     eng->burst = 0;
-    hccn_sim_flow_fill(eng, eng->comp, eng->nburst, 0);
+    hccn_sim_comp_refill(eng);
 }
 
 /* ------------------------------------------------------ slack links --- */
@@ -352,7 +335,7 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
         for (int i = 0; i < n; i++)
             flows[i]->rate = flows[i]->was;
         if (widen)
-            n = comp_search(eng, n, 0);
+            n = comp_search(eng, n);
         hccn_sim_fill(eng, flows, n);
     }
     if (eng->trace != NULL || eng->no_bursts)
