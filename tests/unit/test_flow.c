@@ -4,7 +4,8 @@
  * times and share links, rates that rise and fall while a transfer is in
  * flight, transfers that drain at the same instant, a flow whose rate a
  * refill leaves as it was, drains in an order unrelated to the posting
- * order, and the per-link bytes and busy time; and the horizon that holds
+ * order, a transfer shorter than the clock's step, and the per-link bytes
+ * and busy time; and the horizon that holds
  * events back while a device could still post before them.
  *
  * One node of 8 NPUs behind a switch: every NPU has an uplink and a
@@ -218,6 +219,41 @@ static void test_drain_order(void **state)
     teardown(&fx);
 }
 
+/* A transfer whose bytes take less than the clock's least step at its
+ * rate drains one step after it starts, never at the instant it starts
+ * (device_sim/flow.c, drain_time): at t0 = 2^24 s a step is 2^-28 s
+ * (3.7 ns), and 1 byte at 1 GB/s takes 1 ns, which t0 + 1 ns rounds
+ * away. */
+static void test_drain_after_start(void **state)
+{
+    (void)state;
+    fixture_t fx;
+    setup(&fx);
+    const double t0 = 16777216.0;
+    assert_true(t0 + 1e-9 == t0);
+    hccn_sim_task_t s[] = {local(t0), xfer(HCCN_SIM_TASK_SEND, 1, 0, 'S', 0)};
+    hccn_sim_task_t r[] = {local(t0), xfer(HCCN_SIM_TASK_RECV, 0, 0, 'S', 0)};
+    s[1].bytes = r[1].bytes = 1;
+    uint32_t deps[] = {0};
+    s[1].ndeps = r[1].ndeps = 1;
+    hccn_sim_batch_t *b0 = hccn_sim_post(fx.eng, 0, s, 2, deps, NULL);
+    hccn_sim_batch_t *b1 = hccn_sim_post(fx.eng, 1, r, 2, deps, NULL);
+    assert_true(b0 && b1);
+    hccn_sim_finish_all(fx.eng);
+    assert_true(hccn_sim_batch_done(fx.eng, b0) &&
+                hccn_sim_batch_done(fx.eng, b1));
+    double lat = route(&fx, 0, 1, NULL, NULL);
+    const double step = nextafter(t0, INFINITY);
+    if (!(hccn_sim_task_begin(b0, 1) == t0) ||
+        !(hccn_sim_task_end(b0, 1) == step) ||
+        !(hccn_sim_task_end(b1, 1) == step + lat))
+        fail_msg("1 byte from %.17g s: began %.17g, drained %.17g, "
+                 "arrived %.17g s; want %.17g, %.17g, %.17g s", t0,
+                 hccn_sim_task_begin(b0, 1), hccn_sim_task_end(b0, 1),
+                 hccn_sim_task_end(b1, 1), t0, step, step + lat);
+    teardown(&fx);
+}
+
 /* Runs twice on one engine: a reset forgets the flows, the link totals and
  * the fluid time, and the second run gives the same times. */
 static void test_reset_repeats(void **state)
@@ -309,6 +345,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_staggered_starts),
         cmocka_unit_test(test_drain_order),
+        cmocka_unit_test(test_drain_after_start),
         cmocka_unit_test(test_reset_repeats),
         cmocka_unit_test(test_horizon),
     };
