@@ -55,9 +55,20 @@ int hccn_hier_tree_shape(const hccn_coll_args_t *a, hccn_tree_shape_t *sh);
  * standing for member mirror ? n-1-i : (i + shift) mod n: the root of a
  * range is its middle, rounded down. Writes parent[] of every member of
  * the range (the root's is left alone); returns the root's member, -1 for
- * an empty range. The double binary tree's two trees are (mirror, shift)
- * (0, 0) and, for even n, (1, 0), for odd n, (0, 1). */
+ * an empty range. The flat double binary tree's two trees (over ranks,
+ * algo_tree.c) are (mirror, shift) (0, 0) and, for even n, (1, 0), for
+ * odd n, (0, 1). */
 int hccn_hier_tree_inorder(int n, int lo, int hi, int mirror, int shift,
                            int *parent);
+
+/* Tree k of the double binary tree over members 0..n-1, as NCCL builds
+ * it: tree 0 is the bit tree over positions 0..n-1 (position i's parent
+ * sets the bit above i's lowest set bit and clears that one, or only
+ * clears it where that falls past n - 1; root 0, with one child; the odd
+ * positions are its leaves), tree 1 the same over position i standing for
+ * member n-1-i for even n (so every member is inner in one tree and a
+ * leaf in the other), (i + 1) mod n for odd n. Writes parent[] of every
+ * member, -1 for the root. */
+void hccn_hier_dtree(int n, int k, int *parent);
 
 #endif /* HCCN_HIERARCHY_TREE_H */

@@ -33,6 +33,36 @@ int hccn_hier_tree_inorder(int n, int lo, int hi, int mirror, int shift,
     return r;
 }
 
+/* The parent of position i in the bit tree over positions 0..n-1: i's
+ * lowest set bit b names its level; its parent sets the bit above and
+ * clears b, or only clears b where that falls past n - 1. */
+static int bit_up(int n, int i)
+{
+    if (i == 0)
+        return -1;
+    int b = i & -i, up = (i ^ b) | (b << 1);
+    return up < n ? up : i ^ b;
+}
+
+/* The member at position i of tree k over n (tree.h), and back. */
+static int member_at(int n, int k, int i)
+{
+    return k == 0 ? i : n % 2 == 0 ? n - 1 - i : (i + 1) % n;
+}
+
+static int position_of(int n, int k, int m)
+{
+    return k == 0 ? m : n % 2 == 0 ? n - 1 - m : (m + n - 1) % n;
+}
+
+void hccn_hier_dtree(int n, int k, int *parent)
+{
+    for (int m = 0; m < n; m++) {
+        int up = bit_up(n, position_of(n, k, m));
+        parent[m] = up < 0 ? -1 : member_at(n, k, up);
+    }
+}
+
 int hccn_hier_tree_nodes(const hccn_coll_args_t *a)
 {
     return a->coll == HCCN_COLL_ALLREDUCE && a->view != NULL &&
@@ -103,8 +133,8 @@ int hccn_hier_tree_shape(const hccn_coll_args_t *a, hccn_tree_shape_t *sh)
     int *head = up + 2 * (size_t)N;
     for (int n = 0; n < 2 * N; n++)
         up[n] = -1;
-    hccn_hier_tree_inorder(N, 0, N - 1, 0, 0, up);
-    hccn_hier_tree_inorder(N, 0, N - 1, N % 2 == 0, N % 2, up + N);
+    hccn_hier_dtree(N, 0, up);
+    hccn_hier_dtree(N, 1, up + N);
     hccn_hier_rings_orders(a, pairs, order);
     for (int c = 0; c < pairs; c++) {
         const int *o = order + (size_t)c * p;

@@ -22,11 +22,12 @@
 
 enum { N = 5, L = 4, P = N * L };
 
-/* The double binary tree over 5 nodes, by hand: tree A is the in-order
- * tree over positions 0..4 (root 2; 0 over 1; 3 over 4), tree B the same
- * over positions shifted by one (position i is node i+1 mod 5: root 3;
- * 1 over 2; 4 over 0). */
-static const int node_up[2][N] = {{2, 0, -1, 2, 3}, {4, 3, 1, -1, 3}};
+/* The double binary tree over 5 nodes, by hand: tree A is the bit tree
+ * over positions 0..4 (root 0 over 4; 4 over 2, whose 4 + 2 = 6 and
+ * 4 + 1 = 5 fall past 4; 2 over 1 and 3), tree B the same over positions
+ * shifted by one (position i is node i+1 mod 5: root 1 over 0; 0 over 3;
+ * 3 over 2 and 4). */
+static const int node_up[2][N] = {{-1, 2, 4, 2, 0}, {1, -1, 3, 0, 3}};
 
 static hccn_coll_args_t args(const test_view_t *w, uint64_t count)
 {
@@ -200,9 +201,63 @@ static void test_bytes(void **state)
     hccn_sim_free(sh.parent);
 }
 
+/* The double binary tree itself (hccn_hier_dtree): over 6 members by
+ * hand (tree A: 0 over 4; 4 over 2 and 5, 4 + 2 = 6 falling past 5; 2
+ * over 1 and 3; tree B its mirror, m standing at 5 - m); and for every n
+ * up to 200 two trees of one root whose every member reaches it, tree
+ * A's depth ceil(log2 n), each inner member (odd positions are leaves)
+ * with at most two children, and for even n every member inner in
+ * exactly one of them (so a member's link carries one tree's three
+ * edges and the other's one, at most four). */
+static void test_dtree(void **state)
+{
+    (void)state;
+    static const int six[2][6] = {{-1, 2, 4, 2, 0, 4}, {1, 5, 3, 1, 3, -1}};
+    int up[2][200], kids[2][200];
+    for (int k = 0; k < 2; k++) {
+        hccn_hier_dtree(6, k, up[k]);
+        for (int m = 0; m < 6; m++)
+            if (up[k][m] != six[k][m])
+                fail_msg("6 members, tree %d: %d's parent %d, expected %d",
+                         k, m, up[k][m], six[k][m]);
+    }
+    for (int n = 1; n <= 200; n++) {
+        int ceil_log2 = 0;
+        while ((1 << ceil_log2) < n)
+            ceil_log2++;
+        for (int k = 0; k < 2; k++) {
+            int roots = 0, deepest = 0;
+            hccn_hier_dtree(n, k, up[k]);
+            memset(kids[k], 0, sizeof(kids[k]));
+            for (int m = 0; m < n; m++) {
+                int d = 0;
+                for (int u = m; up[k][u] >= 0 && d <= n; u = up[k][u])
+                    d++;
+                if (d > n)
+                    fail_msg("%d members, tree %d: %d never reaches the "
+                             "root", n, k, m);
+                deepest = d > deepest ? d : deepest;
+                roots += up[k][m] < 0;
+                if (up[k][m] >= 0)
+                    kids[k][up[k][m]]++;
+            }
+            assert_int_equal(roots, 1);
+            if (k == 0)
+                assert_int_equal(deepest, ceil_log2);
+            for (int m = 0; m < n; m++)
+                assert_true(kids[k][m] <= 2);
+        }
+        for (int m = 0; n % 2 == 0 && m < n; m++)
+            if ((kids[0][m] > 0) == (kids[1][m] > 0))
+                fail_msg("%d members: %d is inner in %s tree", n, m,
+                         kids[0][m] > 0 ? "both" : "neither");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dtree),
         cmocka_unit_test(test_shape),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_bytes),
