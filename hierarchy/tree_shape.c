@@ -3,13 +3,13 @@
  * rank each rank sends its sums to, per channel, and how the channels'
  * data is cut.
  *
- * Channel t runs tree t mod 2 of the double binary tree over the nodes
- * (in view order) and, inside every node, the chain of the node's ranks
- * in the order of the rings' channel t / 2 (rings_order.c): the chain
- * enters the node at the rank of the channel's NIC, its head, and every
- * other rank's parent is the rank before it in the chain. A head's parent
- * is the head of its node's parent node, the root node's head the
- * channel's root. So a head reduces its chain's sum and its child nodes'
+ * Channel t runs tree t mod 2 of NCCL's double binary tree over the
+ * nodes (in view order; hccn_hier_dtree) and, inside every node, the chain
+ * of the node's ranks in the order of the rings' channel t / 2
+ * (rings_order.c): the chain enters the node at the rank of the
+ * channel's NIC, its head, and every other rank's parent is the rank
+ * before it in the chain. A head's parent is the head of its node's
+ * parent node, the root node's head the channel's root. So a head reduces its chain's sum and its child nodes'
  * and sends one sum up through its own NIC, as the libraries' tree does,
  * and the channels spread the nodes' traffic over their NICs.
  */
@@ -131,8 +131,6 @@ int hccn_hier_tree_shape(const hccn_coll_args_t *a, hccn_tree_shape_t *sh)
     /* up[k N + n]: node n's parent in tree k; head[c N + n]: node n's head
      * in chain order c. */
     int *head = up + 2 * (size_t)N;
-    for (int n = 0; n < 2 * N; n++)
-        up[n] = -1;
     hccn_hier_dtree(N, 0, up);
     hccn_hier_dtree(N, 1, up + N);
     hccn_hier_rings_orders(a, pairs, order);
