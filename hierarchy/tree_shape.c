@@ -4,14 +4,15 @@
  * data is cut.
  *
  * Channel t runs tree t mod 2 of NCCL's double binary tree over the
- * nodes (in view order; hccn_hier_dtree) and, inside every node, the chain
- * of the node's ranks in the order of the rings' channel t / 2
+ * nodes (in view order; hccn_hier_dtree) and, inside every node, the
+ * chain of the node's ranks in the order of the rings' channel t / 2
  * (rings_order.c): the chain enters the node at the rank of the
  * channel's NIC, its head, and every other rank's parent is the rank
  * before it in the chain. A head's parent is the head of its node's
- * parent node, the root node's head the channel's root. So a head reduces its chain's sum and its child nodes'
- * and sends one sum up through its own NIC, as the libraries' tree does,
- * and the channels spread the nodes' traffic over their NICs.
+ * parent node, the root node's head the channel's root. So a head
+ * reduces its chain's sum and its child nodes' and sends one sum up
+ * through its own NIC, as the libraries' tree does, and the channels
+ * spread the nodes' traffic over their NICs.
  */
 #include "device_sim/alloc.h"
 #include "hierarchy/rings.h"
