@@ -124,6 +124,23 @@ int hccn_hier_cm_member(const hccn_cm_team_t *t, int g, int i);
 
 double hccn_hier_cm_max(double a, double b);
 
+/* A timed event of a closed form's walk (rings_cost.c, cost_tree.c): its
+ * time, bytes, and two indices the walk gives meaning to. */
+typedef struct {
+    double t, bytes;
+    uint32_t at, q;
+} hccn_cm_ev_t;
+
+/* Events not yet taken, earliest first (ties by at, then q); ev has room
+ * for as many as the walk may have pending at once. */
+typedef struct {
+    hccn_cm_ev_t *ev;
+    size_t n;
+} hccn_cm_evq_t;
+
+void hccn_hier_cm_ev_push(hccn_cm_evq_t *h, hccn_cm_ev_t e);
+hccn_cm_ev_t hccn_hier_cm_ev_pop(hccn_cm_evq_t *h);
+
 /* A gathered tail's work on each member once its allgather is done
  * (levels_allreduce.c, gather_tail): a copy of block 0 and n - 1
  * reductions, of `bytes` each. */

@@ -22,11 +22,6 @@
  * their data arrives, as the engine's local work does. */
 
 typedef struct {
-    double t, bytes;
-    uint32_t at, q;      /* sender position c p + i; its send q = k K + s */
-} rc_ev_t;
-
-typedef struct {
     hccn_cm_t *m;
     const hccn_coll_args_t *a;
     const hccn_rings_shape_t *sh;
@@ -43,47 +38,10 @@ typedef struct {
                             order, and issues each send as soon as its
                             input is known. */
     double *unit;        /* per rank: its reduce unit free */
-    rc_ev_t *heap;       /* arrivals not yet taken, earliest first */
-    size_t nheap;
+    hccn_cm_evq_t heap;  /* arrivals not yet taken (at: the sender
+                            position c p + i; q: its send k K + s) */
     double end;
 } rc_walk_t;
-
-static int ev_less(const rc_ev_t *x, const rc_ev_t *y)
-{
-    if (x->t != y->t)
-        return x->t < y->t;
-    return x->at != y->at ? x->at < y->at : x->q < y->q;
-}
-
-static void ev_push(rc_walk_t *w, rc_ev_t e)
-{
-    size_t i = w->nheap++;
-    while (i > 0 && ev_less(&e, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = e;
-}
-
-static rc_ev_t ev_pop(rc_walk_t *w)
-{
-    rc_ev_t top = w->heap[0], e = w->heap[--w->nheap];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = l;
-        if (l >= w->nheap)
-            break;
-        if (l + 1 < w->nheap && ev_less(&w->heap[l + 1], &w->heap[l]))
-            m = l + 1;
-        if (!ev_less(&w->heap[m], &e))
-            break;
-        w->heap[i] = w->heap[m];
-        i = m;
-    }
-    if (w->nheap > 0)
-        w->heap[i] = e;
-    return top;
-}
 
 /* 1 when send q (step q / K) reduces at its receiver. */
 static int rc_reduces(const rc_walk_t *w, int q)
@@ -140,7 +98,8 @@ static void rc_issue(rc_walk_t *w, uint32_t at)
             return;
         w->in[at] = -1.0;
         double t = rc_send(w, at, q, ready, &bytes);
-        ev_push(w, (rc_ev_t){t, bytes, at, (uint32_t)q});
+        hccn_hier_cm_ev_push(&w->heap,
+                             (hccn_cm_ev_t){t, bytes, at, (uint32_t)q});
         w->cur[at]++;
     }
 }
@@ -155,8 +114,8 @@ static void rc_walk(rc_walk_t *w)
         w->in[at] = -1.0;
     for (size_t at = 0; at < cp; at++)
         rc_issue(w, (uint32_t)at);
-    while (w->nheap > 0) {
-        rc_ev_t e = ev_pop(w);
+    while (w->heap.n > 0) {
+        hccn_cm_ev_t e = hccn_hier_cm_ev_pop(&w->heap);
         uint32_t c = e.at / (uint32_t)p, i = e.at % (uint32_t)p;
         uint32_t to = c * (uint32_t)p + (i + 1) % (uint32_t)p;
         double done = rc_arrive(w, e.at, (int)e.q, e.t, e.bytes);
@@ -288,7 +247,7 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         return 0.0;
     }
     size_t cp = (size_t)sh.C * (size_t)p;
-    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, NULL, 0, 0.0};
+    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, {NULL, 0}, 0.0};
     w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
     int sweep = !rc_heap_only && !rc_units_shared(&w);
     size_t n = sweep ? 0 : cp * (size_t)w.Q;
@@ -298,13 +257,13 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         done = hccn_sim_calloc((size_t)sh.K * cp, sizeof(double));
     } else {
         w.cur = hccn_sim_calloc(cp, sizeof(uint32_t));
-        w.heap = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(rc_ev_t));
+        w.heap.ev = hccn_sim_malloc((n > 0 ? n : 1) * sizeof(hccn_cm_ev_t));
     }
     if (w.free == NULL || (sweep ? done == NULL
-                                 : w.cur == NULL || w.heap == NULL)) {
+                                 : w.cur == NULL || w.heap.ev == NULL)) {
         hccn_sim_free(w.cur);
         hccn_sim_free(w.free);
-        hccn_sim_free(w.heap);
+        hccn_sim_free(w.heap.ev);
         hccn_sim_free(done);
         hccn_sim_free(sh.order);
         m->failed = 1;
@@ -324,7 +283,7 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
                                hccn_hier_cm_copy(m, hccn_hier_cm_whole(a)));
     hccn_sim_free(w.cur);
     hccn_sim_free(w.free);
-    hccn_sim_free(w.heap);
+    hccn_sim_free(w.heap.ev);
     hccn_sim_free(done);
     hccn_sim_free(sh.order);
     return end;
