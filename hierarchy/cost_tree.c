@@ -58,11 +58,13 @@ static int tree_new(tree_t *t, int p)
     return t->parent != NULL ? 0 : -1;
 }
 
-/* Trees pipelined in chunks, simulated chunk by chunk (docs/selection.md):
- * a slot is one member of one tree of one group, s = (g * nt + k) * p + u;
- * every slot but a root has an edge to its parent, priced once for the
- * first chunk (only the edges of its level busy) and once for the others
- * (every edge busy, both ways for allreduce). */
+/* Trees pipelined in chunks, walked chunk by chunk (docs/selection.md):
+ * every chunk's way up at once, in the order of the reductions' data,
+ * then each chunk's way down. A slot is one member of one tree of one
+ * group, s = (g * nt + k) * p + u; every slot but a root has an edge to
+ * its parent, priced once for the first chunk (only the edges of its
+ * level busy) and once for the others (every edge busy, both ways for
+ * allreduce). */
 typedef struct {
     hccn_cm_t *m;
     const hccn_cm_team_t *t;
@@ -72,7 +74,17 @@ typedef struct {
     int *kids;                     /* [KIDS s + i]: child slots, shallower
                                       first, -1 past the last */
     double *lat, *w;               /* [4 s + d]: d = up, down, per regime */
-    double *ready, *got, *up_free, *dn_free, *red_free;
+    double *got, *up_free, *dn_free, *red_free;
+    int R;                         /* chunks walked */
+    int *kidx;                     /* a slot's index among its parent's */
+    int *jcur, *nk;                /* up: the chunk a slot reduces, and
+                                      how many of its kids it has */
+    int *queued;                   /* up: its next reduction is in evq */
+    double *acc;                   /* up: the last of them reduced */
+    double *sent;                  /* [R s + j]: chunk j of slot s arrived
+                                      at its parent (a root: its sum
+                                      ready), < 0 not yet */
+    hccn_cm_evq_t evq;             /* reductions waiting (at: the slot) */
 } tsim_t;
 
 enum { W_UP, W_DN, W_UP_FILL, W_DN_FILL };
@@ -163,27 +175,75 @@ static void tsim_prices(tsim_t *ts, int up, int down)
     hccn_sim_free(list);
 }
 
-/* Up: every slot, children first, reduces its children's chunk j (one
- * after the other, shallower first, on the rank's reduce unit) and sends
- * the sum to its parent once its previous chunk has left. */
-static void tsim_up(tsim_t *ts, uint64_t j, double c)
+static double tsim_bytes(const hccn_cm_chunks_t *ck, int j)
 {
-    int fill = j == 0;
+    return (double)((uint64_t)j + 1 == ck->n ? ck->last : ck->c);
+}
+
+/* Queues slot s's next reduction if its data is there: its kid nk[s]'s
+ * chunk jcur[s], once the reduction before it is done. */
+static void tsim_wake(tsim_t *ts, int s)
+{
+    if (ts->queued[s] || ts->jcur[s] >= ts->R)
+        return;
+    int ch = ts->kids[KIDS * s + ts->nk[s]];
+    double arrived = ts->sent[(size_t)ts->R * ch + ts->jcur[s]];
+    ts->queued[s] = arrived >= 0.0;
+    if (arrived >= 0.0)
+        hccn_hier_cm_ev_push(&ts->evq, (hccn_cm_ev_t){
+            hccn_hier_cm_max(arrived, ts->acc[s]), 0.0, (uint32_t)s, 0});
+}
+
+/* Slot s's chunk j is summed at t: it leaves for the parent once the
+ * chunk before it has left. */
+static void tsim_send(tsim_t *ts, int s, int j, double t,
+                      const hccn_cm_chunks_t *ck)
+{
+    int par = tslot_parent(ts, s);
+    double *sent = &ts->sent[(size_t)ts->R * s + j];
+    if (par < 0) {
+        *sent = t;
+        return;
+    }
+    double c = tsim_bytes(ck, j);
+    double w = ts->w[4 * s + (j == 0 ? W_UP_FILL : W_UP)];
+    double go = hccn_hier_cm_max(t, ts->up_free[s]);
+    ts->up_free[s] = go + c * w;
+    *sent = go + c * w + ts->lat[2 * s];
+    if (ts->jcur[par] == j && ts->nk[par] == ts->kidx[s])
+        tsim_wake(ts, par);
+}
+
+/* Up, every chunk at once: every slot reduces its children's chunk (one
+ * after the other, shallower first) and sends the sum to its parent;
+ * leaves send their own. A rank's reductions run one at a time on its
+ * reduce unit in the order their data is there, over every slot of every
+ * tree and every chunk, as the engine's local work does (first come,
+ * first served). */
+static void tsim_up(tsim_t *ts, const hccn_cm_chunks_t *ck)
+{
     for (int i = 0; i < ts->nslots; i++) {
-        int s = ts->order_up[i], r = tslot_rank(ts, s);
-        double t = 0.0;
-        for (int k = 0; k < KIDS && ts->kids[KIDS * s + k] >= 0; k++) {
-            int ch = ts->kids[KIDS * s + k];
-            double w = ts->w[4 * ch + (fill ? W_UP_FILL : W_UP)];
-            double go = hccn_hier_cm_max(ts->ready[ch], ts->up_free[ch]);
-            ts->up_free[ch] = go + c * w;
-            double arrive = go + c * w + ts->lat[2 * ch];
-            t = hccn_hier_cm_max(hccn_hier_cm_max(t, arrive),
-                                 ts->red_free[r]) +
-                c * ts->m->r;
-            ts->red_free[r] = t;
+        int s = ts->order_up[i];
+        for (int j = 0; ts->kids[KIDS * s] < 0 && j < ts->R; j++)
+            tsim_send(ts, s, j, 0.0, ck);
+    }
+    for (int s = 0; s < ts->nslots; s++)
+        if (ts->kids[KIDS * s] >= 0)
+            tsim_wake(ts, s);
+    while (ts->evq.n > 0) {
+        hccn_cm_ev_t e = hccn_hier_cm_ev_pop(&ts->evq);
+        int s = (int)e.at, r = tslot_rank(ts, s), j = ts->jcur[s];
+        ts->queued[s] = 0;
+        double t = hccn_hier_cm_max(e.t, ts->red_free[r]) +
+                   tsim_bytes(ck, j) * ts->m->r;
+        ts->red_free[r] = t;
+        ts->acc[s] = t;
+        if (++ts->nk[s] == KIDS || ts->kids[KIDS * s + ts->nk[s]] < 0) {
+            ts->nk[s] = 0;
+            ts->jcur[s]++;
+            tsim_send(ts, s, j, t, ck);
         }
-        ts->ready[s] = t;
+        tsim_wake(ts, s);
     }
 }
 
@@ -195,7 +255,7 @@ static void tsim_down(tsim_t *ts, uint64_t j, double c, int after_up)
     for (int i = 0; i < ts->nslots; i++) {
         int s = ts->order_dn[i], par = tslot_parent(ts, s);
         if (par < 0) {
-            ts->got[s] = after_up ? ts->ready[s] : 0.0;
+            ts->got[s] = after_up ? ts->sent[(size_t)ts->R * s + j] : 0.0;
             continue;
         }
         double w = ts->w[4 * s + (fill ? W_DN_FILL : W_DN)];
@@ -204,30 +264,44 @@ static void tsim_down(tsim_t *ts, uint64_t j, double c, int after_up)
         ts->got[s] = go + c * w + ts->lat[2 * s + 1];
     }
 }
-/* Chunks simulated one by one; beyond, the last increment repeats. */
+/* Chunks walked one by one; beyond, the last increment repeats. The walk
+ * keeps a time per slot and chunk: at most TREE_WALK_MAX of them. */
 #define TREE_CHUNKS_EXACT 64
+#define TREE_WALK_MAX ((size_t)1 << 22)
 
 static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
-                     const tree_t *trees, int nt)
+                     const tree_t *trees, int nt, uint64_t chunks)
 {
     int p = trees[0].p, n = t->ngroups * nt * p;
+    size_t R = chunks < TREE_CHUNKS_EXACT ? chunks : TREE_CHUNKS_EXACT;
+    while (R > 2 && R * (size_t)n > TREE_WALK_MAX)
+        R /= 2;
     memset(ts, 0, sizeof(*ts));
     *ts = (tsim_t){.m = m, .t = t, .trees = trees, .nt = nt, .p = p,
-                   .nslots = n};
-    ts->order_up = hccn_sim_malloc((2 + KIDS) * (size_t)n * sizeof(int));
-    ts->lat = hccn_sim_calloc(11 * (size_t)n + (size_t)m->p, sizeof(double));
-    if (ts->order_up == NULL || ts->lat == NULL) {
+                   .nslots = n, .R = (int)R};
+    ts->order_up = hccn_sim_calloc((6 + KIDS) * (size_t)n, sizeof(int));
+    ts->lat = hccn_sim_calloc((11 + R) * (size_t)n + (size_t)m->p,
+                              sizeof(double));
+    ts->evq.ev = hccn_sim_malloc((size_t)(n + 1) * sizeof(hccn_cm_ev_t));
+    if (ts->order_up == NULL || ts->lat == NULL || ts->evq.ev == NULL) {
         m->failed = 1;
         return -1;
     }
     ts->order_dn = ts->order_up + n;
     ts->kids = ts->order_dn + n;
+    ts->kidx = ts->kids + KIDS * (size_t)n;
+    ts->jcur = ts->kidx + n;
+    ts->nk = ts->jcur + n;
+    ts->queued = ts->nk + n;
     ts->w = ts->lat + 2 * (size_t)n;
-    ts->ready = ts->w + 4 * (size_t)n;
-    ts->got = ts->ready + n;
+    ts->got = ts->w + 4 * (size_t)n;
     ts->up_free = ts->got + n;
     ts->dn_free = ts->up_free + n;
-    ts->red_free = ts->dn_free + n;
+    ts->acc = ts->dn_free + n;
+    ts->sent = ts->acc + n;
+    ts->red_free = ts->sent + R * (size_t)n;
+    for (size_t i = 0; i < R * (size_t)n; i++)
+        ts->sent[i] = -1.0;
     /* Levels run to the deepest member's depth (a tree of p members is
      * rarely p deep): slots in slot order within each level. */
     int nu = 0, nd = 0, top = 0;
@@ -253,6 +327,7 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
         while (k < KIDS - 1 && ts->kids[KIDS * par + k] >= 0)
             k++;
         ts->kids[KIDS * par + k] = s;
+        ts->kidx[s] = k;
     }
     return 0;
 }
@@ -261,6 +336,7 @@ static void tsim_free(tsim_t *ts)
 {
     hccn_sim_free(ts->order_up);
     hccn_sim_free(ts->lat);
+    hccn_sim_free(ts->evq.ev);
 }
 
 /* The time the trees take to move the chunks of ck up (reduced) and/or
@@ -271,23 +347,23 @@ static double tree_run(hccn_cm_t *m, const hccn_cm_team_t *t,
 {
     tsim_t ts;
     double end = 0.0, prev = 0.0;
-    if (tsim_init(&ts, m, t, trees, nt) != 0) {
+    if (tsim_init(&ts, m, t, trees, nt, ck->n) != 0) {
         tsim_free(&ts);
         return 0.0;
     }
     m->proto_bytes = ck->c;   /* edges priced per byte, run in chunks */
     tsim_prices(&ts, up, down);
     m->proto_bytes = 0;
-    uint64_t j, run = ck->n < TREE_CHUNKS_EXACT ? ck->n : TREE_CHUNKS_EXACT;
-    for (j = 0; j < run; j++) {
-        double c = (double)(j + 1 == ck->n ? ck->last : ck->c);
-        if (up)
-            tsim_up(&ts, j, c);
+    if (up)
+        tsim_up(&ts, ck);
+    uint64_t j;
+    for (j = 0; j < (uint64_t)ts.R; j++) {
         if (down)
-            tsim_down(&ts, j, c, up);
+            tsim_down(&ts, j, tsim_bytes(ck, (int)j), up);
         prev = end;
         for (int s = 0; s < ts.nslots; s++)
-            end = hccn_hier_cm_max(end, down ? ts.got[s] : ts.ready[s]);
+            end = hccn_hier_cm_max(end, down ? ts.got[s]
+                                         : ts.sent[(size_t)ts.R * s + j]);
     }
     if (j < ck->n)   /* the rest at the steady pace of the last chunk */
         end += (end - prev) * ((double)(ck->n - 1 - j) +
