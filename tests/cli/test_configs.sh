@@ -75,6 +75,7 @@ check pcie-8gpu.json 8 1 28.8 -
 check tcp-10gbe.json 2 2 - 1.176
 check dgx1-v100.json 16 2 20 12.375   # 25 GB/s links x the stack's 0.80
 check mi300x-8.json 16 2 53.12 44.5
+check gaudi2-8.json 16 2 36.75 36.75   # 37.5 GB/s x RoCE's 0.98
 check hgx-b200.json 16 2 720 49.5
 check hgx-b200-sharp.json 16 2 720 49.5
 check gb200-nvl72.json 72 1 720 -
