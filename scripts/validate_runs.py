@@ -20,6 +20,7 @@ MI300X = "configs/mi300x-8.json"
 GB200 = "configs/gb200-nvl72.json"
 P5 = "configs/p5-efa.json"
 B200_SHARP = "configs/hgx-b200-sharp.json"
+GAUDI2 = "configs/gaudi2-8.json"
 ONE = "node_types[0].count=1"
 # Two RTX 2080 Ti behind one PCIe 3.0 switch (nvidia-smi topo: PIX), no
 # P2P: 8 GT/s x 16 lanes x 128b/130b = 15.75 GB/s (the stack's pcie link
@@ -175,6 +176,14 @@ RUNS["cscs_alps_2node_8rank_grace_cpu_openmpi_osu_alltoall"] = {
             "with the CXI provider: the mpi preset on the GH200 node "
             "description. The run's intra-node messages also go through "
             "the NIC (CXI), where hccn's take the modules' links."}
+# One HLS-Gaudi2 server (configs/gaudi2-8.json), Habana's hccl_demo: one
+# process per accelerator, HCCL's defaults. No preset describes HCCL: the
+# links' times alone.
+RUNS["intel_gaudi2_1node_8xHL225_hccl_demo_allreduce_32MiB"] = {
+    "config": GAUDI2, "sets": [ONE], "family": "gaudi2",
+    "note": "One Gaudi 2 server, its 8 accelerators all-to-all over 3 "
+            "RoCE ports per pair; HCCL has no preset, so the links' times "
+            "alone."}
 for _coll in ("allreduce", "allgather", "broadcast", "reduce", "alltoall"):
     RUNS["autodl_1node_2xRTX2080Ti_pcie_noP2P_" + _coll] = {
         "config": PCIE, "sets": PCIE3_2, "family": "pcie-2080ti",
@@ -215,7 +224,9 @@ SKIPPED = [
                                         "to each message (22 us at 1 B a "
                                         "peer against the Grace run's 12) "
                                         "is not in the mpi preset"),
-    ("intel_gaudi", "no Gaudi config"),
+    ("intel_gaudi2d_2node", "Gaudi 2D servers whose scale-out is host NICs "
+                            "(4 or 8, of 200 or 400 Gb/s: the source does "
+                            "not say which)"),
     ("limulidae_910b", "one summary bandwidth per run, no sizes; no HCCL "
                        "preset"),
 ]
