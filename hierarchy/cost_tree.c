@@ -224,7 +224,9 @@ static void tsim_up(tsim_t *ts, const hccn_cm_chunks_t *ck)
 {
     for (int i = 0; i < ts->nslots; i++) {
         int s = ts->order_up[i];
-        for (int j = 0; ts->kids[KIDS * s] < 0 && j < ts->R; j++)
+        if (ts->kids[KIDS * s] >= 0)
+            continue;
+        for (int j = 0; j < ts->R; j++)
             tsim_send(ts, s, j, 0.0, ck);
     }
     for (int s = 0; s < ts->nslots; s++)
