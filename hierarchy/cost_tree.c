@@ -79,7 +79,6 @@ typedef struct {
     int *kidx;                     /* a slot's index among its parent's */
     int *jcur, *nk;                /* up: the chunk a slot reduces, and
                                       how many of its kids it has */
-    int *queued;                   /* up: its next reduction is in evq */
     double *acc;                   /* up: the last of them reduced */
     double *sent;                  /* [R s + j]: chunk j of slot s arrived
                                       at its parent (a root: its sum
@@ -181,14 +180,15 @@ static double tsim_bytes(const hccn_cm_chunks_t *ck, int j)
 }
 
 /* Queues slot s's next reduction if its data is there: its kid nk[s]'s
- * chunk jcur[s], once the reduction before it is done. */
+ * chunk jcur[s], once the reduction before it is done. A slot is woken
+ * when its own reduction ends and when the kid it waits for sends, so it
+ * is never queued twice. */
 static void tsim_wake(tsim_t *ts, int s)
 {
-    if (ts->queued[s] || ts->jcur[s] >= ts->R)
+    if (ts->jcur[s] >= ts->R)
         return;
     int ch = ts->kids[KIDS * s + ts->nk[s]];
     double arrived = ts->sent[(size_t)ts->R * ch + ts->jcur[s]];
-    ts->queued[s] = arrived >= 0.0;
     if (arrived >= 0.0)
         hccn_hier_cm_ev_push(&ts->evq, (hccn_cm_ev_t){
             hccn_hier_cm_max(arrived, ts->acc[s]), 0.0, (uint32_t)s, 0});
@@ -229,13 +229,9 @@ static void tsim_up(tsim_t *ts, const hccn_cm_chunks_t *ck)
         for (int j = 0; j < ts->R; j++)
             tsim_send(ts, s, j, 0.0, ck);
     }
-    for (int s = 0; s < ts->nslots; s++)
-        if (ts->kids[KIDS * s] >= 0)
-            tsim_wake(ts, s);
     while (ts->evq.n > 0) {
         hccn_cm_ev_t e = hccn_hier_cm_ev_pop(&ts->evq);
         int s = (int)e.at, r = tslot_rank(ts, s), j = ts->jcur[s];
-        ts->queued[s] = 0;
         double t = hccn_hier_cm_max(e.t, ts->red_free[r]) +
                    tsim_bytes(ck, j) * ts->m->r;
         ts->red_free[r] = t;
@@ -281,7 +277,7 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
     memset(ts, 0, sizeof(*ts));
     *ts = (tsim_t){.m = m, .t = t, .trees = trees, .nt = nt, .p = p,
                    .nslots = n, .R = (int)R};
-    ts->order_up = hccn_sim_calloc((6 + KIDS) * (size_t)n, sizeof(int));
+    ts->order_up = hccn_sim_calloc((5 + KIDS) * (size_t)n, sizeof(int));
     ts->lat = hccn_sim_calloc((11 + R) * (size_t)n + (size_t)m->p,
                               sizeof(double));
     ts->evq.ev = hccn_sim_malloc((size_t)(n + 1) * sizeof(hccn_cm_ev_t));
@@ -294,7 +290,6 @@ static int tsim_init(tsim_t *ts, hccn_cm_t *m, const hccn_cm_team_t *t,
     ts->kidx = ts->kids + KIDS * (size_t)n;
     ts->jcur = ts->kidx + n;
     ts->nk = ts->jcur + n;
-    ts->queued = ts->nk + n;
     ts->w = ts->lat + 2 * (size_t)n;
     ts->got = ts->w + 4 * (size_t)n;
     ts->up_free = ts->got + n;
