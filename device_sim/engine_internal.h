@@ -116,6 +116,8 @@ typedef struct hccn_sim_flow {
      * re-rating at the instant `undo_at` that changed its rate; a later
      * one at that instant that gives the rate back restores them. */
     double undo_at, undo_rate, undo_rem, undo_since;
+    /* flow_swap.c: the other flows in flight into its device */
+    struct hccn_sim_flow *in_prev, *in_next;
 } flow_t;
 
 /* fill.c: a link, and where a canonical pass over the flows meets it
@@ -268,6 +270,15 @@ struct hccn_sim_engine {
     long radix_sorts;           /* fill.c: components ordered by radix */
     long burst_starts, burst_reaps;     /* starts and drains deferred */
     long rate_restores;         /* flow.c: rates given back in an instant */
+    /* flow_swap.c: a burst whose starts only take the place of its
+     * drains keeps their rates. */
+    flow_t **in_head;           /* per device: the flows in flight into it */
+    flow_t **gone;              /* the burst's drained flows, canonical
+                                   order, freed when it is re-rated */
+    flow_t **fresh;             /* scratch: its started flows */
+    int ngone, capgone, capfresh;
+    int swap_lost;              /* a drain of the burst was not kept */
+    long swaps;                 /* bursts re-rated that way */
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
@@ -325,6 +336,26 @@ void hccn_sim_slack_clear(hccn_sim_engine_t *eng);
 void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f);
 /* Slack link l lost a flow of that rate: as much more room. */
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate);
+/* The check of the slack links that flows[0..n) cross whose rate changed
+ * or is infinite: a link their rates leave no room on is made a resource
+ * again and queued for the search; returns how many. */
+int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n);
+
+/* flow_swap.c: swaps, the starts of a burst that take the place of its
+ * drains. */
+/* Lists f among the flows in flight into its device, or takes it out. */
+void hccn_sim_in_add(hccn_sim_engine_t *eng, flow_t *f);
+void hccn_sim_in_remove(hccn_sim_engine_t *eng, flow_t *f);
+/* Keeps drained flow f (off its links and the heap) until the open
+ * burst is re-rated; 0 if it cannot (the caller frees it). */
+int hccn_sim_swap_keep(hccn_sim_engine_t *eng, flow_t *f);
+/* At the re-rating of a burst: if its starts take the places of its
+ * drains, gives each the rate of the flow it replaces and returns 1 (the
+ * rates of the rest are those a refill would give); else 0. Frees the
+ * kept flows either way. */
+int hccn_sim_swap_rerate(hccn_sim_engine_t *eng);
+/* Frees the kept flows (the engine reset or freed). */
+void hccn_sim_swap_drop(hccn_sim_engine_t *eng);
 
 /* flow.c */
 /* flows[0..n) in canonical order. */
@@ -333,6 +364,9 @@ void hccn_sim_flow_sort(flow_t **flows, int n);
  * date at eng->now (bytes left, drain time, place in the drain heap). */
 void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                         int widen);
+/* f's rate changed from was in a re-rating at eng->now: its bytes left,
+ * drain time and place in the drain heap follow. */
+void hccn_sim_flow_rerated(hccn_sim_engine_t *eng, flow_t *f, double was);
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);
 void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);

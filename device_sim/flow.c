@@ -82,7 +82,9 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->link_room = hccn_sim_calloc(m, sizeof(double));
     eng->link_next = hccn_sim_calloc(m, sizeof(double));
     eng->slack_list = hccn_sim_calloc(m, sizeof(int));
-    if (!eng->link_cap || !eng->link_cnt || !eng->touched ||
+    eng->in_head = hccn_sim_calloc((size_t)(eng->ndev > 0 ? eng->ndev : 1),
+                                   sizeof(*eng->in_head));
+    if (!eng->in_head || !eng->link_cap || !eng->link_cnt || !eng->touched ||
         !eng->link_pos || !eng->link_order || !eng->link_sort ||
         !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
@@ -111,6 +113,8 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     for (int i = 0; i < eng->nflows; i++)
         hccn_sim_free(eng->flows[i]);
     eng->nflows = 0;
+    hccn_sim_swap_drop(eng);
+    memset(eng->in_head, 0, (size_t)eng->ndev * sizeof(*eng->in_head));
     eng->burst = 0;
     eng->now = 0.0;
     size_t n = (size_t)eng->topo->nlinks;
@@ -141,6 +145,10 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     for (int i = 0; i < eng->nflows; i++)
         hccn_sim_free(eng->flows[i]);
     eng->nflows = 0;
+    hccn_sim_swap_drop(eng);
+    hccn_sim_free(eng->gone);
+    hccn_sim_free(eng->fresh);
+    hccn_sim_free(eng->in_head);
     hccn_sim_free(eng->flows);
     hccn_sim_free(eng->link_cap);
     hccn_sim_free(eng->link_cnt);
@@ -258,7 +266,7 @@ static void flow_rebase(hccn_sim_engine_t *eng, flow_t *f, double rate)
  * this one gives back the rate it had before that, they are what they
  * were before (as if its rate had never changed: the bits do not depend
  * on how the instant's changes were grouped into re-ratings). */
-static void flow_rerated(hccn_sim_engine_t *eng, flow_t *f, double was)
+void hccn_sim_flow_rerated(hccn_sim_engine_t *eng, flow_t *f, double was)
 {
     if (f->undo_at == eng->now && f->rate == f->undo_rate) {
         f->remaining = f->undo_rem;
@@ -288,7 +296,7 @@ void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
     n = hccn_sim_comp_fill(eng, flows, n, widen);
     for (int i = 0; i < n; i++)
         if (flows[i]->rate != flows[i]->was)
-            flow_rerated(eng, flows[i], flows[i]->was);
+            hccn_sim_flow_rerated(eng, flows[i], flows[i]->was);
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
@@ -332,6 +340,7 @@ static void flow_unroute(hccn_sim_engine_t *eng, flow_t *f)
 static void flow_remove(hccn_sim_engine_t *eng, flow_t *f)
 {
     links_remove(eng, f);
+    hccn_sim_in_remove(eng, f);
     hccn_sim_drain_remove(eng, f);
 }
 
@@ -413,6 +422,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
         f->sw_lat = hccn_sim_sw_hop_lat(f->lat, f->sw_lat,
                                         send->batch->tree_bytes) - f->lat;
     hccn_sim_drain_push(eng, f);
+    hccn_sim_in_add(eng, f);
     if (hccn_sim_burst_add(eng, f))
         return 0;
     hccn_sim_comp_begin(eng);
@@ -457,9 +467,11 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
     for (int i = 0; i < n; i++) {
         flow_t *f = eng->comp[i];
         links_remove(eng, f);
+        hccn_sim_in_remove(eng, f);
         hccn_sim_comp_seed(eng, f);
         done(eng, f);
-        hccn_sim_free(f);
+        if (!hccn_sim_swap_keep(eng, f))
+            hccn_sim_free(f);
     }
     hccn_sim_burst_reaped(eng);
 }

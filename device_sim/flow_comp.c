@@ -201,10 +201,13 @@ void hccn_sim_burst_reaped(hccn_sim_engine_t *eng)
 
 void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
 {
-    if (!eng->burst)
+    if (!eng->burst) {
+        hccn_sim_swap_drop(eng);
         return;
+    }
     eng->burst = 0;
-    hccn_sim_comp_refill(eng);
+    if (!hccn_sim_swap_rerate(eng))
+        hccn_sim_comp_refill(eng);
 }
 
 /* ------------------------------------------------------ slack links --- */
@@ -289,7 +292,7 @@ static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
  * what the new rates leave. A flow new on a link (its old rate infinite)
  * takes its whole rate from the room; a rate that grew past twice the
  * capacity leaves the bound below the margin, and the rates are summed. */
-static int slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
+int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
 {
     int nlist = 0, bound = 0;
     if (++eng->chk_epoch == 0) {
@@ -331,7 +334,7 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                        int widen)
 {
     hccn_sim_fill(eng, flows, n);
-    while (slack_check(eng, flows, n) > 0) {
+    while (hccn_sim_slack_check(eng, flows, n) > 0) {
         for (int i = 0; i < n; i++)
             flows[i]->rate = flows[i]->was;
         if (widen)
