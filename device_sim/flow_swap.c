@@ -31,7 +31,6 @@
  * change, with `==`.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "device_sim/alloc.h"
@@ -89,11 +88,6 @@ void hccn_sim_swap_drop(hccn_sim_engine_t *eng)
     eng->swap_lost = 0;
 }
 
-static int flow_cmp_ptr(const void *x, const void *y)
-{
-    return hccn_sim_flow_cmp(*(flow_t *const *)x, *(flow_t *const *)y);
-}
-
 /* The starts comp[0..n) in canonical order into fresh, and each paired
  * with the drain at its place in gone (both canonical): 1 if every pair
  * has one device and batch and crosses the same links at the same
@@ -108,8 +102,7 @@ static int pairs_match(hccn_sim_engine_t *eng, int n)
         eng->capfresh = n;
     }
     memcpy(eng->fresh, eng->comp, (size_t)n * sizeof(*eng->fresh));
-    if (n > 1)
-        qsort(eng->fresh, (size_t)n, sizeof(*eng->fresh), flow_cmp_ptr);
+    hccn_sim_flow_sort(eng->fresh, n);
     for (int i = 0; i < n; i++) {
         const flow_t *s = eng->fresh[i], *d = eng->gone[i];
         if (s->dev != d->dev || s->seq != d->seq || s->nlinks != d->nlinks ||
