@@ -201,10 +201,9 @@ void hccn_sim_burst_reaped(hccn_sim_engine_t *eng)
 
 void hccn_sim_burst_flush(hccn_sim_engine_t *eng)
 {
-    if (!eng->burst) {
-        hccn_sim_swap_drop(eng);
-        return;
-    }
+    if (!eng->burst)
+        return;         /* nothing kept either: drains are kept only in
+                           the burst their reap opens (flow_swap.c) */
     eng->burst = 0;
     if (!hccn_sim_swap_rerate(eng))
         hccn_sim_comp_refill(eng);
