@@ -104,6 +104,8 @@ typedef struct hccn_sim_flow {
     int nlinks;
     unsigned res;               /* bit k: links[k] is a resource, not
                                    slack (flow_comp.c) */
+    int fixed_by;               /* fill.c: the link whose pick fixed its
+                                   rate, -1 if none (infinite) */
     int links[HCCN_SIM_ROUTE_MAX];
     etask_t *send, *recv;
     double lat;
@@ -279,6 +281,7 @@ struct hccn_sim_engine {
     int ngone, capgone, capfresh;
     int swap_lost;              /* a drain of the burst was not kept */
     long swaps;                 /* bursts re-rated that way */
+    long frees;                 /* bursts of drains that re-rate no one */
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
@@ -327,6 +330,10 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng);
  * made slack. Returns the flows filled, n or more. */
 int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                        int widen);
+/* 1 if the rates of link l's flows (times the flows each stands for,
+ * in *sum) leave it more room than the slack check's margin: a filling
+ * would never pick it. */
+int hccn_sim_link_room(const hccn_sim_engine_t *eng, int l, double *sum);
 /* Link l's bandwidth factor is now factor (0: down). */
 void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor);
 /* Every link a resource again (the reference solver, traces, a link's
@@ -342,7 +349,7 @@ void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate);
 int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n);
 
 /* flow_swap.c: swaps, the starts of a burst that take the place of its
- * drains. */
+ * drains, and bursts of drains that free no flow. */
 /* Lists f among the flows in flight into its device, or takes it out. */
 void hccn_sim_in_add(hccn_sim_engine_t *eng, flow_t *f);
 void hccn_sim_in_remove(hccn_sim_engine_t *eng, flow_t *f);
@@ -351,8 +358,10 @@ void hccn_sim_in_remove(hccn_sim_engine_t *eng, flow_t *f);
 int hccn_sim_swap_keep(hccn_sim_engine_t *eng, flow_t *f);
 /* At the re-rating of a burst: if its starts take the places of its
  * drains, gives each the rate of the flow it replaces and returns 1 (the
- * rates of the rest are those a refill would give); else 0. Frees the
- * kept flows either way. */
+ * rates of the rest are those a refill would give); if it only drains
+ * and no flow left was fixed by a link a drain crossed, returns 1 too
+ * (every rate is what a refill would give); else 0. Frees the kept flows
+ * either way. */
 int hccn_sim_swap_rerate(hccn_sim_engine_t *eng);
 /* Frees the kept flows (the engine reset or freed). */
 void hccn_sim_swap_drop(hccn_sim_engine_t *eng);

@@ -362,6 +362,7 @@ static void fix_link(hccn_sim_engine_t *eng, int best, double share,
         if (f->rate >= 0.0)
             continue;
         f->rate = share;
+        f->fixed_by = best;
         for (unsigned r = f->res; r != 0; r &= r - 1) {
             int l = f->links[__builtin_ctz(r)];
             if (lw == NULL) {
@@ -416,8 +417,10 @@ void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
     }
     /* Flows that cross only free links drain at once. */
     for (int i = 0; i < n; i++)
-        if (flows[i]->rate < 0.0)
+        if (flows[i]->rate < 0.0) {
             flows[i]->rate = INFINITY;
+            flows[i]->fixed_by = -1;
+        }
     for (int j = 0; j < ntouched; j++)
         eng->link_cnt[eng->touched[j]] = 0;
     eng->ntouched = ntouched;   /* their capacity left stays in link_cap */

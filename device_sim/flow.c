@@ -411,6 +411,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
         flow_protocol(eng, f);
     f->since = eng->now;
     f->rate = INFINITY;   /* no finite link: drains at once */
+    f->fixed_by = -1;
     f->drain = eng->now;
     f->undo_at = -INFINITY;
     if (flow_route(eng, f) != 0) {

@@ -262,23 +262,35 @@ void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
     eng->link_room[l] += w * rate - w * ulps(cap);
 }
 
+/* The margin below which a link's room (its capacity less its flows'
+ * rates) does not count as room (see the header). */
+static double room_margin(const hccn_sim_engine_t *eng, int l)
+{
+    return ((double)eng->link_active[l] * eng->link_w[l] + 2) *
+           eng->slack_eps;
+}
+
+int hccn_sim_link_room(const hccn_sim_engine_t *eng, int l, double *sum)
+{
+    double s = 0.0;
+    for (int j = 0; j < eng->link_active[l]; j++)
+        s += eng->link_flows[l][j]->rate;
+    *sum = s * eng->link_w[l];
+    return *sum <= eng->link_bw[l] - room_margin(eng, l);
+}
+
 /* The check of slack link l, given next, a lower bound of its room at
  * the new rates: 1 if the rates leave it more than the margin, its room
  * in link_next. The bound decides where it can (the flows on a link that
  * kept their rates need not be read); else the rates are summed. */
 static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
 {
-    int m = eng->link_active[l], w = eng->link_w[l];
-    double cap = eng->link_bw[l];
-    double margin = ((double)m * w + 2) * eng->slack_eps;
-    if (!(next > margin)) {
-        double sum = 0.0;
-        for (int j = 0; j < m; j++)
-            sum += eng->link_flows[l][j]->rate;
-        sum *= w;
-        if (!(sum <= cap - margin))
+    if (!(next > room_margin(eng, l))) {
+        double sum, cap = eng->link_bw[l];
+        if (!hccn_sim_link_room(eng, l, &sum))
             return 0;
-        next = cap - sum - ((double)m * w + 1) * ulps(cap);
+        next = cap - sum -
+               ((double)eng->link_active[l] * eng->link_w[l] + 1) * ulps(cap);
     }
     eng->link_next[l] = next;
     return 1;

@@ -29,6 +29,17 @@
  * which the check has widened. tests/unit/test_solver_ref.c compares
  * every task's end with the reference solver's, which refills after each
  * change, with `==`.
+ *
+ * Drains that free no one. A burst of drains alone gives the links they
+ * leave room, and only a flow that the pick of one of those links fixed
+ * (fill.c records each flow's, fixed_by) can gain from it: where none is
+ * left on them, the filling without the drains picks the other links in
+ * the same order with the same shares (no drain crossed them, so no
+ * subtraction from them changes), and never picks the drains' links,
+ * which keep more room than the slack check's margin (flow_comp.c,
+ * checked here). Every flow keeps its rate and its fixing link, and the
+ * refill is skipped. A swap's start takes its drain's fixing link, as
+ * the refill would give it.
  */
 #include <math.h>
 #include <string.h>
@@ -176,6 +187,7 @@ static int swap(hccn_sim_engine_t *eng, int n)
     for (int i = 0; i < n; i++) {
         eng->fresh[i]->was = INFINITY;
         eng->fresh[i]->rate = eng->gone[i]->rate;
+        eng->fresh[i]->fixed_by = eng->gone[i]->fixed_by;
     }
     /* In the refill's order: the starts are its first flows, and the
      * others keep their rates. */
@@ -190,12 +202,40 @@ static int swap(hccn_sim_engine_t *eng, int n)
     return 1;
 }
 
+/* ----------------------------------------- drains that free no one --- */
+
+/* 1 if the burst's drains (it has no starts) leave every other flow its
+ * rate: no flow in flight on a resource link a drain crossed was fixed
+ * by that link's pick, and the rates left on each such link leave it
+ * room. */
+static int drains_free_no_one(const hccn_sim_engine_t *eng)
+{
+    for (int i = 0; i < eng->ngone; i++) {
+        const flow_t *d = eng->gone[i];
+        for (unsigned r = d->res; r != 0; r &= r - 1) {
+            int l = d->links[__builtin_ctz(r)];
+            double sum;
+            for (int j = 0; j < eng->link_active[l]; j++)
+                if (eng->link_flows[l][j]->fixed_by == l)
+                    return 0;
+            if (!hccn_sim_link_room(eng, l, &sum))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 int hccn_sim_swap_rerate(hccn_sim_engine_t *eng)
 {
     int n = eng->nseed, done = 0;
     if (n > 0 && n == eng->ngone && !eng->swap_lost &&
         pairs_match(eng, n) && pairs_in_order(eng, n))
         done = swap(eng, n);
+    else if (n == 0 && eng->ngone > 0 && !eng->swap_lost &&
+             drains_free_no_one(eng)) {
+        eng->frees++;
+        done = 1;
+    }
     hccn_sim_swap_drop(eng);
     return done;
 }

@@ -160,9 +160,10 @@ static void make_pipes(plan_t *p, uint64_t seed)
  * component) or its reference (mode 1); every task's end into ends.
  * Counts into c the engine's deferred starts and drains, rates given
  * back within an instant, links made slack and found bound again, radix
- * sorts, and bursts re-rated as swaps. */
+ * sorts, bursts re-rated as swaps, and bursts of drains that re-rated
+ * no one. */
 enum { C_STARTS, C_REAPS, C_RESTORES, C_SLACK, C_BOUND, C_RADIX, C_SWAPS,
-       NC };
+       C_FREES, NC };
 
 static void run(const hccn_sim_topo_t *topo, const plan_t *p, int mode,
                 double ends[NDEV][2 * MAXT], long c[NC])
@@ -190,6 +191,7 @@ static void run(const hccn_sim_topo_t *topo, const plan_t *p, int mode,
     c[C_BOUND] = eng->slack_undone;
     c[C_RADIX] = eng->radix_sorts;
     c[C_SWAPS] = eng->swaps;
+    c[C_FREES] = eng->frees;
     hccn_sim_engine_destroy(eng);
 }
 
@@ -216,7 +218,8 @@ static void compare(const char *json, const char *name)
          * tournament defers what the scan does. */
         assert_true(c0[C_STARTS] == 0 && c0[C_REAPS] == 0);
         assert_true(c0[C_SLACK] == 0 && c0[C_BOUND] == 0 &&
-                    c0[C_RADIX] == 0 && c0[C_SWAPS] == 0);
+                    c0[C_RADIX] == 0 && c0[C_SWAPS] == 0 &&
+                    c0[C_FREES] == 0);
         assert_true(c2[C_STARTS] == c[C_STARTS] &&
                     c2[C_REAPS] == c[C_REAPS]);
         for (int k = 0; k < NC; k++)
@@ -245,6 +248,9 @@ static void compare(const char *json, const char *name)
     if (sum[C_SWAPS] < 500)
         fail_msg("%s: swaps barely exercised: %ld bursts", name,
                  sum[C_SWAPS]);
+    if (sum[C_FREES] < 500)
+        fail_msg("%s: drains that free no one barely exercised: %ld bursts",
+                 name, sum[C_FREES]);
     hccn_sim_topo_free(topo);
 }
 
