@@ -331,8 +331,8 @@ void hccn_sim_burst_flush(hccn_sim_engine_t *eng);
 int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
                        int widen);
 /* 1 if the rates of link l's flows (times the flows each stands for,
- * in *sum) leave it more room than the slack check's margin: a filling
- * would never pick it. */
+ * in *sum unless sum is NULL) leave it more room than the slack check's
+ * margin: a filling would never pick it. */
 int hccn_sim_link_room(const hccn_sim_engine_t *eng, int l, double *sum);
 /* Link l's bandwidth factor is now factor (0: down). */
 void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor);

@@ -275,8 +275,10 @@ int hccn_sim_link_room(const hccn_sim_engine_t *eng, int l, double *sum)
     double s = 0.0;
     for (int j = 0; j < eng->link_active[l]; j++)
         s += eng->link_flows[l][j]->rate;
-    *sum = s * eng->link_w[l];
-    return *sum <= eng->link_bw[l] - room_margin(eng, l);
+    s *= eng->link_w[l];
+    if (sum != NULL)
+        *sum = s;
+    return s <= eng->link_bw[l] - room_margin(eng, l);
 }
 
 /* The check of slack link l, given next, a lower bound of its room at

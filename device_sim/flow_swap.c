@@ -214,11 +214,10 @@ static int drains_free_no_one(const hccn_sim_engine_t *eng)
         const flow_t *d = eng->gone[i];
         for (unsigned r = d->res; r != 0; r &= r - 1) {
             int l = d->links[__builtin_ctz(r)];
-            double sum;
             for (int j = 0; j < eng->link_active[l]; j++)
                 if (eng->link_flows[l][j]->fixed_by == l)
                     return 0;
-            if (!hccn_sim_link_room(eng, l, &sum))
+            if (!hccn_sim_link_room(eng, l, NULL))
                 return 0;
         }
     }
