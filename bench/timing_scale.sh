@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Timing-only mode at scale (docs/performance.md): one fp32 sum allreduce
-# (the cost model's choice) of SIZE, out of place and in place, through
-# `hccn-perf --no-data`, on a topology whose node count is set to each
-# COUNT in turn; prints the ranks, the simulated time, the host wall time,
-# the CPU time (user + system) and the peak resident memory of each run. Wall times are noisy on a
-# shared host: run it several times and keep the best.
+# (the cost model's choice) of SIZE, out of place (`hccn-perf --no-data
+# --format hccl`: one call, where the nccl-tests table times two, out of
+# place and in place), on a topology whose node count is set to each
+# COUNT in turn; prints the ranks, the simulated time, the host wall
+# time, the CPU time (user + system) and the peak resident memory of each
+# run. Wall times are noisy on a shared host: run it several times and
+# keep the best.
 #
 #   bench/timing_scale.sh [SIZE] [COUNT...]      configs/default.json
 #                                                (default: 1G; 512 8192)
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
         --count-path) count_path=$2; shift 2 ;;
         --set) sets+=(--set "$2"); shift 2 ;;
         --suite) suite=1; shift ;;
-        -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) break ;;
     esac
 done

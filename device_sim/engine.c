@@ -179,10 +179,10 @@ static int host_message(hccn_sim_engine_t *eng, etask_t *t, double when,
                         int type)
 {
     const hccn_sim_sw_t *sw = eng->topo->sw;
-    if (sw == NULL || t->host_paid)
+    if (sw == NULL)
         return 0;
     double o = t->kind == HCCN_SIM_TASK_SEND ? sw->send_s : sw->recv_s;
-    if (o <= 0.0)
+    if (o <= 0.0 || t->host_paid)
         return 0;
     edev_t *d = &eng->devs[t->dev];
     d->host_free = (when > d->host_free ? when : d->host_free) + o;
