@@ -38,6 +38,10 @@ typedef struct {
                             order, and issues each send as soon as its
                             input is known. */
     double *unit;        /* per rank: its reduce unit free */
+    double *len;         /* [(c p + j) K + s]: the bytes of slice s of
+                            channel c's block j (hccn_hier_rings_piece,
+                            worked out once: the walk asks for each
+                            C p Q times) */
     hccn_cm_evq_t heap;  /* arrivals not yet taken (at: the sender
                             position c p + i; q: its send k K + s) */
     double end;
@@ -64,7 +68,7 @@ static double rc_send(rc_walk_t *w, uint32_t at, int q, double ready,
                                                            : k;
     int j = rc_reduces(w, q) ? hccn_hier_mod(i - kp, p)
                              : hccn_hier_mod(i + 1 - kp, p);
-    *bytes = (double)hccn_hier_rings_piece(w->a, w->sh, c, j, s).len;
+    *bytes = w->len[((size_t)c * p + (size_t)j) * K + (size_t)s];
     double go = q > 0 ? w->free[at] : 0.0;
     if (k > 0)
         go = hccn_hier_cm_max(go, ready);
@@ -247,12 +251,14 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
         return 0.0;
     }
     size_t cp = (size_t)sh.C * (size_t)p;
-    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, {NULL, 0}, 0.0};
+    rc_walk_t w = {m, a, &sh, p, 0, NULL, NULL, NULL, NULL, NULL, {NULL, 0},
+                   0.0};
     w.Q = (a->coll == HCCN_COLL_ALLREDUCE ? 2 : 1) * (p - 1) * sh.K;
     int sweep = !rc_heap_only && !rc_units_shared(&w);
     size_t n = sweep ? 0 : cp * (size_t)w.Q;
     double *done = NULL;
-    w.free = hccn_sim_calloc(2 * cp + (size_t)m->p, sizeof(double));
+    w.free = hccn_sim_calloc(2 * cp + (size_t)m->p + cp * (size_t)sh.K,
+                             sizeof(double));
     if (sweep) {
         done = hccn_sim_calloc((size_t)sh.K * cp, sizeof(double));
     } else {
@@ -271,6 +277,12 @@ double hccn_hier_cm_rings(hccn_cm_t *m, const hccn_cm_team_t *t,
     }
     w.in = w.free + cp;
     w.unit = w.in + cp;
+    w.len = w.unit + m->p;
+    for (int c = 0; c < sh.C; c++)
+        for (int j = 0; j < p; j++)
+            for (int s = 0; s < sh.K; s++)
+                w.len[((size_t)c * p + (size_t)j) * sh.K + (size_t)s] =
+                    (double)hccn_hier_rings_piece(a, &sh, c, j, s).len;
     rc_price(m, t, &sh, p, hccn_hier_rings_piece(a, &sh, 0, 0, 0).len);
     rc_reprice(m, &sh, p);
     if (sweep)
