@@ -133,6 +133,29 @@ typedef struct hccn_sim_flow {
     struct hccn_sim_flow *in_prev, *in_next;
 } flow_t;
 
+/* What a re-rating reads and writes of each link it reaches, together:
+ * one cache line a link, where a dozen arrays cost a line each (a
+ * component of a few flows reaches links scattered over the fabric). */
+typedef struct {
+    double bw;                  /* bandwidth now: the topology's times
+                                   link_factor (hccn_sim_link_scale) */
+    double cap;                 /* fill.c: capacity left (scratch) */
+    double room;                /* flow_comp.c, per slack link: at most its
+                                   capacity less its flows' rates */
+    double next;                /* what room becomes if the check passes */
+    struct hccn_sim_flow **flows;   /* the flows on it, any order */
+    int active;                 /* how many */
+    int cnt;                    /* fill.c: unfixed flows (scratch) */
+    int pos;                    /* fill.c: its place in link_order, then
+                                   in touched */
+    int w;                      /* folded: how many flows each flow on it
+                                   stands for (its nodes' count,
+                                   fold_div); else 1 */
+    unsigned mark;              /* component search: seen this round */
+    unsigned char slack;        /* flow_comp.c: the rates leave it room,
+                                   so it is neither searched nor filled */
+} elink_t;
+
 /* fill.c: a link, and where a canonical pass over the flows meets it
  * first: flow (dev, seq, idx), the canonical key (drain.c), at place k
  * of its route; kept in the entry so that ordering reads no flow. */
@@ -226,13 +249,10 @@ struct hccn_sim_engine {
 
     /* Fluid link sharing (flow.c). */
     double now;
+    elink_t *lk;                /* per link: what a re-rating reads */
     flow_t **flows;             /* active: the drain heap (drain.c) */
     int nflows, capflows;
-    double *link_cap;           /* scratch per link */
-    int *link_cnt;
     int *touched;
-    int *link_pos;              /* fill.c: a link's place in link_order,
-                                   then in touched */
     int *pick_tree;             /* fill.c: the tournament over touched */
     double *pick_share;         /*   per place: the link's share */
     int *pick_dirty;            /*   places whose share changed */
@@ -244,22 +264,15 @@ struct hccn_sim_engine {
     uint64_t *link_sort;        /* fill.c: radix sort's scratch, 4 per link */
     double *link_bytes;
     double *link_busy;          /* busy seconds before link_since */
-    double *link_since;         /* link_active last rose from 0 then */
-    int *link_active;           /* flows on each link */
+    double *link_since;         /* lk[].active last rose from 0 then */
     double *link_factor;        /* bandwidth factor (faults); 0 = down */
     int *live_slot;             /* folded: per device, its place among
                                    the devices played (a recording's
                                    index, replay.c), -1 for the others;
                                    NULL: the device itself */
     int link_w_on;              /* some link_w above 1 */
-    int *link_w;                /* folded: how many flows each flow on the
-                                   link stands for (its nodes' count,
-                                   fold_div); else 1 */
-    double *link_bw;            /* bandwidth now: the topology's times
-                                   link_factor (hccn_sim_link_scale) */
-    flow_t ***link_flows;       /* the flows on each link, any order */
     int *link_capflows;
-    unsigned *link_mark, epoch; /* component search: link seen this round */
+    unsigned epoch;             /* component search: the round's mark */
     int *queue;                 /* its links to visit */
     int nqueue, qdone;          /* queued; searched (flow_comp.c) */
     flow_t **comp;              /* its flows; capflows long */
@@ -270,11 +283,6 @@ struct hccn_sim_engine {
     /* Slack links (flow_comp.c): the rates leave them room, so they are
      * neither searched nor filled until a re-rating's check finds them
      * bound (or nearly). */
-    unsigned char *link_slack;
-    double *link_room;          /* per slack link: at most its capacity
-                                   less its flows' rates */
-    double *link_next;          /* what link_room becomes if the check
-                                   passes */
     int *slack_list;            /* the slack links the check visits */
     unsigned *link_chk, chk_epoch;  /* slack links checked this re-rating */
     double slack_eps;           /* the check's margin per flow on a link */

@@ -73,8 +73,8 @@ static int bits(uint64_t v)
  * its entries' keys, less the least of each field, fit in 64 bits (they
  * do but for runs of billions of batches or tasks): packed
  * (dev, seq, idx, k) keep the order, and a radix sort over 8-bit digits
- * sorts them. Writes touched and link_pos; 0 if the keys do not fit, and
- * for the reference solver, which sorts by comparisons (so that
+ * sorts them. Writes touched and each link's pos; 0 if the keys do not
+ * fit, and for the reference solver, which sorts by comparisons (so that
  * tests/unit/test_solver_ref.c checks one order against the other). */
 static int radix_order(hccn_sim_engine_t *eng, int m)
 {
@@ -122,7 +122,7 @@ static int radix_order(hccn_sim_engine_t *eng, int m)
     for (int j = 0; j < m; j++) {
         int l = (int)a[2 * j + 1];
         eng->touched[j] = l;
-        eng->link_pos[l] = j;
+        eng->lk[l].pos = j;
     }
     eng->radix_sorts++;
     return 1;
@@ -165,16 +165,16 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
             int k = __builtin_ctz(r), l = f->links[k];
             key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
             key.l = l;
-            int first = eng->link_cnt[l] == 0;
-            eng->link_cnt[l] += eng->link_w[l];
+            int first = eng->lk[l].cnt == 0;
+            eng->lk[l].cnt += eng->lk[l].w;
             if (first) {
-                eng->link_cap[l] = eng->link_bw[l];
-                eng->link_pos[l] = m;
+                eng->lk[l].cap = eng->lk[l].bw;
+                eng->lk[l].pos = m;
                 ord[m++] = key;
             } else {
                 /* f before the link's first so far (a later place of the
                  * same flow is not). */
-                link_order_t *o = &ord[eng->link_pos[l]];
+                link_order_t *o = &ord[eng->lk[l].pos];
                 if (key.dev < o->dev ||
                     (key.dev == o->dev && (key.seq < o->seq ||
                      (key.seq == o->seq && key.idx_k >> 32 < o->idx_k >> 32))))
@@ -190,7 +190,7 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
         return m;               /* radix_order wrote touched */
     for (int j = 0; j < m; j++) {
         eng->touched[j] = ord[j].l;
-        eng->link_pos[ord[j].l] = j;
+        eng->lk[ord[j].l].pos = j;
     }
     return m;
 }
@@ -203,9 +203,9 @@ static int pick_scan(const hccn_sim_engine_t *eng, int ntouched,
     *share = INFINITY;
     for (int j = 0; j < ntouched; j++) {
         int l = eng->touched[j];
-        if (eng->link_cnt[l] == 0)
+        if (eng->lk[l].cnt == 0)
             continue;
-        double s = eng->link_cap[l] / eng->link_cnt[l];
+        double s = eng->lk[l].cap / eng->lk[l].cnt;
         if (s < *share) {
             *share = s;
             best = l;
@@ -229,7 +229,7 @@ static void live_init(hccn_sim_engine_t *eng, int n)
 {
     for (int j = 0; j < n; j++) {
         int l = eng->touched[j];
-        eng->pick_share[j] = eng->link_cap[l] / eng->link_cnt[l];
+        eng->pick_share[j] = eng->lk[l].cap / eng->lk[l].cnt;
         eng->pick_tree[j] = j;
     }
 }
@@ -240,8 +240,8 @@ static void live_update(hccn_sim_engine_t *eng, int *ndirty)
     for (int d = 0; d < *ndirty; d++) {
         int j = eng->pick_dirty[d], l = eng->touched[j];
         eng->pick_mark[j] = 0;
-        eng->pick_share[j] = eng->link_cnt[l] > 0 ?
-            eng->link_cap[l] / eng->link_cnt[l] : INFINITY;
+        eng->pick_share[j] = eng->lk[l].cnt > 0 ?
+            eng->lk[l].cap / eng->lk[l].cnt : INFINITY;
     }
     *ndirty = 0;
 }
@@ -276,8 +276,8 @@ static int live_pick(hccn_sim_engine_t *eng, int *nlive, double *share)
  * share (the only links the scan can pick), else -1. */
 static int leaf(hccn_sim_engine_t *eng, int j)
 {
-    int l = eng->touched[j], cnt = eng->link_cnt[l];
-    double s = cnt > 0 ? eng->link_cap[l] / cnt : INFINITY;
+    int l = eng->touched[j], cnt = eng->lk[l].cnt;
+    double s = cnt > 0 ? eng->lk[l].cap / cnt : INFINITY;
     eng->pick_share[j] = s;
     return s < INFINITY ? j : -1;
 }
@@ -355,26 +355,26 @@ static void tree_update(hccn_sim_engine_t *eng, int n, int size, int *ndirty)
 static void fix_link(hccn_sim_engine_t *eng, int best, double share,
                      int tree, int *ndirty)
 {
-    flow_t **on = eng->link_flows[best];
-    const int *lw = eng->link_w_on ? eng->link_w : NULL;
-    for (int i = 0; i < eng->link_active[best]; i++) {
+    flow_t **on = eng->lk[best].flows;
+    int folded = eng->link_w_on;
+    for (int i = 0; i < eng->lk[best].active; i++) {
         flow_t *f = on[i];
         if (f->rate >= 0.0)
             continue;
         f->rate = share;
         f->fixed_by = best;
         for (unsigned r = f->res; r != 0; r &= r - 1) {
-            int l = f->links[__builtin_ctz(r)];
-            if (lw == NULL) {
-                eng->link_cap[l] -= share;
-                eng->link_cnt[l]--;
+            elink_t *k = &eng->lk[f->links[__builtin_ctz(r)]];
+            if (!folded) {
+                k->cap -= share;
+                k->cnt--;
             } else {
                 /* one subtraction per flow it stands for, as unfolded */
-                for (int c = 0; c < lw[l]; c++)
-                    eng->link_cap[l] -= share;
-                eng->link_cnt[l] -= lw[l];
+                for (int c = 0; c < k->w; c++)
+                    k->cap -= share;
+                k->cnt -= k->w;
             }
-            int j = eng->link_pos[l];
+            int j = k->pos;
             if (tree && !eng->pick_mark[j]) {
                 eng->pick_mark[j] = 1;
                 eng->pick_dirty[(*ndirty)++] = j;
@@ -422,6 +422,6 @@ void hccn_sim_fill(hccn_sim_engine_t *eng, flow_t **flows, int n)
             flows[i]->fixed_by = -1;
         }
     for (int j = 0; j < ntouched; j++)
-        eng->link_cnt[eng->touched[j]] = 0;
-    eng->ntouched = ntouched;   /* their capacity left stays in link_cap */
+        eng->lk[eng->touched[j]].cnt = 0;
+    eng->ntouched = ntouched;   /* their capacity left stays in lk[].cap */
 }

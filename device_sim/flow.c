@@ -50,18 +50,13 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 {
     int n = eng->topo->nlinks;
     size_t m = (size_t)(n > 0 ? n : 1);
-    eng->link_flows = hccn_sim_calloc(m, sizeof(*eng->link_flows));
+    eng->lk = hccn_sim_calloc(m, sizeof(*eng->lk));
     eng->link_capflows = hccn_sim_calloc(m, sizeof(int));
     eng->link_since = hccn_sim_calloc(m, sizeof(double));
-    eng->link_mark = hccn_sim_calloc(m, sizeof(unsigned));
     eng->queue = hccn_sim_calloc(m, sizeof(int));
-    if (!eng->link_flows || !eng->link_capflows || !eng->link_since ||
-        !eng->link_mark || !eng->queue)
+    if (!eng->lk || !eng->link_capflows || !eng->link_since || !eng->queue)
         return -1;
-    eng->link_cap = hccn_sim_calloc(m, sizeof(double));
-    eng->link_cnt = hccn_sim_calloc(m, sizeof(int));
     eng->touched = hccn_sim_calloc(m, sizeof(int));
-    eng->link_pos = hccn_sim_calloc(m, sizeof(int));
     eng->link_order = hccn_sim_calloc(m, sizeof(*eng->link_order));
     eng->link_sort = hccn_sim_calloc(4 * m, sizeof(uint64_t));
     size_t tree = 2;
@@ -73,30 +68,23 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     eng->pick_mark = hccn_sim_calloc(m, 1);
     eng->link_bytes = hccn_sim_calloc(m, sizeof(double));
     eng->link_busy = hccn_sim_calloc(m, sizeof(double));
-    eng->link_active = hccn_sim_calloc(m, sizeof(int));
     eng->link_factor = hccn_sim_calloc(m, sizeof(double));
-    eng->link_w = hccn_sim_calloc(m, sizeof(int));
-    eng->link_bw = hccn_sim_calloc(m, sizeof(double));
-    eng->link_slack = hccn_sim_calloc(m, 1);
     eng->link_chk = hccn_sim_calloc(m, sizeof(unsigned));
-    eng->link_room = hccn_sim_calloc(m, sizeof(double));
-    eng->link_next = hccn_sim_calloc(m, sizeof(double));
     eng->slack_list = hccn_sim_calloc(m, sizeof(int));
     eng->in_head = hccn_sim_calloc((size_t)(eng->ndev > 0 ? eng->ndev : 1),
                                    sizeof(*eng->in_head));
-    if (!eng->in_head || !eng->link_cap || !eng->link_cnt || !eng->touched ||
-        !eng->link_pos || !eng->link_order || !eng->link_sort ||
+    if (!eng->in_head || !eng->touched ||
+        !eng->link_order || !eng->link_sort ||
         !eng->pick_tree ||
         !eng->pick_share || !eng->pick_dirty || !eng->pick_mark ||
-        !eng->link_bytes || !eng->link_busy || !eng->link_active ||
-        !eng->link_factor || !eng->link_w || !eng->link_bw ||
-        !eng->link_slack ||
-        !eng->link_chk || !eng->link_room || !eng->link_next ||
+        !eng->link_bytes || !eng->link_busy ||
+        !eng->link_factor ||
+        !eng->link_chk ||
         !eng->slack_list)
         return -1;
     for (int l = 0; l < n; l++) {
         hccn_sim_link_scale(eng, l, 1.0);
-        eng->link_w[l] = 1;
+        eng->lk[l].w = 1;
     }
     eng->tree_links = 64;
     /* flow_comp.c, Slack links: the rounding of a filling, per flow. */
@@ -120,7 +108,8 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     size_t n = (size_t)eng->topo->nlinks;
     memset(eng->link_bytes, 0, n * sizeof(double));
     memset(eng->link_busy, 0, n * sizeof(double));
-    memset(eng->link_active, 0, n * sizeof(int));
+    for (size_t l = 0; l < n; l++)
+        eng->lk[l].active = 0;
     hccn_sim_slack_clear(eng);
     /* Folded, a link that w nodes cross carries each flow of the nodes
      * played as w flows (fill.c): the unfolded run's counts and
@@ -128,15 +117,15 @@ void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
     eng->link_w_on = 0;
     for (size_t l = 0; l < n; l++) {
         hccn_sim_link_scale(eng, (int)l, 1.0);
-        eng->link_w[l] = eng->fold_div != NULL ? (int)eng->fold_div[l] : 1;
-        eng->link_w_on |= eng->link_w[l] != 1;
+        eng->lk[l].w = eng->fold_div != NULL ? (int)eng->fold_div[l] : 1;
+        eng->link_w_on |= eng->lk[l].w != 1;
     }
 }
 
 void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor)
 {
     eng->link_factor[l] = factor;
-    eng->link_bw[l] = eng->topo->links[l].bw * factor;
+    eng->lk[l].bw = eng->topo->links[l].bw * factor;
 }
 
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)
@@ -150,10 +139,7 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->fresh);
     hccn_sim_free(eng->in_head);
     hccn_sim_free(eng->flows);
-    hccn_sim_free(eng->link_cap);
-    hccn_sim_free(eng->link_cnt);
     hccn_sim_free(eng->touched);
-    hccn_sim_free(eng->link_pos);
     hccn_sim_free(eng->link_order);
     hccn_sim_free(eng->link_sort);
     hccn_sim_free(eng->pick_tree);
@@ -162,21 +148,14 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->pick_mark);
     hccn_sim_free(eng->link_bytes);
     hccn_sim_free(eng->link_busy);
-    hccn_sim_free(eng->link_active);
     hccn_sim_free(eng->link_factor);
-    hccn_sim_free(eng->link_w);
-    hccn_sim_free(eng->link_bw);
-    hccn_sim_free(eng->link_slack);
     hccn_sim_free(eng->link_chk);
-    hccn_sim_free(eng->link_room);
-    hccn_sim_free(eng->link_next);
     hccn_sim_free(eng->slack_list);
-    for (int l = 0; eng->link_flows != NULL && l < eng->topo->nlinks; l++)
-        hccn_sim_free(eng->link_flows[l]);
-    hccn_sim_free(eng->link_flows);
+    for (int l = 0; eng->lk != NULL && l < eng->topo->nlinks; l++)
+        hccn_sim_free(eng->lk[l].flows);
+    hccn_sim_free(eng->lk);
     hccn_sim_free(eng->link_capflows);
     hccn_sim_free(eng->link_since);
-    hccn_sim_free(eng->link_mark);
     hccn_sim_free(eng->queue);
     hccn_sim_free(eng->comp);
 }
@@ -187,20 +166,20 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
-        if (eng->link_active[l] == eng->link_capflows[l]) {
+        if (eng->lk[l].active == eng->link_capflows[l]) {
             int cap = eng->link_capflows[l] ? 2 * eng->link_capflows[l] : 4;
-            flow_t **a = hccn_sim_realloc(eng->link_flows[l], (size_t)cap * sizeof(*a));
+            flow_t **a = hccn_sim_realloc(eng->lk[l].flows, (size_t)cap * sizeof(*a));
             if (a == NULL)
                 return -1;
-            eng->link_flows[l] = a;
+            eng->lk[l].flows = a;
             eng->link_capflows[l] = cap;
         }
     }
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
-        if (eng->link_active[l] == 0)
+        if (eng->lk[l].active == 0)
             eng->link_since[l] = eng->now;
-        eng->link_flows[l][eng->link_active[l]++] = f;
+        eng->lk[l].flows[eng->lk[l].active++] = f;
     }
     hccn_sim_slack_mask(eng, f);
     return 0;
@@ -212,16 +191,16 @@ static void links_remove(hccn_sim_engine_t *eng, const flow_t *f)
 {
     for (int k = 0; k < f->nlinks; k++) {
         int l = f->links[k];
-        if (eng->link_slack[l] && isfinite(f->rate))
+        if (eng->lk[l].slack && isfinite(f->rate))
             hccn_sim_slack_give(eng, l, f->rate);
-        flow_t **a = eng->link_flows[l];
-        int n = eng->link_active[l];
+        flow_t **a = eng->lk[l].flows;
+        int n = eng->lk[l].active;
         for (int i = 0; i < n; i++)
             if (a[i] == f) {
                 a[i] = a[n - 1];
                 break;
             }
-        if (--eng->link_active[l] == 0)
+        if (--eng->lk[l].active == 0)
             eng->link_busy[l] += eng->now - eng->link_since[l];
     }
 }
@@ -532,8 +511,8 @@ int hccn_sim_flow_route(const hccn_sim_engine_t *eng, int src, int dst,
 static flow_t *first_on(const hccn_sim_engine_t *eng, int l)
 {
     flow_t *first = NULL;
-    for (int i = 0; i < eng->link_active[l]; i++) {
-        flow_t *f = eng->link_flows[l][i];
+    for (int i = 0; i < eng->lk[l].active; i++) {
+        flow_t *f = eng->lk[l].flows[i];
         if (first == NULL || hccn_sim_flow_cmp(f, first) < 0)
             first = f;
     }
@@ -572,7 +551,7 @@ void hccn_sim_link_stats(hccn_sim_engine_t *eng, int link, double *bytes,
     if (link >= 0 && link < eng->topo->nlinks) {
         *bytes = eng->link_bytes[link];
         *busy = eng->link_busy[link];
-        if (eng->link_active[link] > 0)
+        if (eng->lk[link].active > 0)
             *busy += eng->now - eng->link_since[link];
     } else {
         *bytes = 0.0;

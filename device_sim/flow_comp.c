@@ -85,8 +85,8 @@
 void hccn_sim_comp_begin(hccn_sim_engine_t *eng)
 {
     if (++eng->epoch == 0) {
-        memset(eng->link_mark, 0,
-               (size_t)eng->topo->nlinks * sizeof(*eng->link_mark));
+        for (int l = 0; l < eng->topo->nlinks; l++)
+            eng->lk[l].mark = 0;
         for (int i = 0; i < eng->nflows; i++)
             eng->flows[i]->mark = 0;
         eng->epoch = 1;
@@ -102,8 +102,8 @@ void hccn_sim_comp_begin(hccn_sim_engine_t *eng)
 /* Queues link l for the search, once. */
 static void queue_link(hccn_sim_engine_t *eng, int l)
 {
-    if (eng->link_mark[l] != eng->epoch) {
-        eng->link_mark[l] = eng->epoch;
+    if (eng->lk[l].mark != eng->epoch) {
+        eng->lk[l].mark = eng->epoch;
         eng->queue[eng->nqueue++] = l;
     }
 }
@@ -133,8 +133,8 @@ static int comp_search(hccn_sim_engine_t *eng, int n)
 {
     for (; eng->qdone < eng->nqueue; eng->qdone++) {
         int l = eng->queue[eng->qdone];
-        for (int i = 0; i < eng->link_active[l]; i++) {
-            flow_t *f = eng->link_flows[l][i];
+        for (int i = 0; i < eng->lk[l].active; i++) {
+            flow_t *f = eng->lk[l].flows[i];
             if (f->mark == eng->epoch)
                 continue;
             f->mark = eng->epoch;
@@ -223,7 +223,7 @@ void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f)
 {
     f->res = 0;
     for (int k = 0; k < f->nlinks; k++)
-        if (!eng->link_slack[f->links[k]])
+        if (!eng->lk[f->links[k]].slack)
             f->res |= 1u << k;
 }
 
@@ -232,9 +232,9 @@ void hccn_sim_slack_mask(const hccn_sim_engine_t *eng, flow_t *f)
  * its slack links without reading their flags. */
 static void slack_set(hccn_sim_engine_t *eng, int l, int on)
 {
-    eng->link_slack[l] = (unsigned char)on;
-    for (int i = 0; i < eng->link_active[l]; i++) {
-        flow_t *f = eng->link_flows[l][i];
+    eng->lk[l].slack = (unsigned char)on;
+    for (int i = 0; i < eng->lk[l].active; i++) {
+        flow_t *f = eng->lk[l].flows[i];
         for (int k = 0; k < f->nlinks; k++)
             if (f->links[k] == l)
                 f->res = on ? f->res & ~(1u << k) : f->res | 1u << k;
@@ -243,13 +243,14 @@ static void slack_set(hccn_sim_engine_t *eng, int l, int on)
 
 void hccn_sim_slack_clear(hccn_sim_engine_t *eng)
 {
-    memset(eng->link_slack, 0, (size_t)eng->topo->nlinks);
+    for (int l = 0; l < eng->topo->nlinks; l++)
+        eng->lk[l].slack = 0;
     for (int i = 0; i < eng->nflows; i++)
         eng->flows[i]->res = all_places(eng->flows[i]);
 }
 
 /* The rounding of one addition or subtraction of values within twice
- * the link's capacity, cap: what keeps link_room below the exact room. */
+ * the link's capacity, cap: what keeps a link's room below the exact room. */
 static double ulps(double cap)
 {
     return cap * 0x1p-51;
@@ -257,44 +258,44 @@ static double ulps(double cap)
 
 void hccn_sim_slack_give(hccn_sim_engine_t *eng, int l, double rate)
 {
-    double cap = eng->link_bw[l];
-    int w = eng->link_w[l];
-    eng->link_room[l] += w * rate - w * ulps(cap);
+    double cap = eng->lk[l].bw;
+    int w = eng->lk[l].w;
+    eng->lk[l].room += w * rate - w * ulps(cap);
 }
 
 /* The margin below which a link's room (its capacity less its flows'
  * rates) does not count as room (see the header). */
 static double room_margin(const hccn_sim_engine_t *eng, int l)
 {
-    return ((double)eng->link_active[l] * eng->link_w[l] + 2) *
+    return ((double)eng->lk[l].active * eng->lk[l].w + 2) *
            eng->slack_eps;
 }
 
 int hccn_sim_link_room(const hccn_sim_engine_t *eng, int l, double *sum)
 {
     double s = 0.0;
-    for (int j = 0; j < eng->link_active[l]; j++)
-        s += eng->link_flows[l][j]->rate;
-    s *= eng->link_w[l];
+    for (int j = 0; j < eng->lk[l].active; j++)
+        s += eng->lk[l].flows[j]->rate;
+    s *= eng->lk[l].w;
     if (sum != NULL)
         *sum = s;
-    return s <= eng->link_bw[l] - room_margin(eng, l);
+    return s <= eng->lk[l].bw - room_margin(eng, l);
 }
 
 /* The check of slack link l, given next, a lower bound of its room at
  * the new rates: 1 if the rates leave it more than the margin, its room
- * in link_next. The bound decides where it can (the flows on a link that
+ * in lk[].next. The bound decides where it can (the flows on a link that
  * kept their rates need not be read); else the rates are summed. */
 static int slack_holds(hccn_sim_engine_t *eng, int l, double next)
 {
     if (!(next > room_margin(eng, l))) {
-        double sum, cap = eng->link_bw[l];
+        double sum, cap = eng->lk[l].bw;
         if (!hccn_sim_link_room(eng, l, &sum))
             return 0;
         next = cap - sum -
-               ((double)eng->link_active[l] * eng->link_w[l] + 1) * ulps(cap);
+               ((double)eng->lk[l].active * eng->lk[l].w + 1) * ulps(cap);
     }
-    eng->link_next[l] = next;
+    eng->lk[l].next = next;
     return 1;
 }
 
@@ -322,16 +323,16 @@ int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
             int l = f->links[__builtin_ctz(s)];
             if (eng->link_chk[l] != eng->chk_epoch) {
                 eng->link_chk[l] = eng->chk_epoch;
-                eng->link_next[l] = eng->link_room[l];
+                eng->lk[l].next = eng->lk[l].room;
                 eng->slack_list[nlist++] = l;
             }
-            eng->link_next[l] -= eng->link_w[l] *
-                                 (more + ulps(eng->link_bw[l]));
+            eng->lk[l].next -= eng->lk[l].w *
+                                 (more + ulps(eng->lk[l].bw));
         }
     }
     for (int j = 0; j < nlist; j++) {
         int l = eng->slack_list[j];
-        if (slack_holds(eng, l, eng->link_next[l]))
+        if (slack_holds(eng, l, eng->lk[l].next))
             continue;
         slack_set(eng, l, 0);
         eng->slack_undone++;
@@ -339,7 +340,7 @@ int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
         bound++;
     }
     for (int j = 0; bound == 0 && j < nlist; j++)
-        eng->link_room[eng->slack_list[j]] = eng->link_next[eng->slack_list[j]];
+        eng->lk[eng->slack_list[j]].room = eng->lk[eng->slack_list[j]].next;
     return bound;
 }
 
@@ -358,13 +359,13 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
         return n;               /* every link a resource, as always */
     for (int j = 0; j < eng->ntouched; j++) {
         int l = eng->touched[j];
-        double cap = eng->link_bw[l];
-        if (eng->link_cap[l] >= SLACK_ROOM * cap) {
-            /* its capacity less link_active[l] subtractions */
+        double cap = eng->lk[l].bw;
+        if (eng->lk[l].cap >= SLACK_ROOM * cap) {
+            /* its capacity less lk[l].active subtractions */
             slack_set(eng, l, 1);
-            eng->link_room[l] = eng->link_cap[l] -
-                                ((double)eng->link_active[l] *
-                                 eng->link_w[l] + 1) * ulps(cap);
+            eng->lk[l].room = eng->lk[l].cap -
+                                ((double)eng->lk[l].active *
+                                 eng->lk[l].w + 1) * ulps(cap);
             eng->slack_made++;
         }
     }

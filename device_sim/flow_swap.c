@@ -156,8 +156,8 @@ static int pair_led(const hccn_sim_engine_t *eng, int i)
     const flow_t *d = eng->gone[i], *s = eng->fresh[i];
     for (unsigned r = s->res; r != 0; r &= r - 1) {
         int l = s->links[__builtin_ctz(r)], led = 0;
-        for (int j = 0; j < eng->link_active[l] && !led; j++) {
-            const flow_t *g = eng->link_flows[l][j];
+        for (int j = 0; j < eng->lk[l].active && !led; j++) {
+            const flow_t *g = eng->lk[l].flows[j];
             led = g->mark != eng->epoch && hccn_sim_flow_cmp(g, d) < 0 &&
                   hccn_sim_flow_cmp(g, s) < 0;
         }
@@ -214,8 +214,8 @@ static int drains_free_no_one(const hccn_sim_engine_t *eng)
         const flow_t *d = eng->gone[i];
         for (unsigned r = d->res; r != 0; r &= r - 1) {
             int l = d->links[__builtin_ctz(r)];
-            for (int j = 0; j < eng->link_active[l]; j++)
-                if (eng->link_flows[l][j]->fixed_by == l)
+            for (int j = 0; j < eng->lk[l].active; j++)
+                if (eng->lk[l].flows[j]->fixed_by == l)
                     return 0;
             if (!hccn_sim_link_room(eng, l, NULL))
                 return 0;

@@ -311,7 +311,7 @@ static void rec_end(hccn_sim_engine_t *eng, hccn_sim_replay_rec_t *r)
         return;
     }
     for (int l = 0; l < nl; l++) {
-        if (eng->link_active[l] > 0) {
+        if (eng->lk[l].active > 0) {
             rec_free(r);        /* cannot be: every flow has left */
             return;
         }
