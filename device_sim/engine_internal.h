@@ -252,6 +252,12 @@ struct hccn_sim_engine {
     elink_t *lk;                /* per link: what a re-rating reads */
     flow_t **flows;             /* active: the drain heap (drain.c) */
     int nflows, capflows;
+    /* flow.c: flows are carved from slabs, on cache-line boundaries, and
+     * a flow that ends is the next one to start (its lines still in the
+     * cache), not given back to the allocator. */
+    flow_t *flow_spare;         /* ended flows, chained by in_next */
+    void **slabs;
+    int nslabs, capslabs, slab_used;
     int *touched;
     int *pick_tree;             /* fill.c: the tournament over touched */
     double *pick_share;         /*   per place: the link's share */
@@ -304,6 +310,10 @@ struct hccn_sim_engine {
 
     struct hccn_sim_trace *trace;   /* trace.c: NULL when not tracing */
 };
+
+/* flow.c: a zeroed flow (NULL on no memory); the end of one. */
+flow_t *hccn_sim_flow_new(hccn_sim_engine_t *eng);
+void hccn_sim_flow_release(hccn_sim_engine_t *eng, flow_t *f);
 
 /* drain.c */
 /* Canonical order of flows: by the receiving task's device, batch number

@@ -23,8 +23,12 @@
  * is added when its last flow leaves.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
@@ -96,10 +100,81 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
     return 0;
 }
 
+/* ------------------------------------------------------- flow memory --- */
+
+/* Under AddressSanitizer an ended flow is poisoned until it starts again:
+ * a read of it after its end is caught as it would be after free(). */
+#if defined(__SANITIZE_ADDRESS__)
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define LINE ((size_t)64)
+/* A flow's place in a slab: its first line holds what a re-rating reads
+ * (engine_internal.h). */
+#define FLOW_STRIDE ((sizeof(flow_t) + LINE - 1) / LINE * LINE)
+#define SLAB_FLOWS 256
+
+flow_t *hccn_sim_flow_new(hccn_sim_engine_t *eng)
+{
+    flow_t *f = eng->flow_spare;
+    if (f != NULL) {
+        UNPOISON(f, sizeof(*f));
+        eng->flow_spare = f->in_next;
+    } else {
+        if (eng->nslabs == 0 || eng->slab_used == SLAB_FLOWS) {
+            if (eng->nslabs == eng->capslabs) {
+                int cap = eng->capslabs ? 2 * eng->capslabs : 16;
+                void **s = hccn_sim_realloc(eng->slabs,
+                                            (size_t)cap * sizeof(*s));
+                if (s == NULL)
+                    return NULL;
+                eng->slabs = s;
+                eng->capslabs = cap;
+            }
+            void *m = hccn_sim_malloc(SLAB_FLOWS * FLOW_STRIDE + LINE);
+            if (m == NULL)
+                return NULL;
+            eng->slabs[eng->nslabs++] = m;
+            eng->slab_used = 0;
+        }
+        uintptr_t base = (uintptr_t)eng->slabs[eng->nslabs - 1];
+        base = (base + LINE - 1) / LINE * LINE;
+        f = (flow_t *)(base + (size_t)eng->slab_used++ * FLOW_STRIDE);
+    }
+    memset(f, 0, sizeof(*f));
+    return f;
+}
+
+void hccn_sim_flow_release(hccn_sim_engine_t *eng, flow_t *f)
+{
+    f->in_next = eng->flow_spare;
+    eng->flow_spare = f;
+    POISON(f, sizeof(*f));
+    /* in_next stays readable: the chain of spares goes through it */
+    UNPOISON(&f->in_next, sizeof(f->in_next));
+}
+
+/* Gives every flow's memory back (the engine's end). */
+static void slabs_free(hccn_sim_engine_t *eng)
+{
+    for (int i = 0; i < eng->nslabs; i++) {
+        UNPOISON(eng->slabs[i], SLAB_FLOWS * FLOW_STRIDE + LINE);
+        hccn_sim_free(eng->slabs[i]);
+    }
+    hccn_sim_free(eng->slabs);
+    eng->slabs = NULL;
+    eng->nslabs = eng->capslabs = eng->slab_used = 0;
+    eng->flow_spare = NULL;
+}
+
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng)
 {
     for (int i = 0; i < eng->nflows; i++)
-        hccn_sim_free(eng->flows[i]);
+        hccn_sim_flow_release(eng, eng->flows[i]);
     eng->nflows = 0;
     hccn_sim_swap_drop(eng);
     memset(eng->in_head, 0, (size_t)eng->ndev * sizeof(*eng->in_head));
@@ -131,10 +206,9 @@ void hccn_sim_link_scale(hccn_sim_engine_t *eng, int l, double factor)
 void hccn_sim_flow_free(hccn_sim_engine_t *eng)
 {
     /* Not hccn_sim_flow_reset: after a failed init some arrays are NULL. */
-    for (int i = 0; i < eng->nflows; i++)
-        hccn_sim_free(eng->flows[i]);
     eng->nflows = 0;
     hccn_sim_swap_drop(eng);
+    slabs_free(eng);
     hccn_sim_free(eng->gone);
     hccn_sim_free(eng->fresh);
     hccn_sim_free(eng->in_head);
@@ -377,7 +451,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
 {
     if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
         return -1;
-    flow_t *f = hccn_sim_calloc(1, sizeof(*f));
+    flow_t *f = hccn_sim_flow_new(eng);
     if (f == NULL)
         return -1;
     f->send = send;
@@ -394,7 +468,7 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->drain = eng->now;
     f->undo_at = -INFINITY;
     if (flow_route(eng, f) != 0) {
-        hccn_sim_free(f);
+        hccn_sim_flow_release(eng, f);
         return -1;
     }
     if (eng->topo->sw != NULL && send->batch->tree_bytes > 0)
@@ -451,7 +525,7 @@ void hccn_sim_flow_reap(hccn_sim_engine_t *eng,
         hccn_sim_comp_seed(eng, f);
         done(eng, f);
         if (!hccn_sim_swap_keep(eng, f))
-            hccn_sim_free(f);
+            hccn_sim_flow_release(eng, f);
     }
     hccn_sim_burst_reaped(eng);
 }
@@ -472,7 +546,7 @@ void hccn_sim_flow_drop(hccn_sim_engine_t *eng, const etask_t *t)
         flow_remove(eng, f);
         hccn_sim_comp_begin(eng);
         hccn_sim_comp_seed(eng, f);
-        hccn_sim_free(f);
+        hccn_sim_flow_release(eng, f);
         hccn_sim_comp_refill(eng);
         return;
     }
@@ -539,7 +613,7 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
         }
         flow_remove(eng, f);
         failed(eng, f);
-        hccn_sim_free(f);
+        hccn_sim_flow_release(eng, f);
     }
     flow_rates(eng);
 }

@@ -94,7 +94,7 @@ int hccn_sim_swap_keep(hccn_sim_engine_t *eng, flow_t *f)
 void hccn_sim_swap_drop(hccn_sim_engine_t *eng)
 {
     for (int i = 0; i < eng->ngone; i++)
-        hccn_sim_free(eng->gone[i]);
+        hccn_sim_flow_release(eng, eng->gone[i]);
     eng->ngone = 0;
     eng->swap_lost = 0;
 }
