@@ -215,8 +215,9 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     etask_t *recv = t->kind == HCCN_SIM_TASK_SEND ? m : t;
     int links[HCCN_SIM_ROUTE_MAX], down;
     double lat;
-    if (hccn_sim_flow_route(eng, send->dev, send->peer, links, &lat,
-                            &down) < 0 && down >= 0) {
+    int n = hccn_sim_flow_route(eng, send->dev, send->peer, links, &lat,
+                                &down);
+    if (n < 0 && down >= 0) {
         char why[160];
         const hccn_sim_link_t *l = &eng->topo->links[down];
         snprintf(why, sizeof(why), "link %s->%s is down",
@@ -229,7 +230,8 @@ static void task_ready(hccn_sim_engine_t *eng, etask_t *t, double when)
     if (eng->rec != NULL)
         hccn_sim_replay_flow(eng, send, 0);
     hccn_sim_flow_advance(eng, when);
-    if (hccn_sim_flow_start(eng, send, recv) != 0) {
+    if (hccn_sim_flow_start(eng, send, recv, n >= 0 ? links : NULL, n, lat,
+                            down < 0 && eng->fold_link == NULL) != 0) {
         /* No memory for the flow: both sides fail with the cause. */
         send->state = recv->state = T_READY;
         hccn_sim_batch_fail(eng, t->batch, HCCN_ERR_NOMEM, HCCN_ERR_NOMEM,

@@ -408,8 +408,12 @@ void hccn_sim_flow_rerated(hccn_sim_engine_t *eng, flow_t *f, double was);
 int hccn_sim_flow_init(hccn_sim_engine_t *eng);
 void hccn_sim_flow_free(hccn_sim_engine_t *eng);
 void hccn_sim_flow_reset(hccn_sim_engine_t *eng);
-/* Starts the transfer send->recv at eng->now; returns -1 on no memory. */
-int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv);
+/* Starts the transfer send->recv at eng->now on route[0..n) (the live
+ * route from send's device to its peer, hccn_sim_flow_route, latency lat;
+ * nominal: it is the topology's own, neither folded nor taken round a
+ * downed link); returns -1 on no memory. */
+int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv,
+                        const int *route, int n, double lat, int nominal);
 /* Time at which the next flow drains (INFINITY if none). */
 double hccn_sim_flow_next(hccn_sim_engine_t *eng);
 /* Moves fluid time to t (>= now). */

@@ -353,13 +353,20 @@ void hccn_sim_flow_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
 }
 
 /* Puts f on the live route from its sender to its receiver (the caller
- * has checked there is one) for its remaining bytes. Only finite links are
- * resources. */
-static int flow_route(hccn_sim_engine_t *eng, flow_t *f)
+ * has checked there is one; route[0..n) with latency lat, or NULL: found
+ * here) for its remaining bytes. Only finite links are resources. */
+static int flow_route(hccn_sim_engine_t *eng, flow_t *f, const int *route,
+                      int n, double lat)
 {
     const hccn_sim_topo_t *topo = eng->topo;
-    int down, n = hccn_sim_flow_route(eng, f->send->dev, f->send->peer,
-                                      f->links, &f->lat, &down);
+    int down;
+    if (route != NULL) {
+        memcpy(f->links, route, (size_t)n * sizeof(*route));
+        f->lat = lat;
+    } else {
+        n = hccn_sim_flow_route(eng, f->send->dev, f->send->peer, f->links,
+                                &f->lat, &down);
+    }
     if (n > 0 && f->send->via != HCCN_SIM_VIA_ROUTE)
         n = hccn_sim_flow_via(eng, f->send->via, f->send->dev, f->links, n,
                               &f->lat);
@@ -430,15 +437,17 @@ static int flows_grow(hccn_sim_engine_t *eng)
 
 /* The software model's part (software.h): f's protocol, from its size
  * (that of the block it is a slice of, hccn_sim_call_t) and its nominal
- * route, adds its step cost to f's latency and divides its bytes by its
- * efficiency. */
-static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
+ * route (route[0..n) when not NULL), adds its step cost to f's latency
+ * and divides its bytes by its efficiency. */
+static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f,
+                          const int *route, int n)
 {
     const hccn_sim_topo_t *topo = eng->topo;
     const hccn_sim_batch_t *call = f->send->batch;
     uint64_t b = f->send->bytes * call->proto_scale;
-    int cls, p = hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer,
-                                        b, &cls);
+    int cls, p = route != NULL
+        ? hccn_sim_sw_links_pick(topo, f->send->dev, route, n, b, &cls)
+        : hccn_sim_sw_route_pick(topo, f->send->dev, f->send->peer, b, &cls);
     if (call->proto >= 0)
         p = call->proto;
     f->sw_lat = hccn_sim_sw_step(topo->sw, p, cls, call->family);
@@ -447,7 +456,8 @@ static void flow_protocol(const hccn_sim_engine_t *eng, flow_t *f)
                     hccn_sim_sw_tree_bw(topo->sw, p, call->tree_bytes));
 }
 
-int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
+int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv,
+                        const int *route, int n, double lat, int nominal)
 {
     if (eng->nflows == eng->capflows && flows_grow(eng) != 0)
         return -1;
@@ -461,13 +471,13 @@ int hccn_sim_flow_start(hccn_sim_engine_t *eng, etask_t *send, etask_t *recv)
     f->idx = recv->idx;
     f->remaining = (double)send->bytes;
     if (eng->topo->sw != NULL)
-        flow_protocol(eng, f);
+        flow_protocol(eng, f, nominal ? route : NULL, n);
     f->since = eng->now;
     f->rate = INFINITY;   /* no finite link: drains at once */
     f->fixed_by = -1;
     f->drain = eng->now;
     f->undo_at = -INFINITY;
-    if (flow_route(eng, f) != 0) {
+    if (flow_route(eng, f, route, n, lat) != 0) {
         hccn_sim_flow_release(eng, f);
         return -1;
     }
@@ -608,7 +618,7 @@ void hccn_sim_flow_cut(hccn_sim_engine_t *eng, int l,
         if (hccn_sim_flow_route(eng, f->send->dev, f->recv->dev, links, &lat,
                                 &down) >= 0) {
             flow_unroute(eng, f);
-            if (flow_route(eng, f) == 0)
+            if (flow_route(eng, f, NULL, 0, 0.0) == 0)
                 continue;
         }
         flow_remove(eng, f);

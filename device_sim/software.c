@@ -191,10 +191,19 @@ int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
                            uint64_t bytes, int *cls)
 {
     int links[HCCN_SIM_ROUTE_MAX];
-    double lat, bw = INFINITY;
+    double lat;
     if (topo->sw == NULL)
         return -1;
     int n = hccn_sim_topo_route(topo, src, dst, links, &lat);
+    return hccn_sim_sw_links_pick(topo, src, links, n, bytes, cls);
+}
+
+int hccn_sim_sw_links_pick(const hccn_sim_topo_t *topo, int src,
+                           const int *links, int n, uint64_t bytes, int *cls)
+{
+    double bw = INFINITY;
+    if (topo->sw == NULL)
+        return -1;
     for (int k = 0; k < n; k++)
         if (topo->links[links[k]].bw < bw)
             bw = topo->links[links[k]].bw;

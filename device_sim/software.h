@@ -212,6 +212,9 @@ int hccn_sim_sw_pick_at(const hccn_sim_topo_t *topo, int src, uint64_t bytes,
  * runs it under; -1 when topo has no software model. */
 int hccn_sim_sw_route_pick(const hccn_sim_topo_t *topo, int src, int dst,
                            uint64_t bytes, int *cls);
+/* The same on the nominal route links[0..n) from src, already found. */
+int hccn_sim_sw_links_pick(const hccn_sim_topo_t *topo, int src,
+                           const int *links, int n, uint64_t bytes, int *cls);
 
 /* The protocol every transfer of a call runs, whatever its size: the
  * bulk one where the call reduces in a node's switch (nvswitch) and the
