@@ -170,6 +170,9 @@ NOT_FAILURES = {
     ("device_sim/software.c", "hccn_sim_sw_route_pick"):
         "a question: -1 is 'the topology has no software model' (a trace "
         "then names no protocol)",
+    ("device_sim/software.c", "hccn_sim_sw_links_pick"):
+        "a question: -1 is 'the topology has no software model' (as "
+        "hccn_sim_sw_route_pick, on a route already found)",
     ("device_sim/engine_post.c", "hccn_sim_succ_lists"):
         "a check: -1 is 'dependencies do not point backwards'; the poster "
         "records it, the replay memo takes it as no match",
