@@ -155,6 +155,7 @@ typedef struct {
     unsigned char slack;        /* flow_comp.c: the rates leave it room,
                                    so it is neither searched nor filled */
 } elink_t;
+_Static_assert(sizeof(elink_t) == 64, "a link's state is one cache line");
 
 /* fill.c: a link, and where a canonical pass over the flows meets it
  * first: flow (dev, seq, idx), the canonical key (drain.c), at place k
@@ -249,7 +250,9 @@ struct hccn_sim_engine {
 
     /* Fluid link sharing (flow.c). */
     double now;
-    elink_t *lk;                /* per link: what a re-rating reads */
+    elink_t *lk;                /* per link: what a re-rating reads, on
+                                   cache-line boundaries */
+    void *lk_mem;               /* what lk was carved from */
     flow_t **flows;             /* active: the drain heap (drain.c) */
     int nflows, capflows;
     /* flow.c: flows are carved from slabs, on cache-line boundaries, and

@@ -50,11 +50,21 @@ void hccn_sim_flow_sort(flow_t **flows, int n)
         qsort(flows, (size_t)n, sizeof(*flows), flow_cmp_ptr);
 }
 
+#define LINE ((uintptr_t)64)
+
+/* The first cache-line boundary at or after p. */
+static void *line_up(void *p)
+{
+    return (void *)(((uintptr_t)p + LINE - 1) & ~(LINE - 1));
+}
+
 int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 {
     int n = eng->topo->nlinks;
     size_t m = (size_t)(n > 0 ? n : 1);
-    eng->lk = hccn_sim_calloc(m, sizeof(*eng->lk));
+    eng->lk_mem = hccn_sim_calloc(m + 1, sizeof(*eng->lk)); /* + a line */
+    if (eng->lk_mem != NULL)
+        eng->lk = line_up(eng->lk_mem);
     eng->link_capflows = hccn_sim_calloc(m, sizeof(int));
     eng->link_since = hccn_sim_calloc(m, sizeof(double));
     eng->queue = hccn_sim_calloc(m, sizeof(int));
@@ -112,7 +122,6 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define LINE ((size_t)64)
 /* A flow's place in a slab: its first line holds what a re-rating reads
  * (engine_internal.h). */
 #define FLOW_STRIDE ((sizeof(flow_t) + LINE - 1) / LINE * LINE)
@@ -141,8 +150,7 @@ flow_t *hccn_sim_flow_new(hccn_sim_engine_t *eng)
             eng->slabs[eng->nslabs++] = m;
             eng->slab_used = 0;
         }
-        uintptr_t base = (uintptr_t)eng->slabs[eng->nslabs - 1];
-        base = (base + LINE - 1) / LINE * LINE;
+        char *base = line_up(eng->slabs[eng->nslabs - 1]);
         f = (flow_t *)(base + (size_t)eng->slab_used++ * FLOW_STRIDE);
     }
     memset(f, 0, sizeof(*f));
@@ -227,7 +235,8 @@ void hccn_sim_flow_free(hccn_sim_engine_t *eng)
     hccn_sim_free(eng->slack_list);
     for (int l = 0; eng->lk != NULL && l < eng->topo->nlinks; l++)
         hccn_sim_free(eng->lk[l].flows);
-    hccn_sim_free(eng->lk);
+    hccn_sim_free(eng->lk_mem);
+    eng->lk = NULL;
     hccn_sim_free(eng->link_capflows);
     hccn_sim_free(eng->link_since);
     hccn_sim_free(eng->queue);
