@@ -165,16 +165,17 @@ static int links_order(hccn_sim_engine_t *eng, flow_t **flows, int n)
             int k = __builtin_ctz(r), l = f->links[k];
             key.idx_k = (uint64_t)f->idx << 32 | (uint64_t)k;
             key.l = l;
-            int first = eng->lk[l].cnt == 0;
-            eng->lk[l].cnt += eng->lk[l].w;
+            elink_t *e = &eng->lk[l];
+            int first = e->cnt == 0;
+            e->cnt += e->w;
             if (first) {
-                eng->lk[l].cap = eng->lk[l].bw;
-                eng->lk[l].pos = m;
+                e->cap = e->bw;
+                e->pos = m;
                 ord[m++] = key;
             } else {
                 /* f before the link's first so far (a later place of the
                  * same flow is not). */
-                link_order_t *o = &ord[eng->lk[l].pos];
+                link_order_t *o = &ord[e->pos];
                 if (key.dev < o->dev ||
                     (key.dev == o->dev && (key.seq < o->seq ||
                      (key.seq == o->seq && key.idx_k >> 32 < o->idx_k >> 32))))

@@ -251,7 +251,8 @@ static int links_add(hccn_sim_engine_t *eng, flow_t *f)
         int l = f->links[k];
         if (eng->lk[l].active == eng->link_capflows[l]) {
             int cap = eng->link_capflows[l] ? 2 * eng->link_capflows[l] : 4;
-            flow_t **a = hccn_sim_realloc(eng->lk[l].flows, (size_t)cap * sizeof(*a));
+            flow_t **a = hccn_sim_realloc(eng->lk[l].flows,
+                                          (size_t)cap * sizeof(*a));
             if (a == NULL)
                 return -1;
             eng->lk[l].flows = a;

@@ -326,8 +326,7 @@ int hccn_sim_slack_check(hccn_sim_engine_t *eng, flow_t **flows, int n)
                 eng->lk[l].next = eng->lk[l].room;
                 eng->slack_list[nlist++] = l;
             }
-            eng->lk[l].next -= eng->lk[l].w *
-                                 (more + ulps(eng->lk[l].bw));
+            eng->lk[l].next -= eng->lk[l].w * (more + ulps(eng->lk[l].bw));
         }
     }
     for (int j = 0; j < nlist; j++) {
@@ -364,8 +363,8 @@ int hccn_sim_comp_fill(hccn_sim_engine_t *eng, flow_t **flows, int n,
             /* its capacity less lk[l].active subtractions */
             slack_set(eng, l, 1);
             eng->lk[l].room = eng->lk[l].cap -
-                                ((double)eng->lk[l].active *
-                                 eng->lk[l].w + 1) * ulps(cap);
+                              ((double)eng->lk[l].active * eng->lk[l].w + 1) *
+                              ulps(cap);
             eng->slack_made++;
         }
     }
