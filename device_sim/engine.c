@@ -120,7 +120,8 @@ static void task_done(hccn_sim_engine_t *eng, etask_t *t, double when)
         t->mate = NULL;
     }
     for (uint32_t i = 0; i < t->nsucc; i++) {
-        etask_t *s = &b->tasks[b->succ[t->succ_off + i]];
+        etask_t *s = &b->tasks[i < 2 ? t->succ_in[i]
+                                     : b->succ[t->succ_off + i]];
         if (when > s->ready)
             s->ready = when;
         if (--s->npending == 0)

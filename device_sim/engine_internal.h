@@ -32,7 +32,8 @@ enum { EV_READY, EV_DONE, EV_DELIVER, EV_FAULT };
 /* 128 bytes, two cache lines of the pool's 64-byte aligned arrays: the
  * first holds what the event loop reads of each task it handles (its
  * state, dependencies, mate and batch, its work's cost); the second what
- * a transfer's start, matching, replays and traces read. A
+ * a transfer's start, matching, replays and traces read, and its end with
+ * its first successors, which its completion writes and reads. A
  * timing-only run handles millions of tasks scattered over the ranks'
  * batches, and each line read is a miss. */
 struct etask {
@@ -55,8 +56,14 @@ struct etask {
     double end;
     hccn_sim_key_t key;
     etask_t *hash_next;         /* unmatched halves, chained by key */
-    uint64_t pad;               /* to 128 bytes: each task on its lines */
+    uint32_t succ_in[2];        /* its first two successors (of
+                                   batch->succ), on the line its end is
+                                   written to: most tasks have no more */
 };
+/* etask_t.succ_in's initializer, from a batch's lists succ: the task's n
+ * successors from off. */
+#define SUCC_IN(succ, off, n)                                               \
+    {(n) > 0 ? (succ)[(off)] : 0, (n) > 1 ? (succ)[(off) + 1] : 0}
 _Static_assert(offsetof(etask_t, bytes) <= 64 && sizeof(etask_t) == 128,
                "a task is two cache lines, the event loop's in the first");
 

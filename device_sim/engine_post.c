@@ -412,6 +412,8 @@ static int batch_build(hccn_sim_batch_t *b, const hccn_sim_task_t *tasks,
                                 .via = tasks[i].via,
                                 .npending = tasks[i].ndeps,
                                 .succ_off = succ_off[i], .nsucc = nsucc[i],
+                                .succ_in = SUCC_IN(b->succ, succ_off[i],
+                                                   nsucc[i]),
                                 .batch = b};
     hccn_sim_free(lists);
     return 0;

@@ -379,11 +379,12 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
             .peer = rt[k].peer, .idx = k, .bytes = rt[k].bytes,
             .cost = rt[k].cost, .key = {key.a, key.b, rt[k].key_c},
             .via = rt[k].via, .succ_off = off, .nsucc = rt[k].nsucc,
-            .batch = b};
+            .succ_in = SUCC_IN(succ, off, rt[k].nsucc), .batch = b};
         off += rt[k].nsucc;
     }
     if (ns > 0)
         memcpy(b->succ, succ, ns * sizeof(uint32_t));
+
     for (uint32_t k = 0; k < ns; k++)
         b->tasks[succ[k]].npending++;
     for (int k = 0; k < b->ntasks; k++)
