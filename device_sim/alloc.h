@@ -42,6 +42,18 @@ hccn_status_t hccn_sim_reserve(hccn_resource_t kind, size_t bytes,
  * freed: it no longer counts as live, so the allocator may change. */
 void hccn_sim_alloc_keep(void *p);
 
+/* Memory a module keeps for reuse rather than freeing it (the task pool,
+ * ended flows) is poisoned under AddressSanitizer while it is not in
+ * use: a read of it is caught as it would be after free(). */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define HCCN_SIM_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define HCCN_SIM_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define HCCN_SIM_POISON(p, n) ((void)(p), (void)(n))
+#define HCCN_SIM_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Blocks the wrappers have handed out and not yet freed. */
 long hccn_sim_alloc_live(void);
 

@@ -26,9 +26,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#endif
 
 #include "device_sim/alloc.h"
 #include "device_sim/engine_internal.h"
@@ -112,15 +109,9 @@ int hccn_sim_flow_init(hccn_sim_engine_t *eng)
 
 /* ------------------------------------------------------- flow memory --- */
 
-/* Under AddressSanitizer an ended flow is poisoned until it starts again:
- * a read of it after its end is caught as it would be after free(). */
-#if defined(__SANITIZE_ADDRESS__)
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+/* An ended flow is poisoned until it starts again (alloc.h). */
+#define POISON HCCN_SIM_POISON
+#define UNPOISON HCCN_SIM_UNPOISON
 
 /* A flow's place in a slab: its first line holds what a re-rating reads
  * (engine_internal.h). */

@@ -23,17 +23,11 @@
 #include "device_sim/fail.h"
 #include "device_sim/pool.h"
 
-/* Under AddressSanitizer a freed piece, and the part of a chunk not handed
- * out, are poisoned: a read of a task after its batch freed it is caught
- * as it would be with malloc. */
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
+/* A freed piece, and the part of a chunk not handed out, are poisoned
+ * (alloc.h): a read of a task after its batch freed it is caught as it
+ * would be with malloc. */
+#define POISON HCCN_SIM_POISON
+#define UNPOISON HCCN_SIM_UNPOISON
 
 #define CHUNK ((size_t)32 << 20)
 #define ALIGN ((size_t)64)
