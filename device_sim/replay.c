@@ -384,7 +384,6 @@ static int unhollow_build(hccn_sim_engine_t *eng, hccn_sim_batch_t *b,
     }
     if (ns > 0)
         memcpy(b->succ, succ, ns * sizeof(uint32_t));
-
     for (uint32_t k = 0; k < ns; k++)
         b->tasks[succ[k]].npending++;
     for (int k = 0; k < b->ntasks; k++)
