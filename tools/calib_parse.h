@@ -8,11 +8,16 @@
  *     "#  Rank N ..." lines (or hccn-perf's "# N ranks on ..."); GPUs per
  *     thread from "# nThread T nGpus G" (nccl-tests' -g);
  *   OSU micro-benchmarks: rows "size avg-latency [min max iterations]"
- *     after a "# Size" header; count = size / 4 (float);
+ *     after a "# Size" header; elements of the "# Datatype: MPI_..." line
+ *     where there is one, else bytes;
  *   hccl_test: rows "size time bandwidth check" (columns under a
  *     "data_size(Bytes): | aveg_time(us): | ..." header, with or without
- *     the bars); count = size / 4.
- * Lines that are neither are skipped; rows of size 0 are no-ops.
+ *     the bars); elements of bytes (its output names no type).
+ * A line may carry the prefix a launcher or a log collector puts before
+ * what the benchmark printed (calib_unprefix). Lines that are none of
+ * these are skipped; rows of size 0 are no-ops. A row's type is its own
+ * (nccl-tests' -d all prints several): the time depends on the bytes, the
+ * type only says how many elements they hold.
  */
 #ifndef HCCN_TOOLS_CALIB_PARSE_H
 #define HCCN_TOOLS_CALIB_PARSE_H
@@ -27,12 +32,13 @@
 typedef struct {
     uint64_t bytes, count;       /* size column; elements per call */
     double time_us;
+    hccn_dtype_t dtype;          /* the row's element type */
 } calib_row_t;
 
 typedef struct {
     const char *file;
     hccn_coll_t coll;
-    hccn_dtype_t dtype;
+    hccn_dtype_t dtype;          /* of the rows read next (OSU's header) */
     const char *format;          /* "nccl-tests", "osu", "hccl_test" */
     int ranks;                   /* 0: the output does not say */
     int gpus;                    /* GPUs per thread; 0: not said */
@@ -44,21 +50,85 @@ typedef struct {
     int nedits;
 } calib_run_t;
 
+/* The element type named s: hccn's names, and the benchmarks' own
+ * (nccl-tests' and rccl-tests' -d, OSU's MPI_ types). An 8-bit float,
+ * which hccn has no type for, is read as uint8: the same bytes, so the
+ * same time. */
 static inline int calib_dtype(const char *s, hccn_dtype_t *out)
 {
     static const struct {
         const char *name;
         hccn_dtype_t t;
-    } map[] = {{"float", HCCN_FP32}, {"half", HCCN_FP16},
-               {"bfloat16", HCCN_BF16}, {"double", HCCN_FP64},
-               {"int32", HCCN_INT32}, {"fp32", HCCN_FP32},
-               {"fp16", HCCN_FP16}, {"bf16", HCCN_BF16}};
-    for (size_t i = 0; i < sizeof(map) / sizeof(*map); i++)
-        if (strcmp(s, map[i].name) == 0) {
-            *out = map[i].t;
+    } alias[] = {{"float", HCCN_FP32}, {"half", HCCN_FP16},
+                 {"bfloat16", HCCN_BF16}, {"double", HCCN_FP64},
+                 {"f8e4m3", HCCN_UINT8}, {"f8e5m2", HCCN_UINT8},
+                 {"fp8_e4m3", HCCN_UINT8}, {"fp8_e5m2", HCCN_UINT8},
+                 {"MPI_CHAR", HCCN_INT8}, {"MPI_SIGNED_CHAR", HCCN_INT8},
+                 {"MPI_UNSIGNED_CHAR", HCCN_UINT8}, {"MPI_BYTE", HCCN_UINT8},
+                 {"MPI_SHORT", HCCN_INT16}, {"MPI_INT", HCCN_INT32},
+                 {"MPI_UNSIGNED", HCCN_UINT32}, {"MPI_LONG", HCCN_INT64},
+                 {"MPI_LONG_LONG", HCCN_INT64}, {"MPI_FLOAT", HCCN_FP32},
+                 {"MPI_DOUBLE", HCCN_FP64}};
+    for (size_t i = 0; i < sizeof(alias) / sizeof(*alias); i++)
+        if (strcmp(s, alias[i].name) == 0) {
+            *out = alias[i].t;
+            return 0;
+        }
+    for (int d = 0; d < HCCN_DTYPE_COUNT; d++)
+        if (strcmp(s, hccn_dtype_name((hccn_dtype_t)d)) == 0) {
+            *out = (hccn_dtype_t)d;
             return 0;
         }
     return -1;
+}
+
+/* The prefixes launchers and log collectors put before a benchmark's
+ * lines, each at most once and in this order: a timestamp
+ * ("2024-07-19T12:34:56.123Z ", "2024-07-19 12:34:56 ": kubectl logs
+ * --timestamps, journald), then one tag: Open MPI's --tag-output
+ * ("[1,0]<stdout>:"), MPICH's -prepend-rank ("[0] "), srun --label or
+ * pdsh ("0: ", "node01: "). Returns where the benchmark's text begins. */
+static inline const char *calib_unprefix(const char *p)
+{
+    p += strspn(p, " \t");
+    /* YYYY-MM-DD, 'T' or ' ', HH:MM:SS, optional fraction and zone. */
+    const char *q = p;
+    int ok = 1;
+    for (int i = 0; i < 19 && ok; i++) {
+        char c = q[i];
+        ok = i == 4 || i == 7 ? c == '-' : i == 10 ? c == 'T' || c == ' '
+           : i == 13 || i == 16 ? c == ':' : c >= '0' && c <= '9';
+    }
+    if (ok) {
+        q += 19;
+        if (*q == '.' || *q == ',')
+            q += 1 + strspn(q + 1, "0123456789");
+        if (*q == 'Z')
+            q++;
+        else if ((*q == '+' || *q == '-') && strspn(q + 1, "0123456789:") >= 4)
+            q += 1 + strspn(q + 1, "0123456789:");
+        if (*q == ' ' || *q == '\t')
+            p = q + strspn(q, " \t");
+    }
+    if (*p == '[') {
+        /* [J,R]<stdout>: or [R] */
+        size_t d = strspn(p + 1, "0123456789,");
+        q = p + 1 + d;
+        if (d > 0 && *q == ']') {
+            q++;
+            if (strncmp(q, "<stdout>:", 9) == 0 || strncmp(q, "<stderr>:", 9) == 0)
+                return q + 9;
+            if (*q == ' ' || *q == '\t')
+                return q + strspn(q, " \t");
+        }
+        return p;
+    }
+    /* "0: " or "host-1.x: " (a word, a colon, a blank) */
+    size_t w = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                         "0123456789._-");
+    if (w > 0 && p[w] == ':' && (p[w + 1] == ' ' || p[w + 1] == '\t'))
+        return p + w + 1;
+    return p;
 }
 
 static inline int calib_add(calib_run_t *run, uint64_t bytes, uint64_t count,
@@ -70,7 +140,7 @@ static inline int calib_add(calib_run_t *run, uint64_t bytes, uint64_t count,
     if (r == NULL)
         return -1;
     run->rows = r;
-    r[run->nrows++] = (calib_row_t){bytes, count, t};
+    r[run->nrows++] = (calib_row_t){bytes, count, t, run->dtype};
     return 0;
 }
 
@@ -117,7 +187,7 @@ static inline int calib_nccl_row(calib_run_t *run, const char *line, int *ok)
     double t = n >= 10 && t2 != -1.0 ? t2 : t1;
     run->last_size = size;
     run->last_time = t;
-    *ok = calib_add(run, size, count, t) == 0;
+    *ok = calib_add(run, size, count, t) == 0;   /* of the row's type */
     return 1;
 }
 
@@ -136,36 +206,52 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
     }
     char line[1024];
     int mode = 0, ok = 1, rank_lines = 0, stated = 0;   /* 1 osu, 2 hccl */
-    int lineno = 0, bad = 0;
+    int lineno = 0, bad = 0, typed = 0;
     while (ok && !bad && fgets(line, sizeof(line), f) != NULL) {
-        char *p = line + strspn(line, " \t");
+        const char *p = calib_unprefix(line);
         int before = run->nrows;
         lineno++;
         unsigned long long size;
         double t;
         int n;
+        char name[32];
         if (strncmp(p, "#  Rank", 7) == 0 || strncmp(p, "# Rank", 6) == 0)
             rank_lines++;
         else if (sscanf(p, "# %d ranks on", &n) == 1)
             stated = n;
         else if (sscanf(p, "# nThread %*d nGpus %d", &n) == 1 && n > 0)
             run->gpus = n;
-        else if (strncmp(p, "# Size", 6) == 0)
+        else if (sscanf(p, "# Datatype: %31[A-Za-z_]", name) == 1)
+            typed = calib_dtype(name, &run->dtype) == 0;
+        else if (strncmp(p, "# Size", 6) == 0) {
             mode = 1;
-        else if (strstr(p, "data_size") != NULL)
+            if (strstr(p, "Bandwidth") != NULL || strstr(p, "MB/s") != NULL ||
+                strstr(p, "Messages/s") != NULL) {
+                snprintf(err, errlen, "%s:%d: an OSU bandwidth or message "
+                         "rate table: hccn-calibrate reads the latency of "
+                         "collectives (osu_allreduce, osu_alltoall, ...)",
+                         path, lineno);
+                bad = 1;
+                break;
+            }
+            if (!typed)         /* sizes in bytes, whatever the elements */
+                run->dtype = HCCN_UINT8;
+        } else if (strstr(p, "data_size") != NULL) {
             mode = 2;
-        if (*p == '#' || *p == '\n' || *p == '\0')
+            run->dtype = HCCN_UINT8;
+        }
+        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
         if (calib_nccl_row(run, p, &ok)) {
             size = run->last_size;
             t = run->last_time;
         } else if (mode == 1 && sscanf(p, "%llu %lf", &size, &t) == 2) {
             run->format = "osu";
-            ok = calib_add(run, size, size / 4, t) == 0;
+            ok = calib_add(run, size, size, t) == 0;
         } else if (mode == 2 && (sscanf(p, "%llu | %lf", &size, &t) == 2 ||
                                  sscanf(p, "%llu %lf", &size, &t) == 2)) {
             run->format = "hccl_test";
-            ok = calib_add(run, size, size / 4, t) == 0;
+            ok = calib_add(run, size, size, t) == 0;
         } else {
             continue;
         }

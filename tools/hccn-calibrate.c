@@ -201,7 +201,7 @@ static void predict_run(calib_t *c, hccn_topo_t *t, int r, uint64_t limit)
         if (run->rows[i].bytes <= limit)
             calls[n++] = (hccn_call_t){
                 .struct_size = sizeof(hccn_call_t), .coll = run->coll,
-                .count = run->rows[i].count, .dtype = run->dtype,
+                .count = run->rows[i].count, .dtype = run->rows[i].dtype,
                 .inplace = run->coll != HCCN_COLL_ALLTOALL};
     if (calls == NULL || ends == NULL ||
         hccn_predict(t, calls, n, ends, NULL) != HCCN_OK) {
@@ -514,11 +514,6 @@ static void check_ranks(calib_t *c, int r, const hccn_topo_t *t)
         }
 }
 
-static size_t dtype_size(hccn_dtype_t t)
-{
-    return t == HCCN_FP16 || t == HCCN_BF16 ? 2 : t == HCCN_FP64 ? 8 : 4;
-}
-
 /* The elements of each row's call of run r, on n ranks. nccl-tests' size
  * is the whole buffer (for allgather, reduce_scatter and alltoall n
  * blocks: its count column is one block, but hccn-perf's is the whole, so
@@ -532,7 +527,8 @@ static void set_counts(calib_t *c, int r, int n)
                   run->coll == HCCN_COLL_REDUCE_SCATTER ||
                   run->coll == HCCN_COLL_ALLTOALL);
     for (int i = 0; i < run->nrows; i++)
-        run->rows[i].count = run->rows[i].bytes / dtype_size(run->dtype) /
+        run->rows[i].count = run->rows[i].bytes /
+                             hccn_dtype_size(run->rows[i].dtype) /
                              (uint64_t)(blocks ? n : 1);
 }
 

@@ -170,6 +170,51 @@ grep -q 'osu_allreduce.txt: osu allreduce, 4 rows' "$tmp/out" ||
 grep -q 'hccl_test_allreduce.txt: hccl_test allreduce, 3 rows' "$tmp/out" ||
     fail "hccl_test: $(grep '^# run' "$tmp/out")"
 
+# The same run as a launcher or a log collector prints it (Open MPI's
+# --tag-output, srun --label, kubectl's timestamps), and in other element
+# types (int8, double: nccl-tests' -d; the same bytes): the same rows, so
+# the same fit to the last digit as the plain file.
+fitp() {
+    "$bin" -t "$cfg" --set 'node_types[0].count=1' --fit launch_us \
+        --sweeps 1 --prior 0 allreduce:"$1" 2>&1 | grep -v '^# run ' |
+        sed "s|$1|RUN|" | tr -s " "
+}
+fitp "$data/synthetic_allreduce.txt" >"$tmp/plain"
+grep -q 'launch_us' "$tmp/plain" || fail "prefixes: $(cat "$tmp/plain")"
+sed 's/^/[1,0]<stdout>:/' "$data/synthetic_allreduce.txt" >"$tmp/tagged.txt"
+sed 's/^/3: /' "$data/synthetic_allreduce.txt" >"$tmp/label.txt"
+sed 's/^/2024-07-19T12:34:56.123456789Z /' "$data/synthetic_allreduce.txt" \
+    >"$tmp/stamped.txt"
+awk '$3 == "float" { t = NR % 2 ? "int8" : "double";
+                     c = t == "int8" ? $2 * 4 : $2 / 2;
+                     sub(/ float /, sprintf(" %s ", t)); sub($2, c) } 1' \
+    "$data/synthetic_allreduce.txt" >"$tmp/types.txt"
+grep -q ' int8 ' "$tmp/types.txt" && grep -q ' double ' "$tmp/types.txt" ||
+    fail "types: no int8 and double rows written"
+for v in tagged label stamped types; do
+    fitp "$tmp/$v.txt" >"$tmp/$v.out"
+    cmp -s "$tmp/plain" "$tmp/$v.out" ||
+        fail "$v: not read as the plain file: $(diff "$tmp/plain" "$tmp/$v.out" | head -5)"
+done
+
+# An OSU alltoall of 1, 2 and 4 bytes a peer (MPI_CHAR): calls of 1, 2
+# and 4 elements, which hccn-perf times at the same sizes (8 ranks: 8, 16
+# and 32 bytes in all): error 0.
+"$perf" alltoall -t "$cfg" --set 'node_types[0].count=1' -d uint8 -b 8 \
+    -e 32 -n 1 -w 0 --no-data >"$tmp/a2a" || fail "osu a2a: hccn-perf"
+{
+    printf '# OSU MPI All-to-All Personalized Exchange Latency Test v7.3\n'
+    printf '# Datatype: MPI_CHAR.\n# Size       Avg Latency(us)\n'
+    awk '!/^#/ && NF > 6 { printf "%d %s\n", $1 / 8, $6 }' "$tmp/a2a"
+} >"$tmp/osu_a2a.txt"
+[ "$(grep -c '^[124] ' "$tmp/osu_a2a.txt")" = 3 ] ||
+    fail "osu a2a: rows not written: $(cat "$tmp/osu_a2a.txt")"
+"$bin" -t "$cfg" --set 'node_types[0].count=1' --fit launch_us --sweeps 1 \
+    alltoall:"$tmp/osu_a2a.txt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "osu a2a: exit $? ($(cat "$tmp/err"))"
+grep -A 2 '^# before' "$tmp/out" | grep -q '(all runs) *0\.0%' ||
+    fail "osu a2a: not 0 % before the fit: $(grep -A 3 '^# before' "$tmp/out")"
+
 # Bad input: named.
 "$bin" -t "$cfg" allreduce:"$data/synthetic_allreduce.txt" \
     >"$tmp/out" 2>"$tmp/err" && fail "ranks: accepted 8 ranks on 16 NPUs"
@@ -198,5 +243,6 @@ hostile_time_tiny.txt|2: the time must be 0.001 to 1e9 us (got 1e-300)
 hostile_time_inf.txt|2: the time must be 0.001 to 1e9 us (got inf)
 hostile_size_negative.txt|2: the size must be 0 to 2^48 bytes (got -8)
 hostile_size_overflow.txt|3: the size must be 0 to 2^48 bytes (got 18446744073709551616)
+osu_bandwidth.txt|2: an OSU bandwidth or message rate table
 CASES
 finish "hccn-calibrate: parameters recovered, formats read, errors named"
