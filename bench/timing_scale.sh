@@ -16,7 +16,8 @@
 #                         docs/performance.md: default.json, GB200 NVL72
 #                         racks on InfiniBand, a two-tier fat tree, the
 #                         servers whose allreduce across nodes is the
-#                         tree (it does not fold), 384-NPU super-pods,
+#                         tree (it does not fold), two of them on an
+#                         oversubscribed three-tier tree, 384-NPU super-pods,
 #                         and one Ethernet NIC per host, up to 2,048
 #                         ranks
 #
@@ -70,6 +71,14 @@ if [ "$suite" -eq 1 ]; then
         "$self" --topo "$src/configs/$c.json" "$size" 128 256 || exit
     done
     "$self" --topo "$src/configs/dgx1-v100.json" "$size" 128 192 256 || exit
+    # A three-tier fat tree of two-node leaves, 4:1 and 2:1 oversubscribed:
+    # every NIC's flows bound into one component (docs/performance.md,
+    # round 30; over the 10 s target).
+    fat3='{"type": "fat_tree", "lat_us": 1.0, "levels": [{"children": 2, "oversubscription": 4}, {"children": 8, "oversubscription": 2}, {"children": 16}]}'
+    for c in dgx1-v100 pcie-4090-8; do
+        "$self" --topo "$src/configs/$c.json" --set "network=$fat3" \
+            "$size" 64 128 256 || exit
+    done
     "$self" --topo "$src/configs/ascend-910c-superpod.json" "$size" 2 5 ||
         exit
     "$self" --topo "$src/configs/tcp-10gbe.json" "$size" 1536 1792 2047 \
