@@ -61,7 +61,7 @@ static inline int calib_dtype(const char *s, hccn_dtype_t *out)
         hccn_dtype_t t;
     } alias[] = {{"float", HCCN_FP32}, {"half", HCCN_FP16},
                  {"bfloat16", HCCN_BF16}, {"double", HCCN_FP64},
-                 {"char", HCCN_INT8}, {"int", HCCN_INT32},  /* before 2.0 */
+                 {"char", HCCN_INT8}, {"int", HCCN_INT32},  /* on NCCL 1 */
                  {"f8e4m3", HCCN_UINT8}, {"f8e5m2", HCCN_UINT8},
                  {"fp8_e4m3", HCCN_UINT8}, {"fp8_e5m2", HCCN_UINT8},
                  {"MPI_CHAR", HCCN_INT8}, {"MPI_SIGNED_CHAR", HCCN_INT8},
