@@ -102,6 +102,24 @@ imp ws nccl-xml "$data/nccl_pcie_4gpu.xml" && check ws \
     'abs(t["fabric"]["bw_GBps"] - 16 * 16 * 128 / 130 / 8) < 1e-9' \
     'nics == [([0, 1, 2, 3], 12.5)]'
 
+# RCCL's dump of an 8 x MI300X platform: gcn gfx942 -> preset mi300x (its
+# sm, 304, is the compute unit count, not read as a CUDA generation); one
+# xGMI link per pair x 64 GB/s -> mesh of 64 GB/s, as configs/mi300x-8.json;
+# 8 NICs of 400000 Mb/s.
+imp mi300x nccl-xml "$data/rccl_mi300x.xml" && check mi300x \
+    'npus == 8' 't["fabric"] == {"type": "mesh", "bw_GBps": 64, "lat_us": 1.5}' \
+    'nics == [([k], 50) for k in range(8)]' \
+    't["npu"]["arena_MiB"] == 196608' '"read as preset mi300x" in notes'
+# A Grace Hopper host: its GPU's C2C link to the CPU is read, not modelled.
+printf '%s\n' '<system version="1"><cpu numaid="0">' \
+    '<pci busid="0009:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">' \
+    '<gpu dev="0" sm="90" rank="0" gdr="1"><c2c count="10" bw="45000"/></gpu></pci>' \
+    '<pci busid="0000:01:00.0" class="0x020700"><nic>' \
+    '<net name="cxi0" dev="0" speed="200000" port="1" latency="0" gdr="1"/>' \
+    '</nic></pci></cpu></system>' >"$tmp/gh200.xml"
+imp gh200 nccl-xml "$tmp/gh200.xml" && check gh200 'npus == 1' \
+    'nics == [([0], 25)]' 't["npu"]["arena_MiB"] == 81920'
+
 # --- nvidia-smi topo -m.
 imp smi_dgx1 nvidia-smi "$data/nvsmi_dgx1_v100.txt" --gpu v100 && check smi_dgx1 \
     'npus == 8' 'abs(t["fabric"]["bw_GBps"] - 6 * 25 / 7) < 1e-9' \
@@ -213,6 +231,9 @@ bad() {  # bad FORMAT EXPECTED-SUBSTRING CONTENT [ARGS]
 head -c 900 "$data/nccl_dgx1_v100.xml" >"$tmp/trunc.xml"
 bad nccl-xml ":11: <gpu> of line 8: not closed" "$(cat "$tmp/trunc.xml")"
 bad nccl-xml ":2: <gpus>: unknown element" $'<system version="1">\n<gpus/></system>'
+# An AMD GPU of no preset (RCCL's gcn; its sm is no CUDA generation).
+bad nccl-xml ":2: <gpu>: gcn=gfx90a: no preset (give --gpu" $'<system version="2"><cpu numaid="0"><pci busid="0000:01:00.0">\n<gpu dev="0" sm="110" gcn="gfx90a"/></pci></cpu></system>'
+bad nccl-xml ":3: <xgmi>: target 0000:09:00.0 is neither another GPU" $'<system version="2"><cpu numaid="0">\n<pci busid="0000:01:00.0"><gpu dev="0" sm="304" gcn="gfx942"><xgmi target="0000:02:00.0" count="1"/></gpu></pci><pci busid="0000:02:00.0"><gpu dev="1" sm="304" gcn="gfx942">\n<xgmi target="0000:09:00.0" count="1"/></gpu></pci></cpu></system>'
 bad nccl-xml ":3: <net>: speed=\"fast\"" $'<system version="1"><cpu numaid="0">\n<pci busid="0000:01:00.0"><gpu dev="0" sm="80"/></pci><nic>\n<net name="mlx5_0" dev="0" speed="fast"/></nic></cpu></system>'
 bad nccl-xml ":1: DOCTYPE: an internal DTD subset" '<!DOCTYPE system [<!ENTITY x "y">]><system/>'
 bad nccl-xml ":1: attribute value: an entity" '<system version="&x;"/>'

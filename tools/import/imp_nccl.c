@@ -1,11 +1,13 @@
 /*
  * NCCL topology XML (what NCCL_TOPO_DUMP_FILE writes, or a hand-written
- * NCCL_TOPO_FILE): system > cpu > pci... > gpu (> nvlink) and nic > net.
- * One file is one host. GPUs are numbered by their `dev`; NVLink counts per
- * peer times the generation's per-link rate (preset from `sm`, or --gpu)
- * give the fabric, PCIe switches and link width x speed give a PCIe fabric
- * when there is no NVLink, and each GPU's nearest NICs (PCIe tree distance)
- * serve it (imp_nics.c).
+ * NCCL_TOPO_FILE): system > cpu > pci... > gpu (> nvlink, c2c) and nic >
+ * net; and RCCL's, the same with AMD's fields (gpu's gcn, > xgmi). One
+ * file is one host. GPUs are numbered by their `dev`; NVLink (or xGMI)
+ * counts per peer times the generation's per-link rate (preset from `sm`,
+ * RCCL's `gcn`, or --gpu) give the fabric, PCIe switches and link width x
+ * speed give a PCIe fabric when there is neither, and each GPU's nearest
+ * NICs (PCIe tree distance) serve it (imp_nics.c). A GPU's C2C link to its
+ * CPU (Grace) carries no collective traffic: read, not modelled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,10 @@ static const char *const a_cpu[] = {"numaid", "affinity", "arch", "vendor",
 static const char *const a_pci[] = {
     "busid", "class", "vendor", "device", "subsystem_vendor",
     "subsystem_device", "link_speed", "link_width", NULL};
-static const char *const a_gpu[] = {"dev", "sm", "rank", "gdr", "arch", NULL};
+static const char *const a_gpu[] = {"dev", "sm", "rank", "gdr", "arch", "gcn",
+                                    NULL};
 static const char *const a_nvlink[] = {"target", "count", "tclass", NULL};
+static const char *const a_c2c[] = {"count", "bw", NULL};
 static const char *const a_nic[] = {NULL};
 static const char *const a_net[] = {"name", "dev", "speed", "port", "latency",
                                     "guid", "maxconn", "gdr", "coll", NULL};
@@ -74,8 +78,10 @@ static int check_el(host_t *h, const hccn_xml_el_t *e)
         ok = !strcmp(p, "cpu") || !strcmp(p, "pci"), attrs = a_pci;
     else if (!strcmp(e->name, "gpu"))
         ok = !strcmp(p, "pci"), attrs = a_gpu;
-    else if (!strcmp(e->name, "nvlink"))
+    else if (!strcmp(e->name, "nvlink") || !strcmp(e->name, "xgmi"))
         ok = !strcmp(p, "gpu"), attrs = a_nvlink;
+    else if (!strcmp(e->name, "c2c"))
+        ok = !strcmp(p, "gpu"), attrs = a_c2c;
     else if (!strcmp(e->name, "nic"))
         ok = !strcmp(p, "pci") || !strcmp(p, "cpu"), attrs = a_nic;
     else if (!strcmp(e->name, "net"))
@@ -84,7 +90,7 @@ static int check_el(host_t *h, const hccn_xml_el_t *e)
         return hccn_imp_fail(h->err, "%s:%d: <%s>: %s", h->file, e->line,
                              e->name, attrs ? "not allowed here" :
                              "unknown element (system, cpu, pci, gpu, "
-                             "nvlink, nic, net)");
+                             "nvlink, xgmi, c2c, nic, net)");
     return hccn_xml_allow(e, attrs, h->file, h->err);
 }
 
@@ -172,7 +178,8 @@ static int busid_of(host_t *h, int g, const char **out)
     return need_attr(h, h->gpu[g]->parent, "busid", out);
 }
 
-/* NVLink counts: links[a*n+b] to GPU peers, sw[a] to NVSwitches. */
+/* NVLink (or xGMI) counts: links[a*n+b] to GPU peers, sw[a] to
+ * NVSwitches. */
 static int read_nvlinks(host_t *h, int *links, int *sw)
 {
     for (int a = 0; a < h->ngpus; a++)
@@ -180,6 +187,8 @@ static int read_nvlinks(host_t *h, int *links, int *sw)
             const hccn_xml_el_t *l = h->gpu[a]->kids[k];
             const char *target, *tclass = hccn_xml_get(l, "tclass"), *bus;
             long count;
+            if (!strcmp(l->name, "c2c"))
+                continue;
             if (need_attr(h, l, "target", &target) ||
                 int_attr(h, l, "count", 1, 64, &count))
                 return -1;
@@ -189,13 +198,15 @@ static int read_nvlinks(host_t *h, int *links, int *sw)
                     break;
             if (b < h->ngpus && b != a)
                 links[a * h->ngpus + b] += (int)count;
-            else if (b == h->ngpus && tclass && !strcmp(tclass, "0x068000"))
+            else if (b == h->ngpus && tclass && !strcmp(tclass, "0x068000") &&
+                     !strcmp(l->name, "nvlink"))
                 sw[a] += (int)count;
             else
-                return hccn_imp_fail(h->err, "%s:%d: <nvlink>: target %s is "
+                return hccn_imp_fail(h->err, "%s:%d: <%s>: target %s is "
                                      "neither another GPU of this file nor "
-                                     "an NVSwitch (tclass 0x068000)", h->file,
-                                     l->line, target);
+                                     "an NVSwitch (an nvlink of tclass "
+                                     "0x068000)", h->file, l->line, l->name,
+                                     target);
         }
     return 0;
 }
@@ -324,6 +335,14 @@ static int nics(host_t *h, hccn_imp_topo_t *t, hccn_imp_node_t *n,
                                 h->file, h->err);
 }
 
+/* The preset RCCL's gcn names ("gfx942", "gfx942:sramecc+:xnack-"):
+ * NULL where none is known. */
+static const hccn_imp_preset_t *preset_gcn(const char *gcn)
+{
+    return !strncmp(gcn, "gfx942", 6) && (gcn[6] == '\0' || gcn[6] == ':')
+           ? hccn_imp_preset("mi300x") : NULL;
+}
+
 static int read_host(host_t *h, hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
                      int index)
 {
@@ -341,13 +360,17 @@ static int read_host(host_t *h, hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
                                  "GPU 0's sm=%ld: one GPU model per host is "
                                  "supported", h->file, h->gpu[g]->line, s2, sm);
     }
+    /* RCCL's sm is the GPU's compute unit count, its gcn the model. */
+    const char *gcn = hccn_xml_get(h->gpu[0], "gcn");
     const hccn_imp_preset_t *p = o->model ? hccn_imp_preset(o->model)
-                                          : hccn_imp_preset_sm((int)sm);
+                                 : gcn ? preset_gcn(gcn)
+                                       : hccn_imp_preset_sm((int)sm);
     if (p == NULL)
         return hccn_imp_fail(h->err, "%s:%d: <gpu>: %s%s: no preset (give "
                              "--gpu: %s)", h->file, h->gpu[0]->line,
-                             o->model ? "--gpu " : "sm=",
-                             o->model ? o->model : hccn_xml_get(h->gpu[0], "sm"),
+                             o->model ? "--gpu " : gcn ? "gcn=" : "sm=",
+                             o->model ? o->model : gcn ? gcn
+                             : hccn_xml_get(h->gpu[0], "sm"),
                              hccn_imp_preset_names());
     char name[64];
     snprintf(name, sizeof(name), "host%d", index);
@@ -355,7 +378,11 @@ static int read_host(host_t *h, hccn_imp_topo_t *t, const hccn_imp_opts_t *o,
     if (n == NULL)
         return hccn_imp_fail(h->err, "out of memory");
     hccn_imp_set_npu(t, n, p);
-    if (!o->model && index == 0)
+    if (!o->model && index == 0 && gcn)
+        hccn_imp_note(t, "%s: gcn=%s read as preset %s (%s); --gpu chooses "
+                      "another model of that architecture", h->file, gcn,
+                      p->name, p->what);
+    else if (!o->model && index == 0)
         hccn_imp_note(t, "%s: sm=%ld read as preset %s (%s); --gpu chooses "
                       "another model of that generation", h->file, sm,
                       p->name, p->what);

@@ -40,6 +40,13 @@ static const hccn_imp_preset_t presets[] = {
      "(dense), 18 fourth-generation NVLinks, 900 GB/s bidirectional in total "
      "(25 GB/s per link per direction), PCIe 5.0 x16; DGX H100 datasheet: "
      "8 x 400 Gb/s NDR InfiniBand for compute"},
+    {"mi300x", "AMD Instinct MI300X OAM", 0, 64, 7, 63.0, 196608, 5300,
+     1307.4, 400, 0, 1.5,
+     "MI300X data sheet: 192 GB HBM3 at 5.3 TB/s, 1307.4 TFLOPS FP16 "
+     "(dense), 7 Infinity Fabric (xGMI) links of 128 GB/s bidirectional "
+     "(64 GB/s per link per direction), PCIe 5.0 x16; MI300X platform: one "
+     "400 Gb/s NIC per GPU; xGMI latency 1.5 us assumed (as "
+     "configs/mi300x-8.json)"},
     {"910a", "Ascend 910 (910A), Atlas 800 training server (model 9000)", 0,
      30, 3, 31.5, 32768, 1200, 0, 100, 4, 1.5,
      "Ascend 910 (Hot Chips 31, 2019): 32 GB HBM2 at 1.2 TB/s, 3 HCCS links "
@@ -79,5 +86,6 @@ const hccn_imp_preset_t *hccn_imp_preset_sm(int sm)
 
 const char *hccn_imp_preset_names(void)
 {
-    return "p100, v100, a100, rtx-a6000, rtx4090, h100, 910a, 910b, generic";
+    return "p100, v100, a100, rtx-a6000, rtx4090, h100, mi300x, 910a, 910b, "
+           "generic";
 }
