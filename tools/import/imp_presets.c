@@ -40,6 +40,14 @@ static const hccn_imp_preset_t presets[] = {
      "(dense), 18 fourth-generation NVLinks, 900 GB/s bidirectional in total "
      "(25 GB/s per link per direction), PCIe 5.0 x16; DGX H100 datasheet: "
      "8 x 400 Gb/s NDR InfiniBand for compute"},
+    {"b200", "NVIDIA B200 (HGX/DGX B200)", 100, 50, 18, 63.0, 184320, 8000,
+     2250, 400, 0, 1.0,
+     "DGX B200 datasheet: 8 x B200, 1,440 GB HBM3e in all (180 GB each) at "
+     "64 TB/s (8 TB/s each), 14.4 TB/s NVLink in all = 18 fifth-generation "
+     "NVLinks of 50 GB/s per link per direction, 8 x 400 Gb/s ConnectX-7; "
+     "HGX B200: 36 PFLOPS FP16/BF16 with sparsity over 8 GPUs (2.25 dense "
+     "each); PCIe 5.0 x16 to the host assumed (the ConnectX-7's); as "
+     "configs/hgx-b200.json"},
     {"mi300x", "AMD Instinct MI300X OAM", 0, 64, 7, 63.0, 196608, 5300,
      1307.4, 400, 0, 1.5,
      "MI300X data sheet: 192 GB HBM3 at 5.3 TB/s, 1307.4 TFLOPS FP16 "
@@ -86,6 +94,6 @@ const hccn_imp_preset_t *hccn_imp_preset_sm(int sm)
 
 const char *hccn_imp_preset_names(void)
 {
-    return "p100, v100, a100, rtx-a6000, rtx4090, h100, mi300x, 910a, 910b, "
-           "generic";
+    return "p100, v100, a100, rtx-a6000, rtx4090, h100, b200, mi300x, 910a, "
+           "910b, generic";
 }
