@@ -89,13 +89,16 @@ imp dgxa100 nccl-xml "$data/nccl_dgx_a100.xml" && check dgxa100 \
 # HGX H100: 5+4+4+5 = 18 NVLinks x 25 = 450; 8 NDR NICs of 400000 Mb/s.
 imp h100 nccl-xml "$data/nccl_hgx_h100.xml" && check h100 \
     'npus == 8' 't["fabric"]["type"] == "switch"' 't["fabric"]["bw_GBps"] == 450' \
-    'nics == [([k], 50) for k in range(8)]'
+    'nics == [([k], 50) for k in range(8)]' 't["npu"]["arena_MiB"] == 81920'
 # The same board with Blackwell GPUs (sm 100: preset b200): 18 NVLinks x
 # 50 GB/s = 900, 180 GB arenas.
 sed 's/sm="90"/sm="100"/' "$data/nccl_hgx_h100.xml" >"$tmp/b200.xml"
 imp b200 nccl-xml "$tmp/b200.xml" && check b200 \
     't["fabric"]["type"] == "switch"' 't["fabric"]["bw_GBps"] == 900' \
     't["npu"]["arena_MiB"] == 184320' 'nics == [([k], 50) for k in range(8)]'
+# sm 90 is H100 unless --gpu says another Hopper: H200's 141 GB, same links.
+imp h200 nccl-xml "$data/nccl_hgx_h100.xml" --gpu h200 && check h200 \
+    't["fabric"]["bw_GBps"] == 450' 't["npu"]["arena_MiB"] == 144384'
 # Two H100 hosts (two files) on a fat tree of 2 nodes per leaf.
 imp h100x2 nccl-xml "$data/nccl_hgx_h100.xml" "$data/nccl_hgx_h100.xml" \
     --network fat-tree:2 && check h100x2 'npus == 16' 't["count"] == 2' \

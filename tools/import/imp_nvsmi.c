@@ -292,7 +292,7 @@ int hccn_imp_nvsmi_text(const char *text, size_t len, const char *file,
         return hccn_imp_fail(err, "%s: nvidia-smi's matrix names no GPU model: "
                              "give --gpu MODEL (%s)", file,
                              "p100, v100, a100, rtx-a6000, rtx4090, h100, "
-                             "b200");
+                             "h200, h20, b200");
     if (memchr(text, '\0', len))
         return hccn_imp_fail(err, "%s: NUL byte in a text file", file);
     smi_t *s = calloc(1, sizeof(*s));

@@ -40,6 +40,15 @@ static const hccn_imp_preset_t presets[] = {
      "(dense), 18 fourth-generation NVLinks, 900 GB/s bidirectional in total "
      "(25 GB/s per link per direction), PCIe 5.0 x16; DGX H100 datasheet: "
      "8 x 400 Gb/s NDR InfiniBand for compute"},
+    {"h200", "NVIDIA H200-SXM-141GB", 90, 25, 18, 63.0, 144384, 4800, 989,
+     400, 0, 1.0,
+     "H200 SXM datasheet: 141 GB HBM3e at 4.8 TB/s, 989 TFLOPS FP16 tensor "
+     "(dense), NVLink 900 GB/s bidirectional (18 links of 25 GB/s per "
+     "direction, as H100), PCIe 5.0 x16; 400 Gb/s NDR per GPU as DGX H100"},
+    {"h20", "NVIDIA H20", 90, 25, 18, 63.0, 98304, 4000, 148, 400, 0, 1.0,
+     "H20 product brief: 96 GB HBM3 at 4.0 TB/s, 148 TFLOPS FP16 tensor "
+     "(dense), NVLink 900 GB/s bidirectional (18 links of 25 GB/s per "
+     "direction), PCIe 5.0 x16; 400 Gb/s NDR per GPU as DGX H100"},
     {"b200", "NVIDIA B200 (HGX/DGX B200)", 100, 50, 18, 63.0, 184320, 8000,
      2250, 400, 0, 1.0,
      "DGX B200 datasheet: 8 x B200, 1,440 GB HBM3e in all (180 GB each) at "
@@ -94,6 +103,6 @@ const hccn_imp_preset_t *hccn_imp_preset_sm(int sm)
 
 const char *hccn_imp_preset_names(void)
 {
-    return "p100, v100, a100, rtx-a6000, rtx4090, h100, b200, mi300x, 910a, "
-           "910b, generic";
+    return "p100, v100, a100, rtx-a6000, rtx4090, h100, h200, h20, b200, "
+           "mi300x, 910a, 910b, generic";
 }
