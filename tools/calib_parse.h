@@ -14,7 +14,11 @@
  *     "data_size(Bytes): | aveg_time(us): | ..." header, with or without
  *     the bars); elements of bytes (its output names no type).
  * A line may carry the prefix a launcher or a log collector puts before
- * what the benchmark printed (calib_unprefix). Lines that are none of
+ * what the benchmark printed (calib_unprefix). A log of several tests
+ * (one job running all_gather_perf, then all_reduce_perf, ...) is read
+ * for the collective asked: the tables under "# Collective test starting:
+ * NAME_perf" (nccl-tests, rccl-tests) or "# hccn-perf NAME on" of that
+ * collective, ranks and GPUs per thread from their own headers. Lines that are none of
  * these are skipped; rows of size 0 are no-ops. A row's type is its own
  * (nccl-tests' -d all prints several): the time depends on the bytes, the
  * type only says how many elements they hold.
@@ -28,6 +32,7 @@
 #include <string.h>
 
 #include "hccn/hccn.h"
+#include "hccn/hccn_sim.h"
 
 typedef struct {
     uint64_t bytes, count;       /* size column; elements per call */
@@ -81,6 +86,22 @@ static inline int calib_dtype(const char *s, hccn_dtype_t *out)
             return 0;
         }
     return -1;
+}
+
+/* Names equal but for underscores ("all_reduce", "allreduce"), up to the
+ * end of b; a may go on with "_perf" (a benchmark's binary). */
+static inline int calib_same_name(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        while (*a == '_' && strcmp(a, "_perf") != 0)
+            a++;
+        while (*b == '_')
+            b++;
+        if (*b == '\0')
+            return *a == '\0' || strcmp(a, "_perf") == 0;
+        if (*a != *b)
+            return 0;
+    }
 }
 
 /* The prefixes launchers and log collectors put before a benchmark's
@@ -205,9 +226,12 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
         snprintf(err, errlen, "%s: cannot open", path);
         return -1;
     }
-    char line[1024];
+    char line[1024], others[160] = "";
     int mode = 0, ok = 1, rank_lines = 0, stated = 0;   /* 1 osu, 2 hccl */
     int lineno = 0, bad = 0, typed = 0;
+    /* A log's tests: rows are read in those of run->coll (sel), or in
+     * every one where no test names itself (marked 0); ranks per test. */
+    int sel = 1, marked = 0, found = 0, test_ranks = 0;
     while (ok && !bad && fgets(line, sizeof(line), f) != NULL) {
         const char *p = calib_unprefix(line);
         int before = run->nrows;
@@ -216,12 +240,30 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
         double t;
         int n;
         char name[32];
-        if (strncmp(p, "#  Rank", 7) == 0 || strncmp(p, "# Rank", 6) == 0)
-            rank_lines++;
-        else if (sscanf(p, "# %d ranks on", &n) == 1)
+        if (sscanf(p, "# Collective test starting: %31s", name) == 1 ||
+            sscanf(p, "# hccn-perf %31s on", name) == 1) {
+            marked = 1;
+            sel = calib_same_name(name, hccn_coll_name(run->coll));
+            found |= sel;
+            test_ranks = 0;
+            size_t used = strlen(others);
+            if (!sel && strstr(others, name) == NULL &&
+                used + strlen(name) + 3 < sizeof(others))
+                snprintf(others + used, sizeof(others) - used, "%s%s",
+                         used ? ", " : "", name);
+            continue;
+        }
+        if (!sel)
+            continue;
+        if (strncmp(p, "#  Rank", 7) == 0 || strncmp(p, "# Rank", 6) == 0) {
+            test_ranks++;
+            rank_lines = test_ranks > rank_lines ? test_ranks : rank_lines;
+        } else if (sscanf(p, "# %d ranks on", &n) == 1)
             stated = n;
-        else if (sscanf(p, "# nThread %*d nGpus %d", &n) == 1 && n > 0)
+        else if (sscanf(p, "# nThread %*d nGpus %d", &n) == 1 && n > 0) {
             run->gpus = n;
+            test_ranks = 0;     /* a test's header: its ranks follow */
+        }
         else if (sscanf(p, "# Datatype: %31[A-Za-z_]", name) == 1)
             typed = calib_dtype(name, &run->dtype) == 0;
         else if (strncmp(p, "# Size", 6) == 0) {
@@ -264,6 +306,11 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
     run->ranks = rank_lines > 0 ? rank_lines : stated;
     if (bad)
         return -1;
+    if (ok && marked && !found) {
+        snprintf(err, errlen, "%s: no %s test in this log (its tests: %s)",
+                 path, hccn_coll_name(run->coll), others);
+        return -1;
+    }
     if (!ok)
         snprintf(err, errlen, "%s: out of memory", path);
     else if (run->nrows == 0)

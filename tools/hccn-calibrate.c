@@ -419,24 +419,10 @@ static int write_topology(calib_t *c, const char *out)
 
 /* -------------------------------------------------------------- main --- */
 
-static int same_name(const char *a, const char *b)
-{
-    for (;; a++, b++) {
-        while (*a == '_')
-            a++;
-        while (*b == '_')
-            b++;
-        if (*a != *b)
-            return 0;
-        if (*a == '\0')
-            return 1;
-    }
-}
-
 static int parse_coll(const char *s, hccn_coll_t *out)
 {
     for (int k = 0; k < HCCN_COLL_BARRIER; k++)
-        if (same_name(s, hccn_coll_name((hccn_coll_t)k))) {
+        if (calib_same_name(s, hccn_coll_name((hccn_coll_t)k))) {
             *out = (hccn_coll_t)k;
             return 0;
         }

@@ -197,6 +197,41 @@ for v in tagged label stamped types; do
         fail "$v: not read as the plain file: $(diff "$tmp/plain" "$tmp/$v.out" | head -5)"
 done
 
+# A log of several tests (one job running all_gather_perf, then
+# all_reduce_perf): each collective reads its own test, as its file alone;
+# a collective the log has no test of is refused, naming the tests. Two
+# runs of one test without the marker (older nccl-tests) are read as one
+# test of 8 ranks, not of 16.
+ag_edits='@node_types[0].npu.count=2@node_types[0].nics.count=2'
+{
+    echo '# Collective test starting: all_gather_perf'
+    cat "$data/synthetic_allgather.txt"
+    echo '# Collective test concluded: all_gather_perf'
+    echo '# Collective test starting: all_reduce_perf'
+    cat "$data/synthetic_allreduce.txt"
+} >"$tmp/both.txt"
+fitp "$tmp/both.txt" >"$tmp/both.out"
+cmp -s "$tmp/plain" "$tmp/both.out" ||
+    fail "log of two tests: allreduce not read as its own file: $(diff "$tmp/plain" "$tmp/both.out" | head -5)"
+for f in "$data/synthetic_allgather.txt" "$tmp/both.txt"; do
+    "$bin" -t "$cfg" --set 'node_types[0].count=1' --fit launch_us \
+        --sweeps 1 --prior 0 all_gather:"$f$ag_edits" 2>&1 |
+        grep -v '^# run ' | sed "s|$f|RUN|" | tr -s " " >"$tmp/ag.$(basename "$f")"
+done
+grep -q launch_us "$tmp/ag.both.txt" &&
+    cmp -s "$tmp/ag.synthetic_allgather.txt" "$tmp/ag.both.txt" ||
+    fail "log of two tests: allgather not read as its own file: $(diff "$tmp/ag.synthetic_allgather.txt" "$tmp/ag.both.txt" | head -5)"
+"$bin" -t "$cfg" --set 'node_types[0].count=1' broadcast:"$tmp/both.txt" \
+    >"$tmp/out" 2>"$tmp/err" && fail "log of two tests: broadcast accepted"
+grep -qF "both.txt: no broadcast test in this log (its tests: all_gather_perf, all_reduce_perf)" \
+    "$tmp/err" || fail "log of two tests: $(cat "$tmp/err")"
+cat "$data/synthetic_allreduce.txt" "$data/synthetic_allreduce.txt" >"$tmp/twice.txt"
+"$bin" -t "$cfg" --set 'node_types[0].count=1' --fit launch_us --sweeps 1 \
+    allreduce:"$tmp/twice.txt" >"$tmp/out" 2>"$tmp/err" ||
+    fail "two runs of one test: $(cat "$tmp/err")"
+grep -q 'twice.txt: nccl-tests allreduce, 40 rows' "$tmp/out" ||
+    fail "two runs of one test: $(grep '^# run' "$tmp/out")"
+
 # An OSU alltoall of 1, 2 and 4 bytes a peer (MPI_CHAR): calls of 1, 2
 # and 4 elements, which hccn-perf times at the same sizes (8 ranks: 8, 16
 # and 32 bytes in all): error 0.
