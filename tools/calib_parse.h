@@ -104,6 +104,19 @@ static inline int calib_same_name(const char *a, const char *b)
     }
 }
 
+/* Whether list ("a, b, c") holds name as one of its items. */
+static inline int calib_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p != '\0'; p += strspn(p, ", ")) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len;
+    }
+    return 0;
+}
+
 /* The prefixes launchers and log collectors put before a benchmark's
  * lines, each at most once and in this order: a timestamp
  * ("2024-07-19T12:34:56.123Z ", "2024-07-19 12:34:56 ": kubectl logs
@@ -247,7 +260,7 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
             found |= sel;
             test_ranks = 0;
             size_t used = strlen(others);
-            if (!sel && strstr(others, name) == NULL &&
+            if (!sel && !calib_listed(others, name) &&
                 used + strlen(name) + 3 < sizeof(others))
                 snprintf(others + used, sizeof(others) - used, "%s%s",
                          used ? ", " : "", name);
@@ -263,8 +276,7 @@ static inline int calib_read(const char *path, hccn_coll_t coll,
         else if (sscanf(p, "# nThread %*d nGpus %d", &n) == 1 && n > 0) {
             run->gpus = n;
             test_ranks = 0;     /* a test's header: its ranks follow */
-        }
-        else if (sscanf(p, "# Datatype: %31[A-Za-z_]", name) == 1)
+        } else if (sscanf(p, "# Datatype: %31[A-Za-z_]", name) == 1)
             typed = calib_dtype(name, &run->dtype) == 0;
         else if (strncmp(p, "# Size", 6) == 0) {
             mode = 1;

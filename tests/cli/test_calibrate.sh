@@ -199,7 +199,8 @@ done
 
 # A log of several tests (one job running all_gather_perf, then
 # all_reduce_perf): each collective reads its own test, as its file alone;
-# a collective the log has no test of is refused, naming the tests. Two
+# a collective the log has no test of is refused, naming each test once
+# (reduce_perf too, whose name is inside all_reduce_perf's). Two
 # runs of one test without the marker (older nccl-tests) are read as one
 # test of 8 ranks, not of 16.
 ag_edits='@node_types[0].npu.count=2@node_types[0].nics.count=2'
@@ -209,6 +210,8 @@ ag_edits='@node_types[0].npu.count=2@node_types[0].nics.count=2'
     echo '# Collective test concluded: all_gather_perf'
     echo '# Collective test starting: all_reduce_perf'
     cat "$data/synthetic_allreduce.txt"
+    echo '# Collective test starting: reduce_perf'
+    echo '# Collective test starting: all_gather_perf'
 } >"$tmp/both.txt"
 fitp "$tmp/both.txt" >"$tmp/both.out"
 cmp -s "$tmp/plain" "$tmp/both.out" ||
@@ -223,7 +226,7 @@ grep -q launch_us "$tmp/ag.both.txt" &&
     fail "log of two tests: allgather not read as its own file: $(diff "$tmp/ag.synthetic_allgather.txt" "$tmp/ag.both.txt" | head -5)"
 "$bin" -t "$cfg" --set 'node_types[0].count=1' broadcast:"$tmp/both.txt" \
     >"$tmp/out" 2>"$tmp/err" && fail "log of two tests: broadcast accepted"
-grep -qF "both.txt: no broadcast test in this log (its tests: all_gather_perf, all_reduce_perf)" \
+grep -qF "both.txt: no broadcast test in this log (its tests: all_gather_perf, all_reduce_perf, reduce_perf)" \
     "$tmp/err" || fail "log of two tests: $(cat "$tmp/err")"
 cat "$data/synthetic_allreduce.txt" "$data/synthetic_allreduce.txt" >"$tmp/twice.txt"
 "$bin" -t "$cfg" --set 'node_types[0].count=1' --fit launch_us --sweeps 1 \
